@@ -1,0 +1,174 @@
+// Package hw is the hardware catalog: GPU and CPU models with their idle and
+// peak power, memory and core counts, each entry carrying its source.
+package hw
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Watts is electrical power in watts.
+type Watts float64
+
+// Joules is energy in joules (watt-seconds).
+type Joules float64
+
+// KWh converts energy to kilowatt-hours.
+func (j Joules) KWh() float64 { return float64(j) / 3.6e6 }
+
+// GPUModel describes one GPU model.
+type GPUModel struct {
+	Name      string  `yaml:"name"`
+	IdleW     Watts   `yaml:"idle_w"`
+	TDPW      Watts   `yaml:"tdp_w"`
+	MemoryGiB float64 `yaml:"memory_gib"`
+	Source    string  `yaml:"source"`
+}
+
+// CPUModel describes one CPU model (one socket).
+type CPUModel struct {
+	Name           string `yaml:"name"`
+	IdleW          Watts  `yaml:"idle_w"`
+	TDPW           Watts  `yaml:"tdp_w"`
+	Cores          int    `yaml:"cores"`
+	ThreadsPerCore int    `yaml:"threads_per_core"`
+	Source         string `yaml:"source"`
+}
+
+// VCPUs is the number of virtual CPUs one socket offers.
+func (c CPUModel) VCPUs() int { return c.Cores * c.ThreadsPerCore }
+
+// Alias maps a name used in traces to a catalog entry.
+type Alias struct {
+	Name   string `yaml:"name"`
+	Target string `yaml:"target"`
+	Source string `yaml:"source"`
+}
+
+// Catalog holds the known GPU and CPU models.
+type Catalog struct {
+	GPUs    []GPUModel `yaml:"gpus"`
+	CPUs    []CPUModel `yaml:"cpus"`
+	Aliases []Alias    `yaml:"aliases"`
+
+	gpuByName map[string]int
+	cpuByName map[string]int
+	alias     map[string]string
+}
+
+//go:embed catalog.yaml
+var defaultCatalog []byte
+
+// DefaultCPU is the CPU model assumed where a trace names none (pwr-fgd Section V-B).
+const DefaultCPU = "Xeon-E5-2682-v4"
+
+// Default returns the embedded catalog.
+func Default() *Catalog {
+	c, err := Parse(defaultCatalog)
+	if err != nil {
+		panic(fmt.Sprintf("embedded hw catalog: %v", err))
+	}
+	return c
+}
+
+// Parse decodes a catalog strictly (unknown fields are errors) and validates it.
+func Parse(data []byte) (*Catalog, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Catalog
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("decode hw catalog: %w", err)
+	}
+	if err := c.index(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (c *Catalog) index() error {
+	c.gpuByName = map[string]int{}
+	c.cpuByName = map[string]int{}
+	c.alias = map[string]string{}
+	for i, g := range c.GPUs {
+		switch {
+		case g.Name == "":
+			return fmt.Errorf("gpus[%d].name: empty", i)
+		case g.IdleW < 0 || g.TDPW <= 0 || g.IdleW > g.TDPW:
+			return fmt.Errorf("gpus[%d] (%s): need 0 <= idle_w <= tdp_w and tdp_w > 0", i, g.Name)
+		case g.Source == "":
+			return fmt.Errorf("gpus[%d] (%s).source: empty", i, g.Name)
+		}
+		if _, dup := c.gpuByName[g.Name]; dup {
+			return fmt.Errorf("gpus[%d].name: duplicate %q", i, g.Name)
+		}
+		c.gpuByName[g.Name] = i
+	}
+	for i, p := range c.CPUs {
+		switch {
+		case p.Name == "":
+			return fmt.Errorf("cpus[%d].name: empty", i)
+		case p.IdleW < 0 || p.TDPW <= 0 || p.IdleW > p.TDPW:
+			return fmt.Errorf("cpus[%d] (%s): need 0 <= idle_w <= tdp_w and tdp_w > 0", i, p.Name)
+		case p.Cores <= 0 || p.ThreadsPerCore <= 0:
+			return fmt.Errorf("cpus[%d] (%s): cores and threads_per_core must be positive", i, p.Name)
+		case p.Source == "":
+			return fmt.Errorf("cpus[%d] (%s).source: empty", i, p.Name)
+		}
+		if _, dup := c.cpuByName[p.Name]; dup {
+			return fmt.Errorf("cpus[%d].name: duplicate %q", i, p.Name)
+		}
+		c.cpuByName[p.Name] = i
+	}
+	for i, a := range c.Aliases {
+		_, g := c.gpuByName[a.Target]
+		_, p := c.cpuByName[a.Target]
+		if !g && !p {
+			return fmt.Errorf("aliases[%d] (%s).target: unknown model %q", i, a.Name, a.Target)
+		}
+		c.alias[a.Name] = a.Target
+	}
+	return nil
+}
+
+func (c *Catalog) resolve(name string) string {
+	if t, ok := c.alias[name]; ok {
+		return t
+	}
+	return name
+}
+
+// GPU returns the GPU model for a catalog name or alias.
+func (c *Catalog) GPU(name string) (GPUModel, error) {
+	i, ok := c.gpuByName[c.resolve(name)]
+	if !ok {
+		return GPUModel{}, fmt.Errorf("unknown GPU model %q (known: %v)", name, c.names(c.gpuByName))
+	}
+	return c.GPUs[i], nil
+}
+
+// CPU returns the CPU model for a catalog name or alias.
+func (c *Catalog) CPU(name string) (CPUModel, error) {
+	i, ok := c.cpuByName[c.resolve(name)]
+	if !ok {
+		return CPUModel{}, fmt.Errorf("unknown CPU model %q (known: %v)", name, c.names(c.cpuByName))
+	}
+	return c.CPUs[i], nil
+}
+
+func (c *Catalog) names(m map[string]int) []string {
+	out := make([]string, 0, len(m)+len(c.alias))
+	for k := range m {
+		out = append(out, k)
+	}
+	for k, t := range c.alias {
+		if _, ok := m[t]; ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,51 @@
+// Package bestfit implements BestFit (Hadary et al., Protean, OSDI'20) as
+// the FGD simulator scores it: the node with the least free CPU and GPU left
+// after placement wins.
+package bestfit
+
+import (
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
+)
+
+// Name is the policy's registry name.
+const Name = "bestfit"
+
+// Normalisation constants of the FGD simulator (largest node: 128 vCPU, 8 GPUs).
+const (
+	maxSpecCPUMilli = 128000
+	maxSpecGPUMilli = 8000
+)
+
+// Args configures BestFit (no parameters).
+type Args struct{}
+
+// Default returns the defaults.
+func (Args) Default() Args { return Args{} }
+
+// Validate checks the arguments.
+func (Args) Validate() error { return nil }
+
+// Policy is the BestFit scorer.
+type Policy struct{}
+
+var (
+	_ policy.Scorer     = Policy{}
+	_ policy.Normalizer = Policy{}
+)
+
+// New builds BestFit.
+func New(Args, policy.Deps) (Policy, error) { return Policy{}, nil }
+
+// Score implements policy.Scorer: 100 x (1 - (0.5 x free CPU after / 128 vCPU
+// + 0.5 x free GPU after / 8 GPUs)), truncated.
+func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
+	cpu := float64(n.FreeCPUMilli-t.CPUMilli) / maxSpecCPUMilli * 0.5
+	gpu := float64(n.FreeGPUMilli()-t.TotalGPUMilli()) / maxSpecGPUMilli * 0.5
+	return int64((1.0 - (cpu + gpu)) * float64(policy.MaxScore))
+}
+
+// Normalize implements policy.Normalizer: min-max onto 0..100, all 0 when equal
+// (the FGD simulator's shared NormalizeScore).
+func (Policy) Normalize(s []int64) { policy.MinMaxNormalize(s, policy.MinScore) }

@@ -1,0 +1,176 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/job"
+)
+
+// Weighted is a scorer with its weight in the Placer's weighted sum.
+type Weighted struct {
+	Name   string
+	Scorer Scorer
+	Weight int64
+}
+
+// Decision is where a Placer puts a task.
+type Decision struct {
+	Node  cluster.NodeID
+	GPUs  []int
+	Score int64
+}
+
+// maxCachedScorers bounds the scorers whose raw scores a Placer caches.
+const maxCachedScorers = 4
+
+type cacheEntry struct {
+	ver      uint64 // node.Version+1 when valid
+	feasible bool
+	raw      [maxCachedScorers]int64
+}
+
+// Placer chains filters and weighted scorers like kube-scheduler: nodes that
+// pass cluster.Fits and every Filter are scored by each Scorer, each
+// scorer's scores are normalised over the feasible nodes when it implements
+// Normalizer, the weighted sum is taken, and the highest total wins. Ties go
+// to the node with the lowest rank (node ID unless SetRank was called). The
+// GPUs inside the chosen node are picked by the highest-weighted scorer that
+// implements GPUSelector, else by cluster.BestFitGPUs.
+type Placer struct {
+	filters  []Filter
+	scorers  []Weighted
+	selector GPUSelector
+	rank     []int
+
+	cache [][]cacheEntry // [node][class]
+	// scratch
+	idx    []int
+	raw    [][]int64
+	total  []int64
+	hits   int64
+	misses int64
+}
+
+// NewPlacer builds a Placer. Weights must be positive.
+func NewPlacer(filters []Filter, scorers []Weighted) (*Placer, error) {
+	if len(scorers) == 0 {
+		return nil, fmt.Errorf("placer needs at least one scorer")
+	}
+	p := &Placer{filters: filters, scorers: scorers, raw: make([][]int64, len(scorers))}
+	var bestW int64 = -1
+	for _, s := range scorers {
+		if s.Weight <= 0 {
+			return nil, fmt.Errorf("scorer %s: weight %d must be positive", s.Name, s.Weight)
+		}
+		if sel, ok := s.Scorer.(GPUSelector); ok && s.Weight > bestW {
+			p.selector, bestW = sel, s.Weight
+		}
+	}
+	return p, nil
+}
+
+// SetRank sets the tie-break rank of every node (lower wins); nil restores ties by node ID.
+func (p *Placer) SetRank(rank []int) { p.rank = rank }
+
+// CacheStats reports score-cache hits and misses.
+func (p *Placer) CacheStats() (hits, misses int64) { return p.hits, p.misses }
+
+func (p *Placer) evaluate(t *job.Task, n *cluster.Node, e *cacheEntry) {
+	e.feasible = false
+	if ok, _ := cluster.Fits(&t.Demand, n); !ok {
+		return
+	}
+	for _, f := range p.filters {
+		if ok, _ := f.Feasible(t, n); !ok {
+			return
+		}
+	}
+	e.feasible = true
+	for i, s := range p.scorers {
+		if i < maxCachedScorers {
+			e.raw[i] = s.Scorer.Score(t, n)
+		}
+	}
+}
+
+// Place chooses a node and GPUs for t, or reports that no node is feasible.
+func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
+	cacheable := t.Class >= 0 && len(p.scorers) <= maxCachedScorers
+	if len(p.cache) != len(c.Nodes) {
+		p.cache = make([][]cacheEntry, len(c.Nodes))
+	}
+	p.idx = p.idx[:0]
+	for i := range p.raw {
+		p.raw[i] = p.raw[i][:0]
+	}
+	var e cacheEntry
+	for ni, n := range c.Nodes {
+		ep := &e
+		if cacheable {
+			row := p.cache[ni]
+			if t.Class >= len(row) {
+				row = append(row, make([]cacheEntry, t.Class+1-len(row))...)
+				p.cache[ni] = row
+			}
+			ep = &row[t.Class]
+			if ep.ver == n.Version+1 {
+				p.hits++
+			} else {
+				p.misses++
+				p.evaluate(t, n, ep)
+				ep.ver = n.Version + 1
+			}
+		} else {
+			p.evaluate(t, n, ep)
+		}
+		if !ep.feasible {
+			continue
+		}
+		p.idx = append(p.idx, ni)
+		for i, s := range p.scorers {
+			v := int64(0)
+			if cacheable {
+				v = ep.raw[i]
+			} else {
+				v = s.Scorer.Score(t, n)
+			}
+			p.raw[i] = append(p.raw[i], v)
+		}
+	}
+	if len(p.idx) == 0 {
+		return Decision{}, false
+	}
+	p.total = append(p.total[:0], make([]int64, len(p.idx))...)
+	for i, s := range p.scorers {
+		if nz, ok := s.Scorer.(Normalizer); ok {
+			nz.Normalize(p.raw[i])
+		}
+		for k, v := range p.raw[i] {
+			p.total[k] += s.Weight * v
+		}
+	}
+	best := 0
+	for k := 1; k < len(p.idx); k++ {
+		if p.total[k] > p.total[best] || p.total[k] == p.total[best] && p.less(p.idx[k], p.idx[best]) {
+			best = k
+		}
+	}
+	n := c.Nodes[p.idx[best]]
+	var gpus []int
+	if t.GPUCount > 0 {
+		if p.selector != nil {
+			gpus = p.selector.SelectGPUs(t, n)
+		} else {
+			gpus = cluster.BestFitGPUs(&t.Demand, n)
+		}
+	}
+	return Decision{Node: n.ID, GPUs: gpus, Score: p.total[best]}, true
+}
+
+func (p *Placer) less(a, b int) bool {
+	if p.rank == nil {
+		return a < b
+	}
+	return p.rank[a] < p.rank[b]
+}

@@ -1,0 +1,194 @@
+// Package policy defines what scheduling policies implement and how they
+// compose: Filters and Scorers chained by a Placer exactly as kube-scheduler
+// chains filter and score plugins, and Schedulers that turn the engine's
+// state into actions. Each policy lives in its own sub-package.
+package policy
+
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
+)
+
+// Scores are integers on 0..MaxScore, as in kube-scheduler.
+const (
+	MinScore int64 = 0
+	MaxScore int64 = 100
+)
+
+// Filter rejects nodes a task must not use. "Does not fit" is a result, not an error.
+type Filter interface {
+	Feasible(t *job.Task, n *cluster.Node) (ok bool, reason string)
+}
+
+// Scorer rates a feasible node for a task; higher is better. Scores must
+// depend only on the task's demand and the node's state, so that a Placer may
+// cache them per (node version, task class).
+type Scorer interface {
+	Score(t *job.Task, n *cluster.Node) int64
+}
+
+// Normalizer is implemented by scorers whose raw scores need rescaling over
+// the feasible nodes before weighting (kube-scheduler's NormalizeScore).
+type Normalizer interface {
+	Normalize(scores []int64)
+}
+
+// GPUSelector picks the GPUs of the chosen node for a task.
+type GPUSelector interface {
+	SelectGPUs(t *job.Task, n *cluster.Node) []int
+}
+
+// Deps is what policy constructors may use.
+type Deps struct {
+	Catalog *hw.Catalog
+	Power   power.Model
+	// Workload is the task population the policy may learn from (FGD's
+	// target workload); it is never the future arrival sequence.
+	Workload []job.Task
+}
+
+// MinMaxNormalize rescales scores linearly onto 0..100 with integer division;
+// when all scores are equal they all become equalScore.
+func MinMaxNormalize(scores []int64, equalScore int64) {
+	if len(scores) == 0 {
+		return
+	}
+	lo, hi := scores[0], scores[0]
+	for _, s := range scores {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	for i, s := range scores {
+		if hi == lo {
+			scores[i] = equalScore
+		} else {
+			scores[i] = (s - lo) * MaxScore / (hi - lo)
+		}
+	}
+}
+
+// Action is something a Scheduler asks the engine to do.
+type Action interface{ action() }
+
+// Start runs a queued task on a node with the given GPUs.
+type Start struct {
+	Task job.ID
+	Node cluster.NodeID
+	GPUs []int
+}
+
+// Reject drops a queued task that cannot be served.
+type Reject struct {
+	Task   job.ID
+	Reason string
+}
+
+// Preempt stops a running task and puts it back in the queue.
+type Preempt struct{ Task job.ID }
+
+// SetRate changes a running task's progress rate (frequency, co-location, resize).
+type SetRate struct {
+	Task job.ID
+	Rate float64
+}
+
+// PowerOn and PowerOff change a node's power state.
+type (
+	PowerOn  struct{ Node cluster.NodeID }
+	PowerOff struct{ Node cluster.NodeID }
+)
+
+// WakeAt asks for a scheduling call at a later time (ms).
+type WakeAt struct{ AtMs int64 }
+
+func (Start) action()    {}
+func (Reject) action()   {}
+func (Preempt) action()  {}
+func (SetRate) action()  {}
+func (PowerOn) action()  {}
+func (PowerOff) action() {}
+func (WakeAt) action()   {}
+
+// State is the read-only view a Scheduler gets at each scheduling event.
+type State struct {
+	NowMs   int64
+	Cluster *cluster.Cluster
+	// Queue holds the waiting tasks in arrival order.
+	Queue []*job.Task
+	// Running holds the running tasks ordered by ID.
+	Running []*job.Task
+	// PowerBudget is the cluster power limit; zero means none.
+	PowerBudget hw.Watts
+	// Inflation is true when tasks never leave and a task that does not fit
+	// now never will (FGD/PWR inflation experiments).
+	Inflation bool
+}
+
+// Scheduler decides at each scheduling event.
+type Scheduler interface {
+	Schedule(st *State) []Action
+}
+
+// Online places queued tasks in arrival order with a Placer, the way
+// kube-scheduler serves pods one at a time: the first queued task that fits
+// somewhere starts (a task that fits nowhere does not block the ones behind
+// it). In inflation mode a task that fits nowhere is rejected.
+type Online struct{ Placer *Placer }
+
+var _ Scheduler = (*Online)(nil)
+
+// Schedule implements Scheduler.
+func (o *Online) Schedule(st *State) []Action {
+	var out []Action
+	for _, t := range st.Queue {
+		d, ok := o.Placer.Place(t, st.Cluster)
+		if !ok {
+			if st.Inflation {
+				out = append(out, Reject{Task: t.ID, Reason: "no feasible node"})
+			}
+			continue
+		}
+		// Later tasks must see this one placed, so Online starts one task
+		// per call; the engine calls again while a call starts or rejects.
+		out = append(out, Start{Task: t.ID, Node: d.Node, GPUs: d.GPUs})
+		return out
+	}
+	return out
+}
+
+// Registry maps policy names to scorer constructors.
+type Registry struct {
+	entries map[string]ScorerFactory
+	names   []string
+}
+
+// ScorerFactory builds a scorer from its YAML arguments (may be nil for defaults).
+type ScorerFactory func(args []byte, deps Deps) (Scorer, error)
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{entries: map[string]ScorerFactory{}} }
+
+// Register adds a factory; duplicates are an error.
+func (r *Registry) Register(name string, f ScorerFactory) error {
+	if _, dup := r.entries[name]; dup {
+		return fmt.Errorf("policy %q registered twice", name)
+	}
+	r.entries[name] = f
+	r.names = append(r.names, name)
+	return nil
+}
+
+// New builds the named scorer.
+func (r *Registry) New(name string, args []byte, deps Deps) (Scorer, error) {
+	f, ok := r.entries[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: %v)", name, r.names)
+	}
+	return f(args, deps)
+}
+
+// Names lists registered policies in registration order.
+func (r *Registry) Names() []string { return append([]string(nil), r.names...) }

@@ -1,0 +1,115 @@
+// Package power estimates the electrical power of nodes and integrates it
+// into energy.
+package power
+
+import (
+	"math"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+)
+
+// Breakdown is a node's power split by component.
+type Breakdown struct {
+	CPU hw.Watts
+	GPU hw.Watts
+}
+
+// Total is CPU plus GPU power.
+func (b Breakdown) Total() hw.Watts { return b.CPU + b.GPU }
+
+// Model gives the power a node draws in its current state.
+type Model interface {
+	NodePower(n *cluster.Node) Breakdown
+}
+
+// PWR is the estimated power model of Lettich et al. (pwr-fgd Section II,
+// eqs. 1-3): every GPU with any allocation draws its TDP, an idle GPU its idle
+// power; a CPU socket with any allocated core draws its TDP, an idle socket
+// its idle power, with 2 vCPU per physical core.
+//
+// Eq. 1 counts busy sockets as ceil(Ra/(2*ncores)) and idle sockets as
+// floor(R/(2*ncores)). For nodes whose vCPU count is not a multiple of
+// 2*ncores this loses part of a socket, so, as the public PWR plugin does,
+// the node has ceil(cores/ncores) sockets, busy cores are total cores minus
+// floor(free vCPU/2), and busy sockets are ceil(busy cores/ncores); for
+// capacities that are a multiple of 2*ncores both readings agree.
+type PWR struct{}
+
+var _ Model = PWR{}
+
+// NodePower implements Model.
+func (PWR) NodePower(n *cluster.Node) Breakdown {
+	return Breakdown{CPU: CPUPower(n.CPU, n.CPUMilli, n.FreeCPUMilli), GPU: GPUPower(n)}
+}
+
+// GPUPower is eq. 2: TDP for each GPU with any allocation, idle power otherwise.
+func GPUPower(n *cluster.Node) hw.Watts {
+	if n.GPU == nil {
+		return 0
+	}
+	idle := n.IdleGPUs()
+	busy := len(n.GPUFree) - idle
+	return hw.Watts(idle)*n.GPU.IdleW + hw.Watts(busy)*n.GPU.TDPW
+}
+
+// CPUPower is eq. 1 for a node of capMilli vCPU with freeMilli unallocated.
+func CPUPower(m *hw.CPUModel, capMilli, freeMilli int64) hw.Watts {
+	if m == nil {
+		return 0
+	}
+	tpc := float64(m.ThreadsPerCore)
+	cores := math.Ceil(float64(capMilli) / 1000 / tpc)
+	idleCores := math.Floor(float64(freeMilli) / 1000 / tpc)
+	sockets := math.Ceil(cores / float64(m.Cores))
+	busy := math.Ceil((cores - idleCores) / float64(m.Cores))
+	return hw.Watts(sockets-busy)*m.IdleW + hw.Watts(busy)*m.TDPW
+}
+
+// Increase is the power a node would add if demand d took the listed GPUs on
+// it: PWR's score input (Algorithm 1, lines 7-8).
+func Increase(m Model, n *cluster.Node, d *job.Demand, gpus []int) hw.Watts {
+	before := m.NodePower(n).Total()
+	// Apply the change in place and undo it: cheaper than a copy.
+	n.FreeCPUMilli -= d.CPUMilli
+	for _, g := range gpus {
+		n.GPUFree[g] -= d.GPUMilli
+	}
+	after := m.NodePower(n).Total()
+	for _, g := range gpus {
+		n.GPUFree[g] += d.GPUMilli
+	}
+	n.FreeCPUMilli += d.CPUMilli
+	return after - before
+}
+
+// Meter integrates piecewise-constant power into energy exactly: between two
+// calls of Set the power is constant, so energy is the sum of power times
+// duration.
+type Meter struct {
+	lastMs int64
+	power  Breakdown
+	CPU    hw.Joules
+	GPU    hw.Joules
+}
+
+// Set records that from nowMs on the power is p.
+func (m *Meter) Set(nowMs int64, p Breakdown) {
+	m.Advance(nowMs)
+	m.power = p
+}
+
+// Advance accumulates energy up to nowMs at the current power.
+func (m *Meter) Advance(nowMs int64) {
+	dt := float64(nowMs-m.lastMs) / 1000
+	m.CPU += hw.Joules(float64(m.power.CPU) * dt)
+	m.GPU += hw.Joules(float64(m.power.GPU) * dt)
+	m.lastMs = nowMs
+}
+
+// Power is the current power.
+func (m *Meter) Power() Breakdown { return m.power }
+
+// Energy is the total energy so far.
+func (m *Meter) Energy() hw.Joules { return m.CPU + m.GPU }

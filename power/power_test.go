@@ -1,0 +1,66 @@
+package power_test
+
+import (
+	"testing"
+
+	"github.com/wattsched/wattsched/cluster/clustertest"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
+)
+
+func TestPWRNodePower(t *testing.T) {
+	// G2 node: 96 vCPU = 3 sockets of 16 cores x 2 threads, 8 A10 GPUs (30 W idle, 150 W TDP).
+	c := clustertest.New().Node("g2").GPUs(8, "G2").CPU(96000).Mem(393216).Build()
+	n := c.Nodes[0]
+	cases := []struct {
+		name     string
+		task     *job.Task
+		gpus     []int
+		cpu, gpu hw.Watts
+	}{
+		// Idle: 3 sockets x 15 W = 45 W; 8 GPUs x 30 W = 240 W.
+		{"idle", nil, nil, 45, 240},
+		// 3 vCPU busy -> 2 cores -> 1 busy socket: 120 + 2x15 = 150 W; one GPU busy: 150 + 7x30 = 360 W.
+		{"one shared task", &job.Task{ID: 1, Demand: job.Demand{CPUMilli: 3000, GPUCount: 1, GPUMilli: 200}}, []int{0}, 150, 360},
+		// 40 more vCPU: 43 vCPU -> 96/2 - floor(53/2) = 22 busy cores -> 2 sockets: 2x120 + 15 = 255 W.
+		{"second task", &job.Task{ID: 2, Demand: job.Demand{CPUMilli: 40000}}, nil, 255, 360},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.task != nil {
+				if err := c.Allocate(tc.task, 0, tc.gpus); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := power.PWR{}.NodePower(n)
+			if got.CPU != tc.cpu || got.GPU != tc.gpu {
+				t.Errorf("NodePower = %+v, want CPU %v GPU %v", got, tc.cpu, tc.gpu)
+			}
+		})
+	}
+}
+
+func TestIncreaseLeavesNodeUnchanged(t *testing.T) {
+	c := clustertest.New().Node("t4").GPUs(2, "T4").CPU(64000).Build()
+	n := c.Nodes[0]
+	d := job.Demand{CPUMilli: 2000, GPUCount: 1, GPUMilli: 500}
+	// One T4 goes from idle (10 W) to TDP (70 W): +60 W; one socket from 15 W to 120 W: +105 W.
+	if got := power.Increase(power.PWR{}, n, &d, []int{1}); got != 165 {
+		t.Errorf("Increase = %v, want 60 + 105 = 165", got)
+	}
+	if n.FreeCPUMilli != 64000 || n.GPUFree[1] != 1000 {
+		t.Errorf("node changed: %+v", n)
+	}
+}
+
+func TestMeterIntegratesExactly(t *testing.T) {
+	var m power.Meter
+	m.Set(0, power.Breakdown{CPU: 100, GPU: 200})
+	m.Set(1500, power.Breakdown{CPU: 50, GPU: 0})
+	m.Advance(3500)
+	// CPU: 100 W x 1.5 s + 50 W x 2 s = 250 J; GPU: 200 W x 1.5 s = 300 J.
+	if m.CPU != 250 || m.GPU != 300 || m.Energy() != 550 {
+		t.Errorf("meter = %v J CPU, %v J GPU", m.CPU, m.GPU)
+	}
+}
