@@ -44,11 +44,11 @@ func (s PowerState) String() string {
 type Node struct {
 	ID       NodeID
 	Name     string
-	GPUModel string        // model name as the trace spells it ("G2"); empty without GPUs
-	GPU      *hw.GPUModel  // resolved catalog entry; nil without GPUs
-	CPU      *hw.CPUModel  // resolved catalog entry
-	CPUMilli int64         // vCPU capacity in milli
-	MemMiB   int64         // memory capacity
+	GPUModel string       // model name as the trace spells it ("G2"); empty without GPUs
+	GPU      *hw.GPUModel // resolved catalog entry; nil without GPUs
+	CPU      *hw.CPUModel // resolved catalog entry
+	CPUMilli int64        // vCPU capacity in milli
+	MemMiB   int64        // memory capacity
 
 	FreeCPUMilli int64
 	FreeMemMiB   int64

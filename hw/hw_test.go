@@ -40,7 +40,7 @@ func TestDefaultCatalogMatchesPaperTableII(t *testing.T) {
 
 func TestCatalogErrors(t *testing.T) {
 	cases := map[string]string{
-		"unknown field": "gpus:\n  - name: X\n    idle_w: 1\n    tdp_w: 2\n    source: s\n    bogus: 1\n",
+		"unknown field":  "gpus:\n  - name: X\n    idle_w: 1\n    tdp_w: 2\n    source: s\n    bogus: 1\n",
 		"idle above tdp": "gpus:\n  - name: X\n    idle_w: 3\n    tdp_w: 2\n    source: s\n",
 		"missing source": "gpus:\n  - name: X\n    idle_w: 1\n    tdp_w: 2\n",
 		"bad alias":      "aliases:\n  - name: Y\n    target: nope\n",

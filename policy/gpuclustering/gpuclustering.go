@@ -60,4 +60,3 @@ func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
 	}
 	return u
 }
-

@@ -92,9 +92,9 @@ func TestReadPodsFull(t *testing.T) {
 func TestReadNodesErrors(t *testing.T) {
 	const head = "sn,cpu_milli,memory_mib,gpu,model\n"
 	cases := map[string]string{
-		head + "n0,96000,1,8,\n":                   "column model: 8 GPUs without a model",
-		head + "n0,96000,1,8,G2\nn0,1,1,0,\n":      "column sn: node \"n0\" already on line 2",
-		head + "n0,0,1,0,\n":                       "column cpu_milli: 0 out of range",
+		head + "n0,96000,1,8,\n":                  "column model: 8 GPUs without a model",
+		head + "n0,96000,1,8,G2\nn0,1,1,0,\n":     "column sn: node \"n0\" already on line 2",
+		head + "n0,0,1,0,\n":                      "column cpu_milli: 0 out of range",
 		"sn,cpu_milli,memory_mib,gpu\nn0,1,1,0\n": "header has 4 columns",
 	}
 	for in, want := range cases {
