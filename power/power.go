@@ -113,3 +113,6 @@ func (m *Meter) Power() Breakdown { return m.power }
 
 // Energy is the total energy so far.
 func (m *Meter) Energy() hw.Joules { return m.CPU + m.GPU }
+
+// LastMs is the time up to which energy has been accumulated.
+func (m *Meter) LastMs() int64 { return m.lastMs }

@@ -1,0 +1,193 @@
+package sim_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/cluster/clustertest"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/bestfit"
+	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/sim"
+)
+
+func online(t *testing.T) *policy.Online {
+	t.Helper()
+	bf, _ := bestfit.New(bestfit.Args{}, policy.Deps{})
+	p, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "bestfit", Scorer: bf, Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &policy.Online{Placer: p}
+}
+
+func randomScenario(seed uint64) (*cluster.Cluster, []job.Task) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	// Node 0 can host any generated task; the others are random.
+	b := clustertest.New()
+	b.Node("big").GPUs(8, "G2").CPU(48000)
+	models := []string{"T4", "G2", "V100M16", "P100"}
+	for i := 1; i < 2+r.IntN(5); i++ {
+		b.Node(fmt.Sprintf("n%d", i)).GPUs(1+r.IntN(8), models[r.IntN(len(models))]).CPU(int64(16+r.IntN(4)*32) * 1000)
+	}
+	var tasks []job.Task
+	for i := 0; i < 20+r.IntN(60); i++ {
+		d := job.Demand{CPUMilli: int64(1+r.IntN(8)) * 1000, MemMiB: 1024}
+		switch r.IntN(3) {
+		case 0:
+			d.GPUCount, d.GPUMilli = 1, int64(50+r.IntN(900))
+		case 1:
+			d.GPUCount, d.GPUMilli = 1+r.IntN(2), 1000
+		}
+		tasks = append(tasks, job.Task{ID: job.ID(i), Name: fmt.Sprintf("t%d", i), Demand: d, Class: -1,
+			SubmitMs: int64(r.IntN(100000)), Work: float64(1 + r.IntN(300))})
+	}
+	return b.Build(), tasks
+}
+
+// Properties over random replay runs: no over-allocation (checked after
+// every event), every task ends exactly once, energy equals the integral of
+// the sampled power, and dynamic plus idle energy adds up.
+func TestReplayProperties(t *testing.T) {
+	for seed := uint64(0); seed < 40; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			c, tasks := randomScenario(seed)
+			var idle power.Breakdown
+			for _, n := range c.Nodes {
+				p := power.PWR{}.NodePower(n)
+				idle.CPU, idle.GPU = idle.CPU+p.CPU, idle.GPU+p.GPU
+			}
+			e, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay, CheckInvariants: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Run(tasks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Tasks {
+				if r.Ends != 1 {
+					t.Fatalf("task %d ended %d times (start %d)", r.ID, r.Ends, r.StartMs)
+				}
+				if r.EndMs < r.StartMs || r.StartMs < r.SubmitMs {
+					t.Fatalf("task %d: submit %d start %d end %d", r.ID, r.SubmitMs, r.StartMs, r.EndMs)
+				}
+			}
+			if c.NumPlaced() != 0 {
+				t.Fatalf("%d tasks still placed at the end", c.NumPlaced())
+			}
+			// Integral of the piecewise-constant sampled power.
+			var integral float64
+			prevT, prevP := int64(0), float64(idle.Total())
+			for _, s := range res.Samples {
+				integral += prevP * float64(s.TimeMs-prevT) / 1000
+				prevT, prevP = s.TimeMs, float64(s.CPUW+s.GPUW)
+			}
+			total := float64(res.CPUEnergy + res.GPUEnergy)
+			if math.Abs(integral-total) > 1e-9*total {
+				t.Fatalf("energy %v J, integral of power %v J", total, integral)
+			}
+			// All nodes stay on: idle energy is idle power times the run length.
+			wantIdle := float64(idle.Total()) * float64(res.EndMs) / 1000
+			if math.Abs(float64(res.IdleEnergy)-wantIdle) > 1e-6*total {
+				t.Fatalf("idle energy %v J, want %v J", res.IdleEnergy, wantIdle)
+			}
+		})
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	run := func() []byte {
+		c, tasks := randomScenario(7)
+		e, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Run(tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		return b
+	}
+	a, b := run(), run()
+	if string(a) != string(b) {
+		t.Fatal("two runs of the same scenario differ")
+	}
+}
+
+// rateScheduler starts tasks with a Placer and doubles task 0's rate at 10 s.
+type rateScheduler struct {
+	*policy.Online
+	woke, doubled bool
+}
+
+func (s *rateScheduler) Schedule(st *policy.State) []policy.Action {
+	if !s.woke {
+		s.woke = true
+		return append(s.Online.Schedule(st), policy.WakeAt{AtMs: 10000})
+	}
+	if st.NowMs == 10000 && !s.doubled {
+		s.doubled = true
+		return []policy.Action{policy.SetRate{Task: 0, Rate: 2}}
+	}
+	return s.Online.Schedule(st)
+}
+
+func TestRateChangeRepostsCompletion(t *testing.T) {
+	c := clustertest.New().Node("n0").GPUs(1, "T4").Build()
+	tasks := []job.Task{{ID: 0, Demand: job.Demand{CPUMilli: 1000}, Class: -1, Work: 100}}
+	e, err := sim.New(c, &rateScheduler{Online: online(t)}, sim.Options{Mode: sim.Replay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 s at rate 1 leaves 90 units; at rate 2 they take 45 s: end at 55 s.
+	if res.Tasks[0].EndMs != 55000 || res.Tasks[0].Ends != 1 {
+		t.Fatalf("end = %d ms (%d ends), want 55000", res.Tasks[0].EndMs, res.Tasks[0].Ends)
+	}
+}
+
+type badScheduler struct{}
+
+func (badScheduler) Schedule(st *policy.State) []policy.Action {
+	if len(st.Queue) == 0 {
+		return nil
+	}
+	return []policy.Action{policy.Start{Task: st.Queue[0].ID, Node: 0, GPUs: []int{0, 0}}}
+}
+
+func TestInvalidActionFailsLoudly(t *testing.T) {
+	c := clustertest.New().Node("n0").GPUs(2, "T4").Build()
+	tasks := []job.Task{{ID: 0, Demand: job.Demand{CPUMilli: 1000, GPUCount: 2, GPUMilli: 1000}, Class: -1, Work: 1}}
+	e, _ := sim.New(c, badScheduler{}, sim.Options{Mode: sim.Replay})
+	if _, err := e.Run(tasks); err == nil {
+		t.Fatal("a double-allocated GPU must stop the run")
+	}
+}
+
+func TestInflationNeverLeaves(t *testing.T) {
+	c := clustertest.New().Node("n0").GPUs(2, "T4").Build()
+	var tasks []job.Task
+	for i := 0; i < 5; i++ {
+		tasks = append(tasks, job.Task{ID: job.ID(i), Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 600}, Class: 0})
+	}
+	e, _ := sim.New(c, online(t), sim.Options{Mode: sim.Inflation, CheckInvariants: true})
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two 600-milli tasks fit (one per GPU); the other three fail.
+	last := res.Samples[len(res.Samples)-1]
+	if len(res.Samples) != 5 || last.Failed != 3 || last.AllocGPUMilli != 1200 || last.ArrivedGPUMilli != 3000 {
+		t.Fatalf("last sample %+v (%d samples)", last, len(res.Samples))
+	}
+}
