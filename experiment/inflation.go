@@ -1,0 +1,321 @@
+package experiment
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/fgd"
+	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/sim"
+	"github.com/wattsched/wattsched/trace/alibaba2023"
+)
+
+// Inputs are the cluster and the task population of a scenario.
+type Inputs struct {
+	Nodes []cluster.NodeSpec
+	Pods  []job.Task
+	// Source says where the inputs come from, for the results.
+	Source string
+}
+
+// LoadInputs reads the trace a scenario names (embedded or from files).
+func LoadInputs(t TraceSpec) (*Inputs, error) {
+	in := &Inputs{}
+	var err error
+	switch t.Nodes {
+	case "openb-gpu":
+		in.Nodes, err = alibaba2023.GPUNodes()
+	case "openb-all":
+		in.Nodes, err = alibaba2023.AllNodes()
+	default:
+		var f *os.File
+		if f, err = os.Open(t.Nodes); err == nil {
+			defer f.Close()
+			in.Nodes, err = alibaba2023.ReadNodes(f, t.Nodes)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trace.nodes: %w", err)
+	}
+	if _, statErr := os.Stat(t.Pods); statErr == nil {
+		f, err := os.Open(t.Pods)
+		if err != nil {
+			return nil, fmt.Errorf("trace.pods: %w", err)
+		}
+		defer f.Close()
+		if in.Pods, err = alibaba2023.ReadPods(f, t.Pods); err != nil {
+			return nil, fmt.Errorf("trace.pods: %w", err)
+		}
+		in.Source = fmt.Sprintf("pods from %s, nodes %s", t.Pods, t.Nodes)
+	} else {
+		if in.Pods, err = alibaba2023.Pods(t.Pods); err != nil {
+			return nil, fmt.Errorf("trace.pods: %w", err)
+		}
+		in.Source = fmt.Sprintf("embedded openb_pod_list_%s and %s nodes: %s", t.Pods, t.Nodes, alibaba2023.Source)
+	}
+	job.Classify(in.Pods)
+	return in, nil
+}
+
+// Runner runs scenarios.
+type Runner struct {
+	Registry *policy.Registry
+	Catalog  *hw.Catalog
+	// Workers bounds parallel runs (default GOMAXPROCS).
+	Workers int
+	// Progress, if set, is called after each finished run.
+	Progress func(done, total int, what string)
+}
+
+// GridPoint is the cluster state at one requested-GPU ratio (0.01 grid).
+type GridPoint struct {
+	Ratio        float64
+	EOPCW        hw.Watts
+	CPUW, GPUW   hw.Watts
+	GRAR         float64 // allocated / arrived GPU milli (1 when nothing arrived)
+	AllocShare   float64 // allocated / cluster GPU milli
+	FragRatio    float64 // FGD fragmentation / idle GPU milli
+	FragGPUMilli float64
+	Failed       int
+}
+
+// Run is one policy and seed.
+type Run struct {
+	Policy    string
+	Seed      uint64
+	Tasks     int
+	Failed    int
+	Decisions int
+	Grid      []GridPoint
+	// FGDSimAlloc is the allocated-GPU percentage at each integer percent of
+	// requested capacity 0..130, computed the way the FGD simulator's
+	// analysis scripts compute it (NaN where they report nothing).
+	FGDSimAlloc []float64
+	CacheHits   int64
+	CacheMisses int64
+}
+
+// InflationResult holds all runs of an inflation scenario.
+type InflationResult struct {
+	Scenario      *Scenario
+	Source        string
+	TotalGPUMilli int64
+	Nodes         int
+	Runs          []*Run // policy-major, then seed
+}
+
+// RunsOf returns the runs of one policy.
+func (r *InflationResult) RunsOf(policyName string) []*Run {
+	var out []*Run
+	for _, x := range r.Runs {
+		if x.Policy == policyName {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// RunInflation runs every policy of s over every seed.
+func (rn *Runner) RunInflation(s *Scenario, in *Inputs) (*InflationResult, error) {
+	if s.Mode != "inflation" {
+		return nil, fmt.Errorf("scenario %s: mode %q is not inflation", s.Name, s.Mode)
+	}
+	probe, err := cluster.New(rn.Catalog, in.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	res := &InflationResult{Scenario: s, Source: in.Source, TotalGPUMilli: probe.TotalGPUMilli, Nodes: len(probe.Nodes)}
+	type jobSpec struct{ p, k int }
+	var jobs []jobSpec
+	for p := range s.Policies {
+		for k := 0; k < s.Seeds; k++ {
+			jobs = append(jobs, jobSpec{p, k})
+		}
+	}
+	res.Runs = make([]*Run, len(jobs))
+	errs := make([]error, len(jobs))
+	workers := rn.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := jobs[i]
+				seed := s.FirstSeed + uint64(j.k)
+				res.Runs[i], errs[i] = rn.runOne(s, &s.Policies[j.p], seed, in)
+				if rn.Progress != nil {
+					mu.Lock()
+					done++
+					rn.Progress(done, len(jobs), fmt.Sprintf("%s seed %d", s.Policies[j.p].Name, seed))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			j := jobs[i]
+			return nil, fmt.Errorf("policy %s seed %d: %w", s.Policies[j.p].Name, s.FirstSeed+uint64(j.k), err)
+		}
+	}
+	return res, nil
+}
+
+// BuildPlacer makes the Placer of one policy spec.
+func (rn *Runner) BuildPlacer(ps *PolicySpec, deps policy.Deps) (*policy.Placer, error) {
+	var ws []policy.Weighted
+	for i, sc := range ps.Scorers {
+		var args []byte
+		if sc.Args.Kind != 0 {
+			var buf bytes.Buffer
+			if err := yaml.NewEncoder(&buf).Encode(&sc.Args); err != nil {
+				return nil, fmt.Errorf("policies %s scorers[%d].args: %w", ps.Name, i, err)
+			}
+			args = buf.Bytes()
+		}
+		s, err := rn.Registry.New(sc.Policy, args, deps)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s scorers[%d]: %w", ps.Name, i, err)
+		}
+		ws = append(ws, policy.Weighted{Name: sc.Policy, Scorer: s, Weight: sc.Weight})
+	}
+	return policy.NewPlacer(nil, ws)
+}
+
+func (rn *Runner) runOne(s *Scenario, ps *PolicySpec, seed uint64, in *Inputs) (*Run, error) {
+	c, err := cluster.New(rn.Catalog, in.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	pm := power.PWR{}
+	placer, err := rn.BuildPlacer(ps, policy.Deps{Catalog: rn.Catalog, Power: pm, Workload: in.Pods})
+	if err != nil {
+		return nil, err
+	}
+	var seq []job.Task
+	if s.Compat == CompatFGDSim {
+		var rank []int
+		seq, rank = FGDSimSequence(in.Pods, nodeNames(c), c.TotalGPUMilli, s.Target, int64(seed))
+		placer.SetRank(rank)
+	} else {
+		seq, err = SampleSequence(in.Pods, c.TotalGPUMilli, s.Target, seed)
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Fragmentation is always measured with FGD's definition and default target workload.
+	fw, err := fgd.NewWorkload(in.Pods, fgd.Args{}.Default())
+	if err != nil {
+		return nil, err
+	}
+	var idle power.Breakdown
+	for _, n := range c.Nodes {
+		p := pm.NodePower(n)
+		idle.CPU += p.CPU
+		idle.GPU += p.GPU
+	}
+	initFrag := 0.0
+	for _, n := range c.Nodes {
+		initFrag += fw.NodeFrag(n)
+	}
+	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag})
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.Run(seq)
+	if err != nil {
+		return nil, err
+	}
+	initial := sim.Sample{CPUW: idle.CPU, GPUW: idle.GPU, Metric: initFrag, IdleGPUMilli: c.TotalGPUMilli}
+	r := &Run{Policy: ps.Name, Seed: seed, Tasks: len(seq), Decisions: out.Decisions,
+		Grid:        grid(out.Samples, initial, c.TotalGPUMilli, s.Target),
+		FGDSimAlloc: FGDSimAllocCurve(out.Samples, c.TotalGPUMilli/job.MilliPerGPU)}
+	if len(out.Samples) > 0 {
+		r.Failed = out.Samples[len(out.Samples)-1].Failed
+	}
+	r.CacheHits, r.CacheMisses = placer.CacheStats()
+	return r, nil
+}
+
+func nodeNames(c *cluster.Cluster) []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// SampleSequence draws tasks with replacement from pods (math/rand/v2, PCG
+// seeded with seed) until the requested GPU milli reaches target times the
+// capacity. The last task drawn is the one that reaches it.
+func SampleSequence(pods []job.Task, capacityMilli int64, target float64, seed uint64) ([]job.Task, error) {
+	anyGPU := false
+	for i := range pods {
+		anyGPU = anyGPU || pods[i].GPUCount > 0
+	}
+	if !anyGPU {
+		return nil, fmt.Errorf("inflation: the pod list requests no GPU, so requested capacity never grows")
+	}
+	r := rand.New(rand.NewPCG(seed, 0x7761747473636864))
+	limit := target * float64(capacityMilli)
+	var total int64
+	var seq []job.Task
+	for float64(total) < limit {
+		t := pods[r.IntN(len(pods))]
+		t.ID = job.ID(len(seq))
+		total += t.TotalGPUMilli()
+		seq = append(seq, t)
+	}
+	return seq, nil
+}
+
+// grid samples the state after the last arrival whose cumulative requested
+// GPU is at most k% of capacity, for k = 0..100*target.
+func grid(samples []sim.Sample, initial sim.Sample, capMilli int64, target float64) []GridPoint {
+	kmax := int(math.Round(target * 100))
+	out := make([]GridPoint, 0, kmax+1)
+	i := -1
+	for k := 0; k <= kmax; k++ {
+		for i+1 < len(samples) && samples[i+1].ArrivedGPUMilli*100 <= int64(k)*capMilli {
+			i++
+		}
+		s := initial
+		if i >= 0 {
+			s = samples[i]
+		}
+		g := GridPoint{Ratio: float64(k) / 100, CPUW: s.CPUW, GPUW: s.GPUW, EOPCW: s.CPUW + s.GPUW,
+			GRAR: 1, AllocShare: float64(s.AllocGPUMilli) / float64(capMilli),
+			FragGPUMilli: s.Metric, Failed: s.Failed}
+		if s.ArrivedGPUMilli > 0 {
+			g.GRAR = float64(s.AllocGPUMilli) / float64(s.ArrivedGPUMilli)
+		}
+		if s.IdleGPUMilli > 0 {
+			g.FragRatio = s.Metric / float64(s.IdleGPUMilli)
+		}
+		out = append(out, g)
+	}
+	return out
+}

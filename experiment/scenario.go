@@ -1,0 +1,177 @@
+// Package experiment turns scenario files into runs: it builds the cluster
+// and the task sequence, runs every policy over every seed in parallel, and
+// reduces the results to the curves and tables the papers report.
+package experiment
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Compat modes.
+const (
+	// CompatNone uses wattsched's own sampling (math/rand/v2) and ties by node ID.
+	CompatNone = ""
+	// CompatFGDSim reproduces the public FGD simulator's task sequence and tie-breaking.
+	CompatFGDSim = "fgd-sim"
+)
+
+// Scenario is one experiment.
+type Scenario struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Mode is "inflation" (FGD/PWR capacity curves) or "replay".
+	Mode  string    `yaml:"mode"`
+	Trace TraceSpec `yaml:"trace"`
+	// Seeds runs seeds FirstSeed..FirstSeed+Seeds-1.
+	Seeds     int    `yaml:"seeds"`
+	FirstSeed uint64 `yaml:"first_seed"`
+	// Target is the requested GPU capacity, as a multiple of the cluster's,
+	// at which inflation stops.
+	Target float64 `yaml:"target"`
+	// Compat is "" or "fgd-sim".
+	Compat   string       `yaml:"compat"`
+	Policies []PolicySpec `yaml:"policies"`
+}
+
+// TraceSpec names the cluster and the task population.
+type TraceSpec struct {
+	// Pods is an embedded openb pod list ("default", "gpushare40", ...) or a CSV path.
+	Pods string `yaml:"pods"`
+	// Nodes is "openb-gpu" (the papers' 1213 GPU nodes, default), "openb-all" or a CSV path.
+	Nodes string `yaml:"nodes"`
+}
+
+// PolicySpec is one placement policy: weighted scorers combined by a Placer.
+type PolicySpec struct {
+	Name    string       `yaml:"name"`
+	Scorers []ScorerSpec `yaml:"scorers"`
+}
+
+// ScorerSpec is one scorer with its weight and arguments.
+type ScorerSpec struct {
+	Policy string    `yaml:"policy"`
+	Weight int64     `yaml:"weight"`
+	Args   yaml.Node `yaml:"args"`
+}
+
+//go:embed scenarios/*.yaml
+var builtin embed.FS
+
+// Builtin returns an embedded scenario by name ("pwr-default").
+func Builtin(name string) (*Scenario, error) {
+	b, err := builtin.ReadFile("scenarios/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in scenario %q", name)
+	}
+	return Parse(b, name+".yaml")
+}
+
+// Load reads and validates a scenario file.
+func Load(path string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b, path)
+}
+
+// Parse decodes a scenario strictly (unknown fields are errors), fills
+// defaults and validates it; errors name the file and the field.
+func Parse(b []byte, file string) (*Scenario, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var s Scenario
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	s.defaults()
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &s, nil
+}
+
+func (s *Scenario) defaults() {
+	if s.Mode == "" {
+		s.Mode = "inflation"
+	}
+	if s.Trace.Nodes == "" {
+		s.Trace.Nodes = "openb-gpu"
+	}
+	if s.Seeds == 0 {
+		s.Seeds = 1
+	}
+	if s.Target == 0 {
+		s.Target = 1.3
+	}
+	if s.FirstSeed == 0 && s.Compat == CompatFGDSim {
+		s.FirstSeed = 42
+	}
+}
+
+// Validate names every bad field with its path.
+func (s *Scenario) Validate() error {
+	var errs []string
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
+	if s.Name == "" {
+		bad("name: empty")
+	}
+	if s.Mode != "inflation" && s.Mode != "replay" {
+		bad("mode: %q, want inflation or replay", s.Mode)
+	}
+	if s.Trace.Pods == "" {
+		bad("trace.pods: empty")
+	}
+	if s.Seeds < 1 || s.Seeds > 1000 {
+		bad("seeds: %d, want 1..1000", s.Seeds)
+	}
+	if s.Target <= 0 || s.Target > 10 {
+		bad("target: %v, want (0, 10]", s.Target)
+	}
+	if s.Compat != CompatNone && s.Compat != CompatFGDSim {
+		bad("compat: %q, want %q or empty", s.Compat, CompatFGDSim)
+	}
+	if len(s.Policies) == 0 {
+		bad("policies: none")
+	}
+	names := map[string]bool{}
+	for i, p := range s.Policies {
+		if p.Name == "" {
+			bad("policies[%d].name: empty", i)
+		}
+		if names[p.Name] {
+			bad("policies[%d].name: duplicate %q", i, p.Name)
+		}
+		names[p.Name] = true
+		if len(p.Scorers) == 0 {
+			bad("policies[%d].scorers: none", i)
+		}
+		for j, sc := range p.Scorers {
+			if sc.Policy == "" {
+				bad("policies[%d].scorers[%d].policy: empty", i, j)
+			}
+			if sc.Weight <= 0 {
+				bad("policies[%d].scorers[%d].weight: %d, want > 0", i, j, sc.Weight)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid scenario:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+// PolicyNames lists the scenario's policies in order.
+func (s *Scenario) PolicyNames() []string {
+	out := make([]string, len(s.Policies))
+	for i, p := range s.Policies {
+		out[i] = p.Name
+	}
+	return out
+}
