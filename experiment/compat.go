@@ -1,8 +1,14 @@
 package experiment
 
 import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"fmt"
+	"maps"
 	"math"
 	randv1 "math/rand"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -158,4 +164,63 @@ func pairwiseSum(a []float64) float64 {
 	n2 := n / 2
 	n2 -= n2 % 8
 	return pairwiseSum(a[:n2]) + pairwiseSum(a[n2:])
+}
+
+//go:embed data/fgdsim_expected_default_fgd.csv
+var fgdSimExpected []byte
+
+// FGDSimPublished returns the FGD simulator's published allocation curves
+// for FGD on the Default trace (tuning ratio 1.3), by seed (42..51).
+func FGDSimPublished() (map[uint64][]float64, error) {
+	rows, err := csv.NewReader(bytes.NewReader(fgdSimExpected)).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint64][]float64{}
+	for i, r := range rows[1:] {
+		if len(r) != 5+FGDSimPercents {
+			return nil, fmt.Errorf("fgdsim expected results row %d: %d fields", i+2, len(r))
+		}
+		seed, err := strconv.ParseUint(r[3], 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		v := make([]float64, FGDSimPercents)
+		for k, s := range r[5:] {
+			if v[k], err = strconv.ParseFloat(s, 64); err != nil {
+				return nil, fmt.Errorf("fgdsim expected results row %d: %w", i+2, err)
+			}
+		}
+		out[seed] = v
+	}
+	return out, nil
+}
+
+// CompareFGDSim compares the mean FGD allocation curve of the runs (in the
+// simulator's reduction) with the simulator's published mean over its seeds.
+func CompareFGDSim(r *InflationResult) (*FGDSimCompare, error) {
+	ref := r.Scenario.ReferencePolicy()
+	runs := r.RunsOf(ref)
+	if ref == "" || len(runs) == 0 || r.Scenario.Trace.Pods != "default" || r.Scenario.Target != 1.3 {
+		return nil, nil
+	}
+	pub, err := FGDSimPublished()
+	if err != nil {
+		return nil, err
+	}
+	worst, at := 0.0, 0
+	for k := 0; k < FGDSimPercents; k++ {
+		var got, want float64
+		for _, run := range runs {
+			got += run.FGDSimAlloc[k] / float64(len(runs))
+		}
+		for _, seed := range slices.Sorted(maps.Keys(pub)) {
+			want += pub[seed][k] / float64(len(pub))
+		}
+		if d := math.Abs(got - want); d > worst {
+			worst, at = d, k
+		}
+	}
+	return &FGDSimCompare{Note: fmt.Sprintf("FGD, %d seeds here vs the FGD simulator's published seeds 42-51: mean allocated-GPU %% at each requested %% (0..130)", len(runs)),
+		MaxAbsDiff: Num(worst), AtPercent: at}, nil
 }

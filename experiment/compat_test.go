@@ -1,9 +1,7 @@
 package experiment_test
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
@@ -12,32 +10,16 @@ import (
 	"github.com/wattsched/wattsched/internal/cli"
 )
 
-// expectedFGDSim reads the FGD simulator's published curves by seed.
 func expectedFGDSim(t *testing.T) map[uint64][]float64 {
 	t.Helper()
-	f, err := os.Open("testdata/fgdsim_expected_default_fgd.csv")
+	m, err := experiment.FGDSimPublished()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
+	if len(m) != 10 {
+		t.Fatalf("%d published seeds, want 10", len(m))
 	}
-	out := map[uint64][]float64{}
-	for _, r := range rows[1:] {
-		seed, _ := strconv.ParseUint(r[3], 10, 64)
-		var v []float64
-		for _, s := range r[5:] {
-			x, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v = append(v, x)
-		}
-		out[seed] = v
-	}
-	return out
+	return m
 }
 
 func fgdScenario(t *testing.T, compat string, seeds int) *experiment.Scenario {
@@ -94,5 +76,33 @@ func TestCompatFGDSimMatchesPublishedCurves(t *testing.T) {
 		if bad > 0 {
 			t.Errorf("seed %d: %d of %d percents differ", run.Seed, bad, len(w))
 		}
+	}
+}
+
+// In the default mode (math/rand/v2 sampling with replacement, ties by node
+// ID), FGD's allocated share averaged over 10 seeds stays within one
+// percentage point of the simulator's published average at every percent.
+func TestDefaultModeWithinOnePointOfFGDSim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-trace runs")
+	}
+	s := fgdScenario(t, experiment.CompatNone, 10)
+	in, err := experiment.LoadInputs(s.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &experiment.Runner{Registry: cli.Registry(), Catalog: hw.Default()}
+	res, err := r.RunInflation(s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := experiment.CompareFGDSim(res)
+	if err != nil || cmp == nil {
+		t.Fatalf("CompareFGDSim = %v, %v", cmp, err)
+	}
+	worst, at := float64(cmp.MaxAbsDiff), cmp.AtPercent
+	t.Logf("largest gap to the simulator's mean curve: %.3f points at %d%%", worst, at)
+	if worst > 1.0 {
+		t.Errorf("mean allocated share differs by %.3f points at %d%% requested", worst, at)
 	}
 }

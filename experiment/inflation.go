@@ -189,9 +189,9 @@ func (rn *Runner) BuildPlacer(ps *PolicySpec, deps policy.Deps) (*policy.Placer,
 	var ws []policy.Weighted
 	for i, sc := range ps.Scorers {
 		var args []byte
-		if sc.Args.Kind != 0 {
+		if len(sc.Args) > 0 {
 			var buf bytes.Buffer
-			if err := yaml.NewEncoder(&buf).Encode(&sc.Args); err != nil {
+			if err := yaml.NewEncoder(&buf).Encode(sc.Args); err != nil {
 				return nil, fmt.Errorf("policies %s scorers[%d].args: %w", ps.Name, i, err)
 			}
 			args = buf.Bytes()

@@ -23,41 +23,43 @@ const (
 
 // Scenario is one experiment.
 type Scenario struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description,omitempty"`
 	// Mode is "inflation" (FGD/PWR capacity curves) or "replay".
-	Mode  string    `yaml:"mode"`
-	Trace TraceSpec `yaml:"trace"`
-	// Seeds runs seeds FirstSeed..FirstSeed+Seeds-1.
-	Seeds     int    `yaml:"seeds"`
-	FirstSeed uint64 `yaml:"first_seed"`
+	Mode  string    `yaml:"mode" json:"mode"`
+	Trace TraceSpec `yaml:"trace" json:"trace"`
+	// Seeds runs seeds FirstSeed..FirstSeed+Seeds-1 (FirstSeed defaults to 42,
+	// as in the FGD simulator's experiments).
+	Seeds     int    `yaml:"seeds" json:"seeds"`
+	FirstSeed uint64 `yaml:"first_seed" json:"first_seed"`
 	// Target is the requested GPU capacity, as a multiple of the cluster's,
 	// at which inflation stops.
-	Target float64 `yaml:"target"`
+	Target float64 `yaml:"target" json:"target"`
 	// Compat is "" or "fgd-sim".
-	Compat   string       `yaml:"compat"`
-	Policies []PolicySpec `yaml:"policies"`
+	Compat   string       `yaml:"compat" json:"compat,omitempty"`
+	Policies []PolicySpec `yaml:"policies" json:"policies"`
 }
 
 // TraceSpec names the cluster and the task population.
 type TraceSpec struct {
 	// Pods is an embedded openb pod list ("default", "gpushare40", ...) or a CSV path.
-	Pods string `yaml:"pods"`
+	Pods string `yaml:"pods" json:"pods"`
 	// Nodes is "openb-gpu" (the papers' 1213 GPU nodes, default), "openb-all" or a CSV path.
-	Nodes string `yaml:"nodes"`
+	Nodes string `yaml:"nodes" json:"nodes"`
 }
 
 // PolicySpec is one placement policy: weighted scorers combined by a Placer.
 type PolicySpec struct {
-	Name    string       `yaml:"name"`
-	Scorers []ScorerSpec `yaml:"scorers"`
+	Name    string       `yaml:"name" json:"name"`
+	Scorers []ScorerSpec `yaml:"scorers" json:"scorers"`
 }
 
 // ScorerSpec is one scorer with its weight and arguments.
 type ScorerSpec struct {
-	Policy string    `yaml:"policy"`
-	Weight int64     `yaml:"weight"`
-	Args   yaml.Node `yaml:"args"`
+	Policy string `yaml:"policy" json:"policy"`
+	Weight int64  `yaml:"weight" json:"weight"`
+	// Args are the policy's arguments (see its docs page); omitted fields keep their defaults.
+	Args map[string]any `yaml:"args" json:"args,omitempty"`
 }
 
 //go:embed scenarios/*.yaml
@@ -110,8 +112,8 @@ func (s *Scenario) defaults() {
 	if s.Target == 0 {
 		s.Target = 1.3
 	}
-	if s.FirstSeed == 0 && s.Compat == CompatFGDSim {
-		s.FirstSeed = 42
+	if s.FirstSeed == 0 {
+		s.FirstSeed = 42 // the FGD simulator's first seed
 	}
 }
 

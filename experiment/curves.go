@@ -1,0 +1,242 @@
+package experiment
+
+import (
+	"math"
+	"slices"
+	"strconv"
+)
+
+// CurvePoint is one policy's state at one requested-GPU ratio, averaged
+// over seeds (Std fields are the standard deviation over seeds).
+type CurvePoint struct {
+	Policy       string
+	Ratio        float64
+	EOPCW        float64
+	EOPCStdW     float64
+	CPUW, GPUW   float64
+	SavingVsFGD  float64 // 1 - EOPC/EOPC(FGD); NaN without an FGD policy
+	GRAR         float64
+	GRARStd      float64
+	AllocShare   float64
+	FragRatio    float64
+	FragGPUMilli float64
+	Failed       float64
+}
+
+// ReferencePolicy is the policy savings are measured against: the first
+// whose only scorer is FGD ("" when none).
+func (s *Scenario) ReferencePolicy() string {
+	for _, p := range s.Policies {
+		if len(p.Scorers) == 1 && p.Scorers[0].Policy == "fgd" {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+func meanStd(xs []float64) (float64, float64) {
+	var m float64
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	var v float64
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	if len(xs) > 1 {
+		v /= float64(len(xs) - 1)
+	}
+	return m, math.Sqrt(v)
+}
+
+// Curves averages the runs over seeds for each policy, in scenario order.
+func (r *InflationResult) Curves() []CurvePoint {
+	var out []CurvePoint
+	ref := map[int]float64{}
+	refName := r.Scenario.ReferencePolicy()
+	for _, name := range r.Scenario.PolicyNames() {
+		runs := r.RunsOf(name)
+		if len(runs) == 0 {
+			continue
+		}
+		for k := range runs[0].Grid {
+			col := func(f func(g GridPoint) float64) []float64 {
+				xs := make([]float64, len(runs))
+				for i, run := range runs {
+					xs[i] = f(run.Grid[k])
+				}
+				return xs
+			}
+			p := CurvePoint{Policy: name, Ratio: runs[0].Grid[k].Ratio}
+			p.EOPCW, p.EOPCStdW = meanStd(col(func(g GridPoint) float64 { return float64(g.EOPCW) }))
+			p.CPUW, _ = meanStd(col(func(g GridPoint) float64 { return float64(g.CPUW) }))
+			p.GPUW, _ = meanStd(col(func(g GridPoint) float64 { return float64(g.GPUW) }))
+			p.GRAR, p.GRARStd = meanStd(col(func(g GridPoint) float64 { return g.GRAR }))
+			p.AllocShare, _ = meanStd(col(func(g GridPoint) float64 { return g.AllocShare }))
+			p.FragRatio, _ = meanStd(col(func(g GridPoint) float64 { return g.FragRatio }))
+			p.FragGPUMilli, _ = meanStd(col(func(g GridPoint) float64 { return g.FragGPUMilli }))
+			p.Failed, _ = meanStd(col(func(g GridPoint) float64 { return float64(g.Failed) }))
+			if name == refName {
+				ref[k] = p.EOPCW
+			}
+			out = append(out, p)
+		}
+	}
+	for i := range out {
+		k := int(math.Round(out[i].Ratio * 100))
+		if e, ok := ref[k]; ok && e > 0 {
+			out[i].SavingVsFGD = 1 - out[i].EOPCW/e
+		} else {
+			out[i].SavingVsFGD = math.NaN()
+		}
+	}
+	return out
+}
+
+// Series picks one policy's points.
+func Series(curves []CurvePoint, policyName string) []CurvePoint {
+	var out []CurvePoint
+	for _, c := range curves {
+		if c.Policy == policyName {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Over returns the values of f on the points with lo <= ratio <= hi.
+func Over(s []CurvePoint, lo, hi float64, f func(CurvePoint) float64) []float64 {
+	var out []float64
+	for _, c := range s {
+		if c.Ratio >= lo-1e-9 && c.Ratio <= hi+1e-9 {
+			out = append(out, f(c))
+		}
+	}
+	return out
+}
+
+// MinOf and MaxOf return the extremes (NaN for none).
+func MinOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return slices.Min(xs)
+}
+
+// MaxOf returns the largest value (NaN for none).
+func MaxOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return slices.Max(xs)
+}
+
+// At returns the point at a ratio.
+func At(s []CurvePoint, ratio float64) (CurvePoint, bool) {
+	for _, c := range s {
+		if math.Abs(c.Ratio-ratio) < 1e-9 {
+			return c, true
+		}
+	}
+	return CurvePoint{}, false
+}
+
+// Num is a float64 that encodes NaN and infinities as JSON null.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// PolicySummary condenses one policy's curve.
+type PolicySummary struct {
+	Policy string `json:"policy"`
+	// Savings vs FGD (fractions) over ranges of requested capacity.
+	SavingMin15to80  Num `json:"saving_min_0.15_0.80"`
+	SavingMean15to80 Num `json:"saving_mean_0.15_0.80"`
+	SavingMin80to90  Num `json:"saving_min_0.80_0.90"`
+	SavingMax0to100  Num `json:"saving_max_0_1.00"`
+	EOPCAt50W        Num `json:"eopc_w_at_0.50"`
+	EOPCAt100W       Num `json:"eopc_w_at_1.00"`
+	GRARAt100        Num `json:"grar_at_1.00"`
+	GRARGapToFGD100  Num `json:"grar_gap_to_fgd_at_1.00"`
+	GRARGapToFGDMax  Num `json:"grar_gap_to_fgd_max_0.85_1.00"`
+	FirstGRARBelow1  Num `json:"first_ratio_grar_below_0.999"`
+	AllocShareFinal  Num `json:"alloc_share_final"`
+	AllocShareAt100  Num `json:"alloc_share_at_1.00"`
+	FragRatioAt90    Num `json:"frag_ratio_at_0.90"`
+	FailedFinal      Num `json:"failed_tasks_final"`
+	Tasks            Num `json:"tasks_mean"`
+	DecisionsPerTask Num `json:"decisions_per_task"`
+}
+
+// Summaries condenses every policy's curve.
+func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
+	refName := r.Scenario.ReferencePolicy()
+	ref := Series(curves, refName)
+	var out []PolicySummary
+	for _, name := range r.Scenario.PolicyNames() {
+		s := Series(curves, name)
+		saving := func(c CurvePoint) float64 { return c.SavingVsFGD }
+		ps := PolicySummary{Policy: name,
+			SavingMin15to80: Num(MinOf(Over(s, 0.15, 0.80, saving))),
+			SavingMin80to90: Num(MinOf(Over(s, 0.80, 0.90, saving))),
+			SavingMax0to100: Num(MaxOf(Over(s, 0.01, 1.00, saving))),
+			FirstGRARBelow1: Num(math.NaN()),
+		}
+		if m := Over(s, 0.15, 0.80, saving); len(m) > 0 {
+			mean, _ := meanStd(m)
+			ps.SavingMean15to80 = Num(mean)
+		}
+		if c, ok := At(s, 0.5); ok {
+			ps.EOPCAt50W = Num(c.EOPCW)
+		}
+		if c, ok := At(s, 1.0); ok {
+			ps.EOPCAt100W, ps.GRARAt100, ps.AllocShareAt100 = Num(c.EOPCW), Num(c.GRAR), Num(c.AllocShare)
+			if rc, ok := At(ref, 1.0); ok {
+				ps.GRARGapToFGD100 = Num(rc.GRAR - c.GRAR)
+			}
+		}
+		if c, ok := At(s, 0.9); ok {
+			ps.FragRatioAt90 = Num(c.FragRatio)
+		}
+		gap := math.Inf(-1)
+		for _, c := range s {
+			if c.Ratio >= 0.85-1e-9 && c.Ratio <= 1.0+1e-9 {
+				if rc, ok := At(ref, c.Ratio); ok {
+					gap = max(gap, rc.GRAR-c.GRAR)
+				}
+			}
+			if math.IsNaN(float64(ps.FirstGRARBelow1)) && c.GRAR < 0.999 {
+				ps.FirstGRARBelow1 = Num(c.Ratio)
+			}
+		}
+		ps.GRARGapToFGDMax = Num(gap)
+		if len(s) > 0 {
+			last := s[len(s)-1]
+			ps.AllocShareFinal, ps.FailedFinal = Num(last.AllocShare), Num(last.Failed)
+		}
+		runs := r.RunsOf(name)
+		var tasks, dec float64
+		for _, run := range runs {
+			tasks += float64(run.Tasks)
+			dec += float64(run.Decisions)
+		}
+		if len(runs) > 0 && tasks > 0 {
+			ps.Tasks = Num(tasks / float64(len(runs)))
+			ps.DecisionsPerTask = Num(dec / tasks)
+		}
+		if refName == "" {
+			nan := Num(math.NaN())
+			ps.SavingMin15to80, ps.SavingMin80to90, ps.SavingMax0to100, ps.SavingMean15to80 = nan, nan, nan, nan
+		}
+		out = append(out, ps)
+	}
+	return out
+}

@@ -1,0 +1,223 @@
+package experiment
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"path/filepath"
+	"strconv"
+
+	"github.com/wattsched/wattsched/report"
+)
+
+// Summary is what summary.json holds.
+type Summary struct {
+	Version       string          `json:"version"`
+	Scenario      *Scenario       `json:"scenario"`
+	Seeds         []uint64        `json:"seeds"`
+	Source        string          `json:"data_source"`
+	StandIns      []string        `json:"stand_ins,omitempty"`
+	Nodes         int             `json:"nodes"`
+	ClusterGPUs   int64           `json:"cluster_gpus"`
+	Reference     string          `json:"saving_reference_policy"`
+	Policies      []PolicySummary `json:"policies"`
+	Claims        []ClaimResult   `json:"paper_claims,omitempty"`
+	FGDSimCompare *FGDSimCompare  `json:"fgd_sim_compare,omitempty"`
+}
+
+// FGDSimCompare compares FGD's allocation curve in the FGD simulator's own
+// reduction with the simulator's published mean over seeds 42-51.
+type FGDSimCompare struct {
+	Note       string `json:"note"`
+	MaxAbsDiff Num    `json:"max_abs_diff_points"`
+	AtPercent  int    `json:"at_percent"`
+}
+
+// PrepareDir creates dir for results; an existing non-empty dir is an
+// error unless force, in which case its old contents are removed.
+func PrepareDir(dir string, force bool) error {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case os.IsNotExist(err):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return err
+	case len(ents) > 0 && !force:
+		return fmt.Errorf("output directory %s is not empty (use --force to replace it)", dir)
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CapacityCSV renders capacity.csv: one row per (policy, requested ratio).
+func CapacityCSV(curves []CurvePoint) []byte {
+	rows := [][]string{{"policy", "requested_gpu_ratio", "eopc_w", "eopc_cpu_w", "eopc_gpu_w", "power_saving_vs_fgd",
+		"grar", "frag_ratio", "failed_tasks", "alloc_gpu_share", "frag_gpu_milli", "eopc_w_std", "grar_std"}}
+	for _, c := range curves {
+		rows = append(rows, []string{c.Policy, strconv.FormatFloat(c.Ratio, 'f', 2, 64), report.F(c.EOPCW), report.F(c.CPUW), report.F(c.GPUW),
+			report.F(c.SavingVsFGD), report.F(c.GRAR), report.F(c.FragRatio), report.F(c.Failed), report.F(c.AllocShare),
+			report.F(c.FragGPUMilli), report.F(c.EOPCStdW), report.F(c.GRARStd)})
+	}
+	return report.CSV(rows)
+}
+
+// FGDSimCSV renders each run's allocation curve in the FGD simulator's
+// expected-results format (workload, policy, tune, seed, total_gpus, 0..130).
+func FGDSimCSV(r *InflationResult) []byte {
+	head := []string{"workload", "sc_policy", "tune", "seed", "total_gpus"}
+	for k := 0; k < FGDSimPercents; k++ {
+		head = append(head, strconv.Itoa(k))
+	}
+	rows := [][]string{head}
+	for _, run := range r.Runs {
+		row := []string{"openb_pod_list_" + r.Scenario.Trace.Pods, run.Policy, strconv.FormatFloat(r.Scenario.Target, 'f', -1, 64),
+			strconv.FormatUint(run.Seed, 10), strconv.FormatInt(r.TotalGPUMilli/1000, 10)}
+		for _, v := range run.FGDSimAlloc {
+			row = append(row, report.F(v))
+		}
+		rows = append(rows, row)
+	}
+	return report.CSV(rows)
+}
+
+func series(curves []CurvePoint, names []string, y func(CurvePoint) float64) []report.Series {
+	var out []report.Series
+	for _, n := range names {
+		s := report.Series{Name: n}
+		for _, c := range Series(curves, n) {
+			s.X = append(s.X, c.Ratio)
+			s.Y = append(s.Y, y(c))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Plots draws the PWR paper's figures from the curves.
+func Plots(s *Scenario, curves []CurvePoint) (map[string][]byte, []report.Figure, error) {
+	names := s.PolicyNames()
+	ref := s.ReferencePolicy()
+	specs := []struct {
+		file, caption string
+		lp            report.LinePlot
+	}{
+		{"power_saving.svg", "Power saving vs FGD (EOPC) over requested GPU capacity (pwr-fgd Fig. 3)",
+			report.LinePlot{Title: "Power saving vs " + ref + " (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC saving vs FGD (%)",
+				Series: series(curves, names, func(c CurvePoint) float64 { return 100 * c.SavingVsFGD }), XMin: 0, XMax: s.Target}},
+		{"grar.svg", "GPU resource allocation ratio near saturation (pwr-fgd Fig. 7)",
+			report.LinePlot{Title: "GRAR (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / requested GPU",
+				Series: series(curves, names, func(c CurvePoint) float64 { return c.GRAR }), XMin: 0.8, XMax: s.Target}},
+		{"eopc.svg", "Estimated overall power consumption (pwr-fgd Fig. 1 shows FGD's)",
+			report.LinePlot{Title: "EOPC (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC (kW)",
+				Series: series(curves, names, func(c CurvePoint) float64 { return c.EOPCW / 1000 }), XMin: 0, XMax: s.Target}},
+		{"alloc.svg", "Allocated share of cluster GPUs (FGD paper Fig. 7 style)",
+			report.LinePlot{Title: "Allocated GPUs (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / cluster GPU",
+				Series: series(curves, names, func(c CurvePoint) float64 { return c.AllocShare }), XMin: 0, XMax: s.Target}},
+		{"frag.svg", "GPU fragmentation ratio (FGD's definition: fragmented / idle GPU)",
+			report.LinePlot{Title: "Fragmentation ratio (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "fragmented / idle GPU",
+				Series: series(curves, names, func(c CurvePoint) float64 { return c.FragRatio }), XMin: 0, XMax: s.Target}},
+	}
+	if ref == "" {
+		specs = specs[1:]
+	}
+	files := map[string][]byte{}
+	var figs []report.Figure
+	for _, sp := range specs {
+		b, err := sp.lp.SVG()
+		if err != nil {
+			return nil, nil, fmt.Errorf("plot %s: %w", sp.file, err)
+		}
+		files[sp.file] = b
+		figs = append(figs, report.Figure{Caption: sp.caption, SVG: b})
+	}
+	return files, figs, nil
+}
+
+// SummaryTable renders the policy summaries as a text/HTML table.
+func SummaryTable(ps []PolicySummary) report.Table {
+	t := report.Table{Title: "Policies", Head: []string{"policy", "saving min 0.15-0.80", "saving mean 0.15-0.80", "saving min 0.80-0.90",
+		"EOPC @0.5 (kW)", "GRAR @1.0", "GRAR gap to FGD @1.0", "first GRAR<1", "alloc share final", "failed final"}}
+	for _, p := range ps {
+		t.Rows = append(t.Rows, []string{p.Policy, pctOrDash(p.SavingMin15to80), pctOrDash(p.SavingMean15to80), pctOrDash(p.SavingMin80to90),
+			fmt.Sprintf("%.1f", float64(p.EOPCAt50W)/1000), fmt.Sprintf("%.4f", float64(p.GRARAt100)), fmt.Sprintf("%.4f", float64(p.GRARGapToFGD100)),
+			numOrDash(p.FirstGRARBelow1, "%.2f"), fmt.Sprintf("%.4f", float64(p.AllocShareFinal)), fmt.Sprintf("%.0f", float64(p.FailedFinal))})
+	}
+	return t
+}
+
+func pctOrDash(n Num) string {
+	if math.IsNaN(float64(n)) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n))
+}
+
+func numOrDash(n Num, f string) string {
+	if math.IsNaN(float64(n)) {
+		return "-"
+	}
+	return fmt.Sprintf(f, float64(n))
+}
+
+// ClaimsTable renders claim results.
+func ClaimsTable(cr []ClaimResult) report.Table {
+	t := report.Table{Title: "Paper claims vs measured", Head: []string{"claim", "where", "paper", "measured", "holds"}}
+	for _, c := range cr {
+		h := "yes"
+		if !c.Holds {
+			h = "NO"
+		}
+		t.Rows = append(t.Rows, []string{c.What, c.Where, c.Paper, c.Measured, h})
+	}
+	return t
+}
+
+// WriteInflation writes a results directory: summary.json, capacity.csv,
+// fgdsim_alloc.csv, SVG plots and report.html. The directory must have been
+// prepared with PrepareDir.
+func WriteInflation(dir string, sum *Summary, curves []CurvePoint, r *InflationResult) error {
+	files, figs, err := Plots(r.Scenario, curves)
+	if err != nil {
+		return err
+	}
+	js, err := report.JSON(sum)
+	if err != nil {
+		return err
+	}
+	files["summary.json"] = js
+	files["capacity.csv"] = CapacityCSV(curves)
+	files["fgdsim_alloc.csv"] = FGDSimCSV(r)
+	page := report.Page{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
+		Tables: []report.Table{SummaryTable(sum.Policies)}, Figures: figs,
+		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs)}
+	if len(sum.Claims) > 0 {
+		page.Tables = append(page.Tables, ClaimsTable(sum.Claims))
+	}
+	html, err := page.HTML()
+	if err != nil {
+		return err
+	}
+	files["report.html"] = html
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := report.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
+			return fmt.Errorf("write %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// NewSummary assembles summary.json's content.
+func NewSummary(version string, r *InflationResult, ps []PolicySummary, claims []ClaimResult) *Summary {
+	var seeds []uint64
+	for k := 0; k < r.Scenario.Seeds; k++ {
+		seeds = append(seeds, r.Scenario.FirstSeed+uint64(k))
+	}
+	return &Summary{Version: version, Scenario: r.Scenario, Seeds: seeds, Source: r.Source, Nodes: r.Nodes,
+		ClusterGPUs: r.TotalGPUMilli / 1000, Reference: r.Scenario.ReferencePolicy(), Policies: ps, Claims: claims}
+}

@@ -1,0 +1,296 @@
+// Package cli implements the wattsched command: subcommands, flags,
+// progress output and the built-in policy registry.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/trace/alibaba2023"
+)
+
+// Version is wattsched's version, written into every result.
+const Version = "0.1.0"
+
+const usage = `wattsched — energy-aware GPU-cluster scheduling toolkit
+
+Usage:
+  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--force]
+        run a scenario (default: the embedded pwr-default scenario)
+  wattsched reproduce pwr -o DIR [--seeds N] [--trace NAME[,NAME...]] [--compat fgd-sim] [--force]
+        reproduce the PWR paper's comparison on openb traces and check its claims
+  wattsched bench [--policies a,b] [--trace NAME]
+        time one inflation run per policy on the 1213-node cluster (one core)
+  wattsched traces
+        list the embedded openb traces
+  wattsched version
+`
+
+// Run executes the command line and returns the process exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "reproduce":
+		err = cmdReproduce(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = cmdBench(args[1:], stdout)
+	case "traces":
+		fmt.Fprintln(stdout, strings.Join(alibaba2023.Traces(), "\n"))
+	case "version":
+		fmt.Fprintln(stdout, "wattsched", Version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "wattsched: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "wattsched: %v\n", err)
+			return 2
+		}
+		log.Debug("failed", "err", err)
+		fmt.Fprintf(stderr, "wattsched: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type usageError struct{ error }
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// progress reports finished runs: a rewritten line on a terminal, a line
+// per tenth of the work otherwise (CI logs).
+func progress(stderr io.Writer) func(done, total int, what string) {
+	start := time.Now()
+	tty := false
+	if f, ok := stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			tty = st.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	return func(done, total int, what string) {
+		el := time.Since(start).Seconds()
+		switch {
+		case tty:
+			fmt.Fprintf(stderr, "\r[%d/%d] %-40s %6.1fs", done, total, what, el)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		case done == total || done*10/total != (done-1)*10/total:
+			fmt.Fprintf(stderr, "[%d/%d] %s %.1fs\n", done, total, what, el)
+		}
+	}
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stderr)
+	cfg := fs.String("c", "", "scenario YAML file (default: embedded pwr-default)")
+	out := fs.String("o", "", "results directory (required)")
+	seeds := fs.Int("seeds", 0, "override the scenario's number of seeds")
+	force := fs.Bool("force", false, "replace a non-empty results directory")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *out == "" {
+		return usageError{errors.New("run: -o DIR is required")}
+	}
+	var s *experiment.Scenario
+	var err error
+	if *cfg == "" {
+		s, err = experiment.Builtin("pwr-default")
+	} else {
+		s, err = experiment.Load(*cfg)
+	}
+	if err != nil {
+		return err
+	}
+	if *seeds > 0 {
+		s.Seeds = *seeds
+		if err := s.Validate(); err != nil {
+			return err
+		}
+	}
+	if s.Mode != "inflation" {
+		return fmt.Errorf("scenario %s: mode %q: the run command supports inflation scenarios in this version", s.Name, s.Mode)
+	}
+	res, err := runInflation(ctx, s, stderr)
+	if err != nil {
+		return err
+	}
+	return finish(*out, *force, s, res, nil, stdout)
+}
+
+func runInflation(_ context.Context, s *experiment.Scenario, stderr io.Writer) (*experiment.InflationResult, error) {
+	in, err := experiment.LoadInputs(s.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	fmt.Fprintf(stderr, "%s: %d policies x %d seeds on %s\n", s.Name, len(s.Policies), s.Seeds, in.Source)
+	r := &experiment.Runner{Registry: Registry(), Catalog: hw.Default(), Progress: progress(stderr)}
+	return r.RunInflation(s, in)
+}
+
+func finish(dir string, force bool, s *experiment.Scenario, res *experiment.InflationResult, claims []experiment.Claim, stdout io.Writer) error {
+	curves := res.Curves()
+	ps := res.Summaries(curves)
+	cr := experiment.EvaluateClaims(claims, curves)
+	sum := experiment.NewSummary(Version, res, ps, cr)
+	cmp, err := experiment.CompareFGDSim(res)
+	if err != nil {
+		return err
+	}
+	sum.FGDSimCompare = cmp
+	if err := experiment.PrepareDir(dir, force); err != nil {
+		return err
+	}
+	if err := experiment.WriteInflation(dir, sum, curves, res); err != nil {
+		return err
+	}
+	printTable(stdout, experiment.SummaryTable(ps))
+	if len(cr) > 0 {
+		printTable(stdout, experiment.ClaimsTable(cr))
+	}
+	if cmp != nil {
+		fmt.Fprintf(stdout, "FGD vs the FGD simulator's published curves: largest gap %.3f points at %d%% requested (%s)\n\n",
+			float64(cmp.MaxAbsDiff), cmp.AtPercent, cmp.Note)
+	}
+	fmt.Fprintf(stdout, "results in %s (summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg)\n", dir)
+	return nil
+}
+
+func printTable(w io.Writer, t report.Table) {
+	fmt.Fprintf(w, "%s\n", t.Title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.Head, "\t"))
+	for _, r := range t.Rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "pwr" {
+		return usageError{errors.New("reproduce: which paper? (available: pwr)")}
+	}
+	fs := newFlags("reproduce pwr", stderr)
+	out := fs.String("o", "", "results directory (required)")
+	seeds := fs.Int("seeds", 10, "seeds per policy (the paper used 10)")
+	traces := fs.String("trace", "default", "openb pod list(s), comma-separated (see 'wattsched traces')")
+	compat := fs.String("compat", "", "fgd-sim: draw tasks and break ties exactly as the public FGD simulator")
+	force := fs.Bool("force", false, "replace a non-empty results directory")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError{err}
+	}
+	if *out == "" {
+		return usageError{errors.New("reproduce: -o DIR is required")}
+	}
+	names := strings.Split(*traces, ",")
+	var scs []*experiment.Scenario
+	for _, t := range names {
+		s, err := experiment.PWRScenario(strings.TrimSpace(t), *seeds, *compat)
+		if err != nil {
+			return err
+		}
+		scs = append(scs, s)
+	}
+	if len(scs) > 1 {
+		if err := experiment.PrepareDir(*out, *force); err != nil {
+			return err
+		}
+	}
+	for _, s := range scs {
+		res, err := runInflation(ctx, s, stderr)
+		if err != nil {
+			return err
+		}
+		dir := *out
+		if len(scs) > 1 {
+			dir = *out + string(os.PathSeparator) + s.Trace.Pods
+		}
+		fmt.Fprintf(stdout, "== PWR reproduction on openb_pod_list_%s (%d seeds) ==\n", s.Trace.Pods, s.Seeds)
+		if err := finish(dir, *force, s, res, experiment.PWRClaims(s.Trace.Pods), stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cmdBench(args []string, stdout io.Writer) error {
+	fs := newFlags("bench", os.Stderr)
+	pols := fs.String("policies", "", "comma-separated policy names (default: all of the PWR comparison)")
+	trace := fs.String("trace", "default", "openb pod list")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	s, err := experiment.PWRScenario(*trace, 1, "")
+	if err != nil {
+		return err
+	}
+	if *pols != "" {
+		keep := map[string]bool{}
+		for _, p := range strings.Split(*pols, ",") {
+			keep[strings.TrimSpace(p)] = true
+		}
+		var ps []experiment.PolicySpec
+		for _, p := range s.Policies {
+			if keep[p.Name] {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) == 0 {
+			return fmt.Errorf("bench: no policy matches %q (known: %s)", *pols, strings.Join(s.PolicyNames(), ", "))
+		}
+		s.Policies = ps
+	}
+	in, err := experiment.LoadInputs(s.Trace)
+	if err != nil {
+		return err
+	}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	fmt.Fprintf(stdout, "one inflation run of openb_pod_list_%s to %.1fx capacity on %d nodes, one core (GOMAXPROCS=1)\n", *trace, s.Target, len(in.Nodes))
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\ttasks\twall s\tdecisions/s\tvs 1 s budget\t")
+	r := &experiment.Runner{Registry: Registry(), Catalog: hw.Default(), Workers: 1}
+	for _, p := range s.Policies {
+		one := *s
+		one.Policies = []experiment.PolicySpec{p}
+		start := time.Now()
+		res, err := r.RunInflation(&one, in)
+		if err != nil {
+			return err
+		}
+		wall := time.Since(start).Seconds()
+		run := res.Runs[0]
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.0f\t%.2fx\t\n", p.Name, run.Tasks, wall, float64(run.Tasks)/wall, math.Max(wall, 1e-9)/1.0)
+	}
+	return tw.Flush()
+}

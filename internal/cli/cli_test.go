@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// The same scenario and seeds give byte-identical result files.
+func TestRunIsDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-trace runs")
+	}
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "s.yaml")
+	os.WriteFile(scen, []byte(`name: det
+trace: {pods: default}
+seeds: 2
+policies:
+  - name: FGD
+    scorers: [{policy: fgd, weight: 1000}]
+  - name: "0.1*PWR+0.9*FGD"
+    scorers: [{policy: pwr, weight: 100}, {policy: fgd, weight: 900}]
+`), 0o644)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, o := range []string{a, b} {
+		if code, _, errs := run(t, "run", "-c", scen, "-o", o); code != 0 {
+			t.Fatalf("run exited %d: %s", code, errs)
+		}
+	}
+	ents, _ := os.ReadDir(a)
+	if len(ents) < 6 {
+		t.Fatalf("only %d result files", len(ents))
+	}
+	for _, e := range ents {
+		x, _ := os.ReadFile(filepath.Join(a, e.Name()))
+		y, err := os.ReadFile(filepath.Join(b, e.Name()))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two runs", e.Name())
+		}
+	}
+}
+
+func TestMalformedPodListGivesOneClearError(t *testing.T) {
+	dir := t.TempDir()
+	pods := filepath.Join(dir, "pods.csv")
+	os.WriteFile(pods, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1,1,500\np1,abc,1,1,500\n"), 0o644)
+	scen := filepath.Join(dir, "s.yaml")
+	os.WriteFile(scen, []byte("name: bad\ntrace: {pods: "+pods+"}\npolicies: [{name: FGD, scorers: [{policy: fgd, weight: 1}]}]\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	code, _, errs := run(t, "run", "-c", scen, "-o", out)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1", code)
+	}
+	want := pods + `:3: column cpu_milli: "abc" is not an integer`
+	if !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("stderr = %q, want one line containing %q", errs, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output directory created despite the error")
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	if code, _, _ := run(t); code != 2 {
+		t.Errorf("no args: exit %d, want 2", code)
+	}
+	if code, _, errs := run(t, "run"); code != 2 || !strings.Contains(errs, "-o DIR is required") {
+		t.Errorf("run without -o: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(t, "reproduce", "pwr", "-o", t.TempDir(), "--trace", "nope"); code != 1 || !strings.Contains(errs, "unknown trace \"nope\"") {
+		t.Errorf("unknown trace: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(t, "frobnicate"); code != 2 || !strings.Contains(errs, "unknown command") {
+		t.Errorf("unknown command: exit %d, %q", code, errs)
+	}
+}
+
+func TestRegistryHasEveryPolicyOnce(t *testing.T) {
+	r := Registry()
+	got := strings.Join(r.Names(), ",")
+	if got != "fgd,pwr,bestfit,dotprod,gpupacking,gpuclustering" {
+		t.Errorf("registry = %s", got)
+	}
+	if _, err := r.New("fgd", []byte("popularity_threshold: 0\n"), policyDeps(t)); err == nil || !strings.Contains(err.Error(), "fgd.popularity_threshold") {
+		t.Errorf("bad fgd args: %v", err)
+	}
+	if _, err := r.New("fgd", []byte("bogus: 1\n"), policyDeps(t)); err == nil {
+		t.Error("unknown fgd arg accepted")
+	}
+}
