@@ -5,8 +5,8 @@ import (
 	"maps"
 	"math"
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/wattsched/wattsched/report"
