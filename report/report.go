@@ -79,6 +79,8 @@ type LinePlot struct {
 	Series                []Series
 	XMin, XMax            float64 // zero values: automatic
 	YMin, YMax            float64
+	// LegendLeft and LegendBottom place the legend (default: top right).
+	LegendLeft, LegendBottom bool
 }
 
 var palette = []color.Color{
@@ -121,8 +123,8 @@ func (lp LinePlot) SVG() ([]byte, error) {
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
+	p.Legend.Top = !lp.LegendBottom
+	p.Legend.Left = lp.LegendLeft
 	if lp.XMax > lp.XMin {
 		p.X.Min, p.X.Max = lp.XMin, lp.XMax
 	}

@@ -1,0 +1,25 @@
+package experiment_test
+
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/cli"
+)
+
+// Run the PWR paper's comparison programmatically and read one curve point.
+func ExampleRunner_RunInflation() {
+	s, _ := experiment.PWRScenario("default", 1, "")
+	s.Policies = s.Policies[:3] // FGD, PWR, 0.05*PWR+0.95*FGD
+	in, _ := experiment.LoadInputs(s.Trace)
+	r := &experiment.Runner{Registry: cli.Registry(), Catalog: hw.Default()}
+	res, err := r.RunInflation(s, in)
+	if err != nil {
+		panic(err)
+	}
+	curves := res.Curves()
+	p, _ := experiment.At(experiment.Series(curves, "PWR"), 0.5)
+	fmt.Printf("PWR at 50%% requested: saving vs FGD above 10%%: %v\n", p.SavingVsFGD > 0.10)
+	// Output: PWR at 50% requested: saving vs FGD above 10%: true
+}

@@ -1,0 +1,55 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSVGAndHTMLAreSelfContainedAndDeterministic(t *testing.T) {
+	lp := LinePlot{Title: "t", XLabel: "x", YLabel: "y", Series: []Series{
+		{Name: "a", X: []float64{0, 0.5, 1}, Y: []float64{0, 1, math.NaN()}},
+		{Name: "b", X: []float64{0, 1}, Y: []float64{1, 2}},
+	}, XMin: 0, XMax: 1}
+	a, err := lp.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := lp.SVG()
+	if !bytes.Equal(a, b) {
+		t.Fatal("same plot rendered twice differs")
+	}
+	if !bytes.Contains(a, []byte("<svg")) || bytes.Contains(a, []byte("http://fonts")) {
+		t.Fatal("not a self-contained SVG")
+	}
+	page := Page{Title: "r <1>", Tables: []Table{{Title: "T", Head: []string{"h"}, Rows: [][]string{{"<b>"}}}}, Figures: []Figure{{Caption: "c", SVG: a}}}
+	h, err := page.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(h), "&lt;b&gt;") || !strings.Contains(string(h), "<svg") {
+		t.Fatal("HTML must escape table text and inline the SVG")
+	}
+}
+
+func TestWriteFileIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.csv")
+	if err := WriteFile(p, CSV([][]string{{"a", "b"}, {"1", F(math.NaN())}})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if string(got) != "a,b\n1,\n" {
+		t.Errorf("file = %q", got)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("%d files left, want 1 (no temporaries)", len(ents))
+	}
+	if err := WriteFile(filepath.Join(dir, "missing", "x"), nil); err == nil {
+		t.Error("writing into a missing directory must fail")
+	}
+}
