@@ -43,7 +43,7 @@ type Placer struct {
 	selector GPUSelector
 	rank     []int
 
-	cache [][]cacheEntry // [node][class]
+	cache [][]cacheEntry // [class][node]: one class's entries are contiguous
 	// scratch
 	idx    []int
 	raw    [][]int64
@@ -97,8 +97,15 @@ func (p *Placer) evaluate(t *job.Task, n *cluster.Node, e *cacheEntry) {
 // Place chooses a node and GPUs for t, or reports that no node is feasible.
 func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
 	cacheable := t.Class >= 0 && len(p.scorers) <= maxCachedScorers
-	if len(p.cache) != len(c.Nodes) {
-		p.cache = make([][]cacheEntry, len(c.Nodes))
+	var row []cacheEntry
+	if cacheable {
+		if t.Class >= len(p.cache) {
+			p.cache = append(p.cache, make([][]cacheEntry, t.Class+1-len(p.cache))...)
+		}
+		if len(p.cache[t.Class]) != len(c.Nodes) {
+			p.cache[t.Class] = make([]cacheEntry, len(c.Nodes))
+		}
+		row = p.cache[t.Class]
 	}
 	p.idx = p.idx[:0]
 	for i := range p.raw {
@@ -108,12 +115,7 @@ func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
 	for ni, n := range c.Nodes {
 		ep := &e
 		if cacheable {
-			row := p.cache[ni]
-			if t.Class >= len(row) {
-				row = append(row, make([]cacheEntry, t.Class+1-len(row))...)
-				p.cache[ni] = row
-			}
-			ep = &row[t.Class]
+			ep = &row[ni]
 			if ep.ver == n.Version+1 {
 				p.hits++
 			} else {
