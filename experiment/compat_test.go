@@ -22,6 +22,20 @@ func expectedFGDSim(t *testing.T) map[uint64][]float64 {
 	return m
 }
 
+func runScenario(t *testing.T, s *experiment.Scenario) *experiment.InflationResult {
+	t.Helper()
+	in, err := experiment.LoadInputs(s.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &experiment.Runner{Registry: cli.Registry(), Catalog: hw.Default()}
+	res, err := r.RunInflation(s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func fgdScenario(t *testing.T, compat string, seeds int) *experiment.Scenario {
 	t.Helper()
 	s, err := experiment.Parse([]byte(`
@@ -50,15 +64,7 @@ func TestCompatFGDSimMatchesPublishedCurves(t *testing.T) {
 	}
 	want := expectedFGDSim(t)
 	s := fgdScenario(t, experiment.CompatFGDSim, len(want))
-	in, err := experiment.LoadInputs(s.Trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &experiment.Runner{Registry: cli.Registry(), Catalog: hw.Default()}
-	res, err := r.RunInflation(s, in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runScenario(t, s)
 	for _, run := range res.Runs {
 		w, ok := want[run.Seed]
 		if !ok {
@@ -87,15 +93,7 @@ func TestDefaultModeWithinOnePointOfFGDSim(t *testing.T) {
 		t.Skip("full-trace runs")
 	}
 	s := fgdScenario(t, experiment.CompatNone, 10)
-	in, err := experiment.LoadInputs(s.Trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &experiment.Runner{Registry: cli.Registry(), Catalog: hw.Default()}
-	res, err := r.RunInflation(s, in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runScenario(t, s)
 	cmp, err := experiment.CompareFGDSim(res)
 	if err != nil || cmp == nil {
 		t.Fatalf("CompareFGDSim = %v, %v", cmp, err)

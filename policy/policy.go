@@ -13,6 +13,13 @@ import (
 	"github.com/wattsched/wattsched/power"
 )
 
+// Normalisation constants of the FGD simulator's baseline scorers: the
+// largest openb node (128 vCPU, 8 GPUs).
+const (
+	MaxSpecCPUMilli = 128000
+	MaxSpecGPUMilli = 8000
+)
+
 // Scores are integers on 0..MaxScore, as in kube-scheduler.
 const (
 	MinScore int64 = 0

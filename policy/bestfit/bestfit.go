@@ -12,12 +12,6 @@ import (
 // Name is the policy's registry name.
 const Name = "bestfit"
 
-// Normalisation constants of the FGD simulator (largest node: 128 vCPU, 8 GPUs).
-const (
-	maxSpecCPUMilli = 128000
-	maxSpecGPUMilli = 8000
-)
-
 // Args configures BestFit (no parameters).
 type Args struct{}
 
@@ -41,8 +35,8 @@ func New(Args, policy.Deps) (Policy, error) { return Policy{}, nil }
 // Score implements policy.Scorer: 100 x (1 - (0.5 x free CPU after / 128 vCPU
 // + 0.5 x free GPU after / 8 GPUs)), truncated.
 func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
-	cpu := float64(n.FreeCPUMilli-t.CPUMilli) / maxSpecCPUMilli * 0.5
-	gpu := float64(n.FreeGPUMilli()-t.TotalGPUMilli()) / maxSpecGPUMilli * 0.5
+	cpu := float64(n.FreeCPUMilli-t.CPUMilli) / policy.MaxSpecCPUMilli * 0.5
+	gpu := float64(n.FreeGPUMilli()-t.TotalGPUMilli()) / policy.MaxSpecGPUMilli * 0.5
 	return int64((1.0 - (cpu + gpu)) * float64(policy.MaxScore))
 }
 

@@ -13,11 +13,6 @@ import (
 // Name is the policy's registry name.
 const Name = "dotprod"
 
-const (
-	maxSpecCPUMilli = 128000
-	maxSpecGPUMilli = 8000
-)
-
 // Args configures DotProd (no parameters).
 type Args struct{}
 
@@ -38,8 +33,8 @@ func New(Args, policy.Deps) (Policy, error) { return Policy{}, nil }
 // Score implements policy.Scorer: 100 x (1 - (free.demand)/2) over the
 // vectors (CPU/128 vCPU, GPU/8 GPUs), truncated.
 func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
-	node := [2]float64{float64(n.FreeCPUMilli) / maxSpecCPUMilli, float64(n.FreeGPUMilli()) / maxSpecGPUMilli}
-	task := [2]float64{float64(t.CPUMilli) / maxSpecCPUMilli, float64(t.TotalGPUMilli()) / maxSpecGPUMilli}
+	node := [2]float64{float64(n.FreeCPUMilli) / policy.MaxSpecCPUMilli, float64(n.FreeGPUMilli()) / policy.MaxSpecGPUMilli}
+	task := [2]float64{float64(t.CPUMilli) / policy.MaxSpecCPUMilli, float64(t.TotalGPUMilli()) / policy.MaxSpecGPUMilli}
 	dot := (node[0]*task[0] + node[1]*task[1]) / 2
 	return int64(float64(policy.MaxScore) * (1 - dot))
 }

@@ -12,8 +12,6 @@ import (
 // Name is the policy's registry name.
 const Name = "gpuclustering"
 
-const maxSpecGPUMilli = 8000
-
 // Args configures GpuClustering (no parameters).
 type Args struct{}
 
@@ -49,7 +47,7 @@ func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
 			kinds++
 		}
 	}
-	u := policy.MaxScore / 4 * (maxSpecGPUMilli - n.FreeGPUMilli()) / maxSpecGPUMilli
+	u := policy.MaxScore / 4 * (policy.MaxSpecGPUMilli - n.FreeGPUMilli()) / policy.MaxSpecGPUMilli
 	switch {
 	case n.Affinity[k] > 0 && kinds == 1:
 		return u + policy.MaxScore*3/4

@@ -74,15 +74,54 @@ func newReader(r io.Reader) *csv.Reader {
 	return cr
 }
 
-func field(rec []string, i int, file string, line int, header []string, min, max int64) (int64, error) {
-	v, err := strconv.ParseInt(strings.TrimSpace(rec[i]), 10, 64)
-	if err != nil {
-		return 0, &ParseError{File: file, Line: line, Column: header[i], Err: fmt.Errorf("%q is not an integer", rec[i])}
+// row is one data line being parsed; the first error sticks.
+type row struct {
+	rec    []string
+	file   string
+	line   int
+	header []string
+	err    error
+}
+
+func (r *row) fail(col string, err error) {
+	if r.err == nil {
+		r.err = &ParseError{File: r.file, Line: r.line, Column: col, Err: err}
 	}
-	if v < min || v > max {
-		return 0, &ParseError{File: file, Line: line, Column: header[i], Err: fmt.Errorf("%d out of range %d..%d", v, min, max)}
+}
+
+// int parses column i as an integer in [min, max].
+func (r *row) int(i int, min, max int64) int64 {
+	if r.err != nil {
+		return 0
 	}
-	return v, nil
+	v, err := strconv.ParseInt(strings.TrimSpace(r.rec[i]), 10, 64)
+	switch {
+	case err != nil:
+		r.fail(r.header[i], fmt.Errorf("%q is not an integer", r.rec[i]))
+	case v < min || v > max:
+		r.fail(r.header[i], fmt.Errorf("%d out of range %d..%d", v, min, max))
+	}
+	return v
+}
+
+// records calls fn for each data line after the header h.
+func records(cr *csv.Reader, file string, h []string, fn func(r *row)) error {
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &ParseError{File: file, Line: line, Err: err}
+		}
+		if len(rec) != len(h) {
+			return &ParseError{File: file, Line: line, Err: fmt.Errorf("%d fields, want %d", len(rec), len(h))}
+		}
+		r := &row{rec: rec, file: file, line: line, header: h}
+		if fn(r); r.err != nil {
+			return r.err
+		}
+	}
 }
 
 // ReadNodes parses a node list (sn,cpu_milli,memory_mib,gpu,model). file names
@@ -95,43 +134,27 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 	}
 	var out []cluster.NodeSpec
 	seen := map[string]int{}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, &ParseError{File: file, Line: line, Err: err}
-		}
-		if len(rec) != len(h) {
-			return nil, &ParseError{File: file, Line: line, Err: fmt.Errorf("%d fields, want %d", len(rec), len(h))}
-		}
-		s := cluster.NodeSpec{Name: strings.TrimSpace(rec[0]), GPUModel: strings.TrimSpace(rec[4])}
+	err = records(cr, file, h, func(r *row) {
+		s := cluster.NodeSpec{Name: strings.TrimSpace(r.rec[0]), GPUModel: strings.TrimSpace(r.rec[4])}
 		if s.Name == "" {
-			return nil, &ParseError{File: file, Line: line, Column: "sn", Err: errors.New("empty node name")}
+			r.fail("sn", errors.New("empty node name"))
+		} else if prev, dup := seen[s.Name]; dup {
+			r.fail("sn", fmt.Errorf("node %q already on line %d", s.Name, prev))
 		}
-		if prev, dup := seen[s.Name]; dup {
-			return nil, &ParseError{File: file, Line: line, Column: "sn", Err: fmt.Errorf("node %q already on line %d", s.Name, prev)}
-		}
-		seen[s.Name] = line
-		if s.CPUMilli, err = field(rec, 1, file, line, h, 1, 1<<40); err != nil {
-			return nil, err
-		}
-		if s.MemMiB, err = field(rec, 2, file, line, h, 0, 1<<40); err != nil {
-			return nil, err
-		}
-		g, err := field(rec, 3, file, line, h, 0, 64)
-		if err != nil {
-			return nil, err
-		}
-		s.GPUs = int(g)
-		if s.GPUs > 0 && s.GPUModel == "" {
-			return nil, &ParseError{File: file, Line: line, Column: "model", Err: fmt.Errorf("%d GPUs without a model", s.GPUs)}
+		seen[s.Name] = r.line
+		s.CPUMilli = r.int(1, 1, 1<<40)
+		s.MemMiB = r.int(2, 0, 1<<40)
+		s.GPUs = int(r.int(3, 0, 64))
+		if r.err == nil && s.GPUs > 0 && s.GPUModel == "" {
+			r.fail("model", fmt.Errorf("%d GPUs without a model", s.GPUs))
 		}
 		if s.GPUs == 0 {
 			s.GPUModel = ""
 		}
 		out = append(out, s)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -149,59 +172,37 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("header has %d columns, want 5 or %d", len(h), len(podColumns))}
 	}
 	var out []job.Task
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, &ParseError{File: file, Line: line, Err: err}
-		}
-		if len(rec) != len(h) {
-			return nil, &ParseError{File: file, Line: line, Err: fmt.Errorf("%d fields, want %d", len(rec), len(h))}
-		}
-		t := job.Task{ID: job.ID(len(out)), Name: strings.TrimSpace(rec[0]), Kind: job.Training, Class: -1}
+	err = records(cr, file, h, func(r *row) {
+		t := job.Task{ID: job.ID(len(out)), Name: strings.TrimSpace(r.rec[0]), Kind: job.Training, Class: -1}
 		if t.Name == "" {
-			return nil, &ParseError{File: file, Line: line, Column: "name", Err: errors.New("empty pod name")}
+			r.fail("name", errors.New("empty pod name"))
 		}
-		if t.CPUMilli, err = field(rec, 1, file, line, h, 0, 1<<40); err != nil {
-			return nil, err
-		}
-		if t.MemMiB, err = field(rec, 2, file, line, h, 0, 1<<40); err != nil {
-			return nil, err
-		}
-		g, err := field(rec, 3, file, line, h, 0, 8)
-		if err != nil {
-			return nil, err
-		}
-		t.GPUCount = int(g)
-		if t.GPUMilli, err = field(rec, 4, file, line, h, 0, job.MilliPerGPU); err != nil {
-			return nil, err
-		}
+		t.CPUMilli = r.int(1, 0, 1<<40)
+		t.MemMiB = r.int(2, 0, 1<<40)
+		t.GPUCount = int(r.int(3, 0, 8))
+		t.GPUMilli = r.int(4, 0, job.MilliPerGPU)
 		if len(h) > 5 {
-			for _, s := range strings.Split(rec[5], "|") {
+			for _, s := range strings.Split(r.rec[5], "|") {
 				if s = strings.TrimSpace(s); s != "" {
 					t.GPUSpec = append(t.GPUSpec, s)
 				}
 			}
-			c, err := field(rec, 8, file, line, h, 0, 1<<40)
-			if err != nil {
-				return nil, err
-			}
-			d, err := field(rec, 9, file, line, h, 0, 1<<40)
-			if err != nil {
-				return nil, err
-			}
-			if d < c {
-				return nil, &ParseError{File: file, Line: line, Column: "deletion_time", Err: fmt.Errorf("%d before creation_time %d", d, c)}
+			c, d := r.int(8, 0, 1<<40), r.int(9, 0, 1<<40)
+			if r.err == nil && d < c {
+				r.fail("deletion_time", fmt.Errorf("%d before creation_time %d", d, c))
 			}
 			t.SubmitMs = c * 1000
 			t.Work = float64(d - c)
 		}
-		if err := t.Demand.Validate(); err != nil {
-			return nil, &ParseError{File: file, Line: line, Err: err}
+		if r.err == nil {
+			if err := t.Demand.Validate(); err != nil {
+				r.fail("", err)
+			}
 		}
 		out = append(out, t)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, &ParseError{File: file, Line: 2, Err: errors.New("no pods")}
