@@ -93,8 +93,8 @@ type Task struct {
 	// SubmitMs is the arrival time in milliseconds.
 	SubmitMs int64
 	// Work is the amount of work in rate-seconds: a task running at rate 1
-	// finishes after Work seconds. Zero means the task never finishes by
-	// itself (inflation experiments).
+	// finishes after Work seconds (zero: it ends as it starts). In inflation
+	// experiments tasks never end, whatever their work.
 	Work float64
 }
 

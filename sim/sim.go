@@ -395,11 +395,11 @@ func removeInt(s []int, v int) []int {
 
 func (e *Engine) postCompletion(ti int) {
 	rs := &e.rs[ti]
-	if e.opt.Mode == Inflation || e.tasks[ti].Work <= 0 || rs.rate <= 0 {
+	if e.opt.Mode == Inflation || rs.rate <= 0 {
 		return
 	}
 	rs.version++
-	ms := math.Ceil(rs.remaining / rs.rate * 1000)
+	ms := math.Ceil(max(rs.remaining, 0) / rs.rate * 1000)
 	e.push(event{at: e.now + Time(ms), kind: evCompletion, task: ti, version: rs.version})
 }
 

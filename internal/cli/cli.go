@@ -141,8 +141,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	if s.Mode != "inflation" {
-		return fmt.Errorf("scenario %s: mode %q: the run command supports inflation scenarios in this version", s.Name, s.Mode)
+	if s.Mode == "replay" {
+		return runReplay(s, *out, *force, stdout, stderr)
 	}
 	res, err := runInflation(ctx, s, stderr)
 	if err != nil {
@@ -159,6 +159,28 @@ func runInflation(_ context.Context, s *experiment.Scenario, stderr io.Writer) (
 	fmt.Fprintf(stderr, "%s: %d policies x %d seeds on %s\n", s.Name, len(s.Policies), s.Seeds, in.Source)
 	r := &experiment.Runner{Registry: Registry(), Catalog: hw.Default(), Progress: progress(stderr)}
 	return r.RunInflation(s, in)
+}
+
+func runReplay(s *experiment.Scenario, dir string, force bool, stdout, stderr io.Writer) error {
+	in, err := experiment.LoadInputs(s.Trace)
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	fmt.Fprintf(stderr, "%s: replaying %d tasks under %d policies on %s\n", s.Name, len(in.Pods), len(s.Policies), in.Source)
+	r := &experiment.Runner{Registry: Registry(), Catalog: hw.Default(), Progress: progress(stderr)}
+	runs, err := r.RunReplay(s, in)
+	if err != nil {
+		return err
+	}
+	if err := experiment.PrepareDir(dir, force); err != nil {
+		return err
+	}
+	if err := experiment.WriteReplay(dir, Version, s, in, runs); err != nil {
+		return err
+	}
+	printTable(stdout, experiment.ReplayTable(runs))
+	fmt.Fprintf(stdout, "results in %s (summary.json, jobs.csv, timeline.csv, power.svg, report.html)\n", dir)
+	return nil
 }
 
 func finish(dir string, force bool, s *experiment.Scenario, res *experiment.InflationResult, claims []experiment.Claim, stdout io.Writer) error {

@@ -99,3 +99,31 @@ func TestRegistryHasEveryPolicyOnce(t *testing.T) {
 		t.Error("unknown fgd arg accepted")
 	}
 }
+
+func TestRunReplayScenario(t *testing.T) {
+	dir := t.TempDir()
+	nodes := filepath.Join(dir, "nodes.csv")
+	os.WriteFile(nodes, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,2,T4\nn1,32000,65536,2,T4\n"), 0o644)
+	pods := filepath.Join(dir, "pods.csv")
+	os.WriteFile(pods, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"+
+		"p0,4000,1024,2,1000,,LS,Running,0,100,0\n"+
+		"p1,4000,1024,2,1000,,LS,Running,10,50,10\n"+
+		"p2,4000,1024,2,1000,,LS,Running,20,30,20\n"), 0o644)
+	scen := filepath.Join(dir, "s.yaml")
+	os.WriteFile(scen, []byte("name: rp\nmode: replay\ntrace: {pods: "+pods+", nodes: "+nodes+"}\npolicies: [{name: FGD, scorers: [{policy: fgd, weight: 1}]}]\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	if code, _, errs := run(t, "run", "-c", scen, "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	jobs, _ := os.ReadFile(filepath.Join(out, "jobs.csv"))
+	// p0 and p1 take both nodes' GPUs; p2 waits until p1 ends at 50 s and runs 10 s.
+	want := "FGD,2,p2,20.000,50.000,60.000,30.000,"
+	if !strings.Contains(string(jobs), want) {
+		t.Fatalf("jobs.csv =\n%s\nwant a row starting %q", jobs, want)
+	}
+	for _, f := range []string{"summary.json", "timeline.csv", "power.svg", "report.html"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package experiment
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/sim"
+)
+
+// ReplayRun is one policy replaying the trace: tasks arrive at their
+// creation time, run for their recorded duration and leave.
+type ReplayRun struct {
+	Policy string
+	Result *sim.Result
+}
+
+// ReplaySummary condenses one replay.
+type ReplaySummary struct {
+	Policy        string `json:"policy"`
+	Tasks         int    `json:"tasks"`
+	Started       int    `json:"started"`
+	EnergyKWh     Num    `json:"energy_kwh"`
+	CPUKWh        Num    `json:"cpu_kwh"`
+	GPUKWh        Num    `json:"gpu_kwh"`
+	IdleKWh       Num    `json:"idle_kwh"`
+	DynamicKWh    Num    `json:"dynamic_kwh"`
+	TransitionKWh Num    `json:"transition_kwh"`
+	MeanWaitS     Num    `json:"mean_wait_s"`
+	MeanJCTS      Num    `json:"mean_jct_s"`
+	MakespanS     Num    `json:"makespan_s"`
+	PeakPowerW    Num    `json:"peak_power_w"`
+	MeanPowerW    Num    `json:"mean_power_w"`
+}
+
+// RunReplay replays the scenario's pod list under each policy. Replay is
+// deterministic: it runs once per policy whatever the seed count.
+func (rn *Runner) RunReplay(s *Scenario, in *Inputs) ([]*ReplayRun, error) {
+	if s.Mode != "replay" {
+		return nil, fmt.Errorf("scenario %s: mode %q is not replay", s.Name, s.Mode)
+	}
+	var out []*ReplayRun
+	for i := range s.Policies {
+		ps := &s.Policies[i]
+		c, err := cluster.New(rn.Catalog, in.Nodes)
+		if err != nil {
+			return nil, err
+		}
+		pm := power.PWR{}
+		placer, err := rn.BuildPlacer(ps, policy.Deps{Catalog: rn.Catalog, Power: pm, Workload: in.Pods})
+		if err != nil {
+			return nil, err
+		}
+		e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm})
+		if err != nil {
+			return nil, err
+		}
+		res, err := e.Run(in.Pods)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
+		}
+		out = append(out, &ReplayRun{Policy: ps.Name, Result: res})
+		if rn.Progress != nil {
+			rn.Progress(i+1, len(s.Policies), ps.Name)
+		}
+	}
+	return out, nil
+}
+
+func kwh(j interface{ KWh() float64 }) Num { return Num(j.KWh()) }
+
+// Summarize condenses a replay.
+func (r *ReplayRun) Summarize() ReplaySummary {
+	res := r.Result
+	s := ReplaySummary{Policy: r.Policy, Tasks: len(res.Tasks),
+		EnergyKWh: kwh(res.CPUEnergy + res.GPUEnergy), CPUKWh: kwh(res.CPUEnergy), GPUKWh: kwh(res.GPUEnergy),
+		IdleKWh: kwh(res.IdleEnergy), TransitionKWh: kwh(res.TransEnergy),
+		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy - res.TransEnergy),
+		MakespanS:  Num(float64(res.EndMs) / 1000)}
+	var wait, jct float64
+	ended := 0
+	for _, t := range res.Tasks {
+		if t.StartMs >= 0 {
+			s.Started++
+			wait += float64(t.StartMs - t.SubmitMs)
+		}
+		if t.EndMs >= 0 {
+			ended++
+			jct += float64(t.EndMs - t.SubmitMs)
+		}
+	}
+	if s.Started > 0 {
+		s.MeanWaitS = Num(wait / float64(s.Started) / 1000)
+	}
+	if ended > 0 {
+		s.MeanJCTS = Num(jct / float64(ended) / 1000)
+	}
+	var peak float64
+	for _, p := range res.Samples {
+		peak = max(peak, float64(p.CPUW+p.GPUW))
+	}
+	s.PeakPowerW = Num(peak)
+	if res.EndMs > 0 {
+		s.MeanPowerW = Num(float64(res.CPUEnergy+res.GPUEnergy) / (float64(res.EndMs) / 1000))
+	}
+	return s
+}
+
+// WriteReplay writes summary.json, jobs.csv, timeline.csv, power.svg and
+// report.html into a prepared directory.
+func WriteReplay(dir, version string, s *Scenario, in *Inputs, runs []*ReplayRun) error {
+	var sums []ReplaySummary
+	jobs := [][]string{{"policy", "task", "name", "submit_s", "start_s", "end_s", "wait_s", "node", "energy_j"}}
+	timeline := [][]string{{"policy", "time_s", "cpu_w", "gpu_w", "active_nodes", "alloc_gpu_milli", "arrived"}}
+	var ser []report.Series
+	secs := func(ms int64) string {
+		if ms < 0 {
+			return ""
+		}
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+	}
+	for _, r := range runs {
+		sums = append(sums, r.Summarize())
+		for _, t := range r.Result.Tasks {
+			wait := int64(-1)
+			if t.StartMs >= 0 {
+				wait = t.StartMs - t.SubmitMs
+			}
+			node := ""
+			if t.Node >= 0 {
+				node = in.Nodes[t.Node].Name
+			}
+			jobs = append(jobs, []string{r.Policy, strconv.Itoa(int(t.ID)), t.Name, secs(t.SubmitMs), secs(t.StartMs), secs(t.EndMs), secs(wait), node, report.F(float64(t.Energy))})
+		}
+		line := report.Series{Name: r.Policy}
+		for i, p := range r.Result.Samples {
+			// One row per distinct time: the state after the last event at that time.
+			if i+1 < len(r.Result.Samples) && r.Result.Samples[i+1].TimeMs == p.TimeMs {
+				continue
+			}
+			timeline = append(timeline, []string{r.Policy, secs(p.TimeMs), report.F(float64(p.CPUW)), report.F(float64(p.GPUW)),
+				strconv.Itoa(p.ActiveNodes), strconv.FormatInt(p.AllocGPUMilli, 10), strconv.Itoa(p.Arrived)})
+			line.X = append(line.X, float64(p.TimeMs)/3.6e6)
+			line.Y = append(line.Y, float64(p.CPUW+p.GPUW)/1000)
+		}
+		ser = append(ser, line)
+	}
+	svg, err := report.LinePlot{Title: "Cluster power (" + s.Name + ")", XLabel: "time (h)", YLabel: "EOPC (kW)", Series: ser, LegendBottom: true}.SVG()
+	if err != nil {
+		return err
+	}
+	sum := struct {
+		Version  string          `json:"version"`
+		Scenario *Scenario       `json:"scenario"`
+		Source   string          `json:"data_source"`
+		Policies []ReplaySummary `json:"policies"`
+	}{version, s, in.Source, sums}
+	js, err := report.JSON(sum)
+	if err != nil {
+		return err
+	}
+	t := ReplayTable(runs)
+	html, err := report.Page{Title: "wattsched: " + s.Name, Notes: []string{s.Description, "Data: " + in.Source}, Tables: []report.Table{t},
+		Figures: []report.Figure{{Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version}.HTML()
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline), "power.svg": svg, "report.html": html}
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := report.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
+			return fmt.Errorf("write %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// ReplayTable renders the replay summaries for the terminal.
+func ReplayTable(runs []*ReplayRun) report.Table {
+	t := report.Table{Title: "Replay", Head: []string{"policy", "tasks", "started", "energy kWh", "idle kWh", "mean wait s", "mean JCT s", "peak kW"}}
+	for _, r := range runs {
+		x := r.Summarize()
+		t.Rows = append(t.Rows, []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
+			fmt.Sprintf("%.1f", float64(x.IdleKWh)), fmt.Sprintf("%.1f", float64(x.MeanWaitS)), fmt.Sprintf("%.0f", float64(x.MeanJCTS)), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000)})
+	}
+	return t
+}
