@@ -162,6 +162,8 @@ type Engine struct {
 	metric    []float64
 	totMetric float64
 	inTrans   []bool
+	active    int // nodes on or booting
+	wasActive []bool
 	arrivedG  int64
 	arrived   int
 	failed    int
@@ -183,6 +185,7 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 	e.nodeTasks = make([][]int, n)
 	e.metric = make([]float64, n)
 	e.inTrans = make([]bool, n)
+	e.wasActive = make([]bool, n)
 	for i, nd := range c.Nodes {
 		if nd.Used() {
 			return nil, fmt.Errorf("sim: node %s already has tasks", nd.Name)
@@ -215,6 +218,14 @@ func (e *Engine) refreshNode(n *cluster.Node) {
 		e.res.TransEnergy += hw.Joules(float64(e.nodePow[i].Total()) * dt)
 	}
 	e.inTrans[i] = n.State == cluster.Booting || n.State == cluster.ShuttingDown
+	if act := n.State == cluster.On || n.State == cluster.Booting; act != e.wasActive[i] {
+		e.wasActive[i] = act
+		if act {
+			e.active++
+		} else {
+			e.active--
+		}
+	}
 	e.meters[i].Set(int64(e.now), p)
 	e.totP.CPU += p.CPU - e.nodePow[i].CPU
 	e.totP.GPU += p.GPU - e.nodePow[i].GPU
@@ -320,17 +331,11 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 }
 
 func (e *Engine) sample() {
-	active := 0
-	for _, n := range e.c.Nodes {
-		if n.State == cluster.On || n.State == cluster.Booting {
-			active++
-		}
-	}
 	e.res.Samples = append(e.res.Samples, Sample{
 		TimeMs: int64(e.now), Arrived: e.arrived, Failed: e.failed,
 		ArrivedGPUMilli: e.arrivedG, AllocGPUMilli: e.c.AllocGPUMilli,
 		CPUW: e.totP.CPU, GPUW: e.totP.GPU, Metric: e.totMetric,
-		IdleGPUMilli: e.c.TotalGPUMilli - e.c.AllocGPUMilli, ActiveNodes: active,
+		IdleGPUMilli: e.c.TotalGPUMilli - e.c.AllocGPUMilli, ActiveNodes: e.active,
 	})
 }
 
@@ -444,11 +449,12 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		}
 		t := e.queue[qi]
 		ti := e.byID[t.ID]
-		n := e.c.Nodes[a.Node]
-		if int(a.Node) >= 0 && int(a.Node) < len(e.c.Nodes) {
-			e.attribute(int(a.Node))
-			e.meters[a.Node].Advance(int64(e.now))
+		if int(a.Node) < 0 || int(a.Node) >= len(e.c.Nodes) {
+			return false, fmt.Errorf("%w: start task %d on node %d, which does not exist", ErrPolicy, t.ID, a.Node)
 		}
+		n := e.c.Nodes[a.Node]
+		e.attribute(int(a.Node))
+		e.meters[a.Node].Advance(int64(e.now))
 		if err := e.c.Allocate(t, a.Node, a.GPUs); err != nil {
 			return false, fmt.Errorf("%w: %v", ErrPolicy, err)
 		}

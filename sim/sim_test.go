@@ -191,3 +191,59 @@ func TestInflationNeverLeaves(t *testing.T) {
 		t.Fatalf("last sample %+v (%d samples)", last, len(res.Samples))
 	}
 }
+
+// powerCycler powers node 1 off at t=0 and back on at 5 s, while task 0 runs on node 0.
+type powerCycler struct {
+	*policy.Online
+	step int
+}
+
+func (s *powerCycler) Schedule(st *policy.State) []policy.Action {
+	switch {
+	case s.step == 0:
+		s.step++
+		return append(s.Online.Schedule(st), policy.PowerOff{Node: 1}, policy.WakeAt{AtMs: 5000})
+	case s.step == 1 && st.NowMs == 5000:
+		s.step++
+		return []policy.Action{policy.PowerOn{Node: 1}}
+	}
+	return s.Online.Schedule(st)
+}
+
+func TestPowerStatesAndTransitionEnergy(t *testing.T) {
+	c := clustertest.New().Node("n0").GPUs(1, "T4").Node("n1").GPUs(1, "T4").Build()
+	idle := power.PWR{}.NodePower(c.Nodes[1]).Total() // 1 socket x 15 W + 1 T4 x 10 W = 25 W
+	tasks := []job.Task{{ID: 0, Demand: job.Demand{CPUMilli: 1000}, Class: -1, Work: 20}}
+	e, _ := sim.New(c, &powerCycler{Online: online(t)}, sim.Options{Mode: sim.Replay, BootMs: 2000, ShutdownMs: 1000, CheckInvariants: true})
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Node 1: shutting down 0-1 s and booting 5-7 s at idle power: 3 s x 25 W = 75 J of transitions.
+	if math.Abs(float64(res.TransEnergy)-3*float64(idle)) > 1e-9 {
+		t.Errorf("transition energy %v J, want %v", res.TransEnergy, 3*idle)
+	}
+	// Node 1 is off 1-5 s: it draws 25 W for 20 - 4 = 16 s in all (transitions included).
+	if math.Abs(float64(res.NodeEnergy[1])-16*float64(idle)) > 1e-9 {
+		t.Errorf("node 1 energy %v J, want %v", res.NodeEnergy[1], 16*idle)
+	}
+	mid := res.Samples[0]
+	for _, s := range res.Samples {
+		if s.TimeMs == 1000 {
+			mid = s
+		}
+	}
+	if mid.ActiveNodes != 1 {
+		t.Errorf("active nodes at 1 s = %d, want 1", mid.ActiveNodes)
+	}
+	e2, _ := sim.New(clustertest.New().Node("n0").Build(), policyFunc(func(*policy.State) []policy.Action {
+		return []policy.Action{policy.PowerOn{Node: 0}}
+	}), sim.Options{Mode: sim.Replay})
+	if _, err := e2.Run([]job.Task{{ID: 0, Class: -1, Demand: job.Demand{CPUMilli: 1}}}); err == nil {
+		t.Error("powering on a node that is on must fail")
+	}
+}
+
+type policyFunc func(*policy.State) []policy.Action
+
+func (f policyFunc) Schedule(st *policy.State) []policy.Action { return f(st) }
