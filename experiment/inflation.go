@@ -205,13 +205,23 @@ func (rn *Runner) BuildPlacer(ps *PolicySpec, deps policy.Deps) (*policy.Placer,
 	return policy.NewPlacer(nil, ws)
 }
 
-func (rn *Runner) runOne(s *Scenario, ps *PolicySpec, seed uint64, in *Inputs) (*Run, error) {
+// setup builds a fresh cluster, the PWR power model and the policy's
+// Placer, with the trace's pods as the policies' workload.
+func (rn *Runner) setup(ps *PolicySpec, in *Inputs) (*cluster.Cluster, power.Model, *policy.Placer, error) {
 	c, err := cluster.New(rn.Catalog, in.Nodes)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	pm := power.PWR{}
 	placer, err := rn.BuildPlacer(ps, policy.Deps{Catalog: rn.Catalog, Power: pm, Workload: in.Pods})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c, pm, placer, nil
+}
+
+func (rn *Runner) runOne(s *Scenario, ps *PolicySpec, seed uint64, in *Inputs) (*Run, error) {
+	c, pm, placer, err := rn.setup(ps, in)
 	if err != nil {
 		return nil, err
 	}

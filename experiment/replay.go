@@ -7,9 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/policy"
-	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/sim"
 )
@@ -48,12 +46,7 @@ func (rn *Runner) RunReplay(s *Scenario, in *Inputs) ([]*ReplayRun, error) {
 	var out []*ReplayRun
 	for i := range s.Policies {
 		ps := &s.Policies[i]
-		c, err := cluster.New(rn.Catalog, in.Nodes)
-		if err != nil {
-			return nil, err
-		}
-		pm := power.PWR{}
-		placer, err := rn.BuildPlacer(ps, policy.Deps{Catalog: rn.Catalog, Power: pm, Workload: in.Pods})
+		c, pm, placer, err := rn.setup(ps, in)
 		if err != nil {
 			return nil, err
 		}
