@@ -1,7 +1,10 @@
 package experiment_test
 
 import (
+	"encoding/csv"
+	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"testing"
 
@@ -102,5 +105,40 @@ func TestDefaultModeWithinOnePointOfFGDSim(t *testing.T) {
 	t.Logf("largest gap to the simulator's mean curve: %.3f points at %d%%", worst, at)
 	if worst > 1.0 {
 		t.Errorf("mean allocated share differs by %.3f points at %d%% requested", worst, at)
+	}
+}
+
+// The four baselines also reproduce the FGD simulator's published curves
+// exactly in compat mode (a sample of its rows for the Default trace).
+func TestCompatBaselinesMatchPublishedCurves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-trace runs")
+	}
+	f, err := os.Open("testdata/fgdsim_expected_default_baselines.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := map[string]string{"02-DotProd": "dotprod", "03-GpuClustering": "gpuclustering", "04-GpuPacking": "gpupacking", "05-BestFit": "bestfit"}
+	for _, r := range rows[1:] {
+		t.Run(r[1]+"/"+r[3], func(t *testing.T) {
+			s, err := experiment.Parse([]byte(fmt.Sprintf(
+				"name: b\ntrace: {pods: default}\ncompat: fgd-sim\nfirst_seed: %s\npolicies: [{name: X, scorers: [{policy: %s, weight: 1000}]}]\n",
+				r[3], policies[r[1]])), "b.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runScenario(t, s).Runs[0].FGDSimAlloc
+			for k, v := range r[5:] {
+				w, _ := strconv.ParseFloat(v, 64)
+				if math.Abs(got[k]-w) > 1e-9 {
+					t.Fatalf("percent %d: got %.2f, want %.2f", k, got[k], w)
+				}
+			}
+		})
 	}
 }
