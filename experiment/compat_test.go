@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/wattsched/wattsched/experiment"
@@ -108,13 +109,14 @@ func TestDefaultModeWithinOnePointOfFGDSim(t *testing.T) {
 	}
 }
 
-// The four baselines also reproduce the FGD simulator's published curves
-// exactly in compat mode (a sample of its rows for the Default trace).
-func TestCompatBaselinesMatchPublishedCurves(t *testing.T) {
+// The four baselines on the Default trace, and FGD and BestFit on the
+// 5-column multi-GPU trace, also reproduce the FGD simulator's published
+// curves exactly in compat mode (a sample of its rows).
+func TestCompatSampleMatchesPublishedCurves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full-trace runs")
 	}
-	f, err := os.Open("testdata/fgdsim_expected_default_baselines.csv")
+	f, err := os.Open("testdata/fgdsim_expected_sample.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,12 +125,13 @@ func TestCompatBaselinesMatchPublishedCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policies := map[string]string{"02-DotProd": "dotprod", "03-GpuClustering": "gpuclustering", "04-GpuPacking": "gpupacking", "05-BestFit": "bestfit"}
+	policies := map[string]string{"02-DotProd": "dotprod", "03-GpuClustering": "gpuclustering", "04-GpuPacking": "gpupacking", "05-BestFit": "bestfit", "06-FGD": "fgd"}
 	for _, r := range rows[1:] {
-		t.Run(r[1]+"/"+r[3], func(t *testing.T) {
+		trace := strings.TrimPrefix(r[0], "openb_pod_list_")
+		t.Run(trace+"/"+r[1]+"/"+r[3], func(t *testing.T) {
 			s, err := experiment.Parse([]byte(fmt.Sprintf(
-				"name: b\ntrace: {pods: default}\ncompat: fgd-sim\nfirst_seed: %s\npolicies: [{name: X, scorers: [{policy: %s, weight: 1000}]}]\n",
-				r[3], policies[r[1]])), "b.yaml")
+				"name: b\ntrace: {pods: %s}\ncompat: fgd-sim\nfirst_seed: %s\npolicies: [{name: X, scorers: [{policy: %s, weight: 1000}]}]\n",
+				trace, r[3], policies[r[1]])), "b.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
