@@ -110,8 +110,9 @@ func TestDefaultModeWithinOnePointOfFGDSim(t *testing.T) {
 }
 
 // The four baselines on the Default trace, and FGD and BestFit on the
-// 5-column multi-GPU trace, also reproduce the FGD simulator's published
-// curves exactly in compat mode (a sample of its rows).
+// 5-column multi-GPU trace and on the GPU-constrained trace, also reproduce
+// the FGD simulator's published curves exactly in compat mode (a sample of
+// its rows).
 func TestCompatSampleMatchesPublishedCurves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full-trace runs")
