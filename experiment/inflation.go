@@ -251,7 +251,7 @@ func (rn *Runner) runOne(s *Scenario, ps *PolicySpec, seed uint64, in *Inputs) (
 	for _, n := range c.Nodes {
 		initFrag += fw.NodeFrag(n)
 	}
-	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag})
+	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag, Seed: seed})
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func (rn *Runner) RunReplay(s *Scenario, in *Inputs) ([]*ReplayRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm})
+		e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, Seed: s.FirstSeed})
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ package policy
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -132,6 +133,9 @@ type State struct {
 	// Inflation is true when tasks never leave and a task that does not fit
 	// now never will (FGD/PWR inflation experiments).
 	Inflation bool
+	// Rand is the run's one seeded random source; policies draw from it and
+	// from nothing else, so that a run is reproducible from its seed.
+	Rand *rand.Rand
 }
 
 // Scheduler decides at each scheduling event.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -48,6 +49,8 @@ type Options struct {
 	PowerBudget hw.Watts
 	// CheckInvariants runs cluster.Check after every event (slow; for tests).
 	CheckInvariants bool
+	// Seed seeds the run's one random source (policy.State.Rand).
+	Seed uint64
 }
 
 // Sample is the cluster state after one event (after each arrival in inflation mode).
@@ -162,6 +165,7 @@ type Engine struct {
 	metric    []float64
 	totMetric float64
 	inTrans   []bool
+	rng       *rand.Rand
 	active    int // nodes on or booting
 	wasActive []bool
 	arrivedG  int64
@@ -177,7 +181,7 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 	if opt.Power == nil {
 		opt.Power = power.PWR{}
 	}
-	e := &Engine{opt: opt, c: c, sched: s}
+	e := &Engine{opt: opt, c: c, sched: s, rng: rand.New(rand.NewPCG(opt.Seed, 0x73696d))}
 	n := len(c.Nodes)
 	e.meters = make([]power.Meter, n)
 	e.idleP = make([]power.Breakdown, n)
@@ -414,7 +418,7 @@ var ErrPolicy = errors.New("invalid policy action")
 func (e *Engine) schedule() error {
 	for {
 		st := &policy.State{NowMs: int64(e.now), Cluster: e.c, Queue: e.queue, Running: e.running,
-			PowerBudget: e.opt.PowerBudget, Inflation: e.opt.Mode == Inflation}
+			PowerBudget: e.opt.PowerBudget, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
 		acts := e.sched.Schedule(st)
 		e.res.Decisions++
 		progressed := false

@@ -247,3 +247,22 @@ func TestPowerStatesAndTransitionEnergy(t *testing.T) {
 type policyFunc func(*policy.State) []policy.Action
 
 func (f policyFunc) Schedule(st *policy.State) []policy.Action { return f(st) }
+
+// A policy that draws from State.Rand gets the same draws for the same seed.
+func TestSeededRandomness(t *testing.T) {
+	draws := func(seed uint64) []uint64 {
+		var got []uint64
+		e, _ := sim.New(clustertest.New().Node("n").Build(), policyFunc(func(st *policy.State) []policy.Action {
+			got = append(got, st.Rand.Uint64())
+			return nil
+		}), sim.Options{Mode: sim.Replay, Seed: seed})
+		if _, err := e.Run([]job.Task{{ID: 0, Class: -1}, {ID: 1, Class: -1, SubmitMs: 5}}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	a, b, c := draws(1), draws(1), draws(2)
+	if len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(a) == fmt.Sprint(c) {
+		t.Fatalf("seed 1: %v and %v; seed 2: %v", a, b, c)
+	}
+}
