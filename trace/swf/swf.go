@@ -1,0 +1,162 @@
+// Package swf reads logs in the Standard Workload Format of the Parallel
+// Workloads Archive: header comments starting with ';' and one job per line
+// with 18 whitespace-separated fields, -1 meaning missing.
+package swf
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Fields in order (SWF 2.2).
+var Fields = [18]string{"job_number", "submit_time", "wait_time", "run_time", "allocated_processors",
+	"average_cpu_time", "used_memory", "requested_processors", "requested_time", "requested_memory",
+	"status", "user_id", "group_id", "executable_number", "queue_number", "partition_number",
+	"preceding_job_number", "think_time"}
+
+// Missing is the SWF value for an unknown field.
+const Missing = -1
+
+// Job is one record. Times are seconds; -1 means missing.
+type Job struct {
+	Number       int64
+	Submit       int64
+	Wait         int64
+	Run          int64
+	AllocProcs   int64
+	AvgCPUTime   float64
+	UsedMemory   float64
+	ReqProcs     int64
+	ReqTime      int64
+	ReqMemory    float64
+	Status       int64
+	User         int64
+	Group        int64
+	Executable   int64
+	Queue        int64
+	Partition    int64
+	PrecedingJob int64
+	ThinkTime    int64
+	Line         int // line number in the file
+}
+
+// Procs is the job's processor count: allocated, else requested (-1 if neither).
+func (j Job) Procs() int64 {
+	if j.AllocProcs > 0 {
+		return j.AllocProcs
+	}
+	return j.ReqProcs
+}
+
+// Log is a parsed SWF file.
+type Log struct {
+	// Header holds the comment lines without the leading ';'.
+	Header []string
+	Jobs   []Job
+}
+
+// HeaderValue returns the value of a "; Key: value" header line.
+func (l *Log) HeaderValue(key string) (string, bool) {
+	for _, h := range l.Header {
+		k, v, ok := strings.Cut(h, ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// ParseError locates a bad field.
+type ParseError struct {
+	File  string
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *ParseError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: field %s: %v", e.File, e.Line, e.Field, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Read parses an SWF log; file names it in errors.
+func Read(r io.Reader, file string) (*Log, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	l := &Log{}
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" {
+			continue
+		}
+		if s[0] == ';' {
+			l.Header = append(l.Header, strings.TrimSpace(s[1:]))
+			continue
+		}
+		f := strings.Fields(s)
+		if len(f) != 18 {
+			return nil, &ParseError{File: file, Line: line, Err: fmt.Errorf("%d fields, want 18", len(f))}
+		}
+		var ints [18]int64
+		var floats [18]float64
+		for i, v := range f {
+			switch i {
+			case 5, 6, 9: // average CPU time and memory may be fractional
+				x, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return nil, &ParseError{File: file, Line: line, Field: Fields[i], Err: fmt.Errorf("%q is not a number", v)}
+				}
+				floats[i] = x
+			default:
+				x, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return nil, &ParseError{File: file, Line: line, Field: Fields[i], Err: fmt.Errorf("%q is not an integer", v)}
+				}
+				if x < -1 {
+					return nil, &ParseError{File: file, Line: line, Field: Fields[i], Err: fmt.Errorf("%d: only -1 may be negative", x)}
+				}
+				ints[i] = x
+			}
+		}
+		j := Job{Number: ints[0], Submit: ints[1], Wait: ints[2], Run: ints[3], AllocProcs: ints[4],
+			AvgCPUTime: floats[5], UsedMemory: floats[6], ReqProcs: ints[7], ReqTime: ints[8], ReqMemory: floats[9],
+			Status: ints[10], User: ints[11], Group: ints[12], Executable: ints[13], Queue: ints[14],
+			Partition: ints[15], PrecedingJob: ints[16], ThinkTime: ints[17], Line: line}
+		l.Jobs = append(l.Jobs, j)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &ParseError{File: file, Line: line + 1, Err: err}
+	}
+	if len(l.Jobs) == 0 {
+		return nil, &ParseError{File: file, Line: line, Err: errors.New("no job records")}
+	}
+	return l, nil
+}
+
+//go:embed data/NASA-iPSC-1993-3.1-cln.swf.gz
+var nasa []byte
+
+// NASAiPSCName names the embedded log.
+const NASAiPSCName = "NASA-iPSC-1993-3.1-cln.swf"
+
+// NASAiPSC returns the embedded NASA Ames iPSC/860 log.
+func NASAiPSC() (*Log, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(nasa))
+	if err != nil {
+		return nil, err
+	}
+	return Read(zr, NASAiPSCName)
+}

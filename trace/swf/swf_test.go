@@ -1,0 +1,68 @@
+package swf
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestReadEmbeddedNASA(t *testing.T) {
+	l, err := NASAiPSC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Archive README: 18,239 jobs on 128 nodes.
+	if len(l.Jobs) != 18239 {
+		t.Errorf("%d jobs, want 18239", len(l.Jobs))
+	}
+	if v, ok := l.HeaderValue("MaxNodes"); !ok || v != "128" {
+		t.Errorf("MaxNodes = %q %v", v, ok)
+	}
+	j := l.Jobs[1]
+	// Second record: "2 1460 -1 3726 128 -1 ...".
+	if j.Number != 2 || j.Submit != 1460 || j.Wait != Missing || j.Run != 3726 || j.Procs() != 128 || j.Line != 34 {
+		t.Errorf("job 2 = %+v", j)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	ok := "1 0 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+	cases := map[string]string{
+		"; c\n" + ok + "2 5 -1 10 4\n":                           "f.swf:3: 5 fields, want 18",
+		ok + "2 5 -1 1x 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n":  "f.swf:2: field run_time: \"1x\" is not an integer",
+		ok + "2 5 -1 10 -4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "field allocated_processors: -4: only -1 may be negative",
+		"; only a header\n":                                      "f.swf:1: no job records",
+		ok + "2 5 -1 10 4 abc -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "field average_cpu_time",
+	}
+	for in, want := range cases {
+		_, err := Read(strings.NewReader(in), "f.swf")
+		var pe *ParseError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Read(%q) = %v, want %q", in, err, want)
+		}
+	}
+	l, err := Read(strings.NewReader("; Version: 2.2\n\n"+ok), "f.swf")
+	if err != nil || l.Jobs[0].AvgCPUTime != -1 || l.Jobs[0].Procs() != 4 {
+		t.Fatalf("Read = %+v, %v", l, err)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add("; Version: 2.2\n1 0 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n")
+	f.Add("1 2 3\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		l, err := Read(strings.NewReader(in), "fuzz.swf")
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a ParseError", err)
+			}
+			return
+		}
+		for _, j := range l.Jobs {
+			if j.Run < -1 || j.Submit < -1 || j.AllocProcs < -1 {
+				t.Fatalf("accepted negative field: %+v", j)
+			}
+		}
+	})
+}
