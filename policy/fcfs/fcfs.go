@@ -1,0 +1,199 @@
+// Package fcfs implements the first-come-first-serve baselines of the VAHRM
+// paper (Table V): VU-FCFS (variation-unaware), CVA-FCFS (CPU-variation-aware,
+// Chasapis et al.), CGVA-FCFS (CPU-and-GPU-variation-aware), each with or
+// without EASY backfilling (the "-B" variants).
+package fcfs
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
+)
+
+// Name is the policy family's name.
+const Name = "fcfs"
+
+// Variation says which job types get power-efficient nodes.
+type Variation string
+
+// Variations.
+const (
+	Unaware   Variation = "none"    // VU: random free nodes, fleet-average power predictions
+	CPUAware  Variation = "cpu"     // CVA: CPU jobs on the least-power nodes, GPU jobs random
+	FullAware Variation = "cpu+gpu" // CGVA: every job on the least-power nodes
+)
+
+// Args configures the family.
+type Args struct {
+	Variation Variation `yaml:"variation"`
+	Backfill  bool      `yaml:"backfill"`
+}
+
+// Default is VU-FCFS.
+func (Args) Default() Args { return Args{Variation: Unaware} }
+
+// Validate names bad fields.
+func (a Args) Validate() error {
+	switch a.Variation {
+	case Unaware, CPUAware, FullAware:
+		return nil
+	}
+	return fmt.Errorf("fcfs.variation: %q, want %q, %q or %q", a.Variation, Unaware, CPUAware, FullAware)
+}
+
+// Label is the paper's name of the configuration (VU-FCFS-B, ...).
+func (a Args) Label() string {
+	l := map[Variation]string{Unaware: "VU-FCFS", CPUAware: "CVA-FCFS", FullAware: "CGVA-FCFS"}[a.Variation]
+	if a.Backfill {
+		l += "-B"
+	}
+	return l
+}
+
+// Policy is one FCFS configuration.
+type Policy struct {
+	a      Args
+	pred   *power.HPCNodes // per-device predictions (variation-aware types)
+	mean   *power.HPCNodes // fleet-average predictions (unaware types)
+	order  [][]int
+	free   []bool
+	buf    []int
+	ends   []*policy.HPCRunning
+	starts []policy.HPCStart
+}
+
+var _ policy.HPCScheduler = (*Policy)(nil)
+
+// New builds the policy; pred holds the per-device power predictions used for
+// variation-aware job types.
+func New(a Args, pred *power.HPCNodes) (*Policy, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	if err := pred.Validate(); err != nil {
+		return nil, err
+	}
+	return &Policy{a: a, pred: pred, mean: pred.FleetMean(), order: policy.NodesByPower(pred, len(pred.GPUJob))}, nil
+}
+
+func (p *Policy) aware(j *policy.HPCJob) bool {
+	switch p.a.Variation {
+	case FullAware:
+		return true
+	case CPUAware:
+		return !p.pred.GPUJob[j.Type]
+	}
+	return false
+}
+
+// place picks nodes for j and predicts their power; nil when too few free.
+func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob) (nodes []int, predW float64, profile bool) {
+	switch {
+	case p.aware(j) && !j.FirstRun:
+		nodes = policy.PickCheapest(p.order[j.Type], p.free, j.Nodes, p.buf)
+		for _, n := range nodes {
+			predW += p.pred.NodeW(n, j.Type)
+		}
+	case p.aware(j): // first run: no profile yet, assume TDP and profile it
+		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
+		predW, profile = float64(j.Nodes)*st.NodeTDPW, true
+	default:
+		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
+		for _, n := range nodes {
+			predW += p.mean.NodeW(n, j.Type)
+		}
+	}
+	if nodes == nil {
+		return nil, 0, false
+	}
+	return append([]int(nil), nodes...), predW, profile
+}
+
+// ScheduleHPC implements policy.HPCScheduler: start jobs in submission order
+// while they fit (nodes and predicted power); with backfilling, later jobs may
+// start if they do not delay the first waiting job's reservation (EASY).
+func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
+	p.free = append(p.free[:0], st.Free...)
+	freeCount, pred := st.FreeCount, st.PredictedW
+	p.starts = p.starts[:0]
+	try := func(j *policy.HPCJob) bool {
+		if j.Nodes > freeCount {
+			return false
+		}
+		nodes, w, prof := p.place(st, j)
+		if nodes == nil {
+			return false
+		}
+		if st.PowerCapW > 0 && pred+w-float64(j.Nodes)*st.IdleNodeW > st.PowerCapW {
+			for _, n := range nodes {
+				p.free[n] = true
+			}
+			return false
+		}
+		freeCount -= j.Nodes
+		pred += w - float64(j.Nodes)*st.IdleNodeW
+		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: nodes, PredNodeW: w, Profile: prof})
+		return true
+	}
+	i := 0
+	for ; i < len(st.Queue); i++ {
+		if !try(st.Queue[i]) {
+			break
+		}
+	}
+	if i == len(st.Queue) || !p.a.Backfill {
+		return p.starts
+	}
+	// EASY: the head's reservation is the earliest time enough nodes are free.
+	head := st.Queue[i]
+	p.ends = append(p.ends[:0], st.Running...)
+	for _, s := range p.starts {
+		j := jobByID(st.Queue, s.Job)
+		run := j.RunMs
+		p.ends = append(p.ends, &policy.HPCRunning{Job: j, EndMs: st.NowMs + run, Nodes: s.Nodes})
+	}
+	slices.SortStableFunc(p.ends, func(a, b *policy.HPCRunning) int {
+		switch {
+		case a.EndMs < b.EndMs:
+			return -1
+		case a.EndMs > b.EndMs:
+			return 1
+		}
+		return 0
+	})
+	avail, shadow, extra := freeCount, int64(-1), 0
+	for _, r := range p.ends {
+		avail += len(r.Nodes)
+		if avail >= head.Nodes {
+			shadow, extra = r.EndMs, avail-head.Nodes
+			break
+		}
+	}
+	for _, j := range st.Queue[i+1:] {
+		if freeCount == 0 {
+			break
+		}
+		if j.Nodes > freeCount {
+			continue
+		}
+		endsBefore := shadow >= 0 && st.NowMs+j.RunMs <= shadow
+		if !endsBefore && (shadow < 0 || j.Nodes > extra) {
+			continue
+		}
+		if try(j) && !endsBefore {
+			extra -= j.Nodes
+		}
+	}
+	return p.starts
+}
+
+func jobByID(q []*policy.HPCJob, id int) *policy.HPCJob {
+	for _, j := range q {
+		if j.ID == id {
+			return j
+		}
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package policy
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// HPCJob is a rigid HPC job (VAHRM paper Section III-A): it asks for Nodes
+// whole nodes exclusively and runs for RunMs, which the scheduler knows in
+// advance (the paper's assumption).
+type HPCJob struct {
+	ID       int
+	SubmitMs int64
+	RunMs    int64
+	Nodes    int
+	// Type indexes the job types of the power tables (power.HPCNodes).
+	Type int
+	// FirstRun marks a job whose power profile is not known yet.
+	FirstRun bool
+}
+
+// HPCRunning is a running job.
+type HPCRunning struct {
+	Job            *HPCJob
+	StartMs, EndMs int64
+	Nodes          []int
+	// PredW is the predicted power of the job's nodes when it started.
+	PredW float64
+}
+
+// HPCState is what an HPC scheduler sees at a scheduling event.
+type HPCState struct {
+	NowMs int64
+	// Queue holds the waiting jobs in submission order.
+	Queue []*HPCJob
+	// Running holds the running jobs in start order.
+	Running []*HPCRunning
+	// Free[n] says whether node n is free; FreeCount counts them.
+	Free      []bool
+	FreeCount int
+	// PowerCapW is the system power constraint (PCR x system TDP).
+	PowerCapW float64
+	// PredictedW is the predicted system power now: idle nodes at their idle
+	// power, running jobs at the power predicted when they started.
+	PredictedW float64
+	IdleNodeW  float64
+	NodeTDPW   float64
+	Rand       *rand.Rand
+}
+
+// HPCStart starts a queued job on the listed free nodes. PredNodeW is the
+// predicted power of those nodes running the job; the engine refuses a start
+// that would push the predicted system power above the cap. Profile marks a
+// first-run job that is profiled while it runs (its run time grows by the
+// engine's profiling overhead).
+type HPCStart struct {
+	Job       int
+	Nodes     []int
+	PredNodeW float64
+	Profile   bool
+}
+
+// HPCScheduler decides at each HPC scheduling event. The starts it returns
+// are applied in order; a scheduler must account within one call for the
+// nodes and power its earlier starts take.
+type HPCScheduler interface {
+	ScheduleHPC(st *HPCState) []HPCStart
+}
+
+// NodePowerTable is what HPC policies predict node power with.
+type NodePowerTable interface {
+	Nodes() int
+	NodeW(n, k int) float64
+}
+
+// NodesByPower returns, for each of types job types, the nodes sorted by
+// ascending predicted power for that type (ties by node number).
+func NodesByPower(t NodePowerTable, types int) [][]int {
+	out := make([][]int, types)
+	for k := range out {
+		idx := make([]int, t.Nodes())
+		w := make([]float64, t.Nodes())
+		for n := range idx {
+			idx[n], w[n] = n, t.NodeW(n, k)
+		}
+		sortByWeight(idx, w)
+		out[k] = idx
+	}
+	return out
+}
+
+func sortByWeight(idx []int, w []float64) {
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case w[a] < w[b]:
+			return -1
+		case w[a] > w[b]:
+			return 1
+		}
+		return a - b
+	})
+}
+
+// PickCheapest takes the first k free nodes of order (a NodesByPower row),
+// marking them used in free and returning them, or nil if fewer are free.
+func PickCheapest(order []int, free []bool, k int, buf []int) []int {
+	buf = buf[:0]
+	for _, n := range order {
+		if len(buf) == k {
+			break
+		}
+		if free[n] {
+			buf = append(buf, n)
+		}
+	}
+	if len(buf) < k {
+		return nil
+	}
+	for _, n := range buf {
+		free[n] = false
+	}
+	return buf
+}
+
+// PickRandom takes k free nodes uniformly at random (r), marking them used.
+func PickRandom(r *rand.Rand, free []bool, k int, buf []int) []int {
+	buf = buf[:0]
+	for n, f := range free {
+		if f {
+			buf = append(buf, n)
+		}
+	}
+	if len(buf) < k {
+		return nil
+	}
+	for i := 0; i < k; i++ {
+		j := i + r.IntN(len(buf)-i)
+		buf[i], buf[j] = buf[j], buf[i]
+	}
+	buf = buf[:k]
+	for _, n := range buf {
+		free[n] = false
+	}
+	return buf
+}

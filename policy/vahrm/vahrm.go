@@ -1,0 +1,157 @@
+// Package vahrm implements VAHRM, Variation-Aware Heterogeneous Resource
+// Management (Yoshida et al.; VAHRM paper Section III): the waiting job with
+// the highest priority P = beta*E + (1-beta)*W goes first, on the free nodes
+// with the lowest predicted power, if the predicted system power stays under
+// the constraint.
+package vahrm
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
+)
+
+// Name is the policy's name.
+const Name = "vahrm"
+
+// Args configures VAHRM.
+type Args struct {
+	// Beta weighs predicted energy E (joules) against waiting time W
+	// (seconds), both raw: the paper's beta = (1/4)^6 only balances them in
+	// those units.
+	Beta float64 `yaml:"beta"`
+	// WaitLimitS: a job waiting longer becomes unmovable and is placed
+	// before any other (the paper's example: one week).
+	WaitLimitS float64 `yaml:"wait_limit_s"`
+}
+
+// Default is the paper's main setting.
+func (Args) Default() Args { return Args{Beta: math.Pow(0.25, 6), WaitLimitS: 7 * 24 * 3600} }
+
+// Validate names bad fields.
+func (a Args) Validate() error {
+	if a.Beta < 0 || a.Beta > 1 || math.IsNaN(a.Beta) {
+		return fmt.Errorf("vahrm.beta: %v, want 0..1", a.Beta)
+	}
+	if a.WaitLimitS <= 0 {
+		return fmt.Errorf("vahrm.wait_limit_s: %v, want > 0", a.WaitLimitS)
+	}
+	return nil
+}
+
+// Policy is VAHRM with one set of power predictions.
+type Policy struct {
+	a      Args
+	pred   *power.HPCNodes
+	order  [][]int
+	meanW  []float64 // fleet-average predicted node power per job type
+	free   []bool
+	buf    []int
+	prio   []float64
+	idx    []int
+	starts []policy.HPCStart
+}
+
+var _ policy.HPCScheduler = (*Policy)(nil)
+
+// New builds VAHRM over pred, the per-device power predictions (TSMVA's, or
+// the truth for VAHRM+IDEAL).
+func New(a Args, pred *power.HPCNodes) (*Policy, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	if err := pred.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Policy{a: a, pred: pred, order: policy.NodesByPower(pred, len(pred.GPUJob))}
+	mean := pred.FleetMean()
+	for k := range pred.GPUJob {
+		p.meanW = append(p.meanW, mean.NodeW(0, k))
+	}
+	return p, nil
+}
+
+// Priority is eq. (1) for job j at time nowMs: E is the predicted energy
+// (run time x nodes x predicted node power; node TDP for a first run), W the
+// waiting time in seconds.
+func (p *Policy) Priority(j *policy.HPCJob, nowMs int64, nodeTDPW float64) float64 {
+	w := p.meanW[j.Type]
+	if j.FirstRun {
+		w = nodeTDPW
+	}
+	e := float64(j.RunMs) / 1000 * float64(j.Nodes) * w
+	wait := float64(nowMs-j.SubmitMs) / 1000
+	return p.a.Beta*e + (1-p.a.Beta)*wait
+}
+
+// ScheduleHPC implements policy.HPCScheduler (Fig. 1, steps 1-9).
+func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
+	p.starts = p.starts[:0]
+	p.free = append(p.free[:0], st.Free...)
+	freeCount, pred := st.FreeCount, st.PredictedW
+	// Step 1: priorities; jobs past the waiting limit are unmovable and go
+	// alone, oldest first, until placed.
+	p.idx = p.idx[:0]
+	limit := int64(p.a.WaitLimitS * 1000)
+	for i, j := range st.Queue {
+		if st.NowMs-j.SubmitMs > limit {
+			p.idx = append(p.idx, i)
+		}
+	}
+	unmovable := len(p.idx) > 0
+	if !unmovable {
+		p.prio = p.prio[:0]
+		for i, j := range st.Queue {
+			p.idx = append(p.idx, i)
+			p.prio = append(p.prio, p.Priority(j, st.NowMs, st.NodeTDPW))
+		}
+		slices.SortStableFunc(p.idx, func(a, b int) int {
+			switch {
+			case p.prio[a] > p.prio[b]:
+				return -1
+			case p.prio[a] < p.prio[b]:
+				return 1
+			}
+			return st.Queue[a].ID - st.Queue[b].ID
+		})
+	}
+	for _, i := range p.idx {
+		if freeCount == 0 { // step 2
+			break
+		}
+		j := st.Queue[i] // step 3
+		if j.Nodes > freeCount { // step 4
+			if unmovable {
+				break
+			}
+			continue
+		}
+		var nodes []int
+		var w float64
+		if !j.FirstRun { // step 5: least-power free nodes
+			nodes = policy.PickCheapest(p.order[j.Type], p.free, j.Nodes, p.buf)
+			for _, n := range nodes {
+				w += p.pred.NodeW(n, j.Type)
+			}
+		} else { // first run: random nodes at TDP
+			nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
+			w = float64(j.Nodes) * st.NodeTDPW
+		}
+		if st.PowerCapW > 0 && pred+w-float64(j.Nodes)*st.IdleNodeW > st.PowerCapW { // step 6
+			for _, n := range nodes {
+				p.free[n] = true
+			}
+			if unmovable {
+				break
+			}
+			continue
+		}
+		freeCount -= j.Nodes // steps 7-8
+		pred += w - float64(j.Nodes)*st.IdleNodeW
+		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: append([]int(nil), nodes...), PredNodeW: w, Profile: j.FirstRun})
+	}
+	return p.starts
+}
