@@ -9,8 +9,8 @@ import (
 func TestHPCNodes(t *testing.T) {
 	// Two nodes, 2 CPUs and 4 GPUs each; job type 0 is a CPU job, type 1 a GPU job.
 	h := &power.HPCNodes{CPUsPerNode: 2, GPUsPerNode: 4, CPUIdleW: 40, GPUIdleW: 60, CPUTDPW: 120, GPUTDPW: 300,
-		CPU: [][]float64{{80, 40}, {90, 40}, {100, 40}, {110, 40}},
-		GPU: [][]float64{{60, 200}, {60, 210}, {60, 220}, {60, 230}, {60, 100}, {60, 100}, {60, 100}, {60, 100}},
+		CPU:    [][]float64{{80, 40}, {90, 40}, {100, 40}, {110, 40}},
+		GPU:    [][]float64{{60, 200}, {60, 210}, {60, 220}, {60, 230}, {60, 100}, {60, 100}, {60, 100}, {60, 100}},
 		GPUJob: []bool{false, true}}
 	if err := h.Validate(); err != nil {
 		t.Fatal(err)

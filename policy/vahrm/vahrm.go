@@ -122,7 +122,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 		if freeCount == 0 { // step 2
 			break
 		}
-		j := st.Queue[i] // step 3
+		j := st.Queue[i]         // step 3
 		if j.Nodes > freeCount { // step 4
 			if unmovable {
 				break
