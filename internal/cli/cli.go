@@ -36,6 +36,8 @@ Usage:
         run a scenario (default: the embedded pwr-default scenario)
   wattsched reproduce pwr -o DIR [--seeds N] [--trace NAME[,NAME...]] [--compat fgd-sim] [--force]
         reproduce the PWR paper's comparison on openb traces and check its claims
+  wattsched reproduce vahrm -o DIR [--jobs N] [--quick] [--seed S] [--force]
+        reproduce the VAHRM paper's evaluation (stand-in data, see the output)
   wattsched bench [--policies a,b] [--trace NAME]
         time one inflation run per policy on the 1213-node cluster (one core)
   wattsched traces
@@ -223,8 +225,11 @@ func printTable(w io.Writer, t report.Table) {
 }
 
 func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "vahrm" {
+		return cmdReproduceVAHRM(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "pwr" {
-		return usageError{errors.New("reproduce: which paper? (available: pwr)")}
+		return usageError{errors.New("reproduce: which paper? (available: pwr, vahrm)")}
 	}
 	fs := newFlags("reproduce pwr", stderr)
 	out := fs.String("o", "", "results directory (required)")
@@ -266,6 +271,44 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
+	return nil
+}
+
+func cmdReproduceVAHRM(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("reproduce vahrm", stderr)
+	out := fs.String("o", "", "results directory (required)")
+	jobs := fs.Int("jobs", 10000, "jobs taken from the log (the paper used 10,000)")
+	quick := fs.Bool("quick", false, "fewer sweep points and systems")
+	seed := fs.Uint64("seed", 42, "seed for device power, job types and model errors")
+	force := fs.Bool("force", false, "replace a non-empty results directory")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *out == "" {
+		return usageError{errors.New("reproduce vahrm: -o DIR is required")}
+	}
+	if *jobs < 1 {
+		return usageError{fmt.Errorf("reproduce vahrm: --jobs %d, want >= 1", *jobs)}
+	}
+	if err := experiment.PrepareDir(*out, *force); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "VAHRM reproduction: 9 workloads x 8 systems, sweeps of SR, PCR, beta, first-run ratio and model error (%d jobs each)\n", *jobs)
+	rep, err := experiment.ReproduceVAHRM(Version, experiment.VAHRMOptions{Jobs: *jobs, Quick: *quick, Seed: *seed, Progress: progress(stderr)})
+	if err != nil {
+		return err
+	}
+	if err := experiment.WriteVAHRM(*out, rep); err != nil {
+		return err
+	}
+	for _, s := range rep.StandIns {
+		fmt.Fprintln(stdout, "stand-in:", s)
+	}
+	fmt.Fprintln(stdout)
+	for _, t := range experiment.VAHRMTables(rep) {
+		printTable(stdout, t)
+	}
+	fmt.Fprintf(stdout, "results in %s (summary.json, main.csv, sweep_*.csv, model_error.csv, models.csv, *.svg, report.html)\n", *out)
 	return nil
 }
 

@@ -58,6 +58,7 @@ type Policy struct {
 	pred   *power.HPCNodes // per-device predictions (variation-aware types)
 	mean   *power.HPCNodes // fleet-average predictions (unaware types)
 	order  [][]int
+	minW   []float64 // lowest predicted node power per job type
 	free   []bool
 	buf    []int
 	ends   []*policy.HPCRunning
@@ -75,7 +76,23 @@ func New(a Args, pred *power.HPCNodes) (*Policy, error) {
 	if err := pred.Validate(); err != nil {
 		return nil, err
 	}
-	return &Policy{a: a, pred: pred, mean: pred.FleetMean(), order: policy.NodesByPower(pred, len(pred.GPUJob))}, nil
+	p := &Policy{a: a, pred: pred, mean: pred.FleetMean(), order: policy.NodesByPower(pred, len(pred.GPUJob))}
+	for k := range pred.GPUJob {
+		p.minW = append(p.minW, pred.NodeW(p.order[k][0], k))
+	}
+	return p, nil
+}
+
+// lowerW is a lower bound of the predicted power of j's nodes, to reject
+// jobs that cannot fit the power constraint before picking nodes.
+func (p *Policy) lowerW(st *policy.HPCState, j *policy.HPCJob) float64 {
+	switch {
+	case p.aware(j) && !j.FirstRun:
+		return float64(j.Nodes) * p.minW[j.Type]
+	case p.aware(j):
+		return float64(j.Nodes) * st.NodeTDPW
+	}
+	return float64(j.Nodes) * p.mean.NodeW(0, j.Type)
 }
 
 func (p *Policy) aware(j *policy.HPCJob) bool {
@@ -120,6 +137,9 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	p.starts = p.starts[:0]
 	try := func(j *policy.HPCJob) bool {
 		if j.Nodes > freeCount {
+			return false
+		}
+		if st.PowerCapW > 0 && pred+p.lowerW(st, j)-float64(j.Nodes)*st.IdleNodeW > st.PowerCapW {
 			return false
 		}
 		nodes, w, prof := p.place(st, j)

@@ -48,6 +48,7 @@ type Policy struct {
 	pred   *power.HPCNodes
 	order  [][]int
 	meanW  []float64 // fleet-average predicted node power per job type
+	minW   []float64 // lowest predicted node power per job type
 	free   []bool
 	buf    []int
 	prio   []float64
@@ -70,6 +71,7 @@ func New(a Args, pred *power.HPCNodes) (*Policy, error) {
 	mean := pred.FleetMean()
 	for k := range pred.GPUJob {
 		p.meanW = append(p.meanW, mean.NodeW(0, k))
+		p.minW = append(p.minW, pred.NodeW(p.order[k][0], k))
 	}
 	return p, nil
 }
@@ -103,10 +105,14 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	}
 	unmovable := len(p.idx) > 0
 	if !unmovable {
-		p.prio = p.prio[:0]
+		// Jobs larger than the free node count are skipped at step 4 whatever
+		// their priority (free nodes only shrink during a call): leave them out.
+		p.prio = slices.Grow(p.prio[:0], len(st.Queue))[:len(st.Queue)]
 		for i, j := range st.Queue {
-			p.idx = append(p.idx, i)
-			p.prio = append(p.prio, p.Priority(j, st.NowMs, st.NodeTDPW))
+			if j.Nodes <= freeCount {
+				p.idx = append(p.idx, i)
+				p.prio[i] = p.Priority(j, st.NowMs, st.NodeTDPW)
+			}
 		}
 		slices.SortStableFunc(p.idx, func(a, b int) int {
 			switch {
@@ -125,6 +131,12 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 		j := st.Queue[i]         // step 3
 		if j.Nodes > freeCount { // step 4
 			if unmovable {
+				break
+			}
+			continue
+		}
+		if st.PowerCapW > 0 && !j.FirstRun && pred+float64(j.Nodes)*(p.minW[j.Type]-st.IdleNodeW) > st.PowerCapW {
+			if unmovable { // even the cheapest nodes would break the cap (step 6, checked early)
 				break
 			}
 			continue

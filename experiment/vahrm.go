@@ -1,0 +1,356 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+
+	"sync"
+
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/fcfs"
+	"github.com/wattsched/wattsched/policy/vahrm"
+	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/sim"
+	"github.com/wattsched/wattsched/trace/swf"
+)
+
+// VAHRMSystems are the eight job scheduling systems of the paper (Table V).
+var VAHRMSystems = []string{"VU-FCFS", "VU-FCFS-B", "CVA-FCFS", "CVA-FCFS-B", "CGVA-FCFS", "CGVA-FCFS-B", "VAHRM+TSMVA", "VAHRM+IDEAL"}
+
+// VAHRMWorkload is one of the paper's nine workloads (Table III): the share
+// of GPU jobs and the power level (0 small, 1 medium, 2 large) of its jobs.
+type VAHRMWorkload struct {
+	ID       int
+	GPUShare float64
+	Level    int
+}
+
+// VAHRMWorkloads returns workloads 0-8: CPU:GPU 9:1, 5:5, 1:9, each small,
+// medium, large.
+func VAHRMWorkloads() []VAHRMWorkload {
+	var out []VAHRMWorkload
+	for id := 0; id < 9; id++ {
+		out = append(out, VAHRMWorkload{ID: id, GPUShare: []float64{0.1, 0.5, 0.9}[id/3], Level: id % 3})
+	}
+	return out
+}
+
+// VAHRMLog holds the stand-in scheduler log: the first jobs of the SWF log
+// with a positive run time and processor count.
+type VAHRMLog struct {
+	Source string
+	Jobs   []swf.Job
+}
+
+// LoadVAHRMLog reads n jobs from the embedded NASA iPSC/860 log.
+func LoadVAHRMLog(n int) (*VAHRMLog, error) {
+	l, err := swf.NASAiPSC()
+	if err != nil {
+		return nil, err
+	}
+	out := &VAHRMLog{Source: "NASA Ames iPSC/860 SWF log (Parallel Workloads Archive), standing in for the TSUBAME3.0 log (not public)"}
+	for _, j := range l.Jobs {
+		if j.Run > 0 && j.Procs() > 0 && j.Submit >= 0 {
+			out.Jobs = append(out.Jobs, j)
+			if len(out.Jobs) == n {
+				break
+			}
+		}
+	}
+	if len(out.Jobs) < n {
+		return nil, fmt.Errorf("vahrm: log has %d usable jobs, want %d", len(out.Jobs), n)
+	}
+	return out, nil
+}
+
+// VAHRMSetting is one simulation setting (the paper's Table I parameters and
+// the knobs of its sweeps).
+type VAHRMSetting struct {
+	SR            float64 // shrink ratio of submission times
+	PCR           float64 // power constraint ratio (of system TDP)
+	Beta          float64
+	FirstRunRatio float64
+	// ModelNoise, when > 0, replaces TSMVA's errors with normal noise of
+	// this relative standard deviation (Table VII).
+	ModelNoise float64
+	Seed       uint64
+}
+
+// DefaultVAHRMSetting is the paper's main setting: beta = (1/4)^6, SR = 1, PCR = 1.
+func DefaultVAHRMSetting() VAHRMSetting {
+	return VAHRMSetting{SR: 1, PCR: 1, Beta: math.Pow(0.25, 6), Seed: 42}
+}
+
+// Jobs builds a workload's job list: types drawn per job with the
+// workload's GPU share (seeded), first runs drawn with the setting's ratio.
+func (l *VAHRMLog) JobsFor(w VAHRMWorkload, s VAHRMSetting) []policy.HPCJob {
+	r := rand.New(rand.NewPCG(s.Seed, uint64(w.ID)+1))
+	t0 := l.Jobs[0].Submit
+	out := make([]policy.HPCJob, len(l.Jobs))
+	for i, j := range l.Jobs {
+		typ := w.Level
+		if r.Float64() < w.GPUShare {
+			typ = 3 + w.Level
+		}
+		first := r.Float64() < s.FirstRunRatio
+		out[i] = policy.HPCJob{ID: i, SubmitMs: int64(math.Round(float64(j.Submit-t0) * 1000 / s.SR)), RunMs: j.Run * 1000,
+			Nodes: int(min(j.Procs(), VAHRMNodes)), Type: typ, FirstRun: first}
+	}
+	return out
+}
+
+// VAHRMRun is one system on one workload.
+type VAHRMRun struct {
+	System       string  `json:"system"`
+	Workload     int     `json:"workload"`
+	EnergyJ      float64 `json:"energy_j"`
+	MeanTATS     float64 `json:"mean_turnaround_s"`
+	MeanWaitS    float64 `json:"mean_wait_s"`
+	MaxWaitS     float64 `json:"max_wait_s"`
+	MakespanS    float64 `json:"makespan_s"`
+	ThroughputPH float64 `json:"throughput_jobs_per_h"`
+	MaxPredW     float64 `json:"max_predicted_w_at_start"`
+	MaxActualW   float64 `json:"max_actual_w"`
+	CapW         float64 `json:"cap_w"`
+	ExcessS      float64 `json:"actual_above_cap_s"`
+	MaxExcessW   float64 `json:"max_actual_excess_w"`
+	Decisions    int     `json:"decisions"`
+}
+
+// VAHRMEnv is what every run shares.
+type VAHRMEnv struct {
+	Truth   *power.HPCNodes
+	Log     *VAHRMLog
+	RelErrs []float64 // TSMVA held-out relative errors used for its predictions
+}
+
+// predictions returns the per-device prediction table for a setting.
+func (e *VAHRMEnv) predictions(s VAHRMSetting, ideal bool) *power.HPCNodes {
+	if ideal {
+		return e.Truth
+	}
+	r := rand.New(rand.NewPCG(s.Seed, 0x70726564))
+	if s.ModelNoise > 0 {
+		return Perturbed(e.Truth, func() float64 { return r.NormFloat64() * s.ModelNoise })
+	}
+	return Perturbed(e.Truth, func() float64 { return e.RelErrs[r.IntN(len(e.RelErrs))] })
+}
+
+// NewVAHRMScheduler builds one of the eight systems.
+func (e *VAHRMEnv) NewVAHRMScheduler(system string, s VAHRMSetting) (policy.HPCScheduler, error) {
+	pred := e.predictions(s, system == "VAHRM+IDEAL")
+	switch system {
+	case "VAHRM+TSMVA", "VAHRM+IDEAL":
+		a := vahrm.Args{}.Default()
+		a.Beta = s.Beta
+		return vahrm.New(a, pred)
+	}
+	for _, v := range []fcfs.Variation{fcfs.Unaware, fcfs.CPUAware, fcfs.FullAware} {
+		for _, b := range []bool{false, true} {
+			a := fcfs.Args{Variation: v, Backfill: b}
+			if a.Label() == system {
+				return fcfs.New(a, pred)
+			}
+		}
+	}
+	return nil, fmt.Errorf("unknown VAHRM system %q (known: %v)", system, VAHRMSystems)
+}
+
+// RunVAHRM runs one system on one workload.
+func (e *VAHRMEnv) RunVAHRM(system string, w VAHRMWorkload, s VAHRMSetting) (*VAHRMRun, error) {
+	sch, err := e.NewVAHRMScheduler(system, s)
+	if err != nil {
+		return nil, err
+	}
+	jobs := e.Log.JobsFor(w, s)
+	capW := s.PCR * e.Truth.TDPW() * float64(e.Truth.Nodes())
+	res, err := sim.RunHPC(jobs, sch, sim.HPCOptions{Truth: e.Truth, PowerCapW: capW, ProfileOverhead: 0.05, Seed: s.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("%s workload %d: %w", system, w.ID, err)
+	}
+	out := &VAHRMRun{System: system, Workload: w.ID, EnergyJ: res.EnergyJ, MakespanS: float64(res.MakespanMs) / 1000,
+		MaxPredW: res.MaxPredictedAtStartW, MaxActualW: res.MaxActualW, CapW: capW, ExcessS: float64(res.ExcessMs) / 1000,
+		MaxExcessW: math.Max(0, res.MaxExcessW), Decisions: res.Decisions}
+	for _, j := range res.Jobs {
+		out.MeanTATS += float64(j.EndMs-j.SubmitMs) / 1000
+		wait := float64(j.StartMs-j.SubmitMs) / 1000
+		out.MeanWaitS += wait
+		out.MaxWaitS = math.Max(out.MaxWaitS, wait)
+	}
+	n := float64(len(res.Jobs))
+	out.MeanTATS /= n
+	out.MeanWaitS /= n
+	if out.MakespanS > 0 {
+		out.ThroughputPH = n / out.MakespanS * 3600
+	}
+	return out, nil
+}
+
+// vahrmTask is one run to do.
+type vahrmTask struct {
+	system  string
+	w       VAHRMWorkload
+	s       VAHRMSetting
+	setting string // label of the sweep point
+}
+
+// runAll runs tasks in parallel, results in task order.
+func (e *VAHRMEnv) runAll(tasks []vahrmTask, workers int, progress func(done, total int, what string)) ([]*VAHRMRun, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([]*VAHRMRun, len(tasks))
+	errs := make([]error, len(tasks))
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for k := 0; k < workers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				t := tasks[i]
+				out[i], errs[i] = e.RunVAHRM(t.system, t.w, t.s)
+				if progress != nil {
+					mu.Lock()
+					done++
+					progress(done, len(tasks), fmt.Sprintf("%s %s w%d", t.setting, t.system, t.w.ID))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Relative is a system's metrics relative to a baseline run on the same workload.
+type Relative struct {
+	Setting     string  `json:"setting"`
+	System      string  `json:"system"`
+	Workload    int     `json:"workload"`
+	EnergySave  float64 `json:"energy_saving"`
+	TATRatio    float64 `json:"turnaround_ratio"`
+	ThroughRat  float64 `json:"throughput_ratio"`
+	WaitRatio   float64 `json:"waiting_ratio"`
+	EnergyJ     float64 `json:"energy_j"`
+	MeanTATS    float64 `json:"mean_turnaround_s"`
+	MeanWaitS   float64 `json:"mean_wait_s"`
+	MaxWaitS    float64 `json:"max_wait_s"`
+	ExcessS     float64 `json:"actual_above_cap_s"`
+	MaxExcessW  float64 `json:"max_actual_excess_w"`
+	MaxPredW    float64 `json:"max_predicted_w_at_start"`
+	CapW        float64 `json:"cap_w"`
+	ThroughputH float64 `json:"throughput_jobs_per_h"`
+}
+
+func relative(setting string, r, base *VAHRMRun) Relative {
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			if a == 0 {
+				return 1
+			}
+			return math.Inf(1)
+		}
+		return a / b
+	}
+	return Relative{Setting: setting, System: r.System, Workload: r.Workload, EnergySave: 1 - r.EnergyJ/base.EnergyJ,
+		TATRatio: ratio(r.MeanTATS, base.MeanTATS), ThroughRat: ratio(r.ThroughputPH, base.ThroughputPH),
+		WaitRatio: ratio(r.MeanWaitS, base.MeanWaitS), EnergyJ: r.EnergyJ, MeanTATS: r.MeanTATS, MeanWaitS: r.MeanWaitS,
+		MaxWaitS: r.MaxWaitS, ExcessS: r.ExcessS, MaxExcessW: r.MaxExcessW, MaxPredW: r.MaxPredW, CapW: r.CapW, ThroughputH: r.ThroughputPH}
+}
+
+// Sweep runs systems x workloads at each setting and returns the metrics
+// relative to base (run at the same setting, or at baseSetting when given).
+func (e *VAHRMEnv) Sweep(labels []string, settings []VAHRMSetting, systems []string, base string, workers int,
+	progress func(done, total int, what string)) ([]Relative, error) {
+	var tasks []vahrmTask
+	for i, s := range settings {
+		for _, w := range VAHRMWorkloads() {
+			for _, sys := range append([]string{base}, systems...) {
+				tasks = append(tasks, vahrmTask{system: sys, w: w, s: s, setting: labels[i]})
+			}
+		}
+	}
+	runs, err := e.runAll(tasks, workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	var out []Relative
+	per := len(systems) + 1
+	for i := 0; i < len(runs); i += per {
+		for k := 1; k < per; k++ {
+			out = append(out, relative(tasks[i].setting, runs[i+k], runs[i]))
+		}
+	}
+	return out, nil
+}
+
+// Averages averages relative metrics over workloads per (setting, system),
+// in first-seen order.
+func Averages(rel []Relative) []Relative {
+	type key struct{ setting, system string }
+	var order []key
+	sums := map[key]*Relative{}
+	counts := map[key]int{}
+	for _, r := range rel {
+		k := key{r.Setting, r.System}
+		s, ok := sums[k]
+		if !ok {
+			order = append(order, k)
+			s = &Relative{Setting: r.Setting, System: r.System, Workload: -1}
+			sums[k] = s
+		}
+		counts[k]++
+		s.EnergySave += r.EnergySave
+		s.TATRatio += r.TATRatio
+		s.ThroughRat += r.ThroughRat
+		s.WaitRatio += r.WaitRatio
+		s.EnergyJ += r.EnergyJ
+		s.MeanTATS += r.MeanTATS
+		s.MeanWaitS += r.MeanWaitS
+		s.MaxWaitS = math.Max(s.MaxWaitS, r.MaxWaitS)
+		s.ExcessS = math.Max(s.ExcessS, r.ExcessS)
+		s.MaxExcessW = math.Max(s.MaxExcessW, r.MaxExcessW)
+		s.MaxPredW = math.Max(s.MaxPredW, r.MaxPredW)
+		s.CapW = r.CapW
+		s.ThroughputH += r.ThroughputH
+	}
+	var out []Relative
+	for _, k := range order {
+		s, n := sums[k], float64(counts[k])
+		s.EnergySave /= n
+		s.TATRatio /= n
+		s.ThroughRat /= n
+		s.WaitRatio /= n
+		s.EnergyJ /= n
+		s.MeanTATS /= n
+		s.MeanWaitS /= n
+		s.ThroughputH /= n
+		out = append(out, *s)
+	}
+	return out
+}
+
+// VAHRMUtilization is the offered load of the log on the system at a shrink
+// ratio: node-seconds asked for / (nodes x submission span).
+func (l *VAHRMLog) Utilization(sr float64) float64 {
+	var work float64
+	for _, j := range l.Jobs {
+		work += float64(j.Run) * float64(min(j.Procs(), VAHRMNodes))
+	}
+	span := float64(l.Jobs[len(l.Jobs)-1].Submit-l.Jobs[0].Submit) / sr
+	return work / (span * VAHRMNodes)
+}

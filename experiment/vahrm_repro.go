@@ -1,0 +1,407 @@
+package experiment
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/trace/gpuvar"
+)
+
+// VAHRMReproduction holds every result of `reproduce vahrm`.
+type VAHRMReproduction struct {
+	Version   string          `json:"version"`
+	StandIns  []string        `json:"stand_ins"`
+	GPUs      []GPUStats      `json:"gpu_power_by_application"`
+	Models    []ModelResult   `json:"power_models"`
+	Util      map[string]Num  `json:"offered_load_by_sr"`
+	Main      []Relative      `json:"main_sr1"`
+	Congested []Relative      `json:"main_sr8"`
+	SR        []Relative      `json:"sweep_sr"`
+	PCR       []Relative      `json:"sweep_pcr"`
+	Beta      []Relative      `json:"sweep_beta"`
+	FirstRun  []Relative      `json:"sweep_first_run"`
+	ModelErr  []Relative      `json:"model_error"`
+	Claims    []ClaimResult   `json:"paper_claims"`
+	Settings  map[string]any  `json:"settings"`
+	Systems   []string        `json:"systems"`
+	Workloads []VAHRMWorkload `json:"workloads"`
+}
+
+// VAHRMOptions bound the reproduction.
+type VAHRMOptions struct {
+	Jobs     int // jobs taken from the log (paper: 10,000)
+	Quick    bool
+	Workers  int
+	Seed     uint64
+	Progress func(done, total int, what string)
+}
+
+// congestedSR is the shrink ratio at which the stand-in log offers a load
+// comparable to a busy production system (about 93% of node-seconds).
+const congestedSR = 8
+
+// ReproduceVAHRM runs the paper's evaluation (Section VI) on the stand-ins.
+func ReproduceVAHRM(version string, o VAHRMOptions) (*VAHRMReproduction, error) {
+	runs, err := gpuvar.Longhorn()
+	if err != nil {
+		return nil, err
+	}
+	truth, stats, err := VAHRMTruth(runs, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	models, err := FitGPUPowerModels(runs, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	var tsmva *ModelResult
+	for i := range models {
+		if models[i].Model == "TSMVA (RF+RF)" && models[i].Protocol == "held-out runs" {
+			tsmva = &models[i]
+		}
+	}
+	log, err := LoadVAHRMLog(o.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	env := &VAHRMEnv{Truth: truth, Log: log, RelErrs: tsmva.RelErrors}
+	rep := &VAHRMReproduction{Version: version, GPUs: stats, Models: models, Systems: VAHRMSystems, Workloads: VAHRMWorkloads(),
+		Util: map[string]Num{}, StandIns: []string{
+			"Job log: " + log.Source + fmt.Sprintf("; first %d jobs with run time and processors, node count = processors (at most 128 of 540 nodes)", len(log.Jobs)),
+			"GPU power: " + gpuvar.Source + ": the measured V100s keep their measured mean power per application as the first GPUs of the 2,160; the rest is drawn from each application's measured mean and deviation (paper: 256 measured TSUBAME3.0 P100s, rest drawn likewise)",
+			"GPU job types: PageRank (small), ResNet (medium), SGEMM (large) stand in for the paper's three CUDA kernels",
+			fmt.Sprintf("CPU power: no per-CPU measurements are public; each CPU draws Table IV's typical value (per node / 2) times 1 + N(0, %.0f%%)", 100*vahrmCPUCV),
+			"Power-model inputs: per-application mean SM clock, memory clock and temperature stand in for PMC profiles; VAHRM+TSMVA's predictions carry TSMVA (RF+RF)'s held-out relative errors",
+			fmt.Sprintf("Load: the stand-in log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*log.Utilization(1), congestedSR, congestedSR),
+		}}
+	for _, sr := range []float64{1, 2, 4, 6, 8} {
+		rep.Util[strconv.FormatFloat(sr, 'g', -1, 64)] = Num(log.Utilization(sr))
+	}
+	def := DefaultVAHRMSetting()
+	def.Seed = o.Seed
+	busy := def
+	busy.SR = congestedSR
+	others := VAHRMSystems[1:]
+	rep.Settings = map[string]any{"beta": def.Beta, "pcr": def.PCR, "sr_main": def.SR, "sr_congested": congestedSR,
+		"profile_overhead": 0.05, "wait_limit_s": 7 * 24 * 3600, "jobs": len(log.Jobs), "seed": o.Seed}
+	sweep := func(labels []string, ss []VAHRMSetting, systems []string, base string) ([]Relative, error) {
+		return env.Sweep(labels, ss, systems, base, o.Workers, o.Progress)
+	}
+	if rep.Main, err = sweep([]string{"SR=1"}, []VAHRMSetting{def}, others, "VU-FCFS"); err != nil {
+		return nil, err
+	}
+	if rep.Congested, err = sweep([]string{fmt.Sprintf("SR=%d", congestedSR)}, []VAHRMSetting{busy}, others, "VU-FCFS"); err != nil {
+		return nil, err
+	}
+	type knob struct {
+		vals []float64
+		set  func(s *VAHRMSetting, v float64)
+		name string
+	}
+	srs, pcrs := []float64{1, 2, 4, 6, 8}, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1.0}
+	betas := []float64{0, math.Pow(0.25, 10), math.Pow(0.25, 8), math.Pow(0.25, 6), math.Pow(0.25, 4), math.Pow(0.25, 2), 1}
+	firsts, noises := []float64{0, 0.2, 0.4, 0.6, 0.8, 1.0}, []float64{0.05, 0.10, 0.15, 0.20, 0.25, 0.30}
+	sweepSystems := others
+	if o.Quick {
+		srs, pcrs, betas, firsts, noises = []float64{1, 8}, []float64{0.5, 1}, []float64{0, math.Pow(0.25, 6), 1}, []float64{0, 0.4}, []float64{0.1}
+		sweepSystems = []string{"CVA-FCFS-B", "VAHRM+TSMVA"}
+	}
+	settings := func(base VAHRMSetting, vals []float64, set func(*VAHRMSetting, float64), name string, format func(float64) string) ([]string, []VAHRMSetting) {
+		var ls []string
+		var ss []VAHRMSetting
+		for _, v := range vals {
+			s := base
+			set(&s, v)
+			ls, ss = append(ls, name+"="+format(v)), append(ss, s)
+		}
+		return ls, ss
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	l, ss := settings(def, srs, func(s *VAHRMSetting, v float64) { s.SR = v }, "SR", g)
+	if rep.SR, err = sweep(l, ss, sweepSystems, "VU-FCFS"); err != nil {
+		return nil, err
+	}
+	l, ss = settings(busy, pcrs, func(s *VAHRMSetting, v float64) { s.PCR = v }, "PCR", g)
+	if rep.PCR, err = sweep(l, ss, sweepSystems, "VU-FCFS"); err != nil {
+		return nil, err
+	}
+	l, ss = settings(busy, betas, func(s *VAHRMSetting, v float64) { s.Beta = v }, "beta", g)
+	if rep.Beta, err = sweep(l, ss, []string{"VAHRM+TSMVA"}, "VU-FCFS"); err != nil {
+		return nil, err
+	}
+	l, ss = settings(busy, firsts, func(s *VAHRMSetting, v float64) { s.FirstRunRatio = v }, "first_run", g)
+	if rep.FirstRun, err = sweep(l, ss, []string{"VAHRM+TSMVA"}, "VU-FCFS"); err != nil {
+		return nil, err
+	}
+	errBase := busy
+	errBase.PCR = 0.5
+	l, ss = settings(errBase, noises, func(s *VAHRMSetting, v float64) { s.ModelNoise = v }, "error", func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) })
+	if rep.ModelErr, err = sweep(l, ss, []string{"VAHRM+TSMVA"}, "VAHRM+IDEAL"); err != nil {
+		return nil, err
+	}
+	rep.Claims = vahrmClaims(rep)
+	return rep, nil
+}
+
+func find(avg []Relative, setting, system string) (Relative, bool) {
+	for _, a := range avg {
+		if a.Setting == setting && a.System == system {
+			return a, true
+		}
+	}
+	return Relative{}, false
+}
+
+func maxOver(rel []Relative, system string, f func(Relative) float64) float64 {
+	m := math.Inf(-1)
+	for _, r := range rel {
+		if r.System == system {
+			m = math.Max(m, f(r))
+		}
+	}
+	return m
+}
+
+func vahrmClaims(rep *VAHRMReproduction) []ClaimResult {
+	var out []ClaimResult
+	add := func(what, where, paper, measured string, holds bool, v float64) {
+		out = append(out, ClaimResult{What: what, Where: where, Paper: paper, Measured: measured, Holds: holds, Value: Num(v)})
+	}
+	save := func(r Relative) float64 { return r.EnergySave }
+	for _, main := range []struct {
+		rel     []Relative
+		setting string
+	}{{rep.Main, "SR=1"}, {rep.Congested, fmt.Sprintf("SR=%d", congestedSR)}} {
+		avg := Averages(main.rel)
+		v, _ := find(avg, main.setting, "VAHRM+TSMVA")
+		mx := maxOver(main.rel, "VAHRM+TSMVA", save)
+		best := true
+		for _, s := range VAHRMSystems[1:6] {
+			a, _ := find(avg, main.setting, s)
+			best = best && v.EnergySave >= a.EnergySave
+		}
+		add("VAHRM+TSMVA saves energy vs VU-FCFS, more than every FCFS system ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg, 5.8% max",
+			fmt.Sprintf("%.2f%% avg, %.2f%% max", 100*v.EnergySave, 100*mx), v.EnergySave > 0 && best, v.EnergySave)
+		c, _ := find(avg, main.setting, "CVA-FCFS-B")
+		add("VAHRM+TSMVA saves energy vs CVA-FCFS-B ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.2% avg, 5.4% max",
+			fmt.Sprintf("%.2f%% avg", 100*(1-(1-v.EnergySave)/(1-c.EnergySave))), v.EnergySave > c.EnergySave, v.EnergySave-c.EnergySave)
+		var nb, bf float64
+		for _, s := range []string{"CVA-FCFS", "CGVA-FCFS"} {
+			a, _ := find(avg, main.setting, s)
+			nb += a.TATRatio / 3
+		}
+		nb += 1.0 / 3 // VU-FCFS itself
+		for _, s := range []string{"VU-FCFS-B", "CVA-FCFS-B", "CGVA-FCFS-B"} {
+			a, _ := find(avg, main.setting, s)
+			bf += a.TATRatio / 3
+		}
+		add("VAHRM+TSMVA shortens turnaround vs systems without backfilling ("+main.setting+")", "Sec. VI-C1, Fig. 8", "-21.2% avg",
+			fmt.Sprintf("%+.1f%%", 100*(v.TATRatio/nb-1)), v.TATRatio < nb, v.TATRatio/nb-1)
+		add("VAHRM+TSMVA shortens turnaround vs systems with backfilling ("+main.setting+")", "Sec. VI-C1, Fig. 8", "-11.9% avg",
+			fmt.Sprintf("%+.1f%%", 100*(v.TATRatio/bf-1)), v.TATRatio < bf, v.TATRatio/bf-1)
+		add("VAHRM+TSMVA raises throughput vs VU-FCFS ("+main.setting+")", "Sec. VI-C1, Fig. 9", "+7.1%",
+			fmt.Sprintf("%+.1f%%", 100*(v.ThroughRat-1)), v.ThroughRat > 1, v.ThroughRat-1)
+		id, _ := find(avg, main.setting, "VAHRM+IDEAL")
+		add("TSMVA and ideal predictions give nearly the same results ("+main.setting+")", "Sec. VI-C1", "very small differences",
+			fmt.Sprintf("energy saving %.2f%% vs %.2f%%", 100*v.EnergySave, 100*id.EnergySave), math.Abs(v.EnergySave-id.EnergySave) < 0.005, v.EnergySave-id.EnergySave)
+	}
+	pcr := Averages(rep.PCR)
+	bestPCR, bestSave := "", math.Inf(-1)
+	for _, a := range pcr {
+		if a.System == "VAHRM+TSMVA" && a.EnergySave > bestSave {
+			bestPCR, bestSave = a.Setting, a.EnergySave
+		}
+	}
+	add("VAHRM saves the most energy at PCR = 0.5", "Sec. VI-C4, Fig. 16", "PCR=0.5", fmt.Sprintf("%s (%.2f%%)", bestPCR, 100*bestSave), bestPCR == "PCR=0.5", bestSave)
+	worst := 0.0
+	for _, a := range Averages(rep.ModelErr) {
+		for _, r := range []float64{1 - a.EnergySave, a.TATRatio, a.ThroughRat, a.WaitRatio} {
+			worst = math.Max(worst, math.Abs(r-1))
+		}
+	}
+	add("added prediction error of 5-30% barely changes VAHRM (normalised to ideal)", "Sec. VI-C5, Table VII", "within 0.003 (energy), 0.019 (waiting)",
+		fmt.Sprintf("largest deviation %.3f", worst), worst < 0.05, worst)
+	fr := Averages(rep.FirstRun)
+	if a, ok := find(fr, "first_run=0.4", "VAHRM+TSMVA"); ok {
+		add("energy saving falls to about 1% with 40% first-run jobs", "Sec. VI-C6, Fig. 18", "~1%", fmt.Sprintf("%.2f%%", 100*a.EnergySave), a.EnergySave < 0.02, a.EnergySave)
+	}
+	maxWait := 0.0
+	for _, rel := range [][]Relative{rep.Main, rep.Congested} {
+		maxWait = math.Max(maxWait, maxOver(rel, "VAHRM+TSMVA", func(r Relative) float64 { return r.MaxWaitS }))
+	}
+	add("no job reaches the waiting-time limit (one week)", "Sec. III-B", "none", fmt.Sprintf("longest wait %.1f h", maxWait/3600), maxWait < 7*24*3600, maxWait)
+	var ts, lr float64
+	for _, m := range rep.Models {
+		if m.Protocol == "held-out application" && m.Model == "TSMVA (RF+RF)" {
+			ts = float64(m.MAPE)
+		}
+		if m.Protocol == "held-out application" && m.Model == "LR" {
+			lr = float64(m.MAPE)
+		}
+	}
+	add("TSMVA predicts unseen applications better than single-stage per-device models", "Sec. VI-A, Fig. 5, Table VI", "V100: LR 15.04%, RF 8.51%, TSMVA 5.31% / 3.05%",
+		fmt.Sprintf("held-out application: LR %.1f%%, TSMVA (RF+RF) %.1f%% (see models table)", lr, ts), ts < lr, ts)
+	return out
+}
+
+func relCSV(rel []Relative) []byte {
+	rows := [][]string{{"setting", "system", "workload", "energy_saving_vs_base", "turnaround_ratio", "throughput_ratio", "waiting_ratio",
+		"energy_j", "mean_turnaround_s", "mean_wait_s", "max_wait_s", "throughput_jobs_per_h", "max_predicted_w_at_start", "cap_w", "actual_above_cap_s", "max_actual_excess_w"}}
+	for _, r := range rel {
+		rows = append(rows, []string{r.Setting, r.System, strconv.Itoa(r.Workload), report.F(r.EnergySave), report.F(r.TATRatio), report.F(r.ThroughRat),
+			report.F(r.WaitRatio), report.F(r.EnergyJ), report.F(r.MeanTATS), report.F(r.MeanWaitS), report.F(r.MaxWaitS), report.F(r.ThroughputH),
+			report.F(r.MaxPredW), report.F(r.CapW), report.F(r.ExcessS), report.F(r.MaxExcessW)})
+	}
+	return report.CSV(rows)
+}
+
+// VAHRMTables renders the reproduction's main tables.
+func VAHRMTables(rep *VAHRMReproduction) []report.Table {
+	var out []report.Table
+	mt := report.Table{Title: "Power models: held-out MAPE (%) on the Longhorn V100 runs", Head: []string{"model", "protocol", "MAPE", "pagerank", "bert", "resnet", "sgemm"}}
+	for _, m := range rep.Models {
+		mt.Rows = append(mt.Rows, []string{m.Model, m.Protocol, fmt.Sprintf("%.2f", float64(m.MAPE)), fmt.Sprintf("%.2f", m.ByApp["pagerank"]),
+			fmt.Sprintf("%.2f", m.ByApp["bert"]), fmt.Sprintf("%.2f", m.ByApp["resnet"]), fmt.Sprintf("%.2f", m.ByApp["sgemm"])})
+	}
+	out = append(out, mt)
+	for _, main := range []struct {
+		title string
+		rel   []Relative
+	}{{"Main results, SR=1 (relative to VU-FCFS, mean of 9 workloads)", rep.Main},
+		{fmt.Sprintf("Main results, SR=%d (relative to VU-FCFS, mean of 9 workloads)", congestedSR), rep.Congested}} {
+		t := report.Table{Title: main.title, Head: []string{"system", "energy saving", "max over workloads", "turnaround", "throughput", "waiting", "longest wait h", "above cap s"}}
+		for _, a := range Averages(main.rel) {
+			t.Rows = append(t.Rows, []string{a.System, fmt.Sprintf("%.2f%%", 100*a.EnergySave), fmt.Sprintf("%.2f%%", 100*maxOver(main.rel, a.System, func(r Relative) float64 { return r.EnergySave })),
+				fmt.Sprintf("%.3f", a.TATRatio), fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio), fmt.Sprintf("%.1f", a.MaxWaitS/3600), fmt.Sprintf("%.0f", a.ExcessS)})
+		}
+		out = append(out, t)
+	}
+	et := report.Table{Title: "Table VII: VAHRM with added prediction error, normalised to VAHRM+IDEAL (PCR=0.5)", Head: []string{"error", "energy", "turnaround", "throughput", "waiting"}}
+	for _, a := range Averages(rep.ModelErr) {
+		et.Rows = append(et.Rows, []string{a.Setting, fmt.Sprintf("%.3f", 1-a.EnergySave), fmt.Sprintf("%.3f", a.TATRatio), fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio)})
+	}
+	out = append(out, et)
+	return append(out, ClaimsTable(rep.Claims))
+}
+
+func sweepPlot(title, ylabel string, rel []Relative, xs []float64, y func(Relative) float64, logX bool) report.LinePlot {
+	avg := Averages(rel)
+	bySys := map[string]*report.Series{}
+	var order []string
+	settings := []string{}
+	for _, a := range avg {
+		if !slices.Contains(settings, a.Setting) {
+			settings = append(settings, a.Setting)
+		}
+	}
+	for _, a := range avg {
+		s, ok := bySys[a.System]
+		if !ok {
+			s = &report.Series{Name: a.System}
+			bySys[a.System] = s
+			order = append(order, a.System)
+		}
+		i := slices.Index(settings, a.Setting)
+		x := xs[i]
+		if logX {
+			x = math.Log2(math.Max(x, 1e-300))
+		}
+		s.X, s.Y = append(s.X, x), append(s.Y, y(a))
+	}
+	lp := report.LinePlot{Title: title, XLabel: "", YLabel: ylabel, LegendBottom: true}
+	for _, n := range order {
+		lp.Series = append(lp.Series, *bySys[n])
+	}
+	return lp
+}
+
+// WriteVAHRM writes the reproduction into a prepared directory.
+func WriteVAHRM(dir string, rep *VAHRMReproduction) error {
+	files := map[string][]byte{}
+	js, err := report.JSON(rep)
+	if err != nil {
+		return err
+	}
+	files["summary.json"] = js
+	models := [][]string{{"model", "protocol", "app", "mape_percent"}}
+	for _, m := range rep.Models {
+		models = append(models, []string{m.Model, m.Protocol, "all", report.F(float64(m.MAPE))})
+		for _, app := range slices.Sorted(maps.Keys(m.ByApp)) {
+			models = append(models, []string{m.Model, m.Protocol, app, report.F(m.ByApp[app])})
+		}
+	}
+	files["models.csv"] = report.CSV(models)
+	files["main.csv"] = relCSV(append(append([]Relative{}, rep.Main...), rep.Congested...))
+	files["sweep_sr.csv"] = relCSV(rep.SR)
+	files["sweep_pcr.csv"] = relCSV(rep.PCR)
+	files["sweep_beta.csv"] = relCSV(rep.Beta)
+	files["sweep_first_run.csv"] = relCSV(rep.FirstRun)
+	files["model_error.csv"] = relCSV(rep.ModelErr)
+	xsOf := func(rel []Relative, parse func(string) float64) []float64 {
+		var xs []float64
+		seen := map[string]bool{}
+		for _, r := range rel {
+			if !seen[r.Setting] {
+				seen[r.Setting] = true
+				xs = append(xs, parse(r.Setting))
+			}
+		}
+		return xs
+	}
+	num := func(s string) float64 {
+		f, _ := strconv.ParseFloat(s[strings.LastIndex(s, "=")+1:], 64)
+		return f
+	}
+	saveY := func(r Relative) float64 { return 100 * r.EnergySave }
+	tatY := func(r Relative) float64 { return r.TATRatio }
+	var figs []report.Figure
+	for _, p := range []struct {
+		file, caption string
+		lp            report.LinePlot
+		xl            string
+	}{
+		{"sr_energy.svg", "Energy saving vs VU-FCFS over SR (Fig. 10)", sweepPlot("Energy saving vs SR", "energy saving vs VU-FCFS (%)", rep.SR, xsOf(rep.SR, num), saveY, true), "log2(SR)"},
+		{"sr_turnaround.svg", "Turnaround relative to VU-FCFS over SR (Fig. 11)", sweepPlot("Turnaround vs SR", "turnaround / VU-FCFS", rep.SR, xsOf(rep.SR, num), tatY, true), "log2(SR)"},
+		{"beta_energy.svg", "Energy saving over beta (Fig. 12)", sweepPlot("Energy saving vs beta", "energy saving vs VU-FCFS (%)", rep.Beta, xsOf(rep.Beta, num), saveY, true), "log2(beta) (beta=0 at the left edge)"},
+		{"beta_wait.svg", "Waiting time relative to VU-FCFS over beta (Fig. 14)", sweepPlot("Waiting vs beta", "waiting / VU-FCFS", rep.Beta, xsOf(rep.Beta, num), func(r Relative) float64 { return r.WaitRatio }, true), "log2(beta)"},
+		{"pcr_energy.svg", "Energy saving over PCR (Fig. 16)", sweepPlot("Energy saving vs PCR", "energy saving vs VU-FCFS (%)", rep.PCR, xsOf(rep.PCR, num), saveY, false), "PCR"},
+		{"pcr_turnaround.svg", "Turnaround over PCR (Fig. 17)", sweepPlot("Turnaround vs PCR", "turnaround / VU-FCFS", rep.PCR, xsOf(rep.PCR, num), tatY, false), "PCR"},
+		{"first_run_energy.svg", "Energy saving over the first-run ratio (Fig. 18)", sweepPlot("Energy saving vs first-run ratio", "energy saving vs VU-FCFS (%)", rep.FirstRun, xsOf(rep.FirstRun, num), saveY, false), "first-run ratio"},
+	} {
+		p.lp.XLabel = p.xl
+		if p.xl == "log2(beta) (beta=0 at the left edge)" {
+			for i := range p.lp.Series {
+				for k, x := range p.lp.Series[i].X {
+					if x < -100 {
+						p.lp.Series[i].X[k] = -22
+					}
+				}
+			}
+		}
+		b, err := p.lp.SVG()
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", p.file, err)
+		}
+		files[p.file] = b
+		figs = append(figs, report.Figure{Caption: p.caption, SVG: b})
+	}
+	page := report.Page{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: VAHRMTables(rep), Figures: figs,
+		Footnote: "wattsched " + rep.Version}
+	html, err := page.HTML()
+	if err != nil {
+		return err
+	}
+	files["report.html"] = html
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := report.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
+			return fmt.Errorf("write %s: %w", n, err)
+		}
+	}
+	return nil
+}
