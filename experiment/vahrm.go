@@ -13,6 +13,7 @@ import (
 	"github.com/wattsched/wattsched/policy/vahrm"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/sim"
+	"github.com/wattsched/wattsched/trace/gpuvar"
 	"github.com/wattsched/wattsched/trace/swf"
 )
 
@@ -353,4 +354,49 @@ func (l *VAHRMLog) Utilization(sr float64) float64 {
 	}
 	span := float64(l.Jobs[len(l.Jobs)-1].Submit-l.Jobs[0].Submit) / sr
 	return work / (span * VAHRMNodes)
+}
+
+// NewVAHRMEnvIdeal builds the system and log without fitting models (TSMVA
+// predictions then carry no error); for benchmarks.
+func NewVAHRMEnvIdeal(jobs int, seed uint64) (*VAHRMEnv, error) {
+	runs, err := gpuvar.Longhorn()
+	if err != nil {
+		return nil, err
+	}
+	truth, _, err := VAHRMTruth(runs, seed)
+	if err != nil {
+		return nil, err
+	}
+	log, err := LoadVAHRMLog(jobs)
+	if err != nil {
+		return nil, err
+	}
+	return &VAHRMEnv{Truth: truth, Log: log, RelErrs: []float64{0}}, nil
+}
+
+// DecisionBench runs reps VAHRM decisions over a queue of the first queued
+// jobs of workload 4 with free nodes spread over the system.
+func (e *VAHRMEnv) DecisionBench(queued, free, reps int) error {
+	p, err := vahrm.New(vahrm.Args{}.Default(), e.Truth)
+	if err != nil {
+		return err
+	}
+	jobs := e.Log.JobsFor(VAHRMWorkloads()[4], DefaultVAHRMSetting())
+	if len(jobs) < queued {
+		return fmt.Errorf("vahrm bench: %d jobs, want %d", len(jobs), queued)
+	}
+	st := &policy.HPCState{NowMs: 3_600_000, Free: make([]bool, VAHRMNodes), IdleNodeW: e.Truth.IdleW(),
+		NodeTDPW: e.Truth.TDPW(), PowerCapW: 0.8 * e.Truth.TDPW() * VAHRMNodes, PredictedW: VAHRMNodes * e.Truth.IdleW()}
+	for n := 0; n < free; n++ {
+		st.Free[n*VAHRMNodes/free] = true
+	}
+	st.FreeCount = free
+	for i := 0; i < queued; i++ {
+		jobs[i].SubmitMs = int64(i)
+		st.Queue = append(st.Queue, &jobs[i])
+	}
+	for r := 0; r < reps; r++ {
+		p.ScheduleHPC(st)
+	}
+	return nil
 }

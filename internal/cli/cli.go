@@ -312,6 +312,41 @@ func cmdReproduceVAHRM(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// benchVAHRM times VAHRM runs and decisions on one core (budgets: a
+// 10,000-job run under 2 s, a decision with 2,000 queued jobs under 1 ms).
+func benchVAHRM(stdout io.Writer) error {
+	env, err := experiment.NewVAHRMEnvIdeal(10000, 42)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nVAHRM: one 10,000-job replay on 540 nodes, one core\n")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tSR\twall s\tjobs/s\tvs 2 s budget\t")
+	for _, sys := range []string{"VU-FCFS", "CGVA-FCFS-B", "VAHRM+IDEAL"} {
+		for _, sr := range []float64{1, 8} {
+			s := experiment.DefaultVAHRMSetting()
+			s.SR = sr
+			start := time.Now()
+			if _, err := env.RunVAHRM(sys, experiment.VAHRMWorkloads()[4], s); err != nil {
+				return err
+			}
+			wall := time.Since(start).Seconds()
+			fmt.Fprintf(tw, "%s\t%g\t%.3f\t%.0f\t%.3fx\t\n", sys, sr, wall, 10000/wall, wall/2)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	const reps = 200
+	start := time.Now()
+	if err := env.DecisionBench(2000, 100, reps); err != nil {
+		return err
+	}
+	per := time.Since(start).Seconds() / reps
+	fmt.Fprintf(stdout, "VAHRM decision with 2,000 queued jobs and 100 free nodes: %.0f µs (budget 1 ms; the paper reports 30 ms: %.0fx faster)\n", per*1e6, 0.030/per)
+	return nil
+}
+
 func cmdBench(args []string, stdout io.Writer) error {
 	fs := newFlags("bench", os.Stderr)
 	pols := fs.String("policies", "", "comma-separated policy names (default: all of the PWR comparison)")
@@ -371,6 +406,9 @@ func cmdBench(args []string, stdout io.Writer) error {
 	if fgdWall > 0 {
 		fmt.Fprintf(stdout, "\nThe public Kubernetes-based FGD simulator needs about %.0f s of CPU for this run (anchor given in the project's issue, not measured here): FGD here is %.0fx faster.\n",
 			fgdSimAnchorSeconds, fgdSimAnchorSeconds/fgdWall)
+	}
+	if *trace == "default" && *pols == "" {
+		return benchVAHRM(stdout)
 	}
 	return nil
 }

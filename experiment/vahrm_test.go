@@ -1,0 +1,76 @@
+package experiment_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wattsched/wattsched/experiment"
+)
+
+func TestReproduceVAHRMQuick(t *testing.T) {
+	o := experiment.VAHRMOptions{Jobs: 400, Quick: true, Seed: 7}
+	a, err := experiment.ReproduceVAHRM("test", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := experiment.ReproduceVAHRM("test", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Fatal("two reproductions with the same seed differ")
+	}
+	// 9 workloads x 7 systems relative to VU-FCFS.
+	if len(a.Main) != 63 || len(a.Congested) != 63 {
+		t.Fatalf("main rows %d/%d, want 63", len(a.Main), len(a.Congested))
+	}
+	for _, set := range [][]experiment.Relative{a.Main, a.Congested, a.SR, a.PCR, a.Beta, a.FirstRun, a.ModelErr} {
+		for _, r := range set {
+			if r.MaxPredW > r.CapW*(1+1e-9) {
+				t.Fatalf("%s %s w%d: predicted %v W above the %v W cap at a start", r.Setting, r.System, r.Workload, r.MaxPredW, r.CapW)
+			}
+			if r.MaxWaitS > 7*24*3600 {
+				t.Fatalf("%s %s w%d waited %v s, past the one-week limit", r.Setting, r.System, r.Workload, r.MaxWaitS)
+			}
+		}
+	}
+	if len(a.Claims) < 10 || len(a.Models) != 8 {
+		t.Fatalf("%d claims, %d model rows", len(a.Claims), len(a.Models))
+	}
+	dir := t.TempDir()
+	if err := experiment.WriteVAHRM(dir, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"summary.json", "main.csv", "sweep_sr.csv", "sweep_pcr.csv", "sweep_beta.csv", "sweep_first_run.csv", "model_error.csv", "models.csv", "pcr_energy.svg", "report.html"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("missing or empty %s", f)
+		}
+	}
+}
+
+// Variation-aware placement must not cost energy: on every workload at SR=1
+// (no queueing), CGVA-FCFS and VAHRM+IDEAL use no more energy than VU-FCFS.
+func TestVariationAwarenessSavesEnergy(t *testing.T) {
+	env := vahrmEnv(t, 1000)
+	s := experiment.DefaultVAHRMSetting()
+	for _, w := range experiment.VAHRMWorkloads() {
+		base, err := env.RunVAHRM("VU-FCFS", w, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sys := range []string{"CGVA-FCFS", "VAHRM+IDEAL"} {
+			r, err := env.RunVAHRM(sys, w, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.EnergyJ > base.EnergyJ*(1+1e-9) {
+				t.Errorf("workload %d: %s %v J > VU-FCFS %v J", w.ID, sys, r.EnergyJ, base.EnergyJ)
+			}
+		}
+	}
+}
