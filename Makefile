@@ -35,6 +35,7 @@ bench: build
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./trace/alibaba2023
 	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime 30s ./experiment
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/swf
 
 clean:
 	rm -rf bin out

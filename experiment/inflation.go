@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -144,37 +142,14 @@ func (rn *Runner) RunInflation(s *Scenario, in *Inputs) (*InflationResult, error
 		}
 	}
 	res.Runs = make([]*Run, len(jobs))
-	errs := make([]error, len(jobs))
-	workers := rn.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var mu sync.Mutex
-	done := 0
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				seed := s.FirstSeed + uint64(j.k)
-				res.Runs[i], errs[i] = rn.runOne(s, &s.Policies[j.p], seed, in)
-				if rn.Progress != nil {
-					mu.Lock()
-					done++
-					rn.Progress(done, len(jobs), fmt.Sprintf("%s seed %d", s.Policies[j.p].Name, seed))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	errs := parallel(len(jobs), rn.Workers, func(i int) (err error) {
+		j := jobs[i]
+		res.Runs[i], err = rn.runOne(s, &s.Policies[j.p], s.FirstSeed+uint64(j.k), in)
+		return err
+	}, rn.Progress, func(i int) string {
+		j := jobs[i]
+		return fmt.Sprintf("%s seed %d", s.Policies[j.p].Name, s.FirstSeed+uint64(j.k))
+	})
 	for i, err := range errs {
 		if err != nil {
 			j := jobs[i]

@@ -2,11 +2,9 @@ package experiment
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/wattsched/wattsched/report"
@@ -204,12 +202,7 @@ func WriteInflation(dir string, sum *Summary, curves []CurvePoint, r *InflationR
 		return err
 	}
 	files["report.html"] = html
-	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := report.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
-			return fmt.Errorf("write %s: %w", n, err)
-		}
-	}
-	return nil
+	return report.WriteFiles(dir, files)
 }
 
 // NewSummary assembles summary.json's content.

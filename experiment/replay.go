@@ -2,9 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"maps"
-	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/wattsched/wattsched/policy"
@@ -165,12 +162,7 @@ func WriteReplay(dir, version string, s *Scenario, in *Inputs, runs []*ReplayRun
 		return err
 	}
 	files := map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline), "power.svg": svg, "report.html": html}
-	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := report.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
-			return fmt.Errorf("write %s: %w", n, err)
-		}
-	}
-	return nil
+	return report.WriteFiles(dir, files)
 }
 
 // ReplayTable renders the replay summaries for the terminal.

@@ -374,16 +374,17 @@ func NewVAHRMEnvIdeal(jobs int, seed uint64) (*VAHRMEnv, error) {
 	return &VAHRMEnv{Truth: truth, Log: log, RelErrs: []float64{0}}, nil
 }
 
-// DecisionBench runs reps VAHRM decisions over a queue of the first queued
-// jobs of workload 4 with free nodes spread over the system.
-func (e *VAHRMEnv) DecisionBench(queued, free, reps int) error {
+// DecisionBench sets up one VAHRM decision over a queue of the first queued
+// jobs of workload 4 with free nodes spread over the system, and returns a
+// function that makes that decision (the state is not changed by it).
+func (e *VAHRMEnv) DecisionBench(queued, free int) (func(), error) {
 	p, err := vahrm.New(vahrm.Args{}.Default(), e.Truth)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	jobs := e.Log.JobsFor(VAHRMWorkloads()[4], DefaultVAHRMSetting())
 	if len(jobs) < queued {
-		return fmt.Errorf("vahrm bench: %d jobs, want %d", len(jobs), queued)
+		return nil, fmt.Errorf("vahrm bench: %d jobs, want %d", len(jobs), queued)
 	}
 	st := &policy.HPCState{NowMs: 3_600_000, Free: make([]bool, VAHRMNodes), IdleNodeW: e.Truth.IdleW(),
 		NodeTDPW: e.Truth.TDPW(), PowerCapW: 0.8 * e.Truth.TDPW() * VAHRMNodes, PredictedW: VAHRMNodes * e.Truth.IdleW()}
@@ -395,8 +396,5 @@ func (e *VAHRMEnv) DecisionBench(queued, free, reps int) error {
 		jobs[i].SubmitMs = int64(i)
 		st.Queue = append(st.Queue, &jobs[i])
 	}
-	for r := 0; r < reps; r++ {
-		p.ScheduleHPC(st)
-	}
-	return nil
+	return func() { p.ScheduleHPC(st) }, nil
 }

@@ -186,11 +186,14 @@ func vahrmClaims(rep *VAHRMReproduction) []ClaimResult {
 			a, _ := find(avg, main.setting, s)
 			best = best && v.EnergySave >= a.EnergySave
 		}
-		add("VAHRM+TSMVA saves energy vs VU-FCFS, more than every FCFS system ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg, 5.8% max",
+		add("VAHRM+TSMVA saves energy vs VU-FCFS, at least as much as every FCFS system ("+main.setting+")", "Sec. VI-C1, Fig. 7", "yes",
 			fmt.Sprintf("%.2f%% avg, %.2f%% max", 100*v.EnergySave, 100*mx), v.EnergySave > 0 && best, v.EnergySave)
+		add("size of that saving: within 1.5 points of the paper's average ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg, 5.8% max",
+			fmt.Sprintf("%.2f%% avg", 100*v.EnergySave), math.Abs(v.EnergySave-0.045) <= 0.015, v.EnergySave)
 		c, _ := find(avg, main.setting, "CVA-FCFS-B")
+		vsC := 1 - (1-v.EnergySave)/(1-c.EnergySave)
 		add("VAHRM+TSMVA saves energy vs CVA-FCFS-B ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.2% avg, 5.4% max",
-			fmt.Sprintf("%.2f%% avg", 100*(1-(1-v.EnergySave)/(1-c.EnergySave))), v.EnergySave > c.EnergySave, v.EnergySave-c.EnergySave)
+			fmt.Sprintf("%.2f%% avg", 100*vsC), vsC > 0, vsC)
 		var nb, bf float64
 		for _, s := range []string{"CVA-FCFS", "CGVA-FCFS"} {
 			a, _ := find(avg, main.setting, s)
@@ -219,6 +222,19 @@ func vahrmClaims(rep *VAHRMReproduction) []ClaimResult {
 		}
 	}
 	add("VAHRM saves the most energy at PCR = 0.5", "Sec. VI-C4, Fig. 16", "PCR=0.5", fmt.Sprintf("%s (%.2f%%)", bestPCR, 100*bestSave), bestPCR == "PCR=0.5", bestSave)
+	// Fig. 15: M = Erate / Wrate (energy saving over relative waiting time,
+	// both vs VU-FCFS) is largest at beta = (1/4)^6.
+	bestBeta, bestM := "", math.Inf(-1)
+	for _, a := range Averages(rep.Beta) {
+		if a.WaitRatio > 0 && a.EnergySave/a.WaitRatio > bestM {
+			bestBeta, bestM = a.Setting, a.EnergySave/a.WaitRatio
+		}
+	}
+	if bestBeta != "" {
+		want := "beta=" + strconv.FormatFloat(math.Pow(0.25, 6), 'g', 4, 64)
+		add("the metric E_rate/W_rate is largest at beta = (1/4)^6", "Sec. VI-C3, Fig. 15", "beta=(1/4)^6: 4.5% / 0.56",
+			fmt.Sprintf("%s: %.2f%% / waiting %.3f", bestBeta, 100*bestM*waitOf(rep.Beta, bestBeta), waitOf(rep.Beta, bestBeta)), bestBeta == want, bestM)
+	}
 	worst := 0.0
 	for _, a := range Averages(rep.ModelErr) {
 		for _, r := range []float64{1 - a.EnergySave, a.TATRatio, a.ThroughRat, a.WaitRatio} {
@@ -248,6 +264,16 @@ func vahrmClaims(rep *VAHRMReproduction) []ClaimResult {
 	add("TSMVA predicts unseen applications better than single-stage per-device models", "Sec. VI-A, Fig. 5, Table VI", "V100: LR 15.04%, RF 8.51%, TSMVA 5.31% / 3.05%",
 		fmt.Sprintf("held-out application: LR %.1f%%, TSMVA (RF+RF) %.1f%% (see models table)", lr, ts), ts < lr, ts)
 	return out
+}
+
+// waitOf is the mean waiting ratio of a setting.
+func waitOf(rel []Relative, setting string) float64 {
+	for _, a := range Averages(rel) {
+		if a.Setting == setting {
+			return a.WaitRatio
+		}
+	}
+	return math.NaN()
 }
 
 func relCSV(rel []Relative) []byte {

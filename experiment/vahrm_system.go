@@ -33,8 +33,9 @@ var (
 )
 
 // vahrmCPUCV is the coefficient of variation of per-CPU power (stand-in: no
-// per-CPU measurements are public; 6% makes the max-min spread of ~1,000
-// CPUs about 35%, the size Inadomi et al. report for 1,920 HA8K CPUs).
+// per-CPU measurements are public, and the paper gives no distribution; 6%
+// is our choice, which spreads ~1,000 CPUs by about 35% max-min, within the
+// range of the differences the paper cites in Section II).
 const vahrmCPUCV = 0.06
 
 // GPUStats summarises the measured per-GPU power of one application.

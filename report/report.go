@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -40,6 +42,18 @@ func WriteFile(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// WriteFiles writes each named file into dir with WriteFile, in name order.
+// Every file is rendered before the call, so a failure leaves earlier files
+// complete and no file half-written.
+func WriteFiles(dir string, files map[string][]byte) error {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := WriteFile(filepath.Join(dir, n), files[n]); err != nil {
+			return fmt.Errorf("write %s: %w", n, err)
+		}
+	}
+	return nil
 }
 
 // CSV renders rows (the first is the header).

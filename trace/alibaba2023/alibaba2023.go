@@ -18,6 +18,7 @@ import (
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/trace"
 )
 
 //go:embed data/*.csv.gz
@@ -30,22 +31,8 @@ var nodeColumns = []string{"sn", "cpu_milli", "memory_mib", "gpu", "model"}
 
 var podColumns = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}
 
-// ParseError locates a bad field.
-type ParseError struct {
-	File   string
-	Line   int
-	Column string
-	Err    error
-}
-
-func (e *ParseError) Error() string {
-	if e.Column == "" {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: column %s: %v", e.File, e.Line, e.Column, e.Err)
-}
-
-func (e *ParseError) Unwrap() error { return e.Err }
+// ParseError locates a bad line or field: file, line, column.
+type ParseError = trace.ParseError
 
 func readHeader(r *csv.Reader, file string, want []string, minCols int) ([]string, error) {
 	h, err := r.Read()

@@ -14,6 +14,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/wattsched/wattsched/trace"
 )
 
 //go:embed data/*.csv.gz
@@ -34,21 +36,8 @@ type Run struct {
 	Line    int
 }
 
-// ParseError locates a bad field.
-type ParseError struct {
-	File, Column string
-	Line         int
-	Err          error
-}
-
-func (e *ParseError) Error() string {
-	if e.Column == "" {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: column %s: %v", e.File, e.Line, e.Column, e.Err)
-}
-
-func (e *ParseError) Unwrap() error { return e.Err }
+// ParseError locates a bad line or field: file, line, column.
+type ParseError = trace.ParseError
 
 // Read parses one aggregated CSV for application app. Power is the run's
 // mean power where the file has it (mean_pwr), else pwr; the memory clock is

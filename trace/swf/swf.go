@@ -13,6 +13,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/wattsched/wattsched/trace"
 )
 
 // Fields in order (SWF 2.2).
@@ -73,22 +75,8 @@ func (l *Log) HeaderValue(key string) (string, bool) {
 	return "", false
 }
 
-// ParseError locates a bad field.
-type ParseError struct {
-	File  string
-	Line  int
-	Field string
-	Err   error
-}
-
-func (e *ParseError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: field %s: %v", e.File, e.Line, e.Field, e.Err)
-}
-
-func (e *ParseError) Unwrap() error { return e.Err }
+// ParseError locates a bad line or field: file, line, column.
+type ParseError = trace.ParseError
 
 // Read parses an SWF log; file names it in errors.
 func Read(r io.Reader, file string) (*Log, error) {
@@ -117,16 +105,16 @@ func Read(r io.Reader, file string) (*Log, error) {
 			case 5, 6, 9: // average CPU time and memory may be fractional
 				x, err := strconv.ParseFloat(v, 64)
 				if err != nil {
-					return nil, &ParseError{File: file, Line: line, Field: Fields[i], Err: fmt.Errorf("%q is not a number", v)}
+					return nil, &ParseError{File: file, Line: line, Column: Fields[i], Err: fmt.Errorf("%q is not a number", v)}
 				}
 				floats[i] = x
 			default:
 				x, err := strconv.ParseInt(v, 10, 64)
 				if err != nil {
-					return nil, &ParseError{File: file, Line: line, Field: Fields[i], Err: fmt.Errorf("%q is not an integer", v)}
+					return nil, &ParseError{File: file, Line: line, Column: Fields[i], Err: fmt.Errorf("%q is not an integer", v)}
 				}
 				if x < -1 {
-					return nil, &ParseError{File: file, Line: line, Field: Fields[i], Err: fmt.Errorf("%d: only -1 may be negative", x)}
+					return nil, &ParseError{File: file, Line: line, Column: Fields[i], Err: fmt.Errorf("%d: only -1 may be negative", x)}
 				}
 				ints[i] = x
 			}

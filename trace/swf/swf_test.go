@@ -29,10 +29,10 @@ func TestReadErrors(t *testing.T) {
 	ok := "1 0 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
 	cases := map[string]string{
 		"; c\n" + ok + "2 5 -1 10 4\n":                           "f.swf:3: 5 fields, want 18",
-		ok + "2 5 -1 1x 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n":  "f.swf:2: field run_time: \"1x\" is not an integer",
-		ok + "2 5 -1 10 -4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "field allocated_processors: -4: only -1 may be negative",
+		ok + "2 5 -1 1x 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n":  "f.swf:2: column run_time: \"1x\" is not an integer",
+		ok + "2 5 -1 10 -4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "column allocated_processors: -4: only -1 may be negative",
 		"; only a header\n":                                      "f.swf:1: no job records",
-		ok + "2 5 -1 10 4 abc -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "field average_cpu_time",
+		ok + "2 5 -1 10 4 abc -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "column average_cpu_time",
 	}
 	for in, want := range cases {
 		_, err := Read(strings.NewReader(in), "f.swf")
