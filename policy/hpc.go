@@ -74,19 +74,20 @@ type NodePowerTable interface {
 }
 
 // NodesByPower returns, for each of types job types, the nodes sorted by
-// ascending predicted power for that type (ties by node number).
-func NodesByPower(t NodePowerTable, types int) [][]int {
-	out := make([][]int, types)
-	for k := range out {
+// ascending predicted power for that type (ties by node number), and the
+// lowest predicted node power for each type.
+func NodesByPower(t NodePowerTable, types int) (order [][]int, minW []float64) {
+	order, minW = make([][]int, types), make([]float64, types)
+	for k := range order {
 		idx := make([]int, t.Nodes())
 		w := make([]float64, t.Nodes())
 		for n := range idx {
 			idx[n], w[n] = n, t.NodeW(n, k)
 		}
 		sortByWeight(idx, w)
-		out[k] = idx
+		order[k], minW[k] = idx, w[idx[0]]
 	}
-	return out
+	return order, minW
 }
 
 func sortByWeight(idx []int, w []float64) {

@@ -76,10 +76,8 @@ func New(a Args, pred *power.HPCNodes) (*Policy, error) {
 	if err := pred.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy{a: a, pred: pred, mean: pred.FleetMean(), order: policy.NodesByPower(pred, len(pred.GPUJob))}
-	for k := range pred.GPUJob {
-		p.minW = append(p.minW, pred.NodeW(p.order[k][0], k))
-	}
+	p := &Policy{a: a, pred: pred, mean: pred.FleetMean()}
+	p.order, p.minW = policy.NodesByPower(pred, len(pred.GPUJob))
 	return p, nil
 }
 

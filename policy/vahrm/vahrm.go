@@ -67,11 +67,11 @@ func New(a Args, pred *power.HPCNodes) (*Policy, error) {
 	if err := pred.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy{a: a, pred: pred, order: policy.NodesByPower(pred, len(pred.GPUJob))}
+	p := &Policy{a: a, pred: pred}
+	p.order, p.minW = policy.NodesByPower(pred, len(pred.GPUJob))
 	mean := pred.FleetMean()
 	for k := range pred.GPUJob {
 		p.meanW = append(p.meanW, mean.NodeW(0, k))
-		p.minW = append(p.minW, pred.NodeW(p.order[k][0], k))
 	}
 	return p, nil
 }
