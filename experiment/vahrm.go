@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-
-	"sync"
 
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fcfs"
@@ -199,36 +196,15 @@ type vahrmTask struct {
 
 // runAll runs tasks in parallel, results in task order.
 func (e *VAHRMEnv) runAll(tasks []vahrmTask, workers int, progress func(done, total int, what string)) ([]*VAHRMRun, error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	out := make([]*VAHRMRun, len(tasks))
-	errs := make([]error, len(tasks))
-	var mu sync.Mutex
-	done := 0
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := tasks[i]
-				out[i], errs[i] = e.RunVAHRM(t.system, t.w, t.s)
-				if progress != nil {
-					mu.Lock()
-					done++
-					progress(done, len(tasks), fmt.Sprintf("%s %s w%d", t.setting, t.system, t.w.ID))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range tasks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	errs := parallel(len(tasks), workers, func(i int) (err error) {
+		t := tasks[i]
+		out[i], err = e.RunVAHRM(t.system, t.w, t.s)
+		return err
+	}, progress, func(i int) string {
+		t := tasks[i]
+		return fmt.Sprintf("%s %s w%d", t.setting, t.system, t.w.ID)
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -424,10 +423,5 @@ func WriteVAHRM(dir string, rep *VAHRMReproduction) error {
 		return err
 	}
 	files["report.html"] = html
-	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := report.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
-			return fmt.Errorf("write %s: %w", n, err)
-		}
-	}
-	return nil
+	return report.WriteFiles(dir, files)
 }
