@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -38,6 +40,32 @@ type Scenario struct {
 	// Compat is "" or "fgd-sim".
 	Compat   string       `yaml:"compat" json:"compat,omitempty"`
 	Policies []PolicySpec `yaml:"policies" json:"policies"`
+	// HPC configures mode "hpc": an SWF job log replayed on the VAHRM
+	// paper's 540-node CPU/GPU system under a power cap.
+	HPC *HPCSpec `yaml:"hpc" json:"hpc,omitempty"`
+}
+
+// HPCSpec is the hpc section of a scenario (docs/scenarios.md).
+type HPCSpec struct {
+	// SWF is "nasa-ipsc" (the embedded log) or the path of an SWF file (.gz allowed).
+	SWF string `yaml:"swf" json:"swf"`
+	// Jobs takes the first N usable jobs (0: all).
+	Jobs int `yaml:"jobs" json:"jobs"`
+	// ProcsPerNode converts processors to nodes (default 1).
+	ProcsPerNode int `yaml:"procs_per_node" json:"procs_per_node"`
+	// SR divides submit times (default 1); PCR is the power cap as a share
+	// of system TDP (default 1); Beta weighs energy against waiting in
+	// VAHRM (default (1/4)^6); FirstRunRatio is the share of jobs without a
+	// power profile (default 0).
+	SR            float64  `yaml:"sr" json:"sr"`
+	PCR           float64  `yaml:"pcr" json:"pcr"`
+	Beta          *float64 `yaml:"beta" json:"beta"`
+	FirstRunRatio float64  `yaml:"first_run_ratio" json:"first_run_ratio"`
+	// Workloads are the paper's workload numbers 0-8 (default all).
+	Workloads []int `yaml:"workloads" json:"workloads"`
+	// Systems are the paper's systems (default all eight); results are
+	// relative to the first.
+	Systems []string `yaml:"systems" json:"systems"`
 }
 
 // TraceSpec names the cluster and the task population.
@@ -102,6 +130,32 @@ func Parse(b []byte, file string) (*Scenario, error) {
 func (s *Scenario) defaults() {
 	if s.Mode == "" {
 		s.Mode = "inflation"
+		if s.HPC != nil {
+			s.Mode = "hpc"
+		}
+	}
+	if h := s.HPC; h != nil {
+		if h.ProcsPerNode == 0 {
+			h.ProcsPerNode = 1
+		}
+		if h.SR == 0 {
+			h.SR = 1
+		}
+		if h.PCR == 0 {
+			h.PCR = 1
+		}
+		if h.Beta == nil {
+			b := math.Pow(0.25, 6)
+			h.Beta = &b
+		}
+		if h.Workloads == nil {
+			for _, w := range VAHRMWorkloads() {
+				h.Workloads = append(h.Workloads, w.ID)
+			}
+		}
+		if h.Systems == nil {
+			h.Systems = slices.Clone(VAHRMSystems)
+		}
 	}
 	if s.Trace.Nodes == "" {
 		s.Trace.Nodes = "openb-gpu"
@@ -124,8 +178,18 @@ func (s *Scenario) Validate() error {
 	if s.Name == "" {
 		bad("name: empty")
 	}
-	if s.Mode != "inflation" && s.Mode != "replay" {
-		bad("mode: %q, want inflation or replay", s.Mode)
+	if s.Mode != "inflation" && s.Mode != "replay" && s.Mode != "hpc" {
+		bad("mode: %q, want inflation, replay or hpc", s.Mode)
+	}
+	if s.Mode == "hpc" {
+		s.validateHPC(bad)
+		if len(errs) > 0 {
+			return fmt.Errorf("invalid scenario:\n  %s", strings.Join(errs, "\n  "))
+		}
+		return nil
+	}
+	if s.HPC != nil {
+		bad("hpc: only for mode hpc")
 	}
 	if s.Trace.Pods == "" {
 		bad("trace.pods: empty")
@@ -167,6 +231,61 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("invalid scenario:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return nil
+}
+
+func (s *Scenario) validateHPC(bad func(string, ...any)) {
+	if s.Seeds < 1 || s.Seeds > 1000 {
+		bad("seeds: %d, want 1..1000", s.Seeds)
+	}
+	if s.Trace != (TraceSpec{Nodes: "openb-gpu"}) || len(s.Policies) > 0 || s.Compat != "" || s.Target != 1.3 {
+		bad("trace, target, compat, policies: not used in mode hpc (the system is fixed; choose hpc.systems)")
+	}
+	h := s.HPC
+	if h == nil {
+		bad("hpc: missing (mode hpc needs an hpc section)")
+		return
+	}
+	if h.SWF == "" {
+		bad("hpc.swf: empty, want nasa-ipsc or an SWF file")
+	}
+	if h.Jobs < 0 {
+		bad("hpc.jobs: %d, want >= 0 (0 = all)", h.Jobs)
+	}
+	if h.ProcsPerNode < 1 {
+		bad("hpc.procs_per_node: %d, want >= 1", h.ProcsPerNode)
+	}
+	if !(h.SR > 0 && h.SR <= 1000) {
+		bad("hpc.sr: %v, want (0, 1000]", h.SR)
+	}
+	if !(h.PCR > 0 && h.PCR <= 1) {
+		bad("hpc.pcr: %v, want (0, 1]", h.PCR)
+	}
+	if b := *h.Beta; !(b >= 0 && b <= 1) {
+		bad("hpc.beta: %v, want 0..1", b)
+	}
+	if !(h.FirstRunRatio >= 0 && h.FirstRunRatio <= 1) {
+		bad("hpc.first_run_ratio: %v, want 0..1", h.FirstRunRatio)
+	}
+	if len(h.Workloads) == 0 {
+		bad("hpc.workloads: none")
+	}
+	seen := map[int]bool{}
+	for i, w := range h.Workloads {
+		if w < 0 || w >= len(VAHRMWorkloads()) || seen[w] {
+			bad("hpc.workloads[%d]: %d, want a distinct workload 0..%d", i, w, len(VAHRMWorkloads())-1)
+		}
+		seen[w] = true
+	}
+	if len(h.Systems) == 0 {
+		bad("hpc.systems: none")
+	}
+	known := map[string]bool{}
+	for i, sys := range h.Systems {
+		if !slices.Contains(VAHRMSystems, sys) || known[sys] {
+			bad("hpc.systems[%d]: %q, want a distinct one of %s", i, sys, strings.Join(VAHRMSystems, ", "))
+		}
+		known[sys] = true
+	}
 }
 
 // PolicyNames lists the scenario's policies in order.

@@ -1,9 +1,11 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fcfs"
@@ -35,12 +37,18 @@ func VAHRMWorkloads() []VAHRMWorkload {
 	return out
 }
 
-// VAHRMLog holds the stand-in scheduler log: the first jobs of the SWF log
-// with a positive run time and processor count.
+// VAHRMLog holds the scheduler log: the jobs of an SWF log with a positive
+// run time and processor count, in submission order.
 type VAHRMLog struct {
 	Source string
 	Jobs   []swf.Job
+	// ProcsPerNode converts a job's processors to nodes (rounded up, at most
+	// the system's 540); 1 for the NASA log, whose processors are nodes.
+	ProcsPerNode int
 }
+
+// NASASource describes the embedded log as the stand-in it is.
+const NASASource = "NASA Ames iPSC/860 SWF log (Parallel Workloads Archive), standing in for the TSUBAME3.0 log (not public)"
 
 // LoadVAHRMLog reads n jobs from the embedded NASA iPSC/860 log.
 func LoadVAHRMLog(n int) (*VAHRMLog, error) {
@@ -48,19 +56,43 @@ func LoadVAHRMLog(n int) (*VAHRMLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &VAHRMLog{Source: "NASA Ames iPSC/860 SWF log (Parallel Workloads Archive), standing in for the TSUBAME3.0 log (not public)"}
+	return VAHRMLogFrom(l, NASASource, n, 1)
+}
+
+// VAHRMLogFrom takes the first n usable jobs of an SWF log (all when n is
+// 0): a run time > 0, a processor count > 0 and a submit time >= 0.
+func VAHRMLogFrom(l *swf.Log, source string, n, procsPerNode int) (*VAHRMLog, error) {
+	if procsPerNode < 1 {
+		return nil, fmt.Errorf("vahrm: %d processors per node, want >= 1", procsPerNode)
+	}
+	out := &VAHRMLog{Source: source, ProcsPerNode: procsPerNode}
 	for _, j := range l.Jobs {
 		if j.Run > 0 && j.Procs() > 0 && j.Submit >= 0 {
 			out.Jobs = append(out.Jobs, j)
-			if len(out.Jobs) == n {
-				break
-			}
 		}
 	}
-	if len(out.Jobs) < n {
-		return nil, fmt.Errorf("vahrm: log has %d usable jobs, want %d", len(out.Jobs), n)
+	slices.SortStableFunc(out.Jobs, func(a, b swf.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	if n > 0 && len(out.Jobs) > n {
+		out.Jobs = out.Jobs[:n]
+	}
+	if len(out.Jobs) == 0 || len(out.Jobs) < n {
+		return nil, fmt.Errorf("vahrm: %s has %d usable jobs (run time, processors and submit time known), want %d", source, len(out.Jobs), max(n, 1))
 	}
 	return out, nil
+}
+
+// MaxNodes is the largest job's node count.
+func (l *VAHRMLog) MaxNodes() int {
+	m := 0
+	for _, j := range l.Jobs {
+		m = max(m, l.nodes(j))
+	}
+	return m
+}
+
+// nodes is a job's node count on the system.
+func (l *VAHRMLog) nodes(j swf.Job) int {
+	return int(min((j.Procs()+int64(l.ProcsPerNode)-1)/int64(l.ProcsPerNode), VAHRMNodes))
 }
 
 // VAHRMSetting is one simulation setting (the paper's Table I parameters and
@@ -94,7 +126,7 @@ func (l *VAHRMLog) JobsFor(w VAHRMWorkload, s VAHRMSetting) []policy.HPCJob {
 		}
 		first := r.Float64() < s.FirstRunRatio
 		out[i] = policy.HPCJob{ID: i, SubmitMs: int64(math.Round(float64(j.Submit-t0) * 1000 / s.SR)), RunMs: j.Run * 1000,
-			Nodes: int(min(j.Procs(), VAHRMNodes)), Type: typ, FirstRun: first}
+			Nodes: l.nodes(j), Type: typ, FirstRun: first}
 	}
 	return out
 }
@@ -122,6 +154,33 @@ type VAHRMEnv struct {
 	Truth   *power.HPCNodes
 	Log     *VAHRMLog
 	RelErrs []float64 // TSMVA held-out relative errors used for its predictions
+	// Workloads run by Sweep (nil: all nine).
+	Workloads []VAHRMWorkload
+}
+
+// BuildVAHRMEnv builds the system (true per-device power from the Longhorn
+// measurements), fits the GPU power models and keeps TSMVA (RF+RF)'s
+// held-out relative errors for the predictions VAHRM+TSMVA and the
+// variation-aware FCFS systems use.
+func BuildVAHRMEnv(log *VAHRMLog, seed uint64) (*VAHRMEnv, []GPUStats, []ModelResult, error) {
+	runs, err := gpuvar.Longhorn()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	truth, stats, err := VAHRMTruth(runs, seed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	models, err := FitGPUPowerModels(runs, seed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, m := range models {
+		if m.Model == "TSMVA (RF+RF)" && m.Protocol == "held-out runs" {
+			return &VAHRMEnv{Truth: truth, Log: log, RelErrs: m.RelErrors}, stats, models, nil
+		}
+	}
+	return nil, nil, nil, fmt.Errorf("vahrm: no TSMVA (RF+RF) model fitted")
 }
 
 // predictions returns the per-device prediction table for a setting.
@@ -255,7 +314,11 @@ func (e *VAHRMEnv) Sweep(labels []string, settings []VAHRMSetting, systems []str
 	progress func(done, total int, what string)) ([]Relative, error) {
 	var tasks []vahrmTask
 	for i, s := range settings {
-		for _, w := range VAHRMWorkloads() {
+		ws := e.Workloads
+		if ws == nil {
+			ws = VAHRMWorkloads()
+		}
+		for _, w := range ws {
 			for _, sys := range append([]string{base}, systems...) {
 				tasks = append(tasks, vahrmTask{system: sys, w: w, s: s, setting: labels[i]})
 			}
@@ -326,9 +389,12 @@ func Averages(rel []Relative) []Relative {
 func (l *VAHRMLog) Utilization(sr float64) float64 {
 	var work float64
 	for _, j := range l.Jobs {
-		work += float64(j.Run) * float64(min(j.Procs(), VAHRMNodes))
+		work += float64(j.Run) * float64(l.nodes(j))
 	}
 	span := float64(l.Jobs[len(l.Jobs)-1].Submit-l.Jobs[0].Submit) / sr
+	if span <= 0 {
+		return math.Inf(1)
+	}
 	return work / (span * VAHRMNodes)
 }
 

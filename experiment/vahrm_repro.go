@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/report"
-	"github.com/wattsched/wattsched/trace/gpuvar"
 )
 
 // VAHRMReproduction holds every result of `reproduce vahrm`.
@@ -34,7 +33,9 @@ type VAHRMReproduction struct {
 
 // VAHRMOptions bound the reproduction.
 type VAHRMOptions struct {
-	Jobs     int // jobs taken from the log (paper: 10,000)
+	Jobs int // jobs taken from the log (paper: 10,000)
+	// Log replaces the embedded NASA log (then Jobs is not used).
+	Log      *VAHRMLog
 	Quick    bool
 	Workers  int
 	Seed     uint64
@@ -47,38 +48,21 @@ const congestedSR = 8
 
 // ReproduceVAHRM runs the paper's evaluation (Section VI) on the stand-ins.
 func ReproduceVAHRM(version string, o VAHRMOptions) (*VAHRMReproduction, error) {
-	runs, err := gpuvar.Longhorn()
-	if err != nil {
-		return nil, err
-	}
-	truth, stats, err := VAHRMTruth(runs, o.Seed)
-	if err != nil {
-		return nil, err
-	}
-	models, err := FitGPUPowerModels(runs, o.Seed)
-	if err != nil {
-		return nil, err
-	}
-	var tsmva *ModelResult
-	for i := range models {
-		if models[i].Model == "TSMVA (RF+RF)" && models[i].Protocol == "held-out runs" {
-			tsmva = &models[i]
+	log := o.Log
+	if log == nil {
+		var err error
+		if log, err = LoadVAHRMLog(o.Jobs); err != nil {
+			return nil, err
 		}
 	}
-	log, err := LoadVAHRMLog(o.Jobs)
+	env, stats, models, err := BuildVAHRMEnv(log, o.Seed)
 	if err != nil {
 		return nil, err
 	}
-	env := &VAHRMEnv{Truth: truth, Log: log, RelErrs: tsmva.RelErrors}
 	rep := &VAHRMReproduction{Version: version, GPUs: stats, Models: models, Systems: VAHRMSystems, Workloads: VAHRMWorkloads(),
-		Util: map[string]Num{}, StandIns: []string{
-			"Job log: " + log.Source + fmt.Sprintf("; first %d jobs with run time and processors, node count = processors (at most 128 of 540 nodes)", len(log.Jobs)),
-			"GPU power: " + gpuvar.Source + ": the measured V100s keep their measured mean power per application as the first GPUs of the 2,160; the rest is drawn from each application's measured mean and deviation (paper: 256 measured TSUBAME3.0 P100s, rest drawn likewise)",
-			"GPU job types: PageRank (small), ResNet (medium), SGEMM (large) stand in for the paper's three CUDA kernels",
-			fmt.Sprintf("CPU power: no per-CPU measurements are public; each CPU draws Table IV's typical value (per node / 2) times 1 + N(0, %.0f%%)", 100*vahrmCPUCV),
-			"Power-model inputs: per-application mean SM clock, memory clock and temperature stand in for PMC profiles; VAHRM+TSMVA's predictions carry TSMVA (RF+RF)'s held-out relative errors",
-			fmt.Sprintf("Load: the stand-in log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*log.Utilization(1), congestedSR, congestedSR),
-		}}
+		Util: map[string]Num{}, StandIns: append(VAHRMStandIns(log),
+			fmt.Sprintf("Load: the log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*log.Utilization(1), congestedSR, congestedSR),
+		)}
 	for _, sr := range []float64{1, 2, 4, 6, 8} {
 		rep.Util[strconv.FormatFloat(sr, 'g', -1, 64)] = Num(log.Utilization(sr))
 	}
@@ -300,7 +284,7 @@ func VAHRMTables(rep *VAHRMReproduction) []report.Table {
 		rel   []Relative
 	}{{"Main results, SR=1 (relative to VU-FCFS, mean of 9 workloads)", rep.Main},
 		{fmt.Sprintf("Main results, SR=%d (relative to VU-FCFS, mean of 9 workloads)", congestedSR), rep.Congested}} {
-		t := report.Table{Title: main.title, Head: []string{"system", "energy saving", "max over workloads", "turnaround", "throughput", "waiting", "longest wait h", "above cap s"}}
+		t := report.Table{Title: main.title, Head: []string{"system", "energy saving", "max over workloads", "turnaround", "throughput", "waiting", "longest wait h", "max s above cap"}}
 		for _, a := range Averages(main.rel) {
 			t.Rows = append(t.Rows, []string{a.System, fmt.Sprintf("%.2f%%", 100*a.EnergySave), fmt.Sprintf("%.2f%%", 100*maxOver(main.rel, a.System, func(r Relative) float64 { return r.EnergySave })),
 				fmt.Sprintf("%.3f", a.TATRatio), fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio), fmt.Sprintf("%.1f", a.MaxWaitS/3600), fmt.Sprintf("%.0f", a.ExcessS)})

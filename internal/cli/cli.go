@@ -33,10 +33,10 @@ const usage = `wattsched — energy-aware GPU-cluster scheduling toolkit
 
 Usage:
   wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--force]
-        run a scenario (default: the embedded pwr-default scenario)
+        run a scenario: inflation, replay or hpc (default: the embedded pwr-default scenario)
   wattsched reproduce pwr -o DIR [--seeds N] [--trace NAME[,NAME...]] [--compat fgd-sim] [--force]
         reproduce the PWR paper's comparison on openb traces and check its claims
-  wattsched reproduce vahrm -o DIR [--jobs N] [--quick] [--seed S] [--force]
+  wattsched reproduce vahrm -o DIR [--jobs N] [--quick] [--seed S] [--swf FILE [--procs-per-node P]] [--force]
         reproduce the VAHRM paper's evaluation (stand-in data, see the output)
   wattsched bench [--policies a,b] [--trace NAME]
         time one inflation run per policy on the 1213-node cluster (one core)
@@ -143,8 +143,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	if s.Mode == "replay" {
+	switch s.Mode {
+	case "replay":
 		return runReplay(s, *out, *force, stdout, stderr)
+	case "hpc":
+		return runHPC(s, *out, *force, stdout, stderr)
 	}
 	res, err := runInflation(ctx, s, stderr)
 	if err != nil {
@@ -182,6 +185,31 @@ func runReplay(s *experiment.Scenario, dir string, force bool, stdout, stderr io
 	}
 	printTable(stdout, experiment.ReplayTable(runs))
 	fmt.Fprintf(stdout, "results in %s (summary.json, jobs.csv, timeline.csv, power.svg, report.html)\n", dir)
+	return nil
+}
+
+func runHPC(s *experiment.Scenario, dir string, force bool, stdout, stderr io.Writer) error {
+	log, err := experiment.LoadHPCLog(s.HPC)
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	if err := experiment.PrepareDir(dir, force); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%s: %d jobs of %s on the 540-node VAHRM system, %d workloads x %d systems x %d seeds\n", s.Name, len(log.Jobs), s.HPC.SWF, len(s.HPC.Workloads), len(s.HPC.Systems), s.Seeds)
+	r, err := experiment.RunHPCScenario(s, log, Version, 0, progress(stderr))
+	if err != nil {
+		return err
+	}
+	if err := experiment.WriteHPCScenario(dir, r); err != nil {
+		return err
+	}
+	for _, x := range r.StandIns {
+		fmt.Fprintln(stdout, "stand-in:", x)
+	}
+	fmt.Fprintln(stdout)
+	printTable(stdout, experiment.HPCScenarioTable(r))
+	fmt.Fprintf(stdout, "results in %s (summary.json, runs.csv, energy_by_workload.svg, report.html)\n", dir)
 	return nil
 }
 
@@ -281,6 +309,8 @@ func cmdReproduceVAHRM(args []string, stdout, stderr io.Writer) error {
 	quick := fs.Bool("quick", false, "fewer sweep points and systems")
 	seed := fs.Uint64("seed", 42, "seed for device power, job types and model errors")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
+	swfPath := fs.String("swf", "", "an SWF job log to use instead of the embedded NASA iPSC/860 log (.gz allowed)")
+	ppn := fs.Int("procs-per-node", 1, "with --swf: processors per node of that log")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -290,11 +320,18 @@ func cmdReproduceVAHRM(args []string, stdout, stderr io.Writer) error {
 	if *jobs < 1 {
 		return usageError{fmt.Errorf("reproduce vahrm: --jobs %d, want >= 1", *jobs)}
 	}
+	var log *experiment.VAHRMLog
+	if *swfPath != "" {
+		var err error
+		if log, err = experiment.LoadHPCLog(&experiment.HPCSpec{SWF: *swfPath, Jobs: *jobs, ProcsPerNode: *ppn}); err != nil {
+			return err
+		}
+	}
 	if err := experiment.PrepareDir(*out, *force); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "VAHRM reproduction: 9 workloads x 8 systems, sweeps of SR, PCR, beta, first-run ratio and model error (%d jobs each)\n", *jobs)
-	rep, err := experiment.ReproduceVAHRM(Version, experiment.VAHRMOptions{Jobs: *jobs, Quick: *quick, Seed: *seed, Progress: progress(stderr)})
+	rep, err := experiment.ReproduceVAHRM(Version, experiment.VAHRMOptions{Jobs: *jobs, Log: log, Quick: *quick, Seed: *seed, Progress: progress(stderr)})
 	if err != nil {
 		return err
 	}

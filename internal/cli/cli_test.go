@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,56 @@ func TestRunReplayScenario(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("missing %s", f)
 		}
+	}
+}
+
+// An hpc scenario on a user's SWF file: results written, byte-identical on
+// a second run; a malformed SWF file gives one error naming file, line and
+// column, and no results directory.
+func TestRunHPCScenario(t *testing.T) {
+	dir := t.TempDir()
+	var log strings.Builder
+	log.WriteString("; Version: 2.2\n; MaxNodes: 64\n")
+	for i := 0; i < 120; i++ {
+		// every 60 s a job of 30..1000 s on 8..64 processors (4 per node)
+		fmt.Fprintf(&log, "%d %d -1 %d %d -1 -1 %d -1 -1 1 1 1 -1 -1 -1 -1 -1\n", i+1, 60*i, 30+(i*37)%970, 8+(i*13)%57, 8+(i*13)%57)
+	}
+	swfPath := filepath.Join(dir, "site.swf")
+	os.WriteFile(swfPath, []byte(log.String()), 0o644)
+	scen := filepath.Join(dir, "s.yaml")
+	os.WriteFile(scen, []byte("name: site\nhpc:\n  swf: "+swfPath+"\n  procs_per_node: 4\n  sr: 20\n  pcr: 0.6\n  workloads: [1, 7]\n  systems: [VU-FCFS, CGVA-FCFS-B, VAHRM+TSMVA]\n"), 0o644)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, o := range []string{a, b} {
+		code, out, errs := run(t, "run", "-c", scen, "-o", o)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if !strings.Contains(out, "SWF log site.swf; the first 120 jobs") || !strings.Contains(out, "VAHRM+TSMVA") {
+			t.Fatalf("stdout lacks the log or a system:\n%s", out)
+		}
+	}
+	for _, f := range []string{"summary.json", "runs.csv", "energy_by_workload.svg", "report.html"} {
+		x, err := os.ReadFile(filepath.Join(a, f))
+		if err != nil {
+			t.Fatalf("missing %s", f)
+		}
+		if y, _ := os.ReadFile(filepath.Join(b, f)); !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+	runs, _ := os.ReadFile(filepath.Join(a, "runs.csv"))
+	if n := strings.Count(string(runs), "\n"); n != 1+2*3 {
+		t.Errorf("runs.csv has %d lines, want a header and 2 workloads x 3 systems", n)
+	}
+
+	os.WriteFile(swfPath, []byte("; Version: 2.2\n1 0 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n2 5 -1 1x 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"), 0o644)
+	out := filepath.Join(dir, "c")
+	code, _, errs := run(t, "run", "-c", scen, "-o", out)
+	want := swfPath + `:3: column run_time: "1x" is not an integer`
+	if code != 1 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("exit %d, stderr %q; want 1 and one line containing %q", code, errs, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output directory created despite the error")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -136,6 +137,26 @@ func Read(r io.Reader, file string) (*Log, error) {
 
 //go:embed data/NASA-iPSC-1993-3.1-cln.swf.gz
 var nasa []byte
+
+// ReadFile reads an SWF file from disk; a name ending in .gz is
+// decompressed. Errors name the file.
+func ReadFile(path string) (*Log, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReader(f)
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, &ParseError{File: path, Line: 1, Err: fmt.Errorf("gzip: %w", err)}
+		}
+		defer zr.Close()
+		r = zr
+	}
+	return Read(r, path)
+}
 
 // NASAiPSCName names the embedded log.
 const NASAiPSCName = "NASA-iPSC-1993-3.1-cln.swf"

@@ -2,6 +2,8 @@ package swf
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,4 +67,30 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "ok.swf")
+	if err := os.WriteFile(good, []byte("; Version: 2.2\n1 0 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadFile(good)
+	if err != nil || len(l.Jobs) != 1 || l.Jobs[0].Run != 10 {
+		t.Fatalf("ReadFile: %v, %+v", err, l)
+	}
+	bad := filepath.Join(dir, "bad.swf")
+	if err := os.WriteFile(bad, []byte("1 0 -1 10 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(bad); err == nil || !strings.Contains(err.Error(), "bad.swf:1:") {
+		t.Fatalf("err = %v, want one naming bad.swf line 1", err)
+	}
+	notGz := filepath.Join(dir, "x.swf.gz")
+	if err := os.WriteFile(notGz, []byte("plain"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(notGz); err == nil || !strings.Contains(err.Error(), "x.swf.gz:1: gzip") {
+		t.Fatalf("err = %v, want a gzip error naming the file", err)
+	}
 }
