@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/trace/gpuvar"
 )
 
 func TestReproduceVAHRMQuick(t *testing.T) {
@@ -70,6 +71,41 @@ func TestVariationAwarenessSavesEnergy(t *testing.T) {
 			}
 			if r.EnergyJ > base.EnergyJ*(1+1e-9) {
 				t.Errorf("workload %d: %s %v J > VU-FCFS %v J", w.ID, sys, r.EnergyJ, base.EnergyJ)
+			}
+		}
+	}
+}
+
+// The system of the VAHRM paper (Table II): 540 nodes of 2 CPUs (idle 40 W,
+// TDP 120 W) and 4 GPUs (idle 60 W, TDP 300 W), 172.8 kW all idle; a CPU job
+// leaves a node's GPUs idle and a GPU job its CPUs.
+func TestVAHRMSystemShape(t *testing.T) {
+	runs, err := gpuvar.Longhorn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, _, err := experiment.VAHRMTruth(runs, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truth.Nodes() != 540 || truth.IdleW()*float64(truth.Nodes()) != 172800 || truth.TDPW() != 2*120+4*300 {
+		t.Fatalf("nodes %d, all idle %v W, node TDP %v W", truth.Nodes(), truth.IdleW()*float64(truth.Nodes()), truth.TDPW())
+	}
+	for n := 0; n < truth.Nodes(); n++ {
+		for k, gpu := range truth.GPUJob {
+			var cpuW, gpuW float64
+			for d := 2 * n; d < 2*n+2; d++ {
+				cpuW += truth.CPU[d][k]
+			}
+			for d := 4 * n; d < 4*n+4; d++ {
+				gpuW += truth.GPU[d][k]
+			}
+			w := truth.NodeW(n, k)
+			if gpu && w != gpuW+80 || !gpu && w != cpuW+240 {
+				t.Fatalf("node %d type %d: %v W, want the job's devices plus idle others", n, k, w)
+			}
+			if w < truth.IdleW() || w > truth.TDPW() {
+				t.Fatalf("node %d type %d: %v W outside idle..TDP", n, k, w)
 			}
 		}
 	}
