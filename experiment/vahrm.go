@@ -133,9 +133,12 @@ func (l *VAHRMLog) JobsFor(w VAHRMWorkload, s VAHRMSetting) []policy.HPCJob {
 
 // VAHRMRun is one system on one workload.
 type VAHRMRun struct {
-	System       string  `json:"system"`
-	Workload     int     `json:"workload"`
-	EnergyJ      float64 `json:"energy_j"`
+	System   string  `json:"system"`
+	Workload int     `json:"workload"`
+	EnergyJ  float64 `json:"energy_j"`
+	// AllIdleJ is what the system would draw idle over the same makespan;
+	// EnergyJ - AllIdleJ is the energy above idle.
+	AllIdleJ     float64 `json:"all_idle_energy_j"`
 	MeanTATS     float64 `json:"mean_turnaround_s"`
 	MeanWaitS    float64 `json:"mean_wait_s"`
 	MaxWaitS     float64 `json:"max_wait_s"`
@@ -228,6 +231,7 @@ func (e *VAHRMEnv) RunVAHRM(system string, w VAHRMWorkload, s VAHRMSetting) (*VA
 		return nil, fmt.Errorf("%s workload %d: %w", system, w.ID, err)
 	}
 	out := &VAHRMRun{System: system, Workload: w.ID, EnergyJ: res.EnergyJ, MakespanS: float64(res.MakespanMs) / 1000,
+		AllIdleJ: e.Truth.IdleW() * float64(e.Truth.Nodes()) * float64(res.MakespanMs) / 1000,
 		MaxPredW: res.MaxPredictedAtStartW, MaxActualW: res.MaxActualW, CapW: capW, ExcessS: float64(res.ExcessMs) / 1000,
 		MaxExcessW: math.Max(0, res.MaxExcessW), Decisions: res.Decisions}
 	for _, j := range res.Jobs {
@@ -274,22 +278,27 @@ func (e *VAHRMEnv) runAll(tasks []vahrmTask, workers int, progress func(done, to
 
 // Relative is a system's metrics relative to a baseline run on the same workload.
 type Relative struct {
-	Setting     string  `json:"setting"`
-	System      string  `json:"system"`
-	Workload    int     `json:"workload"`
-	EnergySave  float64 `json:"energy_saving"`
-	TATRatio    float64 `json:"turnaround_ratio"`
-	ThroughRat  float64 `json:"throughput_ratio"`
-	WaitRatio   float64 `json:"waiting_ratio"`
-	EnergyJ     float64 `json:"energy_j"`
-	MeanTATS    float64 `json:"mean_turnaround_s"`
-	MeanWaitS   float64 `json:"mean_wait_s"`
-	MaxWaitS    float64 `json:"max_wait_s"`
-	ExcessS     float64 `json:"actual_above_cap_s"`
-	MaxExcessW  float64 `json:"max_actual_excess_w"`
-	MaxPredW    float64 `json:"max_predicted_w_at_start"`
-	CapW        float64 `json:"cap_w"`
-	ThroughputH float64 `json:"throughput_jobs_per_h"`
+	Setting    string  `json:"setting"`
+	System     string  `json:"system"`
+	Workload   int     `json:"workload"`
+	EnergySave float64 `json:"energy_saving"`
+	// AboveIdleSave is the saving on energy above the all-idle draw over
+	// each run's makespan (a diagnostic: where the saving comes from).
+	AboveIdleSave float64 `json:"above_idle_energy_saving"`
+	// BaseIdleShare is the share of the baseline's energy that is all-idle draw.
+	BaseIdleShare float64 `json:"base_all_idle_share"`
+	TATRatio      float64 `json:"turnaround_ratio"`
+	ThroughRat    float64 `json:"throughput_ratio"`
+	WaitRatio     float64 `json:"waiting_ratio"`
+	EnergyJ       float64 `json:"energy_j"`
+	MeanTATS      float64 `json:"mean_turnaround_s"`
+	MeanWaitS     float64 `json:"mean_wait_s"`
+	MaxWaitS      float64 `json:"max_wait_s"`
+	ExcessS       float64 `json:"actual_above_cap_s"`
+	MaxExcessW    float64 `json:"max_actual_excess_w"`
+	MaxPredW      float64 `json:"max_predicted_w_at_start"`
+	CapW          float64 `json:"cap_w"`
+	ThroughputH   float64 `json:"throughput_jobs_per_h"`
 }
 
 func relative(setting string, r, base *VAHRMRun) Relative {
@@ -303,6 +312,7 @@ func relative(setting string, r, base *VAHRMRun) Relative {
 		return a / b
 	}
 	return Relative{Setting: setting, System: r.System, Workload: r.Workload, EnergySave: 1 - r.EnergyJ/base.EnergyJ,
+		AboveIdleSave: 1 - ratio(r.EnergyJ-r.AllIdleJ, base.EnergyJ-base.AllIdleJ), BaseIdleShare: base.AllIdleJ / base.EnergyJ,
 		TATRatio: ratio(r.MeanTATS, base.MeanTATS), ThroughRat: ratio(r.ThroughputPH, base.ThroughputPH),
 		WaitRatio: ratio(r.MeanWaitS, base.MeanWaitS), EnergyJ: r.EnergyJ, MeanTATS: r.MeanTATS, MeanWaitS: r.MeanWaitS,
 		MaxWaitS: r.MaxWaitS, ExcessS: r.ExcessS, MaxExcessW: r.MaxExcessW, MaxPredW: r.MaxPredW, CapW: r.CapW, ThroughputH: r.ThroughputPH}
@@ -355,6 +365,8 @@ func Averages(rel []Relative) []Relative {
 		}
 		counts[k]++
 		s.EnergySave += r.EnergySave
+		s.AboveIdleSave += r.AboveIdleSave
+		s.BaseIdleShare += r.BaseIdleShare
 		s.TATRatio += r.TATRatio
 		s.ThroughRat += r.ThroughRat
 		s.WaitRatio += r.WaitRatio
@@ -372,6 +384,8 @@ func Averages(rel []Relative) []Relative {
 	for _, k := range order {
 		s, n := sums[k], float64(counts[k])
 		s.EnergySave /= n
+		s.AboveIdleSave /= n
+		s.BaseIdleShare /= n
 		s.TATRatio /= n
 		s.ThroughRat /= n
 		s.WaitRatio /= n
