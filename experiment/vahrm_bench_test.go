@@ -5,24 +5,17 @@ import (
 	"testing"
 
 	"github.com/wattsched/wattsched/experiment"
-	"github.com/wattsched/wattsched/trace/gpuvar"
 )
 
+// vahrmEnv is the environment `wattsched bench` times (ideal predictions:
+// the run time does not depend on prediction errors).
 func vahrmEnv(tb testing.TB, jobs int) *experiment.VAHRMEnv {
 	tb.Helper()
-	runs, err := gpuvar.Longhorn()
+	env, err := experiment.NewVAHRMEnvIdeal(jobs, 42)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	truth, _, err := experiment.VAHRMTruth(runs, 42)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	log, err := experiment.LoadVAHRMLog(jobs)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &experiment.VAHRMEnv{Truth: truth, Log: log, RelErrs: []float64{-0.01, 0, 0.01}}
+	return env
 }
 
 // BenchmarkVAHRMRun: one 10,000-job replay on 540 nodes (budget: 2 s on one core).

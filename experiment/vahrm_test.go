@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/wattsched/wattsched/experiment"
-	"github.com/wattsched/wattsched/trace/gpuvar"
 )
 
 func TestReproduceVAHRMQuick(t *testing.T) {
@@ -80,14 +79,11 @@ func TestVariationAwarenessSavesEnergy(t *testing.T) {
 // TDP 120 W) and 4 GPUs (idle 60 W, TDP 300 W), 172.8 kW all idle; a CPU job
 // leaves a node's GPUs idle and a GPU job its CPUs.
 func TestVAHRMSystemShape(t *testing.T) {
-	runs, err := gpuvar.Longhorn()
+	env, err := experiment.NewVAHRMEnvIdeal(1, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth, _, err := experiment.VAHRMTruth(runs, 42)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth := env.Truth
 	if truth.Nodes() != 540 || truth.IdleW()*float64(truth.Nodes()) != 172800 || truth.TDPW() != 2*120+4*300 {
 		t.Fatalf("nodes %d, all idle %v W, node TDP %v W", truth.Nodes(), truth.IdleW()*float64(truth.Nodes()), truth.TDPW())
 	}
