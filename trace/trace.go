@@ -20,3 +20,14 @@ func (e *ParseError) Error() string {
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
+
+// GPUJob is a training job as GPU-cluster traces record it: when it was
+// submitted, how long it ran and on how many GPUs.
+type GPUJob struct {
+	ID string
+	// SubmitSec is seconds from the trace's start; DurationSec the run time.
+	SubmitSec, DurationSec float64
+	GPUs                   int
+	// Line is the record's line in its file.
+	Line int
+}

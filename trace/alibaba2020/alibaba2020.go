@@ -1,0 +1,147 @@
+// Package alibaba2020 reads the Alibaba PAI GPU trace 2020
+// (cluster-trace-gpu-v2020; Weng et al., "MLaaS in the Wild", NSDI'22, CC BY
+// 4.0): the job table and the task table, joined into GPU jobs. The tables
+// have no header row; their column order is the upstream
+// data/pai_{job,task}_table.header.
+package alibaba2020
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/wattsched/wattsched/trace"
+)
+
+// JobColumns and TaskColumns are the upstream headers.
+var (
+	JobColumns  = []string{"job_name", "inst_id", "user", "status", "start_time", "end_time"}
+	TaskColumns = []string{"job_name", "task_name", "inst_num", "status", "start_time", "end_time", "plan_cpu", "plan_mem", "plan_gpu", "gpu_type"}
+)
+
+// Job is a job-table row. Times are Unix seconds (NaN when empty).
+type Job struct {
+	Name, User, Status string
+	Start, End         float64
+	Line               int
+}
+
+// Task is a task-table row. PlanGPU is in percent of one GPU (100 = one
+// GPU, NaN when empty); InstNum the task's instances.
+type Task struct {
+	Job, Name, Status, GPUType string
+	InstNum, PlanGPU           float64
+	Line                       int
+}
+
+func reader(r io.Reader) *csv.Reader {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	return cr
+}
+
+func float(s string) (float64, error) {
+	if s == "" {
+		return math.NaN(), nil
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+// ReadJobs parses a job table.
+func ReadJobs(r io.Reader, name string) ([]Job, error) {
+	cr := reader(r)
+	var out []Job
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, &trace.ParseError{File: name, Line: line, Err: err}
+		}
+		if len(rec) != len(JobColumns) {
+			return nil, &trace.ParseError{File: name, Line: line, Err: fmt.Errorf("%d fields, want %d (%v)", len(rec), len(JobColumns), JobColumns)}
+		}
+		j := Job{Name: rec[0], User: rec[2], Status: rec[3], Line: line}
+		for i, p := range []*float64{&j.Start, &j.End} {
+			if *p, err = float(rec[4+i]); err != nil {
+				return nil, &trace.ParseError{File: name, Line: line, Column: JobColumns[4+i], Err: fmt.Errorf("%q is not a number", rec[4+i])}
+			}
+		}
+		out = append(out, j)
+	}
+}
+
+// ReadTasks parses a task table.
+func ReadTasks(r io.Reader, name string) ([]Task, error) {
+	cr := reader(r)
+	var out []Task
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, &trace.ParseError{File: name, Line: line, Err: err}
+		}
+		if len(rec) != len(TaskColumns) {
+			return nil, &trace.ParseError{File: name, Line: line, Err: fmt.Errorf("%d fields, want %d (%v)", len(rec), len(TaskColumns), TaskColumns)}
+		}
+		t := Task{Job: rec[0], Name: rec[1], Status: rec[3], GPUType: rec[9], Line: line}
+		for _, c := range []struct {
+			p   *float64
+			col int
+		}{{&t.InstNum, 2}, {&t.PlanGPU, 8}} {
+			if *c.p, err = float(rec[c.col]); err != nil || *c.p < 0 {
+				return nil, &trace.ParseError{File: name, Line: line, Column: TaskColumns[c.col], Err: fmt.Errorf("%q is not a non-negative number", rec[c.col])}
+			}
+		}
+		out = append(out, t)
+	}
+}
+
+// GPUJobs joins the tables: every job whose status is Terminated, with
+// both times and at least one GPU, becomes a GPU job submitted at its
+// start_time (seconds from the earliest such job), running end-start
+// seconds on the GPUs its tasks plan (sum of inst_num x plan_gpu/100,
+// rounded up). Jobs come out in submission order (ties by name).
+func GPUJobs(jobs []Job, tasks []Task) []trace.GPUJob {
+	gpus := map[string]float64{}
+	for _, t := range tasks {
+		if !math.IsNaN(t.PlanGPU) && !math.IsNaN(t.InstNum) {
+			gpus[t.Job] += t.InstNum * t.PlanGPU / 100
+		}
+	}
+	var out []trace.GPUJob
+	t0 := math.Inf(1)
+	for _, j := range jobs {
+		g := int(math.Ceil(gpus[j.Name] - 1e-9))
+		if j.Status != "Terminated" || math.IsNaN(j.Start) || math.IsNaN(j.End) || j.End < j.Start || g < 1 {
+			continue
+		}
+		t0 = math.Min(t0, j.Start)
+		out = append(out, trace.GPUJob{ID: j.Name, SubmitSec: j.Start, DurationSec: j.End - j.Start, GPUs: g, Line: j.Line})
+	}
+	for i := range out {
+		out[i].SubmitSec -= t0
+	}
+	slices.SortStableFunc(out, func(a, b trace.GPUJob) int {
+		if a.SubmitSec != b.SubmitSec {
+			if a.SubmitSec < b.SubmitSec {
+				return -1
+			}
+			return 1
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}

@@ -1,0 +1,65 @@
+package philly
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wattsched/wattsched/trace"
+)
+
+func TestDay(t *testing.T) {
+	jobs, err := Day()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// README of the shared Philly folder: 1,896 jobs carry a 2017-10-13 timestamp.
+	if len(jobs) != 1896 {
+		t.Fatalf("%d jobs, want 1896", len(jobs))
+	}
+	for _, j := range jobs {
+		if j.SubmitSec < 0 || j.SubmitSec >= 86400 || j.GPUs < 1 {
+			t.Fatalf("job %+v outside the day", j)
+		}
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	head := strings.Join(Columns, ",") + "\n"
+	for _, c := range []struct{ in, want string }{
+		{head + "2017-10-13 01:00:00,60,x,60,vc\n", "f.csv:2: column num_gpus:"},
+		{head + "2017-10-13 01:00:00,-5,1,60,vc\n", "f.csv:2: column duration:"},
+		{head + "13/10/2017,60,1,60,vc\n", "f.csv:2: column timestamp:"},
+		{"a,b\n", "f.csv:1: header"},
+	} {
+		_, err := Read(strings.NewReader(c.in), "f.csv", time.Time{})
+		var pe *trace.ParseError
+		if err == nil || !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Read(%q) error %v, want prefix %q", c.in, err, c.want)
+		}
+	}
+	jobs, err := Read(strings.NewReader(head+"2017-10-13 01:00:00,60,2,120,vc\n2017-10-13 01:00:30,5,1,5,vc\n"), "f.csv", time.Time{})
+	if err != nil || len(jobs) != 2 || jobs[1].SubmitSec != 30 || jobs[0].GPUs != 2 {
+		t.Fatalf("got %+v, %v", jobs, err)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add(strings.Join(Columns, ",") + "\n2017-10-13 01:00:00,60,2,120,vc\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		jobs, err := Read(strings.NewReader(s), "f.csv", time.Time{})
+		if err != nil {
+			var pe *trace.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a ParseError", err)
+			}
+			return
+		}
+		for _, j := range jobs {
+			if j.GPUs < 1 || j.DurationSec < 0 {
+				t.Fatalf("bad job %+v", j)
+			}
+		}
+	})
+}
