@@ -1,0 +1,110 @@
+package policy
+
+// ElasticJob is a data-parallel DL training job (PowerFlow Section 6.1):
+// a DNN trained at a fixed global batch size for a number of iterations, on
+// any number of GPUs an elastic scheduler gives it.
+type ElasticJob struct {
+	ID       int
+	SubmitMs int64
+	// Iters is the number of iterations the job runs.
+	Iters float64
+	// DNN and Batch name the model and the global batch size.
+	DNN   string
+	Batch int
+	// ReqGPUs is the GPU count the user asked for; non-elastic schedulers
+	// run the job on exactly this many. MaxGPUs is the largest power-of-two
+	// count the job can run on.
+	ReqGPUs, MaxGPUs int
+}
+
+// NodeShare is part of a placement: GPUs on one node.
+type NodeShare struct{ Node, GPUs int }
+
+// Observation is one profiling measurement a scheduler received: step time
+// and GPU energy per iteration (all GPUs) on GPUs GPUs at frequency index
+// FreqIdx, with measurement noise.
+type Observation struct {
+	GPUs, FreqIdx  int
+	IterSec, IterJ float64
+}
+
+// ElasticView is what a scheduler sees of an active job.
+type ElasticView struct {
+	Job *ElasticJob
+	// Remaining is the iterations left.
+	Remaining float64
+	// Nodes is the current placement (nil while waiting); GPUs its total.
+	Nodes   []NodeShare
+	GPUs    int
+	FreqIdx int
+	// Profiling is set while a profiling window runs.
+	Profiling bool
+	// Obs holds every measurement profiling made, in order.
+	Obs []Observation
+	// AttainedGPUms is the GPU-time the job has received (Tiresias' 2D
+	// attained service); RanMs the time it has held GPUs.
+	AttainedGPUms float64
+	RanMs         int64
+	// LastStartMs is when the job last started or resumed; PlacedAtMs when
+	// its placement last changed; QueuedSinceMs when it last began waiting
+	// (submission or preemption).
+	LastStartMs, PlacedAtMs, QueuedSinceMs int64
+	// Started says whether it has ever run.
+	Started bool
+}
+
+// Profiled reports whether profiling has measured the job on n GPUs.
+func (v *ElasticView) Profiled(n int) bool {
+	for _, o := range v.Obs {
+		if o.GPUs == n {
+			return true
+		}
+	}
+	return false
+}
+
+// ElasticState is what an elastic scheduler sees at a scheduling event.
+type ElasticState struct {
+	NowMs int64
+	// Jobs are the active jobs (submitted, pre-run done, not finished) in
+	// submission order.
+	Jobs               []*ElasticView
+	Nodes, GPUsPerNode int
+	// NodeOn says which nodes are powered.
+	NodeOn []bool
+	// FreqsMHz are the supported GPU frequencies, ascending.
+	FreqsMHz []int
+	// PowerLimitW is the cluster power limit the engine checks predicted
+	// power against (0: none); IdleW a powered idle GPU's draw.
+	PowerLimitW, IdleW float64
+}
+
+// ElasticAlloc runs a job on a placement at a frequency.
+type ElasticAlloc struct {
+	Job     int
+	Nodes   []NodeShare
+	FreqIdx int
+	// PredW is the scheduler's predicted power of the job's GPUs (W),
+	// summed with idle GPUs for the engine's power-limit check.
+	PredW float64
+	// Profile starts a profiling window on this placement: the engine
+	// cycles the profiling frequencies and reports measurements; while it
+	// runs FreqIdx is not used. Ignored if one already runs on this placement.
+	Profile bool
+}
+
+// ElasticDecision is the full desired state after a scheduling event:
+// jobs not listed wait (a running one is checkpointed and stopped).
+type ElasticDecision struct {
+	Allocs []ElasticAlloc
+	// NodeOn lists powered nodes; nil keeps every node on.
+	NodeOn []bool
+	// WakeAtMs asks for a scheduling event at that time (0: none).
+	WakeAtMs int64
+}
+
+// ElasticScheduler decides at each elastic scheduling event (arrival,
+// completion, end of a profiling window or pre-run, wake-up).
+type ElasticScheduler interface {
+	ScheduleElastic(st *ElasticState) ElasticDecision
+}

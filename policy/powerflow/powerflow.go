@@ -1,0 +1,464 @@
+// Package powerflow implements PowerFlow (Gu et al., "Energy-Efficient GPU
+// Clusters Scheduling for Deep Learning", Sections 5.2-5.3, Algorithm 1):
+// under a cluster power limit eta*G*Pmax it allocates GPUs one step at a
+// time by the marginal return priority_G (eq. 20) at each job's most
+// energy-efficient frequency (eq. 17), then raises frequencies by
+// priority_F (eq. 21) while the limit allows; GPU counts are powers of two
+// (network packing), placed buddy-style with migration, and unused nodes
+// are shut down. docs/policies/powerflow.md lists every choice made where
+// the paper is silent.
+package powerflow
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/wattsched/wattsched/policy"
+)
+
+// Name is the policy's registry name.
+const Name = "powerflow"
+
+// Args configure PowerFlow.
+type Args struct {
+	// Eta sets the power limit eta*G*Pmax (G GPUs of maximum power PmaxW).
+	Eta   float64
+	PmaxW float64
+	// ProfileNewCounts profiles a job on every GPU count it has not run on
+	// (Section 5.2); off for the profiled-oracle variant (Section 6.3).
+	ProfileNewCounts bool
+	// MinRescaleSec keeps a job's GPU count for this long after its
+	// placement changed (0: re-allocate freely at every event). The paper
+	// re-allocates at every event and is silent on thrashing; with a
+	// checkpoint/restart cost per change that would restart jobs at
+	// nearly every event.
+	MinRescaleSec float64
+}
+
+// Default returns the paper's setting at eta = 0.5.
+func (Args) Default() Args {
+	return Args{Eta: 0.5, PmaxW: 400, ProfileNewCounts: true, MinRescaleSec: 600}
+}
+
+// Validate checks the arguments.
+func (a Args) Validate() error {
+	if !(a.Eta > 0 && a.Eta <= 1) {
+		return fmt.Errorf("powerflow: eta %v must be in (0, 1]", a.Eta)
+	}
+	if a.MinRescaleSec < 0 {
+		return fmt.Errorf("powerflow: min_rescale_s %v must not be negative", a.MinRescaleSec)
+	}
+	if !(a.PmaxW > 0) {
+		return fmt.Errorf("powerflow: pmax_w %v must be positive", a.PmaxW)
+	}
+	return nil
+}
+
+// Deps are what PowerFlow predicts and profiles with.
+type Deps struct {
+	Predictor policy.ElasticPredictor
+	// ProfileFreqs are the frequency indices a profiling window cycles.
+	ProfileFreqs []int
+}
+
+// Policy is PowerFlow.
+type Policy struct {
+	args   Args
+	deps   Deps
+	tables map[int]*table
+}
+
+var _ policy.ElasticScheduler = (*Policy)(nil)
+
+// New returns PowerFlow.
+func New(args Args, deps Deps) (*Policy, error) {
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Predictor == nil {
+		return nil, fmt.Errorf("powerflow: no predictor")
+	}
+	return &Policy{args: args, deps: deps, tables: map[int]*table{}}, nil
+}
+
+// LimitW is the power limit for a cluster of g GPUs.
+func (p *Policy) LimitW(g int) float64 { return p.args.Eta * float64(g) * p.args.PmaxW }
+
+// table holds a job's predictions by log2 GPU count and frequency index,
+// each count's row computed when first needed.
+type table struct {
+	obs    int
+	maxK   int
+	t, e   [][]float64
+	ee     []int     // most energy-efficient frequency per count (eq. 17)
+	profW  []float64 // highest predicted power over the profiling frequencies
+	remain float64
+	v      *policy.ElasticView
+	p      *Policy
+}
+
+func (p *Policy) table(v *policy.ElasticView, freqs int) *table {
+	tb := p.tables[v.Job.ID]
+	if tb != nil && tb.obs == len(v.Obs) {
+		tb.v = v
+		return tb
+	}
+	k := log2(v.Job.MaxGPUs)
+	tb = &table{obs: len(v.Obs), maxK: k, t: make([][]float64, k+1), e: make([][]float64, k+1),
+		ee: make([]int, k+1), profW: make([]float64, k+1), v: v, p: p}
+	for i := range tb.t {
+		tb.t[i] = make([]float64, 0, freqs)
+	}
+	p.tables[v.Job.ID] = tb
+	return tb
+}
+
+// row computes count index k's predictions; false if the job cannot run
+// on that count.
+func (tb *table) row(k, freqs int) bool {
+	if k > tb.maxK {
+		return false
+	}
+	if len(tb.t[k]) > 0 {
+		return true
+	}
+	ts, es := tb.t[k][:0], make([]float64, freqs)
+	for fi := 0; fi < freqs; fi++ {
+		t, e, ok := tb.p.deps.Predictor.Predict(tb.v, 1<<k, fi)
+		if !ok || !(t > 0) || !(e > 0) {
+			tb.maxK = k - 1
+			return false
+		}
+		ts, es[fi] = append(ts, t), e
+	}
+	best := 0
+	for fi := range ts {
+		if ts[fi]*es[fi] < ts[best]*es[best] {
+			best = fi
+		}
+	}
+	var pw float64
+	for _, fi := range tb.p.deps.ProfileFreqs {
+		pw = math.Max(pw, es[fi]/ts[fi])
+	}
+	tb.t[k], tb.e[k], tb.ee[k], tb.profW[k] = ts, es, best, pw
+	return true
+}
+
+type plan struct {
+	v     *policy.ElasticView
+	tb    *table
+	k, fi int // k = -1: no GPUs
+	watts float64
+	prof  bool
+}
+
+func (pl *plan) gpus() int {
+	if pl.k < 0 {
+		return 0
+	}
+	return 1 << pl.k
+}
+
+type item struct {
+	job  int
+	pri  float64
+	tie  float64
+	seq  int
+	kind int
+}
+
+// pq is a max-heap of items (typed, to keep the allocation loop cheap).
+type pq []item
+
+func (q pq) less(i, j int) bool {
+	if q[i].pri != q[j].pri {
+		return q[i].pri > q[j].pri
+	}
+	if q[i].tie != q[j].tie {
+		return q[i].tie < q[j].tie
+	}
+	return q[i].seq < q[j].seq
+}
+
+func (q *pq) init() {
+	for i := len(*q)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+func (q *pq) push(it item) {
+	*q = append(*q, it)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *pq) pop() item {
+	h := *q
+	it := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	*q = h[:n]
+	q.down(0)
+	return it
+}
+
+func (q *pq) down(i int) {
+	h := *q
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// ScheduleElastic implements policy.ElasticScheduler (Algorithm 1 and
+// Section 5.3).
+func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
+	g := st.Nodes * st.GPUsPerNode
+	limit := p.LimitW(g)
+	freqs := len(st.FreqsMHz)
+	if len(p.tables) > 2*len(st.Jobs)+64 {
+		keep := make(map[int]*table, len(st.Jobs))
+		for _, v := range st.Jobs {
+			if tb := p.tables[v.Job.ID]; tb != nil {
+				keep[v.Job.ID] = tb
+			}
+		}
+		p.tables = keep
+	}
+	plans := make([]plan, len(st.Jobs))
+	free := g
+	var jobW float64
+	busy := 0
+	// Predicted cluster power with busy GPUs packed on ceil(busy/gpn) nodes.
+	total := func(jw float64, b int) float64 {
+		on := (b + st.GPUsPerNode - 1) / st.GPUsPerNode * st.GPUsPerNode
+		return jw + float64(on-b)*st.IdleW
+	}
+	for i, v := range st.Jobs {
+		tb := p.table(v, freqs)
+		tb.remain = v.Remaining
+		tb.row(0, freqs)
+		plans[i] = plan{v: v, tb: tb, k: -1}
+	}
+	// GPU allocation (Algorithm 1 lines 2-20). A job's first GPU has
+	// infinite marginal return (shortest predicted remaining time first);
+	// further GPUs double its count, by priority_G.
+	// take moves job i to count index k at its most efficient frequency if
+	// GPUs and the power limit allow.
+	take := func(i, k int) bool {
+		pl := &plans[i]
+		extra := (1 << k) - pl.gpus()
+		if extra > free || !pl.tb.row(k, freqs) {
+			return false
+		}
+		fi := pl.tb.ee[k]
+		w := pl.tb.e[k][fi] / pl.tb.t[k][fi]
+		// A new count is profiled; a window that runs on this count
+		// continues (the engine keeps it when the placement stays).
+		prof := p.args.ProfileNewCounts && k > 0 && (!pl.v.Profiled(1<<k) || pl.v.Profiling && pl.v.GPUs == 1<<k)
+		if prof {
+			w = pl.tb.profW[k]
+		}
+		if total(jobW-pl.watts+w, busy+extra) > limit {
+			return false
+		}
+		jobW += w - pl.watts
+		busy += extra
+		free -= extra
+		pl.k, pl.fi, pl.watts, pl.prof = k, fi, w, prof
+		return true
+	}
+	var q pq
+	seq := 0
+	guard := int64(p.args.MinRescaleSec * 1000)
+	var held []int
+	for i := range plans {
+		tb, v := plans[i].tb, plans[i].v
+		tie := tb.remain * tb.t[0][tb.ee[0]]
+		if v.GPUs > 0 && st.NowMs-v.PlacedAtMs < guard {
+			held = append(held, i)
+			continue
+		}
+		q = append(q, item{job: i, pri: math.Inf(1), tie: tie, seq: seq})
+		seq++
+	}
+	// Recently placed jobs keep their count first (shortest remaining first).
+	slices.SortStableFunc(held, func(a, b int) int {
+		ta := plans[a].tb.remain * plans[a].tb.t[0][plans[a].tb.ee[0]]
+		tb := plans[b].tb.remain * plans[b].tb.t[0][plans[b].tb.ee[0]]
+		return cmp.Compare(ta, tb)
+	})
+	for _, i := range held {
+		if !take(i, log2(plans[i].v.GPUs)) {
+			q = append(q, item{job: i, pri: math.Inf(1), tie: plans[i].tb.remain * plans[i].tb.t[0][plans[i].tb.ee[0]], seq: seq})
+			seq++
+		}
+	}
+	q.init()
+	for len(q) > 0 && free > 0 {
+		it := q.pop()
+		pl := &plans[it.job]
+		k := pl.k + 1
+		if !take(it.job, k) {
+			continue
+		}
+		fi := pl.fi
+		if pl.tb.row(k+1, freqs) {
+			f2 := pl.tb.ee[k+1]
+			dT := pl.tb.t[k][fi] - pl.tb.t[k+1][f2]
+			dE := pl.tb.e[k+1][f2] - pl.tb.e[k][fi]
+			if dT > 0 {
+				pri := math.MaxFloat64
+				if dE > 0 {
+					pri = dT / dE // eq. 20; the job's remaining iterations and the cluster totals cancel
+				}
+				q.push(item{job: it.job, pri: pri, seq: seq})
+				seq++
+			}
+		}
+	}
+	// Frequency configuration (lines 21-30), by priority_F (eq. 21).
+	q = q[:0]
+	// priF is job i's next frequency step's priority_F, or false if none.
+	priF := func(pl *plan) (float64, bool) {
+		if pl.k < 0 || pl.prof || pl.fi+1 >= freqs {
+			return 0, false
+		}
+		dT := pl.tb.t[pl.k][pl.fi] - pl.tb.t[pl.k][pl.fi+1]
+		dE := pl.tb.e[pl.k][pl.fi+1] - pl.tb.e[pl.k][pl.fi]
+		if dT <= 0 {
+			return 0, false
+		}
+		if dE > 0 {
+			return dT / dE, true
+		}
+		return math.MaxFloat64, true
+	}
+	pushF := func(i int) {
+		if pri, ok := priF(&plans[i]); ok {
+			q.push(item{job: i, pri: pri, seq: seq})
+			seq++
+		}
+	}
+	// When every running job fits at the highest frequency, the greedy
+	// below would end there: take it directly.
+	top := jobW
+	for i := range plans {
+		if pl := &plans[i]; pl.k >= 0 && !pl.prof {
+			top += pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1] - pl.watts
+		}
+	}
+	if total(top, busy) <= limit {
+		for i := range plans {
+			if pl := &plans[i]; pl.k >= 0 && !pl.prof {
+				pl.fi, pl.watts = freqs-1, pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1]
+			}
+		}
+		jobW = top
+	} else {
+		for i := range plans {
+			pushF(i)
+		}
+	}
+	for len(q) > 0 {
+		it := q.pop()
+		pl := &plans[it.job]
+		// Raise while this job's next step still beats the queue's head
+		// (the same order as one step per pop).
+		for {
+			w := pl.tb.e[pl.k][pl.fi+1] / pl.tb.t[pl.k][pl.fi+1]
+			if total(jobW-pl.watts+w, busy) > limit {
+				break
+			}
+			jobW += w - pl.watts
+			pl.fi, pl.watts = pl.fi+1, w
+			pri, ok := priF(pl)
+			if !ok {
+				break
+			}
+			if len(q) > 0 && (q[0].pri > pri || q[0].pri == pri) {
+				q.push(item{job: it.job, pri: pri, seq: seq})
+				seq++
+				break
+			}
+		}
+	}
+	// Placement (Section 5.3): buddy allocation with migration.
+	var reqs []policy.PackRequest
+	var idx []int
+	for i := range plans {
+		if plans[i].k >= 0 {
+			reqs = append(reqs, policy.PackRequest{Job: plans[i].v.Job.ID, GPUs: plans[i].gpus(), Prev: plans[i].v.Nodes})
+			idx = append(idx, i)
+		}
+	}
+	places := policy.Pack(reqs, st.Nodes, st.GPUsPerNode, st.NodeOn, true)
+	over := func() bool {
+		return jobW+float64(nodesUsed(places, st.Nodes)*st.GPUsPerNode-busy)*st.IdleW > limit
+	}
+	if over() {
+		// Kept placements fragment the cluster so much that the idle GPUs
+		// of partly used nodes break the limit: re-pack, keeping jobs in
+		// place where that still packs, else moving every job (first-fit
+		// decreasing: no more nodes stay on than the prediction assumed).
+		if places = policy.Repack(reqs, st.Nodes, st.GPUsPerNode, st.NodeOn); over() {
+			for i := range reqs {
+				reqs[i].Prev = nil
+			}
+			places = policy.Repack(reqs, st.Nodes, st.GPUsPerNode, st.NodeOn)
+		}
+	}
+	d := policy.ElasticDecision{NodeOn: make([]bool, st.Nodes)}
+	// Re-plan when the first held job's guard expires.
+	for _, i := range held {
+		if at := plans[i].v.PlacedAtMs + guard; at > st.NowMs && (d.WakeAtMs == 0 || at < d.WakeAtMs) {
+			d.WakeAtMs = at
+		}
+	}
+	for r, i := range idx {
+		if places[r] == nil {
+			continue // cannot happen with power-of-two counts that fit; the job waits
+		}
+		pl := &plans[i]
+		for _, ns := range places[r] {
+			d.NodeOn[ns.Node] = true
+		}
+		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: pl.v.Job.ID, Nodes: places[r], FreqIdx: pl.fi, PredW: pl.watts, Profile: pl.prof})
+	}
+	return d
+}
+
+func nodesUsed(places [][]policy.NodeShare, nodes int) int {
+	used := make([]bool, nodes)
+	n := 0
+	for _, p := range places {
+		for _, ns := range p {
+			if !used[ns.Node] {
+				used[ns.Node] = true
+				n++
+			}
+		}
+	}
+	return n
+}

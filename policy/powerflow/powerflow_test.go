@@ -1,0 +1,73 @@
+package powerflow
+
+import (
+	"math"
+	"testing"
+
+	"github.com/wattsched/wattsched/policy"
+)
+
+// fake: job 0 scales perfectly (T = 1/n s), job 1 as 1/sqrt(n); every GPU
+// draws 200 W at every frequency.
+type fake struct{}
+
+func (fake) Predict(v *policy.ElasticView, n, fi int) (float64, float64, bool) {
+	if n > v.Job.MaxGPUs {
+		return 0, 0, false
+	}
+	t := 1 / float64(n)
+	if v.Job.ID == 1 {
+		t = 1 / math.Sqrt(float64(n))
+	}
+	return t, 200 * float64(n) * t, true
+}
+
+func TestAllocationFollowsMarginalReturnUnderTheLimit(t *testing.T) {
+	p, err := New(Args{Eta: 0.4, PmaxW: 400, ProfileNewCounts: true}, Deps{Predictor: fake{}, ProfileFreqs: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := []*policy.ElasticView{
+		{Job: &policy.ElasticJob{ID: 0, MaxGPUs: 8}, Remaining: 100},
+		{Job: &policy.ElasticJob{ID: 1, MaxGPUs: 8}, Remaining: 100},
+	}
+	st := &policy.ElasticState{Jobs: views, Nodes: 1, GPUsPerNode: 8, NodeOn: []bool{true}, FreqsMHz: []int{1000, 1400}, IdleW: 50}
+	d := p.ScheduleElastic(st)
+	// Limit 0.4*8*400 = 1280 W. Both get a first GPU (400 W + 6 idle GPUs
+	// at 50 W = 700 W). Job 0's extra GPUs cost no energy per iteration
+	// (priority_G infinite): 2 GPUs (850 W), 4 GPUs (1150 W); 8 does not
+	// fit the 3 free GPUs. Job 1's second GPU would make 1300 W > 1280 W.
+	got := map[int]int{}
+	var pred float64
+	busy := 0
+	for _, a := range d.Allocs {
+		for _, ns := range a.Nodes {
+			got[a.Job] += ns.GPUs
+		}
+		pred += a.PredW
+		busy += got[a.Job]
+		if a.Profile != (a.Job == 0) {
+			t.Errorf("job %d profile %v: a new count (4 GPUs) is profiled, 1 GPU is not", a.Job, a.Profile)
+		}
+	}
+	if got[0] != 4 || got[1] != 1 {
+		t.Fatalf("GPUs %v, want job 0: 4, job 1: 1", got)
+	}
+	if total := pred + float64(8-busy)*50; total > 1280 || total != 1150 {
+		t.Fatalf("predicted power %v W, want 1150 W", total)
+	}
+	if !d.NodeOn[0] {
+		t.Fatal("the used node must stay on")
+	}
+}
+
+func TestArgsValidate(t *testing.T) {
+	for _, a := range []Args{{Eta: 0, PmaxW: 400}, {Eta: 1.5, PmaxW: 400}, {Eta: 0.5}, {Eta: 0.5, PmaxW: 400, MinRescaleSec: -1}} {
+		if a.Validate() == nil {
+			t.Errorf("%+v accepted", a)
+		}
+	}
+	if err := (Args{}).Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,138 @@
+// Package tiresias is the Tiresias baseline of PowerFlow's evaluation (Gu
+// et al., NSDI'19): discretised two-dimensional least-attained-service
+// (2D-LAS). A job's attained service is GPUs x time; jobs are queued by
+// thresholds on it, FIFO within a queue, and the highest-priority jobs that
+// fit run, preempting (checkpointing) lower ones. Not elastic, not
+// energy-aware (fixed frequency, all nodes on).
+package tiresias
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/wattsched/wattsched/policy"
+)
+
+// Name is the policy's registry name.
+const Name = "tiresias"
+
+// Args configure Tiresias.
+type Args struct {
+	// FreqIdx is the fixed frequency index (-1: the highest).
+	FreqIdx int
+	// KeepIdleNodesOn leaves nodes without jobs powered (by default they
+	// are shut down, as PowerFlow does; see docs/reproduce-powerflow.md).
+	KeepIdleNodesOn bool
+	// ThresholdsGPUSec are the attained-service queue thresholds (GPU-s).
+	ThresholdsGPUSec []float64
+}
+
+// Default uses three queues split at 1 and 10 GPU-hours.
+func (Args) Default() Args { return Args{FreqIdx: -1, ThresholdsGPUSec: []float64{3600, 36000}} }
+
+// Validate checks the arguments.
+func (a Args) Validate() error {
+	if a.FreqIdx < -1 {
+		return fmt.Errorf("tiresias: freq index %d", a.FreqIdx)
+	}
+	if !slices.IsSorted(a.ThresholdsGPUSec) {
+		return fmt.Errorf("tiresias: thresholds %v must ascend", a.ThresholdsGPUSec)
+	}
+	for _, t := range a.ThresholdsGPUSec {
+		if !(t > 0) {
+			return fmt.Errorf("tiresias: threshold %v must be positive", t)
+		}
+	}
+	return nil
+}
+
+// Policy is Tiresias.
+type Policy struct{ args Args }
+
+var _ policy.ElasticScheduler = (*Policy)(nil)
+
+// New returns Tiresias.
+func New(args Args) (*Policy, error) {
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	return &Policy{args: args}, nil
+}
+
+func (p *Policy) level(v *policy.ElasticView) int {
+	s := v.AttainedGPUms / 1000
+	for i, t := range p.args.ThresholdsGPUSec {
+		if s < t {
+			return i
+		}
+	}
+	return len(p.args.ThresholdsGPUSec)
+}
+
+// ScheduleElastic implements policy.ElasticScheduler.
+func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
+	fi := policy.FreqIndex(p.args.FreqIdx, st.FreqsMHz)
+	order := slices.Clone(st.Jobs)
+	slices.SortStableFunc(order, func(a, b *policy.ElasticView) int {
+		if la, lb := p.level(a), p.level(b); la != lb {
+			return la - lb
+		}
+		if a.Job.SubmitMs != b.Job.SubmitMs {
+			return int(a.Job.SubmitMs - b.Job.SubmitMs)
+		}
+		return a.Job.ID - b.Job.ID
+	})
+	// The highest-priority jobs whose GPU counts fit the cluster run.
+	left := st.Nodes * st.GPUsPerNode
+	var run []*policy.ElasticView
+	for _, v := range order {
+		if n := policy.ReqCount(v.Job); n <= left {
+			run = append(run, v)
+			left -= n
+		}
+	}
+	var d policy.ElasticDecision
+	var used [][]policy.NodeShare
+	for _, v := range run {
+		if v.GPUs > 0 {
+			used = append(used, v.Nodes)
+			d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: v.Nodes, FreqIdx: fi})
+		}
+	}
+	free := policy.FreeGPUs(st.Nodes, st.GPUsPerNode, used...)
+	for _, v := range run {
+		if v.GPUs > 0 {
+			continue
+		}
+		if pl := policy.Place(policy.ReqCount(v.Job), free, st.GPUsPerNode, nil); pl != nil {
+			d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: pl, FreqIdx: fi})
+		}
+	}
+	// Wake when a running job crosses into a lower queue.
+	views := make(map[int]*policy.ElasticView, len(run))
+	for _, v := range run {
+		views[v.Job.ID] = v
+	}
+	wake := int64(math.MaxInt64)
+	for _, a := range d.Allocs {
+		v := views[a.Job]
+		l := p.level(v)
+		if l >= len(p.args.ThresholdsGPUSec) {
+			continue
+		}
+		n := 0
+		for _, ns := range a.Nodes {
+			n += ns.GPUs
+		}
+		ms := int64(math.Ceil((p.args.ThresholdsGPUSec[l]*1000 - v.AttainedGPUms) / float64(n)))
+		wake = min(wake, st.NowMs+max(ms, 1))
+	}
+	if wake != math.MaxInt64 {
+		d.WakeAtMs = wake
+	}
+	if !p.args.KeepIdleNodesOn {
+		d.NodeOn = policy.NodesInUse(d.Allocs, st.Nodes)
+	}
+	return d
+}
