@@ -38,6 +38,8 @@ Usage:
         reproduce the PWR paper's comparison on openb traces and check its claims
   wattsched reproduce vahrm -o DIR [--jobs N] [--quick] [--seed S] [--swf FILE [--procs-per-node P]] [--force]
         reproduce the VAHRM paper's evaluation (stand-in data, see the output)
+  wattsched reproduce powerflow -o DIR [--quick] [--seed S] [--nodes N] [--pai-jobs F --pai-tasks F [--hours H]] [--force]
+        reproduce the PowerFlow paper's evaluation (stand-in data, see the output)
   wattsched bench [--policies a,b] [--trace NAME]
         time one inflation run per policy on the 1213-node cluster (one core)
   wattsched traces
@@ -256,8 +258,11 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(args) > 0 && args[0] == "vahrm" {
 		return cmdReproduceVAHRM(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "powerflow" {
+		return cmdReproducePowerFlow(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "pwr" {
-		return usageError{errors.New("reproduce: which paper? (available: pwr, vahrm)")}
+		return usageError{errors.New("reproduce: which paper? (available: pwr, vahrm, powerflow)")}
 	}
 	fs := newFlags("reproduce pwr", stderr)
 	out := fs.String("o", "", "results directory (required)")
@@ -346,6 +351,60 @@ func cmdReproduceVAHRM(args []string, stdout, stderr io.Writer) error {
 		printTable(stdout, t)
 	}
 	fmt.Fprintf(stdout, "results in %s (summary.json, main.csv, sweep_*.csv, model_error.csv, models.csv, *.svg, report.html)\n", *out)
+	return nil
+}
+
+func cmdReproducePowerFlow(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("reproduce powerflow", stderr)
+	out := fs.String("o", "", "results directory (required)")
+	quick := fs.Bool("quick", false, "fewer sweep points")
+	seed := fs.Uint64("seed", 42, "seed for DNN/batch assignment, measurement noise and random traces")
+	nodes := fs.Int("nodes", experiment.DefaultPFSetup().Nodes, "8-GPU nodes in the simulated cluster")
+	paiJobs := fs.String("pai-jobs", "", "Alibaba PAI 2020 job table (pai_job_table.csv) to use instead of the embedded Philly day")
+	paiTasks := fs.String("pai-tasks", "", "with --pai-jobs: the task table (pai_task_table.csv)")
+	hours := fs.Float64("hours", 24, "with --pai-jobs: keep jobs submitted in the first HOURS hours")
+	force := fs.Bool("force", false, "replace a non-empty results directory")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *out == "" {
+		return usageError{errors.New("reproduce powerflow: -o DIR is required")}
+	}
+	if *nodes < 1 {
+		return usageError{fmt.Errorf("reproduce powerflow: --nodes %d, want >= 1", *nodes)}
+	}
+	if (*paiJobs == "") != (*paiTasks == "") {
+		return usageError{errors.New("reproduce powerflow: --pai-jobs and --pai-tasks go together")}
+	}
+	setup := experiment.DefaultPFSetup()
+	setup.Nodes, setup.Seed = *nodes, *seed
+	o := experiment.PFOptions{Setup: setup, Quick: *quick, Progress: progress(stderr)}
+	if *paiJobs != "" {
+		jobs, err := experiment.LoadPAIJobs(*paiJobs, *paiTasks, *hours)
+		if err != nil {
+			return err
+		}
+		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Alibaba PAI 2020 job and task tables (%d jobs of the first %g h)", len(jobs), *hours)
+	}
+	if err := experiment.PrepareDir(*out, *force); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "PowerFlow reproduction: fitting models, JCT-vs-energy sweeps of 6 systems, oracle comparison, sensitivity on 100-job traces\n")
+	rep, err := experiment.ReproducePowerFlow(Version, o)
+	if err != nil {
+		return err
+	}
+	if err := experiment.WritePowerFlow(*out, rep); err != nil {
+		return err
+	}
+	for _, s := range rep.StandIns {
+		fmt.Fprintln(stdout, "stand-in:", s)
+	}
+	fmt.Fprintln(stdout)
+	for _, t := range experiment.PFTables(rep) {
+		printTable(stdout, t)
+	}
+	fmt.Fprintf(stdout, "results in %s (summary.json, curves.csv, improvement.csv, models.csv, timeline.csv, oracle.csv, sensitivity.csv, *.svg, report.html)\n", *out)
 	return nil
 }
 

@@ -1,0 +1,370 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+
+	"github.com/wattsched/wattsched/fit"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/perf"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/afs"
+	"github.com/wattsched/wattsched/policy/gandiva"
+	"github.com/wattsched/wattsched/policy/powerflow"
+	"github.com/wattsched/wattsched/policy/tiresias"
+	"github.com/wattsched/wattsched/policy/zeus"
+	"github.com/wattsched/wattsched/sim"
+	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/trace/alibaba2020"
+)
+
+// PowerFlow systems, as the paper's Figure 7 names them.
+const (
+	PFPowerFlow    = "PowerFlow"
+	PFOracle       = "PowerFlow-oracle"
+	PFGandiva      = "Gandiva"
+	PFTiresias     = "Tiresias"
+	PFGandivaZeus  = "Gandiva+Zeus"
+	PFTiresiasZeus = "Tiresias+Zeus"
+	PFAFS          = "AFS"
+)
+
+// PFSystems are the systems of the end-to-end comparison.
+var PFSystems = []string{PFPowerFlow, PFGandiva, PFTiresias, PFGandivaZeus, PFTiresiasZeus, PFAFS}
+
+// PFSetup is the simulated cluster and the engine's costs.
+type PFSetup struct {
+	Nodes int `json:"nodes"`
+	// RestartSec is the checkpoint/restart pause on rescaling, migration or
+	// resumption; PreRunSec and ProfileSec the profiling durations.
+	RestartSec float64 `json:"restart_s"`
+	PreRunSec  float64 `json:"pre_run_s"`
+	ProfileSec float64 `json:"profile_window_s"`
+	// ProfileFreqs is how many frequencies profiling cycles (evenly spaced,
+	// the highest included).
+	ProfileFreqs int     `json:"profile_freqs"`
+	Noise        float64 `json:"measurement_noise"`
+	// BootSec is how long a powering-on node draws idle power before use
+	// (charged as transition energy; the node is usable at once).
+	BootSec float64 `json:"boot_s"`
+	Seed    uint64  `json:"seed"`
+}
+
+// DefaultPFSetup is the setup of `reproduce powerflow`.
+func DefaultPFSetup() PFSetup {
+	return PFSetup{Nodes: 24, RestartSec: 30, PreRunSec: 240, ProfileSec: 240, ProfileFreqs: 8, Noise: 0.02, BootSec: 60, Seed: 42}
+}
+
+// PFEnv is everything the PowerFlow runs share: the ground-truth library,
+// the fitted per-DNN models and the workload.
+type PFEnv struct {
+	Lib    *perf.Library
+	GPU    hw.GPUModel
+	Models map[string]*powerflow.Models
+	Fits   []PFModelFit
+	Setup  PFSetup
+}
+
+// PFModelFit is one row of the Table 2 reproduction.
+type PFModelFit struct {
+	DNN            string  `json:"dnn"`
+	Profiles       int     `json:"profiles"`
+	HeldOut        int     `json:"held_out"`
+	ThroughputMAPE float64 `json:"throughput_mape"`
+	EnergyMAPE     float64 `json:"energy_mape"`
+	PaperTpt       float64 `json:"paper_throughput_mape"`
+	PaperEnergy    float64 `json:"paper_energy_mape"`
+	BreakpointMHz  int     `json:"breakpoint_mhz"`
+	StandIn        string  `json:"stand_in"`
+}
+
+// paperTable2 is PowerFlow's Table 2 (MAPE as fractions).
+var paperTable2 = map[string][2]float64{
+	"ResNet18": {0.061, 0.069}, "VGG16": {0.038, 0.060}, "InceptionV3": {0.026, 0.045},
+	"GPT2": {0.021, 0.068}, "DeepSpeech2": {0.045, 0.035},
+}
+
+// NewPFEnv loads the library and fits each DNN's models on 90% of its
+// noisy profiles, reporting MAPE on the other 10% (paper Section 6.3).
+func NewPFEnv(s PFSetup) (*PFEnv, error) {
+	g, err := hw.Default().GPU(perf.LibraryGPU)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := perf.Load(float64(g.IdleW), float64(g.TDPW))
+	if err != nil {
+		return nil, err
+	}
+	env := &PFEnv{Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s}
+	r := rand.New(rand.NewPCG(s.Seed, 0x7461626c6532))
+	var bps []float64
+	for fi := 0; fi < len(lib.FreqsMHz); fi += 5 {
+		bps = append(bps, lib.Norm(fi))
+	}
+	for _, d := range perf.DNNs {
+		var ps []fit.Profile
+		for _, b := range d.Batches {
+			p := lib.Profile(d.Name, b)
+			for _, n := range perf.Counts {
+				if n > p.MaxGPUs() {
+					break
+				}
+				for fi := range lib.FreqsMHz {
+					t, e := p.Observe(n, fi, s.Noise, r)
+					ps = append(ps, fit.Profile{Config: p.Config(n, fi), IterSec: t, IterJ: e})
+				}
+			}
+		}
+		trIdx, teIdx := fit.HoldOut(len(ps), 0.1, s.Seed)
+		train := make([]fit.Profile, len(trIdx))
+		for i, k := range trIdx {
+			train[i] = ps[k]
+		}
+		o := fit.FitOptions{Seed: s.Seed, Starts: 3}
+		step, err := fit.FitStep(train, o)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: fit %s step time: %w", d.Name, err)
+		}
+		o.Starts, o.MaxIter = 2, 80
+		en, err := fit.FitEnergy(train, step, bps, o)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: fit %s energy: %w", d.Name, err)
+		}
+		m := &powerflow.Models{Step: step, Energy: en}
+		var pt, at, pe, ae []float64
+		for _, k := range teIdx {
+			t, e := m.Predict(ps[k].Config)
+			pt, at = append(pt, 1/t), append(at, 1/ps[k].IterSec)
+			pe, ae = append(pe, e), append(ae, ps[k].IterJ)
+		}
+		env.Models[d.Name] = m
+		env.Fits = append(env.Fits, PFModelFit{DNN: d.Name, Profiles: len(ps), HeldOut: len(teIdx),
+			ThroughputMAPE: fit.MAPE(pt, at) / 100, EnergyMAPE: fit.MAPE(pe, ae) / 100,
+			PaperTpt: paperTable2[d.Name][0], PaperEnergy: paperTable2[d.Name][1],
+			BreakpointMHz: int(math.Round(en.U0 * float64(lib.MaxMHz()))), StandIn: d.StandIn})
+	}
+	return env, nil
+}
+
+// PFJobs turns trace jobs into training jobs as the paper does (Section
+// 6.1): each gets a Table 1 DNN and batch size at random (seeded), and the
+// iterations it would run in its trace duration on its requested GPUs at
+// the default frequency (measured throughput). Requested counts are
+// rounded up to a power of two and capped at the DNN's largest measured
+// count; jobs keep trace order, IDs from 0.
+func (env *PFEnv) PFJobs(gj []trace.GPUJob, seed uint64) []policy.ElasticJob {
+	r := rand.New(rand.NewPCG(seed, 0x6a6f6273))
+	top := len(env.Lib.FreqsMHz) - 1
+	out := make([]policy.ElasticJob, len(gj))
+	for i, g := range gj {
+		d := perf.DNNs[r.IntN(len(perf.DNNs))]
+		b := d.Batches[r.IntN(len(d.Batches))]
+		p := env.Lib.Profile(d.Name, b)
+		req := 1
+		for req < g.GPUs {
+			req *= 2
+		}
+		req = min(req, p.MaxGPUs())
+		t, _ := p.Truth(req, top)
+		out[i] = policy.ElasticJob{ID: i, SubmitMs: int64(math.Round(g.SubmitSec * 1000)), DNN: d.Name, Batch: b,
+			ReqGPUs: req, MaxGPUs: p.MaxGPUs(), Iters: math.Max(1, math.Round(g.DurationSec/t))}
+	}
+	return out
+}
+
+// pfTruth is the library bound to a job list; it is also the profiled
+// oracle's predictor (exact, noiseless).
+type pfTruth struct {
+	lib   *perf.Library
+	profs []*perf.Profile
+}
+
+func (env *PFEnv) truth(jobs []policy.ElasticJob) *pfTruth {
+	t := &pfTruth{lib: env.Lib, profs: make([]*perf.Profile, len(jobs))}
+	for i := range jobs {
+		t.profs[i] = env.Lib.Profile(jobs[i].DNN, jobs[i].Batch)
+	}
+	return t
+}
+
+func (t *pfTruth) Truth(j *policy.ElasticJob, n, fi int) (float64, float64) {
+	return t.profs[j.ID].Truth(n, fi)
+}
+
+func (t *pfTruth) CanRun(j *policy.ElasticJob, n int) bool {
+	return n >= 1 && n&(n-1) == 0 && n <= t.profs[j.ID].MaxGPUs()
+}
+
+func (t *pfTruth) Predict(v *policy.ElasticView, n, fi int) (float64, float64, bool) {
+	if !t.CanRun(v.Job, n) {
+		return 0, 0, false
+	}
+	s, w := t.Truth(v.Job, n, fi)
+	return s, s * w * float64(n), true
+}
+
+// PFRun is one run's outcome.
+type PFRun struct {
+	System string `json:"system"`
+	// Param is eta for PowerFlow, the fixed frequency (MHz) for Gandiva,
+	// Tiresias and AFS, 0 for the Zeus combinations.
+	Param      float64 `json:"param"`
+	AvgJCTh    float64 `json:"avg_jct_h"`
+	EnergyMWh  float64 `json:"energy_mwh"`
+	JobMWh     float64 `json:"job_mwh"`
+	IdleMWh    float64 `json:"idle_mwh"`
+	PowerOnMWh float64 `json:"power_on_mwh"`
+	PreRunMWh  float64 `json:"pre_run_mwh"`
+	MakespanH  float64 `json:"makespan_h"`
+	LimitW     float64 `json:"power_limit_w"`
+	MaxPredW   float64 `json:"max_predicted_w"`
+	MaxActualW float64 `json:"max_actual_w"`
+	Restarts   int     `json:"restarts"`
+	PowerOns   int     `json:"power_ons"`
+	Decisions  int     `json:"decisions"`
+	Events     int     `json:"events"`
+	res        *sim.ElasticResult
+}
+
+func (env *PFEnv) profileFreqs() []int {
+	n := len(env.Lib.FreqsMHz)
+	k := max(1, env.Setup.ProfileFreqs)
+	var out []int
+	for i := 0; i < k; i++ {
+		fi := n - 1 - i*(n-1)/max(1, k-1)
+		if k == 1 {
+			fi = n - 1
+		}
+		out = append(out, fi)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// FreqIdx returns the index of mhz among the library's frequencies.
+func (env *PFEnv) FreqIdx(mhz float64) (int, error) {
+	fi := env.Lib.FreqIndex(int(mhz))
+	if fi < 0 {
+		return 0, fmt.Errorf("experiment: %v MHz is not a supported frequency (%d-%d MHz in 15 MHz steps)", mhz, env.Lib.FreqsMHz[0], env.Lib.MaxMHz())
+	}
+	return fi, nil
+}
+
+// RunPF runs one system on jobs with nodes nodes (0: the setup's).
+func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, nodes int, timeline bool) (*PFRun, error) {
+	s := env.Setup
+	if nodes == 0 {
+		nodes = s.Nodes
+	}
+	truth := env.truth(jobs)
+	o := sim.ElasticOptions{Nodes: nodes, GPUsPerNode: perf.GPUsPerNode, FreqsMHz: env.Lib.FreqsMHz, IdleW: float64(env.GPU.IdleW),
+		RestartMs: int64(s.RestartSec * 1000), ProfileMs: int64(s.ProfileSec * 1000), ProfileFreqs: env.profileFreqs(),
+		NoiseSigma: s.Noise, PowerOnJ: s.BootSec * float64(env.GPU.IdleW) * perf.GPUsPerNode, Seed: s.Seed, Timeline: timeline}
+	var sched policy.ElasticScheduler
+	var err error
+	fixed := func() (int, error) { return env.FreqIdx(param) }
+	switch system {
+	case PFPowerFlow, PFOracle:
+		a := powerflow.Args{}.Default()
+		a.Eta, a.PmaxW = param, float64(env.GPU.TDPW)
+		deps := powerflow.Deps{ProfileFreqs: o.ProfileFreqs}
+		if system == PFPowerFlow {
+			deps.Predictor = powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode)
+			o.PreRunMs = int64(s.PreRunSec * 1000)
+		} else {
+			deps.Predictor, a.ProfileNewCounts = truth, false
+		}
+		var p *powerflow.Policy
+		if p, err = powerflow.New(a, deps); err == nil {
+			o.PowerLimitW = p.LimitW(nodes * perf.GPUsPerNode)
+			sched = p
+		}
+	case PFGandiva, PFGandivaZeus:
+		fi := -1
+		if system == PFGandiva {
+			if fi, err = fixed(); err != nil {
+				return nil, err
+			}
+		}
+		sched, err = gandiva.New(gandiva.Args{FreqIdx: fi})
+	case PFTiresias, PFTiresiasZeus:
+		a := tiresias.Args{}.Default()
+		if system == PFTiresias {
+			if a.FreqIdx, err = fixed(); err != nil {
+				return nil, err
+			}
+		}
+		sched, err = tiresias.New(a)
+	case PFAFS:
+		var fi int
+		if fi, err = fixed(); err != nil {
+			return nil, err
+		}
+		sched, err = afs.New(afs.Args{FreqIdx: fi}, truth)
+	default:
+		return nil, fmt.Errorf("experiment: unknown PowerFlow system %q (have %v and %s)", system, PFSystems, PFOracle)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if system == PFGandivaZeus || system == PFTiresiasZeus {
+		a := zeus.Args{}.Default()
+		a.MaxPowerW = float64(env.GPU.TDPW)
+		if sched, err = zeus.New(a, sched); err != nil {
+			return nil, err
+		}
+	}
+	res, err := sim.RunElastic(jobs, truth, sched, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%v): %w", system, param, err)
+	}
+	const mwh = 3.6e9
+	return &PFRun{System: system, Param: param, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: res.EnergyJ / mwh,
+		JobMWh: res.JobJ / mwh, IdleMWh: res.IdleJ / mwh, PowerOnMWh: res.PowerOnJ / mwh, PreRunMWh: res.PreRunJ / mwh,
+		MakespanH: res.MakespanSec / 3600, LimitW: o.PowerLimitW, MaxPredW: res.MaxPredictedW, MaxActualW: res.MaxActualW,
+		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, res: res}, nil
+}
+
+func perfDNNStandIns() []string {
+	var out []string
+	for _, d := range perf.DNNs {
+		out = append(out, d.Name+": "+d.StandIn)
+	}
+	return out
+}
+
+// LoadPAIJobs reads Alibaba PAI 2020 job and task tables and keeps the GPU
+// jobs submitted in the first hours hours.
+func LoadPAIJobs(jobPath, taskPath string, hours float64) ([]trace.GPUJob, error) {
+	jf, err := os.Open(jobPath)
+	if err != nil {
+		return nil, err
+	}
+	defer jf.Close()
+	js, err := alibaba2020.ReadJobs(jf, jobPath)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := os.Open(taskPath)
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
+	ts, err := alibaba2020.ReadTasks(tf, taskPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []trace.GPUJob
+	for _, g := range alibaba2020.GPUJobs(js, ts) {
+		if g.SubmitSec < hours*3600 {
+			out = append(out, g)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no terminated GPU jobs in the first %g h", jobPath, hours)
+	}
+	return out, nil
+}

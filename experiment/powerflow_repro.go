@@ -1,0 +1,652 @@
+package experiment
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/sim"
+	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/trace/philly"
+)
+
+// PFReproduction holds every result of `reproduce powerflow`.
+type PFReproduction struct {
+	Version     string         `json:"version"`
+	StandIns    []string       `json:"stand_ins"`
+	Setup       PFSetup        `json:"setup"`
+	Workload    PFWorkloadInfo `json:"workload"`
+	Models      []PFModelFit   `json:"models_table2"`
+	Curves      []PFRun        `json:"curves_fig7"`
+	Improvement []PFImprove    `json:"improvement_fig7"`
+	Timeline    []PFBin        `json:"-"`
+	Fig8Points  []PFRun        `json:"fig8_points"`
+	Oracle      []PFOracleRow  `json:"oracle_fig9"`
+	Sensitivity []PFSensRow    `json:"sensitivity_fig10"`
+	Checks      PFChecks       `json:"checks"`
+	Claims      []ClaimResult  `json:"paper_claims"`
+}
+
+// PFWorkloadInfo describes the workload that stands in for the paper's.
+type PFWorkloadInfo struct {
+	Source   string         `json:"source"`
+	Jobs     int            `json:"jobs"`
+	GPUHours float64        `json:"gpu_hours_at_default_frequency"`
+	ByDNN    map[string]int `json:"jobs_by_dnn"`
+	ByGPUs   map[string]int `json:"jobs_by_requested_gpus"`
+}
+
+// PFImprove is PowerFlow's JCT improvement over one baseline point at
+// equal energy (PowerFlow's curve interpolated at the baseline's energy).
+type PFImprove struct {
+	Baseline  string  `json:"baseline"`
+	Param     float64 `json:"param"`
+	EnergyMWh float64 `json:"energy_mwh"`
+	JCTh      float64 `json:"baseline_jct_h"`
+	PFJCTh    Num     `json:"powerflow_jct_h"`
+	Factor    Num     `json:"factor"`
+}
+
+// PFBin is one time bin of a Fig. 8 run.
+type PFBin struct {
+	System string
+	Hour   float64
+	GPUs   float64
+	KW     float64
+}
+
+// PFOracleRow compares PowerFlow with fitted models to the profiled oracle
+// at one eta (Fig. 9).
+type PFOracleRow struct {
+	Eta           float64 `json:"eta"`
+	FittedJCTh    float64 `json:"fitted_jct_h"`
+	FittedMWh     float64 `json:"fitted_energy_mwh"`
+	OracleJCTh    float64 `json:"oracle_jct_h"`
+	OracleMWh     float64 `json:"oracle_energy_mwh"`
+	OracleAtEqual Num     `json:"oracle_jct_at_fitted_energy_h"`
+	DiffPct       Num     `json:"jct_difference_pct"`
+}
+
+// PFSensRow is one system's average JCT at one sensitivity setting, at the
+// energy of the Zeus combinations (Fig. 10).
+type PFSensRow struct {
+	Factor    string  `json:"factor"`
+	Value     float64 `json:"value"`
+	System    string  `json:"system"`
+	TargetMWh float64 `json:"target_energy_mwh"`
+	JCTh      Num     `json:"avg_jct_h"`
+}
+
+// PFChecks are the invariants the reproduction verifies on every run.
+type PFChecks struct {
+	Runs int `json:"runs"`
+	// MaxPredOverLimit is the largest predicted power after a decision
+	// relative to the limit over all PowerFlow runs (at most 1).
+	MaxPredOverLimit float64 `json:"max_predicted_over_limit"`
+	// MaxActualOverLimit is the same for actual power (prediction error
+	// can push it above 1).
+	MaxActualOverLimit float64 `json:"max_actual_over_limit"`
+	// MaxAccountingErr is the largest relative gap between cluster energy
+	// and the sum of job, idle, power-on and pre-run energy.
+	MaxAccountingErr float64 `json:"max_energy_accounting_error"`
+}
+
+// PFOptions bound the reproduction.
+type PFOptions struct {
+	Setup    PFSetup
+	Quick    bool
+	Workers  int
+	Progress func(done, total int, what string)
+	// Jobs replaces the embedded Philly day (e.g. a PAI 2020 job table).
+	Jobs       []trace.GPUJob
+	JobsSource string
+}
+
+// PFEtas and PFFreqs are the Fig. 7 sweeps.
+var (
+	PFEtas  = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 0.95}
+	PFFreqs = []float64{1020, 1110, 1200, 1305, 1410}
+)
+
+type pfCase struct {
+	system string
+	param  float64
+}
+
+func pfCases(etas, freqs []float64) []pfCase {
+	var cs []pfCase
+	for _, e := range etas {
+		cs = append(cs, pfCase{PFPowerFlow, e})
+	}
+	for _, s := range []string{PFGandiva, PFTiresias, PFAFS} {
+		for _, f := range freqs {
+			cs = append(cs, pfCase{s, f})
+		}
+	}
+	return append(cs, pfCase{PFGandivaZeus, 0}, pfCase{PFTiresiasZeus, 0})
+}
+
+// runCases runs cases on jobs (nodes 0: the setup's) in parallel.
+func (env *PFEnv) runCases(cs []pfCase, jobs []policy.ElasticJob, nodes, workers int, progress func(int, int, string)) ([]PFRun, error) {
+	out := make([]PFRun, len(cs))
+	errs := parallel(len(cs), workers, func(i int) error {
+		r, err := env.RunPF(cs[i].system, cs[i].param, jobs, nodes, false)
+		if err != nil {
+			return err
+		}
+		out[i] = *r
+		return nil
+	}, progress, func(i int) string { return fmt.Sprintf("%s %g", cs[i].system, cs[i].param) })
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// curveAt interpolates a system's JCT at energy e on its curve (points
+// sorted by energy); NaN outside the curve's energy range.
+func curveAt(runs []PFRun, system string, e float64) float64 {
+	var pts []PFRun
+	for _, r := range runs {
+		if r.System == system {
+			pts = append(pts, r)
+		}
+	}
+	slices.SortStableFunc(pts, func(a, b PFRun) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
+		if e >= a.EnergyMWh && e <= b.EnergyMWh {
+			if b.EnergyMWh == a.EnergyMWh {
+				return math.Min(a.AvgJCTh, b.AvgJCTh)
+			}
+			w := (e - a.EnergyMWh) / (b.EnergyMWh - a.EnergyMWh)
+			return a.AvgJCTh + w*(b.AvgJCTh-a.AvgJCTh)
+		}
+	}
+	if len(pts) == 1 && math.Abs(pts[0].EnergyMWh-e) <= 1e-9 {
+		return pts[0].AvgJCTh
+	}
+	return math.NaN()
+}
+
+// ReproducePowerFlow runs the paper's evaluation (Section 6) on the
+// stand-ins.
+func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
+	env, err := NewPFEnv(o.Setup)
+	if err != nil {
+		return nil, err
+	}
+	gj, src := o.Jobs, o.JobsSource
+	if gj == nil {
+		if gj, err = philly.Day(); err != nil {
+			return nil, err
+		}
+		src = "Microsoft Philly, jobs submitted 2017-10-13 (embedded, " + philly.DayName + ")"
+	}
+	jobs := env.PFJobs(gj, o.Setup.Seed)
+	rep := &PFReproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: PFStandIns(src)}
+	rep.Workload = workloadInfo(env, jobs, src)
+	etas, freqs := PFEtas, PFFreqs
+	if o.Quick {
+		etas, freqs = []float64{0.1, 0.3, 0.95}, []float64{1020, 1410}
+	}
+	if rep.Curves, err = env.runCases(pfCases(etas, freqs), jobs, 0, o.Workers, o.Progress); err != nil {
+		return nil, err
+	}
+	rep.Checks.observe(rep.Curves)
+	for _, r := range rep.Curves {
+		if r.System == PFPowerFlow {
+			continue
+		}
+		pf := curveAt(rep.Curves, PFPowerFlow, r.EnergyMWh)
+		rep.Improvement = append(rep.Improvement, PFImprove{Baseline: r.System, Param: r.Param, EnergyMWh: r.EnergyMWh,
+			JCTh: r.AvgJCTh, PFJCTh: Num(pf), Factor: Num(r.AvgJCTh / pf)})
+	}
+	// Fig. 8: one point per curve, the one closest in energy to Gandiva+Zeus.
+	var gz float64
+	for _, r := range rep.Curves {
+		if r.System == PFGandivaZeus {
+			gz = r.EnergyMWh
+		}
+	}
+	for _, sys := range PFSystems {
+		best := -1
+		for i, r := range rep.Curves {
+			if r.System == sys && (best < 0 || math.Abs(r.EnergyMWh-gz) < math.Abs(rep.Curves[best].EnergyMWh-gz)) {
+				best = i
+			}
+		}
+		r, err := env.RunPF(sys, rep.Curves[best].Param, jobs, 0, true)
+		if err != nil {
+			return nil, err
+		}
+		rep.Fig8Points = append(rep.Fig8Points, *r)
+		rep.Timeline = append(rep.Timeline, bins(sys, r.res.Timeline, 600)...)
+	}
+	// Fig. 9: fitted models vs the profiled oracle.
+	oetas := []float64{0.1, 0.2, 0.3, 0.5, 0.95}
+	if o.Quick {
+		oetas = []float64{0.1, 0.3}
+	}
+	var ocs []pfCase
+	for _, e := range oetas {
+		ocs = append(ocs, pfCase{PFOracle, e})
+	}
+	oruns, err := env.runCases(ocs, jobs, 0, o.Workers, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	rep.Checks.observe(oruns)
+	for i, e := range oetas {
+		var fr PFRun
+		for _, r := range rep.Curves {
+			if r.System == PFPowerFlow && r.Param == e {
+				fr = r
+			}
+		}
+		if fr.System == "" {
+			r, err := env.RunPF(PFPowerFlow, e, jobs, 0, false)
+			if err != nil {
+				return nil, err
+			}
+			fr = *r
+		}
+		at := curveAt(oruns, PFOracle, fr.EnergyMWh)
+		rep.Oracle = append(rep.Oracle, PFOracleRow{Eta: e, FittedJCTh: fr.AvgJCTh, FittedMWh: fr.EnergyMWh,
+			OracleJCTh: oruns[i].AvgJCTh, OracleMWh: oruns[i].EnergyMWh, OracleAtEqual: Num(at), DiffPct: Num(100 * (fr.AvgJCTh - at) / at)})
+	}
+	if rep.Sensitivity, err = env.sensitivity(gj, o); err != nil {
+		return nil, err
+	}
+	rep.Claims = pfClaims(rep)
+	return rep, nil
+}
+
+func (c *PFChecks) observe(runs []PFRun) {
+	for _, r := range runs {
+		c.Runs++
+		if r.LimitW > 0 {
+			c.MaxPredOverLimit = math.Max(c.MaxPredOverLimit, r.MaxPredW/r.LimitW)
+			c.MaxActualOverLimit = math.Max(c.MaxActualOverLimit, r.MaxActualW/r.LimitW)
+		}
+		parts := r.JobMWh + r.IdleMWh + r.PowerOnMWh + r.PreRunMWh
+		c.MaxAccountingErr = math.Max(c.MaxAccountingErr, math.Abs(parts-r.EnergyMWh)/r.EnergyMWh)
+	}
+}
+
+func workloadInfo(env *PFEnv, jobs []policy.ElasticJob, src string) PFWorkloadInfo {
+	w := PFWorkloadInfo{Source: src, Jobs: len(jobs), ByDNN: map[string]int{}, ByGPUs: map[string]int{}}
+	top := len(env.Lib.FreqsMHz) - 1
+	for _, j := range jobs {
+		w.ByDNN[j.DNN]++
+		w.ByGPUs[strconv.Itoa(j.ReqGPUs)]++
+		t, _ := env.Lib.Profile(j.DNN, j.Batch).Truth(j.ReqGPUs, top)
+		w.GPUHours += j.Iters * t * float64(j.ReqGPUs) / 3600
+	}
+	return w
+}
+
+// bins averages a timeline over fixed bins (seconds) up to its end.
+func bins(system string, tl []sim.ElasticPoint, sec int64) []PFBin {
+	if len(tl) == 0 {
+		return nil
+	}
+	end := tl[len(tl)-1].AtMs
+	var out []PFBin
+	k := 0
+	for b := int64(0); b*sec*1000 < end; b++ {
+		lo, hi := b*sec*1000, (b+1)*sec*1000
+		var g, w float64
+		for t := lo; t < hi; {
+			for k+1 < len(tl) && tl[k+1].AtMs <= t {
+				k++
+			}
+			next := hi
+			if k+1 < len(tl) && tl[k+1].AtMs < hi {
+				next = tl[k+1].AtMs
+			}
+			if tl[k].AtMs <= t {
+				d := float64(next - t)
+				g += float64(tl[k].GPUs) * d
+				w += tl[k].PowerW * d
+			}
+			t = next
+		}
+		span := float64(hi - lo)
+		out = append(out, PFBin{System: system, Hour: float64(lo) / 3.6e6, GPUs: g / span, KW: w / span / 1000})
+	}
+	return out
+}
+
+// randomJobs draws n jobs for the sensitivity study (Section 6.4): trace
+// jobs (duration, GPU count) drawn with replacement from gj, Poisson
+// arrivals with the given mean interval.
+func randomJobs(gj []trace.GPUJob, n int, interval float64, size int, seed uint64) []trace.GPUJob {
+	r := rand.New(rand.NewPCG(seed, 0x73656e73))
+	out := make([]trace.GPUJob, n)
+	var t float64
+	for i := range out {
+		g := gj[r.IntN(len(gj))]
+		if size > 0 {
+			g.GPUs = size
+		}
+		g.SubmitSec = t
+		out[i] = g
+		t += r.ExpFloat64() * interval
+	}
+	return out
+}
+
+func (env *PFEnv) sensitivity(gj []trace.GPUJob, o PFOptions) ([]PFSensRow, error) {
+	const n = 100
+	type setting struct {
+		factor          string
+		value, interval float64
+		nodes, size     int
+	}
+	baseInterval, baseNodes := 300.0, 8
+	var ss []setting
+	for _, v := range []float64{60, 150, 300, 600} {
+		ss = append(ss, setting{"arrival_interval_s", v, v, baseNodes, 0})
+	}
+	for _, v := range []int{4, 8, 16, 32} {
+		ss = append(ss, setting{"cluster_nodes", float64(v), baseInterval, v, 0})
+	}
+	for _, v := range []int{1, 2, 4, 8} {
+		ss = append(ss, setting{"job_gpus", float64(v), baseInterval, baseNodes, v})
+	}
+	etas, freqs := []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.95}, PFFreqs
+	if o.Quick {
+		ss = []setting{ss[0], ss[3], ss[4], ss[7], ss[8], ss[11]}
+		etas, freqs = []float64{0.1, 0.3, 0.95}, []float64{1020, 1410}
+	}
+	cs := pfCases(etas, freqs)
+	all := make([][]PFRun, len(ss))
+	type task struct{ s, c int }
+	var tasks []task
+	jobsOf := make([][]policy.ElasticJob, len(ss))
+	for i, s := range ss {
+		jobsOf[i] = env.PFJobs(randomJobs(gj, n, s.interval, s.size, o.Setup.Seed+uint64(i)), o.Setup.Seed+uint64(i))
+		all[i] = make([]PFRun, len(cs))
+		for c := range cs {
+			tasks = append(tasks, task{i, c})
+		}
+	}
+	errs := parallel(len(tasks), o.Workers, func(k int) error {
+		t := tasks[k]
+		r, err := env.RunPF(cs[t.c].system, cs[t.c].param, jobsOf[t.s], ss[t.s].nodes, false)
+		if err != nil {
+			return err
+		}
+		all[t.s][t.c] = *r
+		return nil
+	}, o.Progress, func(k int) string { return "sensitivity " + ss[tasks[k].s].factor })
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	var rows []PFSensRow
+	for i, s := range ss {
+		runs := all[i]
+		var target float64
+		for _, r := range runs {
+			if r.System == PFGandivaZeus || r.System == PFTiresiasZeus {
+				target += r.EnergyMWh / 2
+			}
+		}
+		for _, sys := range PFSystems {
+			jct := curveAt(runs, sys, target)
+			if sys == PFGandivaZeus || sys == PFTiresiasZeus {
+				for _, r := range runs {
+					if r.System == sys {
+						jct = r.AvgJCTh
+					}
+				}
+			}
+			rows = append(rows, PFSensRow{Factor: s.factor, Value: s.value, System: sys, TargetMWh: target, JCTh: Num(jct)})
+		}
+	}
+	return rows, nil
+}
+
+// PFStandIns says what stands in for what.
+func PFStandIns(src string) []string {
+	s := []string{
+		"Workload: " + src + " stands in for the paper's 1,901-job 24-hour Alibaba PAI 2020 subset (not public); each job gets a Table 1 DNN and batch size at random (seeded) and the iterations its trace duration gives at its requested GPUs and the default frequency, as the paper does.",
+		"GPU: NVIDIA A100 (hw catalog: idle 50 W, TDP 400 W; 8 per node) stands in for the paper's V100s: the only public measurements giving both frequency and GPU-count scaling are A100 ones.",
+		"Ground truth (what jobs really do): step time vs GPU count from ElasticFlow's measured A100 throughputs; frequency response (855-1410 MHz in 15 MHz steps) from Perseus' measured A100 forward/backward time and energy of GPT-3 and BLOOM stages; per-GPU power vs batch size from Zeus' measured V100 power at the highest power limit, scaled to the A100's TDP. PowerFlow's own V100 profiles are not public.",
+		"Synchronisation power (no public measurement separates it): a GPU draws idle power plus 30% of its compute-phase dynamic power while not computing. Multi-node sync vs frequency: frequency-independent.",
+		"Profiling measurements carry 2% Gaussian noise (time and energy); the schedulers only see these measurements and their models' predictions.",
+		"Cluster size, restart cost (30 s), node boot energy (60 s at idle), rescale guard (10 min) and the Tiresias thresholds are not given by the paper: chosen here (docs/reproduce-powerflow.md).",
+	}
+	for _, d := range perfDNNStandIns() {
+		s = append(s, "Model: "+d)
+	}
+	return s
+}
+
+// PFTables are the printed and HTML tables.
+func PFTables(rep *PFReproduction) []report.Table {
+	models := report.Table{Title: "Fitted models (Table 2): MAPE on 10% held-out profiles", Head: []string{"DNN", "profiles", "throughput MAPE", "paper", "energy MAPE", "paper", "f0 (MHz)"}}
+	for _, m := range rep.Models {
+		models.Rows = append(models.Rows, []string{m.DNN, strconv.Itoa(m.Profiles), pct(m.ThroughputMAPE), pct(m.PaperTpt), pct(m.EnergyMAPE), pct(m.PaperEnergy), strconv.Itoa(m.BreakpointMHz)})
+	}
+	curves := report.Table{Title: "Average JCT vs total GPU energy (Fig. 7)", Head: []string{"system", "eta / MHz", "avg JCT (h)", "energy (MWh)", "job", "idle", "pre-run", "makespan (h)", "restarts", "max pred / limit"}}
+	for _, r := range rep.Curves {
+		lim := "-"
+		if r.LimitW > 0 {
+			lim = fmt.Sprintf("%.3f", r.MaxPredW/r.LimitW)
+		}
+		curves.Rows = append(curves.Rows, []string{r.System, report.F(r.Param), fmt.Sprintf("%.2f", r.AvgJCTh), fmt.Sprintf("%.3f", r.EnergyMWh),
+			fmt.Sprintf("%.3f", r.JobMWh), fmt.Sprintf("%.3f", r.IdleMWh), fmt.Sprintf("%.3f", r.PreRunMWh), fmt.Sprintf("%.0f", r.MakespanH), strconv.Itoa(r.Restarts), lim})
+	}
+	claims := ClaimsTable(rep.Claims)
+	claims.Title = "Paper claims vs this reproduction"
+	imp := report.Table{Title: "PowerFlow's JCT improvement at equal energy (max over each baseline's points)", Head: []string{"baseline", "max factor", "at", "paper (at most)"}}
+	for _, b := range []string{PFGandiva, PFTiresias, PFGandivaZeus, PFTiresiasZeus, PFAFS} {
+		f, at := bestFactor(rep.Improvement, b)
+		imp.Rows = append(imp.Rows, []string{b, numOrDash(Num(f), "%.2fx"), at, fmt.Sprintf("%.2fx", paperFactors[b])})
+	}
+	orc := report.Table{Title: "Fitted models vs profiled oracle (Fig. 9)", Head: []string{"eta", "fitted JCT (h)", "fitted MWh", "oracle JCT (h)", "oracle MWh", "oracle JCT at fitted energy", "difference"}}
+	for _, r := range rep.Oracle {
+		orc.Rows = append(orc.Rows, []string{report.F(r.Eta), fmt.Sprintf("%.2f", r.FittedJCTh), fmt.Sprintf("%.3f", r.FittedMWh), fmt.Sprintf("%.2f", r.OracleJCTh),
+			fmt.Sprintf("%.3f", r.OracleMWh), numOrDash(r.OracleAtEqual, "%.2f"), numOrDash(r.DiffPct, "%+.1f%%")})
+	}
+	sens := report.Table{Title: "Sensitivity (Fig. 10): average JCT (h) at the Zeus combinations' energy, 100-job random traces", Head: append([]string{"factor", "value"}, PFSystems...)}
+	for i := 0; i < len(rep.Sensitivity); i += len(PFSystems) {
+		r := rep.Sensitivity[i]
+		row := []string{r.Factor, report.F(r.Value)}
+		for k := range PFSystems {
+			row = append(row, numOrDash(rep.Sensitivity[i+k].JCTh, "%.2f"))
+		}
+		sens.Rows = append(sens.Rows, row)
+	}
+	return []report.Table{claims, models, imp, curves, orc, sens}
+}
+
+var paperFactors = map[string]float64{PFGandiva: 3.39, PFTiresias: 1.73, PFGandivaZeus: 2.90, PFTiresiasZeus: 1.62, PFAFS: 1.57}
+
+func bestFactor(imp []PFImprove, baseline string) (float64, string) {
+	best, at := math.NaN(), "no point inside PowerFlow's energy range"
+	for _, m := range imp {
+		f := float64(m.Factor)
+		if m.Baseline == baseline && !math.IsNaN(f) && (math.IsNaN(best) || f > best) {
+			best, at = f, fmt.Sprintf("%s %g, %.3f MWh", baseline, m.Param, m.EnergyMWh)
+		}
+	}
+	return best, at
+}
+
+func pfClaims(rep *PFReproduction) []ClaimResult {
+	var cl []ClaimResult
+	worst := 0.0
+	for _, m := range rep.Models {
+		worst = math.Max(worst, math.Max(m.ThroughputMAPE, m.EnergyMAPE))
+	}
+	cl = append(cl, ClaimResult{What: "fitted throughput and energy models: MAPE under 10% for every DNN", Where: "Table 2, Section 6.3",
+		Paper: "2.1-6.9%", Measured: "worst " + pct(worst), Holds: worst < 0.10, Value: Num(worst)})
+	for _, b := range []string{PFGandiva, PFTiresias, PFGandivaZeus, PFTiresiasZeus, PFAFS} {
+		f, at := bestFactor(rep.Improvement, b)
+		cl = append(cl, ClaimResult{What: "PowerFlow's average-JCT improvement over " + b + " at equal energy (at most)", Where: "Fig. 7, Section 6.2",
+			Paper: fmt.Sprintf("%.2fx", paperFactors[b]), Measured: numOrDash(Num(f), "%.2fx") + " (" + at + ")", Holds: f >= paperFactors[b], Value: Num(f)})
+	}
+	worstDiff := 0.0
+	for _, r := range rep.Oracle {
+		if d := math.Abs(float64(r.DiffPct)); !math.IsNaN(d) {
+			worstDiff = math.Max(worstDiff, d)
+		}
+	}
+	cl = append(cl, ClaimResult{What: "JCT with fitted models within 2% of the profiled oracle at equal energy", Where: "Fig. 9, Section 6.3",
+		Paper: "< 2%", Measured: fmt.Sprintf("largest |difference| %.1f%%", worstDiff), Holds: worstDiff < 2, Value: Num(worstDiff)})
+	cl = append(cl, ClaimResult{What: "predicted cluster power never above eta*G*Pmax", Where: "eq. 19",
+		Paper: "constraint", Measured: fmt.Sprintf("max predicted / limit %.4f over %d runs (actual / limit %.3f)", rep.Checks.MaxPredOverLimit, rep.Checks.Runs, rep.Checks.MaxActualOverLimit),
+		Holds: rep.Checks.MaxPredOverLimit <= 1+1e-9, Value: Num(rep.Checks.MaxPredOverLimit)})
+	return cl
+}
+
+// WritePowerFlow writes the reproduction's files.
+func WritePowerFlow(dir string, rep *PFReproduction) error {
+	files := map[string][]byte{}
+	js, err := report.JSON(rep)
+	if err != nil {
+		return err
+	}
+	files["summary.json"] = js
+	rows := [][]string{{"dnn", "profiles", "held_out", "throughput_mape", "energy_mape", "paper_throughput_mape", "paper_energy_mape", "breakpoint_mhz"}}
+	for _, m := range rep.Models {
+		rows = append(rows, []string{m.DNN, strconv.Itoa(m.Profiles), strconv.Itoa(m.HeldOut), report.F(m.ThroughputMAPE), report.F(m.EnergyMAPE), report.F(m.PaperTpt), report.F(m.PaperEnergy), strconv.Itoa(m.BreakpointMHz)})
+	}
+	files["models.csv"] = report.CSV(rows)
+	files["curves.csv"] = pfRunsCSV(rep.Curves)
+	rows = [][]string{{"baseline", "param", "energy_mwh", "baseline_jct_h", "powerflow_jct_h", "factor"}}
+	for _, m := range rep.Improvement {
+		rows = append(rows, []string{m.Baseline, report.F(m.Param), report.F(m.EnergyMWh), report.F(m.JCTh), report.F(float64(m.PFJCTh)), report.F(float64(m.Factor))})
+	}
+	files["improvement.csv"] = report.CSV(rows)
+	rows = [][]string{{"system", "hour", "gpus_allocated", "power_kw"}}
+	for _, b := range rep.Timeline {
+		rows = append(rows, []string{b.System, report.F(b.Hour), report.F(b.GPUs), report.F(b.KW)})
+	}
+	files["timeline.csv"] = report.CSV(rows)
+	rows = [][]string{{"eta", "fitted_jct_h", "fitted_energy_mwh", "oracle_jct_h", "oracle_energy_mwh", "oracle_jct_at_fitted_energy_h", "difference_pct"}}
+	for _, r := range rep.Oracle {
+		rows = append(rows, []string{report.F(r.Eta), report.F(r.FittedJCTh), report.F(r.FittedMWh), report.F(r.OracleJCTh), report.F(r.OracleMWh), report.F(float64(r.OracleAtEqual)), report.F(float64(r.DiffPct))})
+	}
+	files["oracle.csv"] = report.CSV(rows)
+	rows = [][]string{{"factor", "value", "system", "target_energy_mwh", "avg_jct_h"}}
+	for _, r := range rep.Sensitivity {
+		rows = append(rows, []string{r.Factor, report.F(r.Value), r.System, report.F(r.TargetMWh), report.F(float64(r.JCTh))})
+	}
+	files["sensitivity.csv"] = report.CSV(rows)
+	figs, err := pfPlots(rep, files)
+	if err != nil {
+		return err
+	}
+	page := report.Page{Title: "wattsched: PowerFlow reproduction", Notes: rep.StandIns, Tables: PFTables(rep), Figures: figs, Footnote: "wattsched " + rep.Version}
+	html, err := page.HTML()
+	if err != nil {
+		return err
+	}
+	files["report.html"] = html
+	return report.WriteFiles(dir, files)
+}
+
+func pfRunsCSV(runs []PFRun) []byte {
+	rows := [][]string{{"system", "param", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events"}}
+	for _, r := range runs {
+		rows = append(rows, []string{r.System, report.F(r.Param), report.F(r.AvgJCTh), report.F(r.EnergyMWh), report.F(r.JobMWh), report.F(r.IdleMWh), report.F(r.PowerOnMWh), report.F(r.PreRunMWh),
+			report.F(r.MakespanH), report.F(r.LimitW), report.F(r.MaxPredW), report.F(r.MaxActualW), strconv.Itoa(r.Restarts), strconv.Itoa(r.PowerOns), strconv.Itoa(r.Decisions), strconv.Itoa(r.Events)})
+	}
+	return report.CSV(rows)
+}
+
+func pfPlots(rep *PFReproduction, files map[string][]byte) ([]report.Figure, error) {
+	var plots []struct {
+		file, caption string
+		lp            report.LinePlot
+	}
+	add := func(file, caption string, lp report.LinePlot) {
+		plots = append(plots, struct {
+			file, caption string
+			lp            report.LinePlot
+		}{file, caption, lp})
+	}
+	curve := report.LinePlot{Title: "Average JCT vs total GPU energy", XLabel: "total energy (MWh)", YLabel: "average JCT (h)"}
+	for _, sys := range PFSystems {
+		var pts []PFRun
+		for _, r := range rep.Curves {
+			if r.System == sys {
+				pts = append(pts, r)
+			}
+		}
+		slices.SortStableFunc(pts, func(a, b PFRun) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
+		s := report.Series{Name: sys}
+		for _, r := range pts {
+			s.X, s.Y = append(s.X, r.EnergyMWh), append(s.Y, r.AvgJCTh)
+		}
+		if len(pts) == 1 { // a single point: draw a small cross
+			e, j := pts[0].EnergyMWh, pts[0].AvgJCTh
+			s.X, s.Y = []float64{e * 0.99, e * 1.01, e, e, e}, []float64{j, j, j, j * 0.97, j * 1.03}
+		}
+		curve.Series = append(curve.Series, s)
+	}
+	add("jct_vs_energy.svg", "Average JCT vs total GPU energy (Fig. 7); PowerFlow swept over eta, Gandiva/Tiresias/AFS over fixed frequencies", curve)
+	horizon := 72.0
+	for _, k := range []struct{ file, title, y string }{{"gpus_over_time.svg", "GPUs allocated over time", "GPUs allocated"}, {"power_over_time.svg", "Cluster GPU power over time", "power (kW)"}} {
+		lp := report.LinePlot{Title: k.title + " (first 72 h)", XLabel: "time (h)", YLabel: k.y, XMin: 0, XMax: horizon}
+		for _, sys := range PFSystems {
+			s := report.Series{Name: sys}
+			for _, b := range rep.Timeline {
+				if b.System == sys {
+					y := b.GPUs
+					if k.y != "GPUs allocated" {
+						y = b.KW
+					}
+					s.X, s.Y = append(s.X, b.Hour), append(s.Y, y)
+				}
+			}
+			lp.Series = append(lp.Series, s)
+		}
+		add(k.file, k.title+" at the point of each curve closest in energy to Gandiva+Zeus (Fig. 8)", lp)
+	}
+	orc := report.LinePlot{Title: "Fitted models vs profiled oracle", XLabel: "total energy (MWh)", YLabel: "average JCT (h)"}
+	var fs, os report.Series
+	fs.Name, os.Name = "PowerFlow (fitted models)", "PowerFlow (profiled oracle)"
+	for _, r := range rep.Oracle {
+		fs.X, fs.Y = append(fs.X, r.FittedMWh), append(fs.Y, r.FittedJCTh)
+		os.X, os.Y = append(os.X, r.OracleMWh), append(os.Y, r.OracleJCTh)
+	}
+	orc.Series = []report.Series{fs, os}
+	add("oracle.svg", "PowerFlow with fitted models vs with profiled performance (Fig. 9)", orc)
+	for _, f := range []struct{ factor, label string }{{"arrival_interval_s", "mean arrival interval (s)"}, {"cluster_nodes", "cluster size (8-GPU nodes)"}, {"job_gpus", "GPUs per job"}} {
+		lp := report.LinePlot{Title: "Sensitivity: " + f.label, XLabel: f.label, YLabel: "average JCT (h)"}
+		for _, sys := range PFSystems {
+			s := report.Series{Name: sys}
+			for _, r := range rep.Sensitivity {
+				if r.Factor == f.factor && r.System == sys {
+					s.X, s.Y = append(s.X, r.Value), append(s.Y, float64(r.JCTh))
+				}
+			}
+			lp.Series = append(lp.Series, s)
+		}
+		add("sensitivity_"+f.factor+".svg", "Average JCT at the Zeus combinations' energy vs "+f.label+" (Fig. 10)", lp)
+	}
+	var figs []report.Figure
+	for _, p := range plots {
+		b, err := p.lp.SVG()
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", p.file, err)
+		}
+		files[p.file] = b
+		figs = append(figs, report.Figure{Caption: p.caption, SVG: b})
+	}
+	return figs, nil
+}

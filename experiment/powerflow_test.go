@@ -1,0 +1,82 @@
+package experiment
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wattsched/wattsched/trace/philly"
+)
+
+func pfQuick(t *testing.T) *PFReproduction {
+	t.Helper()
+	gj, err := philly.Day()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultPFSetup()
+	s.Nodes = 4
+	rep, err := ReproducePowerFlow("test", PFOptions{Setup: s, Quick: true, Jobs: gj[:200], JobsSource: "first 200 jobs of the Philly day"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestPowerFlowReproductionInvariants(t *testing.T) {
+	rep := pfQuick(t)
+	c := rep.Checks
+	if c.Runs == 0 || c.MaxPredOverLimit > 1+1e-9 || c.MaxAccountingErr > 1e-9 {
+		t.Fatalf("checks %+v: predicted power above the limit or energy parts not adding up", c)
+	}
+	for _, m := range rep.Models {
+		if m.ThroughputMAPE >= 0.10 || m.EnergyMAPE >= 0.10 {
+			t.Errorf("%s: MAPE %.3f / %.3f, want under 10%% (Table 2)", m.DNN, m.ThroughputMAPE, m.EnergyMAPE)
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range rep.Curves {
+		seen[r.System] = true
+		if r.AvgJCTh <= 0 || r.EnergyMWh <= 0 {
+			t.Errorf("%s %v: JCT %v h, energy %v MWh", r.System, r.Param, r.AvgJCTh, r.EnergyMWh)
+		}
+	}
+	for _, s := range PFSystems {
+		if !seen[s] {
+			t.Errorf("no curve for %s", s)
+		}
+	}
+	dir := t.TempDir()
+	if err := WritePowerFlow(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"summary.json", "curves.csv", "improvement.csv", "models.csv", "timeline.csv", "oracle.csv", "sensitivity.csv", "jct_vs_energy.svg", "report.html"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty", f)
+		}
+	}
+	// Same inputs, same bytes.
+	dir2 := t.TempDir()
+	if err := WritePowerFlow(dir2, pfQuick(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"summary.json", "curves.csv", "timeline.csv", "sensitivity.csv"} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(dir2, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two identical runs", f)
+		}
+	}
+}
+
+func TestCurveInterpolation(t *testing.T) {
+	runs := []PFRun{{System: "A", EnergyMWh: 2, AvgJCTh: 10}, {System: "A", EnergyMWh: 4, AvgJCTh: 6}, {System: "B", EnergyMWh: 3, AvgJCTh: 1}}
+	// Halfway between (2, 10) and (4, 6): 8.
+	if v := curveAt(runs, "A", 3); v != 8 {
+		t.Fatalf("got %v, want 8", v)
+	}
+	if v := curveAt(runs, "A", 5); v == v {
+		t.Fatalf("outside the curve: got %v, want NaN", v)
+	}
+}
