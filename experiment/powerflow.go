@@ -262,7 +262,8 @@ func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, 
 	truth := env.truth(jobs)
 	o := sim.ElasticOptions{Nodes: nodes, GPUsPerNode: perf.GPUsPerNode, FreqsMHz: env.Lib.FreqsMHz, IdleW: float64(env.GPU.IdleW),
 		RestartMs: int64(s.RestartSec * 1000), ProfileMs: int64(s.ProfileSec * 1000), ProfileFreqs: env.profileFreqs(),
-		NoiseSigma: s.Noise, PowerOnJ: s.BootSec * float64(env.GPU.IdleW) * perf.GPUsPerNode, Seed: s.Seed, Timeline: timeline}
+		NoiseSigma: s.Noise, PowerOnJ: s.BootSec * float64(env.GPU.IdleW) * perf.GPUsPerNode, Seed: s.Seed, Timeline: timeline,
+		NodesStartOff: true} // every system here powers nodes with jobs only
 	var sched policy.ElasticScheduler
 	var err error
 	fixed := func() (int, error) { return env.FreqIdx(param) }
@@ -367,4 +368,45 @@ func LoadPAIJobs(jobPath, taskPath string, hours float64) ([]trace.GPUJob, error
 		return nil, fmt.Errorf("%s: no terminated GPU jobs in the first %g h", jobPath, hours)
 	}
 	return out, nil
+}
+
+// PFSweep runs PowerFlow at every eta of PFEtas on jobs, one after another
+// (the budget benchmark: under 5 s on one core for the 1,901-job day).
+func (env *PFEnv) PFSweep(jobs []policy.ElasticJob) ([]PFRun, error) {
+	var out []PFRun
+	for _, e := range PFEtas {
+		r, err := env.RunPF(PFPowerFlow, e, jobs, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *r)
+	}
+	return out, nil
+}
+
+// DecisionBench returns one PowerFlow allocation decision (Algorithm 1 and
+// placement, fitted models, eta 0.5) over queued waiting jobs from the
+// Philly day, each with its pre-run measurements, on the setup's cluster.
+func (env *PFEnv) DecisionBench(jobs []policy.ElasticJob, queued int) (func(), error) {
+	if queued > len(jobs) {
+		return nil, fmt.Errorf("experiment: %d queued jobs asked, %d available", queued, len(jobs))
+	}
+	a := powerflow.Args{}.Default()
+	a.PmaxW = float64(env.GPU.TDPW)
+	p, err := powerflow.New(a, powerflow.Deps{Predictor: powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode), ProfileFreqs: env.profileFreqs()})
+	if err != nil {
+		return nil, err
+	}
+	truth := env.truth(jobs)
+	st := &policy.ElasticState{Nodes: env.Setup.Nodes, GPUsPerNode: perf.GPUsPerNode, NodeOn: make([]bool, env.Setup.Nodes),
+		FreqsMHz: env.Lib.FreqsMHz, IdleW: float64(env.GPU.IdleW)}
+	for i := 0; i < queued; i++ {
+		v := &policy.ElasticView{Job: &jobs[i], Remaining: jobs[i].Iters}
+		for _, fi := range env.profileFreqs() {
+			t, w := truth.Truth(&jobs[i], 1, fi)
+			v.Obs = append(v.Obs, policy.Observation{GPUs: 1, FreqIdx: fi, IterSec: t, IterJ: t * w})
+		}
+		st.Jobs = append(st.Jobs, v)
+	}
+	return func() { p.ScheduleElastic(st) }, nil
 }

@@ -70,6 +70,8 @@ type PFOracleRow struct {
 	OracleMWh     float64 `json:"oracle_energy_mwh"`
 	OracleAtEqual Num     `json:"oracle_jct_at_fitted_energy_h"`
 	DiffPct       Num     `json:"jct_difference_pct"`
+	// SameEtaPct compares the two at the same eta (different energy).
+	SameEtaPct float64 `json:"jct_difference_same_eta_pct"`
 }
 
 // PFSensRow is one system's average JCT at one sensitivity setting, at the
@@ -260,7 +262,8 @@ func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
 		}
 		at := curveAt(oruns, PFOracle, fr.EnergyMWh)
 		rep.Oracle = append(rep.Oracle, PFOracleRow{Eta: e, FittedJCTh: fr.AvgJCTh, FittedMWh: fr.EnergyMWh,
-			OracleJCTh: oruns[i].AvgJCTh, OracleMWh: oruns[i].EnergyMWh, OracleAtEqual: Num(at), DiffPct: Num(100 * (fr.AvgJCTh - at) / at)})
+			OracleJCTh: oruns[i].AvgJCTh, OracleMWh: oruns[i].EnergyMWh, OracleAtEqual: Num(at), DiffPct: Num(100 * (fr.AvgJCTh - at) / at),
+			SameEtaPct: 100 * (fr.AvgJCTh - oruns[i].AvgJCTh) / oruns[i].AvgJCTh})
 	}
 	if rep.Sensitivity, err = env.sensitivity(gj, o); err != nil {
 		return nil, err
@@ -455,10 +458,10 @@ func PFTables(rep *PFReproduction) []report.Table {
 		f, at := bestFactor(rep.Improvement, b)
 		imp.Rows = append(imp.Rows, []string{b, numOrDash(Num(f), "%.2fx"), at, fmt.Sprintf("%.2fx", paperFactors[b])})
 	}
-	orc := report.Table{Title: "Fitted models vs profiled oracle (Fig. 9)", Head: []string{"eta", "fitted JCT (h)", "fitted MWh", "oracle JCT (h)", "oracle MWh", "oracle JCT at fitted energy", "difference"}}
+	orc := report.Table{Title: "Fitted models vs profiled oracle (Fig. 9)", Head: []string{"eta", "fitted JCT (h)", "fitted MWh", "oracle JCT (h)", "oracle MWh", "oracle JCT at fitted energy", "difference at equal energy", "difference at equal eta"}}
 	for _, r := range rep.Oracle {
 		orc.Rows = append(orc.Rows, []string{report.F(r.Eta), fmt.Sprintf("%.2f", r.FittedJCTh), fmt.Sprintf("%.3f", r.FittedMWh), fmt.Sprintf("%.2f", r.OracleJCTh),
-			fmt.Sprintf("%.3f", r.OracleMWh), numOrDash(r.OracleAtEqual, "%.2f"), numOrDash(r.DiffPct, "%+.1f%%")})
+			fmt.Sprintf("%.3f", r.OracleMWh), numOrDash(r.OracleAtEqual, "%.2f"), numOrDash(r.DiffPct, "%+.1f%%"), fmt.Sprintf("%+.1f%%", r.SameEtaPct)})
 	}
 	sens := report.Table{Title: "Sensitivity (Fig. 10): average JCT (h) at the Zeus combinations' energy, 100-job random traces", Head: append([]string{"factor", "value"}, PFSystems...)}
 	for i := 0; i < len(rep.Sensitivity); i += len(PFSystems) {
@@ -536,9 +539,9 @@ func WritePowerFlow(dir string, rep *PFReproduction) error {
 		rows = append(rows, []string{b.System, report.F(b.Hour), report.F(b.GPUs), report.F(b.KW)})
 	}
 	files["timeline.csv"] = report.CSV(rows)
-	rows = [][]string{{"eta", "fitted_jct_h", "fitted_energy_mwh", "oracle_jct_h", "oracle_energy_mwh", "oracle_jct_at_fitted_energy_h", "difference_pct"}}
+	rows = [][]string{{"eta", "fitted_jct_h", "fitted_energy_mwh", "oracle_jct_h", "oracle_energy_mwh", "oracle_jct_at_fitted_energy_h", "difference_pct", "difference_same_eta_pct"}}
 	for _, r := range rep.Oracle {
-		rows = append(rows, []string{report.F(r.Eta), report.F(r.FittedJCTh), report.F(r.FittedMWh), report.F(r.OracleJCTh), report.F(r.OracleMWh), report.F(float64(r.OracleAtEqual)), report.F(float64(r.DiffPct))})
+		rows = append(rows, []string{report.F(r.Eta), report.F(r.FittedJCTh), report.F(r.FittedMWh), report.F(r.OracleJCTh), report.F(r.OracleMWh), report.F(float64(r.OracleAtEqual)), report.F(float64(r.DiffPct)), report.F(r.SameEtaPct)})
 	}
 	files["oracle.csv"] = report.CSV(rows)
 	rows = [][]string{{"factor", "value", "system", "target_energy_mwh", "avg_jct_h"}}

@@ -38,9 +38,11 @@ type ElasticOptions struct {
 	ProfileFreqs        []int
 	// NoiseSigma is the relative measurement noise of profiling.
 	NoiseSigma float64
-	// PowerOnJ is charged for each node power-on.
-	PowerOnJ float64
-	Seed     uint64
+	// PowerOnJ is charged for each node power-on. NodesStartOff starts the
+	// cluster powered down (for schedulers that power nodes as needed).
+	PowerOnJ      float64
+	NodesStartOff bool
+	Seed          uint64
 	// Timeline records cluster power and allocation after every event.
 	Timeline bool
 }
@@ -144,10 +146,12 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 		js: make([]*elasticJob, len(jobs)), isActive: make([]bool, len(jobs))}
 	e.st = policy.ElasticState{Nodes: o.Nodes, GPUsPerNode: o.GPUsPerNode, NodeOn: make([]bool, o.Nodes),
 		FreqsMHz: o.FreqsMHz, PowerLimitW: o.PowerLimitW, IdleW: o.IdleW}
-	for i := range e.st.NodeOn {
-		e.st.NodeOn[i] = true
+	if !o.NodesStartOff {
+		for i := range e.st.NodeOn {
+			e.st.NodeOn[i] = true
+		}
+		e.nodesOn = o.Nodes
 	}
-	e.nodesOn = o.Nodes
 	for i := range jobs {
 		j := &jobs[i]
 		if j.ID != i {

@@ -20,6 +20,7 @@ import (
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
+	"github.com/wattsched/wattsched/trace/philly"
 )
 
 // fgdSimAnchorSeconds is the CPU time the public FGD simulator needs for one
@@ -408,6 +409,45 @@ func cmdReproducePowerFlow(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// benchPowerFlow times PowerFlow's 10-eta sweep of the 1,896-job day
+// (budget: 5 s on one core) and its allocation step with 500 queued jobs.
+func benchPowerFlow(stdout io.Writer) error {
+	env, err := experiment.NewPFEnv(experiment.DefaultPFSetup())
+	if err != nil {
+		return err
+	}
+	gj, err := philly.Day()
+	if err != nil {
+		return err
+	}
+	jobs := env.PFJobs(gj, 42)
+	start := time.Now()
+	runs, err := env.PFSweep(jobs)
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start).Seconds()
+	dec := 0
+	for _, r := range runs {
+		dec += r.Decisions
+	}
+	fmt.Fprintf(stdout, "\nPowerFlow: %d jobs on %d nodes, %d etas one after another, one core\n", len(jobs), env.Setup.Nodes, len(runs))
+	fmt.Fprintf(stdout, "sweep wall %.2f s (%.2f s per run, %d decisions in all): %.2fx the 5 s budget\n", wall, wall/float64(len(runs)), dec, wall/5)
+	decide, err := env.DecisionBench(jobs, 500)
+	if err != nil {
+		return err
+	}
+	decide()
+	start = time.Now()
+	const n = 200
+	for i := 0; i < n; i++ {
+		decide()
+	}
+	per := time.Since(start).Seconds() / n
+	fmt.Fprintf(stdout, "allocation step with 500 queued jobs: %.0f decisions/s (%.2f ms each)\n", 1/per, per*1000)
+	return nil
+}
+
 // benchVAHRM times VAHRM runs and decisions on one core (budgets: a
 // 10,000-job run under 2 s, a decision with 2,000 queued jobs under 1 ms).
 func benchVAHRM(stdout io.Writer) error {
@@ -508,7 +548,10 @@ func cmdBench(args []string, stdout io.Writer) error {
 			fgdSimAnchorSeconds, fgdSimAnchorSeconds/fgdWall)
 	}
 	if *trace == "default" && *pols == "" {
-		return benchVAHRM(stdout)
+		if err := benchVAHRM(stdout); err != nil {
+			return err
+		}
+		return benchPowerFlow(stdout)
 	}
 	return nil
 }

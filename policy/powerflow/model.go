@@ -79,7 +79,7 @@ func (f *Fitted) calibrate(v *policy.ElasticView, m *Models) *calibration {
 	var cnt [8]int
 	for _, o := range v.Obs {
 		k := log2(o.GPUs)
-		t, e := m.Predict(f.config(v.Job, o.GPUs, o.FreqIdx))
+		t, e := f.basePred(v.Job, m, o.GPUs, o.FreqIdx)
 		st[k] += math.Log(o.IterSec / t)
 		se[k] += math.Log(o.IterJ / e)
 		cnt[k]++
@@ -93,14 +93,10 @@ func (f *Fitted) calibrate(v *policy.ElasticView, m *Models) *calibration {
 	return c
 }
 
-// Predict implements policy.ElasticPredictor.
-func (f *Fitted) Predict(v *policy.ElasticView, n, fi int) (float64, float64, bool) {
-	m := f.models[v.Job.DNN]
-	if m == nil || n < 1 || n > v.Job.MaxGPUs {
-		return 0, 0, false
-	}
-	// The models' predictions depend only on (DNN, batch, n, f): cached.
-	bk := baseKey{v.Job.DNN, v.Job.Batch}
+// basePred is the models' prediction, which depends only on (DNN, batch,
+// n, f): cached.
+func (f *Fitted) basePred(j *policy.ElasticJob, m *Models, n, fi int) (float64, float64) {
+	bk := baseKey{j.DNN, j.Batch}
 	b := f.base[bk]
 	if b == nil {
 		b = new([8][]float64)
@@ -110,12 +106,22 @@ func (f *Fitted) Predict(v *policy.ElasticView, n, fi int) (float64, float64, bo
 	if b[k] == nil {
 		b[k] = make([]float64, 2*len(f.freqNorm))
 		for i := range f.freqNorm {
-			b[k][2*i], b[k][2*i+1] = m.Predict(f.config(v.Job, n, i))
+			b[k][2*i], b[k][2*i+1] = m.Predict(f.config(j, n, i))
 		}
 	}
-	t, e := b[k][2*fi], b[k][2*fi+1]
+	return b[k][2*fi], b[k][2*fi+1]
+}
+
+// Predict implements policy.ElasticPredictor.
+func (f *Fitted) Predict(v *policy.ElasticView, n, fi int) (float64, float64, bool) {
+	m := f.models[v.Job.DNN]
+	if m == nil || n < 1 || n > v.Job.MaxGPUs {
+		return 0, 0, false
+	}
+	t, e := f.basePred(v.Job, m, n, fi)
 	c := f.calibrate(v, m)
 	if c.anyObs {
+		k := log2(n)
 		best := -1
 		for d := 0; d < 8 && best < 0; d++ {
 			for _, kk := range []int{k - d, k + d} {

@@ -289,53 +289,67 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		pl.k, pl.fi, pl.watts, pl.prof = k, fi, w, prof
 		return true
 	}
-	var q pq
-	seq := 0
 	guard := int64(p.args.MinRescaleSec * 1000)
-	var held []int
+	ties := make([]float64, len(plans))
 	for i := range plans {
-		tb, v := plans[i].tb, plans[i].v
-		tie := tb.remain * tb.t[0][tb.ee[0]]
-		if v.GPUs > 0 && st.NowMs-v.PlacedAtMs < guard {
+		ties[i] = plans[i].tb.remain * plans[i].tb.t[0][plans[i].tb.ee[0]]
+	}
+	var held, first []int
+	for i := range plans {
+		if v := plans[i].v; v.GPUs > 0 && st.NowMs-v.PlacedAtMs < guard {
 			held = append(held, i)
-			continue
+		} else {
+			first = append(first, i)
 		}
-		q = append(q, item{job: i, pri: math.Inf(1), tie: tie, seq: seq})
-		seq++
+	}
+	byTie := func(a, b int) int {
+		if c := cmp.Compare(ties[a], ties[b]); c != 0 {
+			return c
+		}
+		return a - b
 	}
 	// Recently placed jobs keep their count first (shortest remaining first).
-	slices.SortStableFunc(held, func(a, b int) int {
-		ta := plans[a].tb.remain * plans[a].tb.t[0][plans[a].tb.ee[0]]
-		tb := plans[b].tb.remain * plans[b].tb.t[0][plans[b].tb.ee[0]]
-		return cmp.Compare(ta, tb)
-	})
+	slices.SortFunc(held, byTie)
+	var q pq
+	seq := 0
 	for _, i := range held {
 		if !take(i, log2(plans[i].v.GPUs)) {
-			q = append(q, item{job: i, pri: math.Inf(1), tie: plans[i].tb.remain * plans[i].tb.t[0][plans[i].tb.ee[0]], seq: seq})
+			first = append(first, i)
+		}
+	}
+	// First GPUs: infinite marginal return, so they all come before any
+	// growth, shortest predicted remaining time first.
+	slices.SortFunc(first, byTie)
+	growth := func(i int) {
+		pl := &plans[i]
+		k, fi := pl.k, pl.fi
+		if !pl.tb.row(k+1, freqs) {
+			return
+		}
+		f2 := pl.tb.ee[k+1]
+		dT := pl.tb.t[k][fi] - pl.tb.t[k+1][f2]
+		dE := pl.tb.e[k+1][f2] - pl.tb.e[k][fi]
+		if dT > 0 {
+			pri := math.MaxFloat64
+			if dE > 0 {
+				pri = dT / dE // eq. 20; the job's remaining iterations and the cluster totals cancel
+			}
+			q.push(item{job: i, pri: pri, seq: seq})
 			seq++
 		}
 	}
-	q.init()
+	for _, i := range first {
+		if free == 0 {
+			break
+		}
+		if plans[i].k < 0 && take(i, 0) {
+			growth(i)
+		}
+	}
 	for len(q) > 0 && free > 0 {
 		it := q.pop()
-		pl := &plans[it.job]
-		k := pl.k + 1
-		if !take(it.job, k) {
-			continue
-		}
-		fi := pl.fi
-		if pl.tb.row(k+1, freqs) {
-			f2 := pl.tb.ee[k+1]
-			dT := pl.tb.t[k][fi] - pl.tb.t[k+1][f2]
-			dE := pl.tb.e[k+1][f2] - pl.tb.e[k][fi]
-			if dT > 0 {
-				pri := math.MaxFloat64
-				if dE > 0 {
-					pri = dT / dE // eq. 20; the job's remaining iterations and the cluster totals cancel
-				}
-				q.push(item{job: it.job, pri: pri, seq: seq})
-				seq++
-			}
+		if take(it.job, plans[it.job].k+1) {
+			growth(it.job)
 		}
 	}
 	// Frequency configuration (lines 21-30), by priority_F (eq. 21).
