@@ -36,6 +36,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./trace/alibaba2023
 	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime 30s ./experiment
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/swf
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/philly
 
 clean:
 	rm -rf bin out

@@ -179,3 +179,26 @@ func TestRunHPCScenario(t *testing.T) {
 		t.Errorf("output directory created despite the error")
 	}
 }
+
+func TestMalformedPAITableGivesOneClearError(t *testing.T) {
+	dir := t.TempDir()
+	jobs := filepath.Join(dir, "pai_job_table.csv")
+	tasks := filepath.Join(dir, "pai_task_table.csv")
+	os.WriteFile(jobs, []byte("j1,i1,u1,Terminated,100,200\nj2,i2,u1,Terminated,1x0,300\n"), 0o644)
+	os.WriteFile(tasks, []byte("j1,worker,1,Terminated,100,200,600,29.3,100,V100\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	code, _, errs := run(t, "reproduce", "powerflow", "-o", out, "--pai-jobs", jobs, "--pai-tasks", tasks)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1", code)
+	}
+	want := jobs + `:2: column start_time: "1x0" is not a number`
+	if !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("stderr = %q, want one line containing %q", errs, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output directory created despite the error")
+	}
+	if code, _, errs := run(t, "reproduce", "powerflow", "-o", out, "--pai-jobs", jobs); code != 2 || !strings.Contains(errs, "go together") {
+		t.Errorf("--pai-jobs alone: exit %d, %q", code, errs)
+	}
+}
