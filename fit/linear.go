@@ -49,31 +49,9 @@ func FitLinear(d Dataset) (*Linear, error) {
 	for i := 1; i < p; i++ {
 		a[i][i] += 1e-9 * math.Max(scale, 1)
 	}
-	// Gaussian elimination with partial pivoting.
-	for c := 0; c < p; c++ {
-		piv := c
-		for r := c + 1; r < p; r++ {
-			if math.Abs(a[r][c]) > math.Abs(a[piv][c]) {
-				piv = r
-			}
-		}
-		if math.Abs(a[piv][c]) < 1e-300 {
-			return nil, fmt.Errorf("fit: singular normal equations at column %d", c)
-		}
-		a[c], a[piv] = a[piv], a[c]
-		for r := 0; r < p; r++ {
-			if r == c {
-				continue
-			}
-			f := a[r][c] / a[c][c]
-			for k := c; k <= p; k++ {
-				a[r][k] -= f * a[c][k]
-			}
-		}
+	x, ok := solve(a)
+	if !ok {
+		return nil, fmt.Errorf("fit: singular normal equations")
 	}
-	l := &Linear{Intercept: a[0][p] / a[0][0], Coef: make([]float64, p-1)}
-	for i := 1; i < p; i++ {
-		l.Coef[i-1] = a[i][p] / a[i][i]
-	}
-	return l, nil
+	return &Linear{Intercept: x[0], Coef: x[1:]}, nil
 }

@@ -29,16 +29,7 @@ type PackRequest struct {
 // packs power-of-two sizes without fragmentation), moving jobs as needed.
 // Requests that cannot be placed get a nil placement.
 func Pack(reqs []PackRequest, nodes, gpn int, on []bool, migrate bool) [][]NodeShare {
-	out := make([][]NodeShare, len(reqs))
-	free := make([]int, nodes)
-	for i := range free {
-		free[i] = gpn
-	}
-	order := make([]int, len(reqs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return reqs[b].GPUs - reqs[a].GPUs })
+	out, free, order := packStart(reqs, nodes, gpn)
 	placed := 0
 	for _, i := range order {
 		r := reqs[i]
@@ -83,16 +74,7 @@ func Pack(reqs []PackRequest, nodes, gpn int, on []bool, migrate bool) [][]NodeS
 // each node's free GPUs are a multiple of n (or of gpn): first-fit
 // decreasing leaves no fragment and succeeds whenever the counts fit.
 func Repack(reqs []PackRequest, nodes, gpn int, on []bool) [][]NodeShare {
-	out := make([][]NodeShare, len(reqs))
-	free := make([]int, nodes)
-	for i := range free {
-		free[i] = gpn
-	}
-	order := make([]int, len(reqs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return reqs[b].GPUs - reqs[a].GPUs })
+	out, free, order := packStart(reqs, nodes, gpn)
 	for _, i := range order {
 		r := reqs[i]
 		keep := sum(r.Prev) == r.GPUs && len(r.Prev) > 0
@@ -107,6 +89,43 @@ func Repack(reqs []PackRequest, nodes, gpn int, on []bool) [][]NodeShare {
 			continue
 		}
 		out[i] = Place(r.GPUs, free, gpn, on)
+	}
+	return out
+}
+
+// packStart returns empty placements, every node's GPUs free, and the
+// requests' indices largest first (stable).
+func packStart(reqs []PackRequest, nodes, gpn int) ([][]NodeShare, []int, []int) {
+	free := FreeGPUs(nodes, gpn)
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return reqs[b].GPUs - reqs[a].GPUs })
+	return make([][]NodeShare, len(reqs)), free, order
+}
+
+// PlaceInOrder keeps running jobs where they are and places the waiting
+// ones of views, in order, on their requested counts (ReqCount) wherever a
+// packed placement is free; it returns the allocations at frequency fi.
+// Jobs of views that are running stay; jobs not in views are not run.
+func PlaceInOrder(st *ElasticState, views []*ElasticView, fi int) []ElasticAlloc {
+	var out []ElasticAlloc
+	var used [][]NodeShare
+	for _, v := range views {
+		if v.GPUs > 0 {
+			used = append(used, v.Nodes)
+			out = append(out, ElasticAlloc{Job: v.Job.ID, Nodes: v.Nodes, FreqIdx: fi})
+		}
+	}
+	free := FreeGPUs(st.Nodes, st.GPUsPerNode, used...)
+	for _, v := range views {
+		if v.GPUs > 0 {
+			continue
+		}
+		if pl := Place(ReqCount(v.Job), free, st.GPUsPerNode, nil); pl != nil {
+			out = append(out, ElasticAlloc{Job: v.Job.ID, Nodes: pl, FreqIdx: fi})
+		}
 	}
 	return out
 }

@@ -98,23 +98,9 @@ const (
 	ekWake
 )
 
-type elasticQueue []elasticEvent
+type elasticQueue = queue[elasticEvent]
 
-func (q elasticQueue) Len() int { return len(q) }
-func (q elasticQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-func (q elasticQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *elasticQueue) Push(x any)   { *q = append(*q, x.(elasticEvent)) }
-func (q *elasticQueue) Pop() any {
-	o := *q
-	e := o[len(o)-1]
-	*q = o[:len(o)-1]
-	return e
-}
+func (e elasticEvent) order() (int64, uint64) { return e.at, e.seq }
 
 type elasticJob struct {
 	view      policy.ElasticView

@@ -65,23 +65,9 @@ type hpcEvent struct {
 	job  int
 }
 
-type hpcQueue []hpcEvent
+type hpcQueue = queue[hpcEvent]
 
-func (q hpcQueue) Len() int { return len(q) }
-func (q hpcQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-func (q hpcQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *hpcQueue) Push(x any)   { *q = append(*q, x.(hpcEvent)) }
-func (q *hpcQueue) Pop() any {
-	o := *q
-	e := o[len(o)-1]
-	*q = o[:len(o)-1]
-	return e
-}
+func (e hpcEvent) order() (int64, uint64) { return e.at, e.seq }
 
 // RunHPC replays the jobs under scheduler s. Jobs must have distinct IDs
 // 0..len-1 in any order.

@@ -115,20 +115,9 @@ type event struct {
 	state   cluster.PowerState
 }
 
-type eventQueue []event
+type eventQueue = queue[event]
 
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	return q[i].at < q[j].at || q[i].at == q[j].at && q[i].seq < q[j].seq
-}
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
-}
+func (e event) order() (int64, uint64) { return int64(e.at), e.seq }
 
 type runState struct {
 	remaining float64

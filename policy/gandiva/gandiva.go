@@ -52,23 +52,7 @@ func New(args Args) (*Policy, error) {
 // ScheduleElastic implements policy.ElasticScheduler.
 func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
 	fi := policy.FreqIndex(p.args.FreqIdx, st.FreqsMHz)
-	var d policy.ElasticDecision
-	var used [][]policy.NodeShare
-	for _, v := range st.Jobs {
-		if v.GPUs > 0 {
-			used = append(used, v.Nodes)
-			d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: v.Nodes, FreqIdx: fi})
-		}
-	}
-	free := policy.FreeGPUs(st.Nodes, st.GPUsPerNode, used...)
-	for _, v := range st.Jobs {
-		if v.GPUs > 0 {
-			continue
-		}
-		if pl := policy.Place(policy.ReqCount(v.Job), free, st.GPUsPerNode, nil); pl != nil {
-			d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: pl, FreqIdx: fi})
-		}
-	}
+	d := policy.ElasticDecision{Allocs: policy.PlaceInOrder(st, st.Jobs, fi)}
 	if !p.args.KeepIdleNodesOn {
 		d.NodeOn = policy.NodesInUse(d.Allocs, st.Nodes)
 	}

@@ -92,23 +92,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 			left -= n
 		}
 	}
-	var d policy.ElasticDecision
-	var used [][]policy.NodeShare
-	for _, v := range run {
-		if v.GPUs > 0 {
-			used = append(used, v.Nodes)
-			d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: v.Nodes, FreqIdx: fi})
-		}
-	}
-	free := policy.FreeGPUs(st.Nodes, st.GPUsPerNode, used...)
-	for _, v := range run {
-		if v.GPUs > 0 {
-			continue
-		}
-		if pl := policy.Place(policy.ReqCount(v.Job), free, st.GPUsPerNode, nil); pl != nil {
-			d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: pl, FreqIdx: fi})
-		}
-	}
+	d := policy.ElasticDecision{Allocs: policy.PlaceInOrder(st, run, fi)}
 	// Wake when a running job crosses into a lower queue.
 	views := make(map[int]*policy.ElasticView, len(run))
 	for _, v := range run {

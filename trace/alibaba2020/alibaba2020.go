@@ -37,10 +37,26 @@ type Task struct {
 	Line                       int
 }
 
-func reader(r io.Reader) *csv.Reader {
+// eachRow calls each for every record of a headerless table with cols
+// columns; errors carry file and line.
+func eachRow(r io.Reader, name string, cols []string, each func(rec []string, line int) error) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
-	return cr
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &trace.ParseError{File: name, Line: line, Err: err}
+		}
+		if len(rec) != len(cols) {
+			return &trace.ParseError{File: name, Line: line, Err: fmt.Errorf("%d fields, want %d (%v)", len(rec), len(cols), cols)}
+		}
+		if err := each(rec, line); err != nil {
+			return err
+		}
+	}
 }
 
 func float(s string) (float64, error) {
@@ -52,55 +68,39 @@ func float(s string) (float64, error) {
 
 // ReadJobs parses a job table.
 func ReadJobs(r io.Reader, name string) ([]Job, error) {
-	cr := reader(r)
 	var out []Job
-	for line := 1; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, &trace.ParseError{File: name, Line: line, Err: err}
-		}
-		if len(rec) != len(JobColumns) {
-			return nil, &trace.ParseError{File: name, Line: line, Err: fmt.Errorf("%d fields, want %d (%v)", len(rec), len(JobColumns), JobColumns)}
-		}
+	err := eachRow(r, name, JobColumns, func(rec []string, line int) error {
 		j := Job{Name: rec[0], User: rec[2], Status: rec[3], Line: line}
 		for i, p := range []*float64{&j.Start, &j.End} {
+			var err error
 			if *p, err = float(rec[4+i]); err != nil {
-				return nil, &trace.ParseError{File: name, Line: line, Column: JobColumns[4+i], Err: fmt.Errorf("%q is not a number", rec[4+i])}
+				return &trace.ParseError{File: name, Line: line, Column: JobColumns[4+i], Err: fmt.Errorf("%q is not a number", rec[4+i])}
 			}
 		}
 		out = append(out, j)
-	}
+		return nil
+	})
+	return out, err
 }
 
 // ReadTasks parses a task table.
 func ReadTasks(r io.Reader, name string) ([]Task, error) {
-	cr := reader(r)
 	var out []Task
-	for line := 1; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, &trace.ParseError{File: name, Line: line, Err: err}
-		}
-		if len(rec) != len(TaskColumns) {
-			return nil, &trace.ParseError{File: name, Line: line, Err: fmt.Errorf("%d fields, want %d (%v)", len(rec), len(TaskColumns), TaskColumns)}
-		}
+	err := eachRow(r, name, TaskColumns, func(rec []string, line int) error {
 		t := Task{Job: rec[0], Name: rec[1], Status: rec[3], GPUType: rec[9], Line: line}
 		for _, c := range []struct {
 			p   *float64
 			col int
 		}{{&t.InstNum, 2}, {&t.PlanGPU, 8}} {
+			var err error
 			if *c.p, err = float(rec[c.col]); err != nil || *c.p < 0 {
-				return nil, &trace.ParseError{File: name, Line: line, Column: TaskColumns[c.col], Err: fmt.Errorf("%q is not a non-negative number", rec[c.col])}
+				return &trace.ParseError{File: name, Line: line, Column: TaskColumns[c.col], Err: fmt.Errorf("%q is not a non-negative number", rec[c.col])}
 			}
 		}
 		out = append(out, t)
-	}
+		return nil
+	})
+	return out, err
 }
 
 // GPUJobs joins the tables: every job whose status is Terminated, with
