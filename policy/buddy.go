@@ -30,7 +30,6 @@ type PackRequest struct {
 // Requests that cannot be placed get a nil placement.
 func Pack(reqs []PackRequest, nodes, gpn int, on []bool, migrate bool) [][]NodeShare {
 	out, free, order := packStart(reqs, nodes, gpn)
-	placed := 0
 	for _, i := range order {
 		r := reqs[i]
 		if sum(r.Prev) != r.GPUs || len(r.Prev) == 0 {
@@ -47,7 +46,6 @@ func Pack(reqs []PackRequest, nodes, gpn int, on []bool, migrate bool) [][]NodeS
 				free[ns.Node] -= ns.GPUs
 			}
 			out[i] = r.Prev
-			placed++
 		}
 	}
 	failed := false
@@ -57,7 +55,6 @@ func Pack(reqs []PackRequest, nodes, gpn int, on []bool, migrate bool) [][]NodeS
 		}
 		if p := Place(reqs[i].GPUs, free, gpn, on); p != nil {
 			out[i] = p
-			placed++
 		} else {
 			failed = true
 		}

@@ -112,7 +112,6 @@ type elasticJob struct {
 	slice     int // current profiling slice, -1 when not profiling
 	sliceFi   int
 	obsCount  int
-	lastMs    int64
 }
 
 // RunElastic replays jobs (IDs 0..len-1) under scheduler s.
@@ -516,10 +515,7 @@ func (e *elasticEngine) decide() error {
 			j.running = true
 			j.view.PlacedAtMs = e.now
 			j.view.Nodes = place
-			j.view.GPUs = 0
-			for _, ns := range place {
-				j.view.GPUs += ns.GPUs
-			}
+			j.view.GPUs = sum(place)
 			j.slice, j.view.Profiling = -1, false
 			e.res.Jobs[id].MaxGPUs = max(e.res.Jobs[id].MaxGPUs, j.view.GPUs)
 		}

@@ -163,11 +163,10 @@ func (pl *plan) gpus() int {
 }
 
 type item struct {
-	job  int
-	pri  float64
-	tie  float64
-	seq  int
-	kind int
+	job int
+	pri float64
+	tie float64
+	seq int
 }
 
 // pq is a max-heap of items (typed, to keep the allocation loop cheap).
