@@ -171,6 +171,10 @@ type elasticEngine struct {
 	active    []*elasticJob
 	done      int
 	wakeAt    int64
+	// Scratch reused across decisions: GPUs used per node, and each job's
+	// allocation (index+1 into the decision's Allocs; 0 for none).
+	used    []int
+	allocOf []int
 }
 
 func (e *elasticEngine) push(ev elasticEvent) {
@@ -420,8 +424,22 @@ func (e *elasticEngine) decide() error {
 	if len(on) != e.o.Nodes {
 		return fmt.Errorf("%w: NodeOn lists %d nodes, cluster has %d", ErrPolicy, len(on), e.o.Nodes)
 	}
-	used := make([]int, e.o.Nodes)
-	byJob := make(map[int]*policy.ElasticAlloc, len(d.Allocs))
+	if len(e.used) != e.o.Nodes {
+		e.used = make([]int, e.o.Nodes)
+	}
+	if len(e.allocOf) != len(e.js) {
+		e.allocOf = make([]int, len(e.js))
+	}
+	used, byJob := e.used, e.allocOf
+	clear(used)
+	// Reset the job index whatever the outcome.
+	defer func() {
+		for k := range d.Allocs {
+			if a := d.Allocs[k].Job; a >= 0 && a < len(byJob) {
+				byJob[a] = 0
+			}
+		}
+	}()
 	busy := 0
 	var pred float64
 	for k := range d.Allocs {
@@ -429,10 +447,10 @@ func (e *elasticEngine) decide() error {
 		if a.Job < 0 || a.Job >= len(e.js) || !e.isActive[a.Job] {
 			return fmt.Errorf("%w: elastic job %d is not active", ErrPolicy, a.Job)
 		}
-		if byJob[a.Job] != nil {
+		if byJob[a.Job] != 0 {
 			return fmt.Errorf("%w: elastic job %d allocated twice", ErrPolicy, a.Job)
 		}
-		byJob[a.Job] = a
+		byJob[a.Job] = k + 1
 		n := 0
 		for i, ns := range a.Nodes {
 			if ns.Node < 0 || ns.Node >= e.o.Nodes || !on[ns.Node] || ns.GPUs < 1 {
@@ -476,8 +494,7 @@ func (e *elasticEngine) decide() error {
 	}
 	for _, j := range e.active {
 		id := j.view.Job.ID
-		a := byJob[id]
-		if a == nil {
+		if byJob[id] == 0 {
 			if j.running {
 				j.running = false
 				j.view.Nodes, j.view.GPUs = nil, 0
@@ -487,9 +504,13 @@ func (e *elasticEngine) decide() error {
 			}
 			continue
 		}
+		a := &d.Allocs[byJob[id]-1]
 		changed := false
-		place := slices.Clone(a.Nodes)
-		slices.SortFunc(place, func(x, y policy.NodeShare) int { return x.Node - y.Node })
+		place := j.view.Nodes
+		if !j.running || !samePlace(a.Nodes, place) {
+			place = slices.Clone(a.Nodes)
+			slices.SortFunc(place, func(x, y policy.NodeShare) int { return x.Node - y.Node })
+		}
 		if !j.running || !slices.Equal(place, j.view.Nodes) {
 			changed = true
 			if j.view.Started {
@@ -548,6 +569,21 @@ func (e *elasticEngine) decide() error {
 		e.push(elasticEvent{at: d.WakeAtMs, kind: ekWake})
 	}
 	return nil
+}
+
+// samePlace reports whether placement a (any order, no node twice) equals
+// sorted placement b.
+func samePlace(a, b []policy.NodeShare) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		k, ok := slices.BinarySearchFunc(b, x.Node, func(y policy.NodeShare, n int) int { return y.Node - n })
+		if !ok || b[k].GPUs != x.GPUs {
+			return false
+		}
+	}
+	return true
 }
 
 func sum(p []policy.NodeShare) int {

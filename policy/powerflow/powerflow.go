@@ -10,7 +10,6 @@
 package powerflow
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -65,9 +64,34 @@ type Deps struct {
 
 // Policy is PowerFlow.
 type Policy struct {
-	args   Args
-	deps   Deps
-	tables map[int]*table
+	args Args
+	deps Deps
+	// tables is indexed by job ID; live counts the non-nil entries.
+	tables []*table
+	live   int
+	// Scratch reused across decisions (a run makes thousands).
+	plans       []plan
+	held, first []keyed
+	q, fq       pq
+	reqs        []policy.PackRequest
+	idx         []int
+}
+
+// keyed is a job index with its sort key.
+type keyed struct {
+	tie float64
+	i   int
+}
+
+// byTie orders by key, then index (keys are finite).
+func byTie(a, b keyed) int {
+	switch {
+	case a.tie < b.tie:
+		return -1
+	case a.tie > b.tie:
+		return 1
+	}
+	return a.i - b.i
 }
 
 var _ policy.ElasticScheduler = (*Policy)(nil)
@@ -80,7 +104,7 @@ func New(args Args, deps Deps) (*Policy, error) {
 	if deps.Predictor == nil {
 		return nil, fmt.Errorf("powerflow: no predictor")
 	}
-	return &Policy{args: args, deps: deps, tables: map[int]*table{}}, nil
+	return &Policy{args: args, deps: deps}, nil
 }
 
 // LimitW is the power limit for a cluster of g GPUs.
@@ -100,10 +124,17 @@ type table struct {
 }
 
 func (p *Policy) table(v *policy.ElasticView, freqs int) *table {
-	tb := p.tables[v.Job.ID]
+	id := v.Job.ID
+	if id >= len(p.tables) {
+		p.tables = append(p.tables, make([]*table, id+1-len(p.tables))...)
+	}
+	tb := p.tables[id]
 	if tb != nil && tb.obs == len(v.Obs) {
 		tb.v = v
 		return tb
+	}
+	if tb == nil {
+		p.live++
 	}
 	k := log2(v.Job.MaxGPUs)
 	tb = &table{obs: len(v.Obs), maxK: k, t: make([][]float64, k+1), e: make([][]float64, k+1),
@@ -111,7 +142,7 @@ func (p *Policy) table(v *policy.ElasticView, freqs int) *table {
 	for i := range tb.t {
 		tb.t[i] = make([]float64, 0, freqs)
 	}
-	p.tables[v.Job.ID] = tb
+	p.tables[id] = tb
 	return tb
 }
 
@@ -236,16 +267,29 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	g := st.Nodes * st.GPUsPerNode
 	limit := p.LimitW(g)
 	freqs := len(st.FreqsMHz)
-	if len(p.tables) > 2*len(st.Jobs)+64 {
-		keep := make(map[int]*table, len(st.Jobs))
+	for _, v := range st.Jobs {
+		if v.Job.ID < 0 {
+			panic(fmt.Sprintf("powerflow: job ID %d is negative", v.Job.ID))
+		}
+	}
+	if p.live > 2*len(st.Jobs)+64 {
+		// Drop the tables of jobs no longer active.
+		keep := make([]*table, len(p.tables))
 		for _, v := range st.Jobs {
-			if tb := p.tables[v.Job.ID]; tb != nil {
-				keep[v.Job.ID] = tb
+			keep[v.Job.ID] = p.tables[v.Job.ID]
+		}
+		p.tables, p.live = keep, 0
+		for _, tb := range keep {
+			if tb != nil {
+				p.live++
 			}
 		}
-		p.tables = keep
 	}
-	plans := make([]plan, len(st.Jobs))
+	plans := p.plans[:0]
+	for range st.Jobs {
+		plans = append(plans, plan{})
+	}
+	p.plans = plans
 	free := g
 	var jobW float64
 	busy := 0
@@ -289,36 +333,24 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		return true
 	}
 	guard := int64(p.args.MinRescaleSec * 1000)
-	ties := make([]float64, len(plans))
+	held, first := p.held[:0], p.first[:0]
 	for i := range plans {
-		ties[i] = plans[i].tb.remain * plans[i].tb.t[0][plans[i].tb.ee[0]]
-	}
-	var held, first []int
-	for i := range plans {
+		kd := keyed{tie: plans[i].tb.remain * plans[i].tb.t[0][plans[i].tb.ee[0]], i: i}
 		if v := plans[i].v; v.GPUs > 0 && st.NowMs-v.PlacedAtMs < guard {
-			held = append(held, i)
+			held = append(held, kd)
 		} else {
-			first = append(first, i)
+			first = append(first, kd)
 		}
-	}
-	byTie := func(a, b int) int {
-		if c := cmp.Compare(ties[a], ties[b]); c != 0 {
-			return c
-		}
-		return a - b
 	}
 	// Recently placed jobs keep their count first (shortest remaining first).
 	slices.SortFunc(held, byTie)
-	var q pq
+	q := p.q[:0]
 	seq := 0
-	for _, i := range held {
-		if !take(i, log2(plans[i].v.GPUs)) {
-			first = append(first, i)
+	for _, kd := range held {
+		if !take(kd.i, log2(plans[kd.i].v.GPUs)) {
+			first = append(first, kd)
 		}
 	}
-	// First GPUs: infinite marginal return, so they all come before any
-	// growth, shortest predicted remaining time first.
-	slices.SortFunc(first, byTie)
 	growth := func(i int) {
 		pl := &plans[i]
 		k, fi := pl.k, pl.fi
@@ -337,14 +369,28 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 			seq++
 		}
 	}
-	for _, i := range first {
-		if free == 0 {
-			break
+	// First GPUs: infinite marginal return, so they all come before any
+	// growth, shortest predicted remaining time first. They are taken from
+	// a heap rather than a sorted list: the loop ends when the GPUs run out
+	// or when even the lowest one-GPU power of all candidates breaks the
+	// limit (every later take would fail, and a failed take changes
+	// nothing), usually long before the queue's end.
+	minW := math.Inf(1)
+	fq := p.fq[:0]
+	for _, kd := range first {
+		fq = append(fq, item{job: kd.i, pri: -kd.tie, tie: float64(kd.i)})
+		if tb := plans[kd.i].tb; len(tb.t[0]) > 0 {
+			minW = math.Min(minW, tb.e[0][tb.ee[0]]/tb.t[0][tb.ee[0]])
 		}
+	}
+	fq.init()
+	for len(fq) > 0 && free > 0 && total(jobW+minW, busy+1) <= limit {
+		i := fq.pop().job
 		if plans[i].k < 0 && take(i, 0) {
 			growth(i)
 		}
 	}
+	p.fq = fq
 	for len(q) > 0 && free > 0 {
 		it := q.pop()
 		if take(it.job, plans[it.job].k+1) {
@@ -418,8 +464,8 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		}
 	}
 	// Placement (Section 5.3): buddy allocation with migration.
-	var reqs []policy.PackRequest
-	var idx []int
+	p.held, p.first, p.q = held, first, q
+	reqs, idx := p.reqs[:0], p.idx[:0]
 	for i := range plans {
 		if plans[i].k >= 0 {
 			reqs = append(reqs, policy.PackRequest{Job: plans[i].v.Job.ID, GPUs: plans[i].gpus(), Prev: plans[i].v.Nodes})
@@ -442,10 +488,11 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 			places = policy.Repack(reqs, st.Nodes, st.GPUsPerNode, st.NodeOn)
 		}
 	}
-	d := policy.ElasticDecision{NodeOn: make([]bool, st.Nodes)}
+	p.reqs, p.idx = reqs, idx
+	d := policy.ElasticDecision{NodeOn: make([]bool, st.Nodes), Allocs: make([]policy.ElasticAlloc, 0, len(idx))}
 	// Re-plan when the first held job's guard expires.
-	for _, i := range held {
-		if at := plans[i].v.PlacedAtMs + guard; at > st.NowMs && (d.WakeAtMs == 0 || at < d.WakeAtMs) {
+	for _, kd := range held {
+		if at := plans[kd.i].v.PlacedAtMs + guard; at > st.NowMs && (d.WakeAtMs == 0 || at < d.WakeAtMs) {
 			d.WakeAtMs = at
 		}
 	}
