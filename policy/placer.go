@@ -96,6 +96,54 @@ func (p *Placer) evaluate(t *job.Task, n *cluster.Node, e *cacheEntry) {
 
 // Place chooses a node and GPUs for t, or reports that no node is feasible.
 func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
+	if !p.score(t, c) {
+		return Decision{}, false
+	}
+	best := 0
+	for k := 1; k < len(p.idx); k++ {
+		if p.total[k] > p.total[best] || p.total[k] == p.total[best] && p.less(p.idx[k], p.idx[best]) {
+			best = k
+		}
+	}
+	n := c.Nodes[p.idx[best]]
+	return Decision{Node: n.ID, GPUs: p.SelectGPUs(t, n), Score: p.total[best]}, true
+}
+
+// Top returns every feasible node with the highest total score for t, in
+// node order, and that score; ok is false when no node is feasible. Place
+// picks the first of them by rank; kube-scheduler picks one at random.
+func (p *Placer) Top(t *job.Task, c *cluster.Cluster) (nodes []cluster.NodeID, score int64, ok bool) {
+	if !p.score(t, c) {
+		return nil, 0, false
+	}
+	score = p.total[0]
+	for _, v := range p.total {
+		score = max(score, v)
+	}
+	for k, v := range p.total {
+		if v == score {
+			nodes = append(nodes, c.Nodes[p.idx[k]].ID)
+		}
+	}
+	return nodes, score, true
+}
+
+// SelectGPUs picks t's GPUs on n the way Place does: with the
+// highest-weighted scorer that implements GPUSelector, else
+// cluster.BestFitGPUs. It returns nil for a task without GPUs.
+func (p *Placer) SelectGPUs(t *job.Task, n *cluster.Node) []int {
+	if t.GPUCount == 0 {
+		return nil
+	}
+	if p.selector != nil {
+		return p.selector.SelectGPUs(t, n)
+	}
+	return cluster.BestFitGPUs(&t.Demand, n)
+}
+
+// score fills p.idx with the feasible nodes and p.total with their
+// weighted normalised scores; false when no node is feasible.
+func (p *Placer) score(t *job.Task, c *cluster.Cluster) bool {
 	cacheable := t.Class >= 0 && len(p.scorers) <= maxCachedScorers
 	var row []cacheEntry
 	if cacheable {
@@ -141,7 +189,7 @@ func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
 		}
 	}
 	if len(p.idx) == 0 {
-		return Decision{}, false
+		return false
 	}
 	p.total = append(p.total[:0], make([]int64, len(p.idx))...)
 	for i, s := range p.scorers {
@@ -152,22 +200,7 @@ func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
 			p.total[k] += s.Weight * v
 		}
 	}
-	best := 0
-	for k := 1; k < len(p.idx); k++ {
-		if p.total[k] > p.total[best] || p.total[k] == p.total[best] && p.less(p.idx[k], p.idx[best]) {
-			best = k
-		}
-	}
-	n := c.Nodes[p.idx[best]]
-	var gpus []int
-	if t.GPUCount > 0 {
-		if p.selector != nil {
-			gpus = p.selector.SelectGPUs(t, n)
-		} else {
-			gpus = cluster.BestFitGPUs(&t.Demand, n)
-		}
-	}
-	return Decision{Node: n.ID, GPUs: gpus, Score: p.total[best]}, true
+	return true
 }
 
 func (p *Placer) less(a, b int) bool {
