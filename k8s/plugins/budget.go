@@ -1,0 +1,225 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
+)
+
+// BudgetName is the power-budget admission plugin's name.
+const BudgetName = "PowerBudget"
+
+// BudgetArgs configure PowerBudget.
+type BudgetArgs struct {
+	// BudgetWatts is the cluster power budget, compared with the PWR
+	// estimated power (pwr-fgd eqs. 1-3) of every node with every placed
+	// pod, plus the pod's increase.
+	BudgetWatts float64 `json:"budgetWatts"`
+}
+
+// Budget holds pods back while the cluster's estimated power with them
+// would exceed the budget, and admits them in order of creation when power
+// frees up.
+//
+//   - PreFilter: a pod waits (Unschedulable, with the figures) when an
+//     older pod is already waiting for power, or when even its cheapest
+//     placement would exceed the budget. A waiting pod is retried when a
+//     pod is deleted or placed, or a node changes.
+//   - Filter: nodes where the pod would take the cluster over the budget
+//     (with the GPUs the GPU selector would pick) are rejected.
+//
+// The scheduling cycle is serial and its snapshot includes every assumed
+// pod, so an admitted pod never takes the estimate over the budget.
+// Waiting happens in the scheduling queue rather than at Permit: a pod
+// waiting at Permit holds its reservation, whose power would count against
+// the pods ahead of it.
+type Budget struct {
+	budget float64
+	s      *shared
+	model  power.Model
+
+	mu      sync.Mutex
+	waiting []waiter
+}
+
+type waiter struct {
+	uid  types.UID
+	at   int64 // creation time, Unix nanoseconds
+	name string
+}
+
+var (
+	_ framework.PreFilterPlugin   = (*Budget)(nil)
+	_ framework.FilterPlugin      = (*Budget)(nil)
+	_ framework.EnqueueExtensions = (*Budget)(nil)
+)
+
+// NewBudget is the plugin factory.
+func NewBudget(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	var a BudgetArgs
+	if err := decode(obj, &a); err != nil {
+		return nil, fmt.Errorf("%s args: %w", BudgetName, err)
+	}
+	if !(a.BudgetWatts > 0) || math.IsInf(a.BudgetWatts, 0) {
+		return nil, fmt.Errorf("%s args: budgetWatts %v: want a positive number of watts", BudgetName, a.BudgetWatts)
+	}
+	b := &Budget{budget: a.BudgetWatts, s: sharedState(h), model: power.PWR{}}
+	if f := h.SharedInformerFactory(); f != nil {
+		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if p, ok := obj.(*v1.Pod); ok {
+					b.admit(p.UID)
+				}
+			},
+		})
+	}
+	return b, nil
+}
+
+// Name implements framework.Plugin.
+func (b *Budget) Name() string { return BudgetName }
+
+const budgetKey fwk.StateKey = "wattsched.io/budget"
+
+type budgetData struct{ clusterW float64 }
+
+func (d *budgetData) Clone() fwk.StateData { return d }
+
+func (b *Budget) admit(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, w := range b.waiting {
+		if w.uid == uid {
+			b.waiting = append(b.waiting[:i], b.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// wait records pod as waiting (once) and returns the oldest waiting pod.
+func (b *Budget) wait(pod *v1.Pod) waiter {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	found := false
+	for _, w := range b.waiting {
+		found = found || w.uid == pod.UID
+	}
+	if !found {
+		b.waiting = append(b.waiting, waiter{uid: pod.UID, at: pod.CreationTimestamp.UnixNano(), name: pod.Namespace + "/" + pod.Name})
+		sort.SliceStable(b.waiting, func(i, j int) bool {
+			if b.waiting[i].at != b.waiting[j].at {
+				return b.waiting[i].at < b.waiting[j].at
+			}
+			return b.waiting[i].name < b.waiting[j].name
+		})
+	}
+	return b.waiting[0]
+}
+
+func (b *Budget) head() (waiter, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waiting) == 0 {
+		return waiter{}, false
+	}
+	return b.waiting[0], true
+}
+
+// PreFilter implements the admission gate.
+func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
+	cd := demand(state, pod)
+	if cd.err != nil {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
+	}
+	if h, ok := b.head(); ok && h.uid != pod.UID {
+		b.wait(pod)
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: waiting behind %s, which waits for power", h.name))
+	}
+	var total float64
+	cheapest := math.Inf(1)
+	for _, ni := range nodes {
+		n, err := b.s.node(ni)
+		if err != nil {
+			continue // the GPU plugin's Filter reports it
+		}
+		total += float64(b.model.NodePower(n).Total())
+		if inc, ok := b.increase(&cd.task.Demand, n, cd); ok {
+			cheapest = math.Min(cheapest, inc)
+		}
+	}
+	state.Write(budgetKey, &budgetData{clusterW: total})
+	if math.IsInf(cheapest, 1) {
+		// Fits nowhere: a capacity question, not a power one.
+		b.admit(pod.UID)
+		return nil, nil
+	}
+	if total+cheapest > b.budget {
+		b.wait(pod)
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: estimated cluster power %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", total, cheapest, b.budget))
+	}
+	b.admit(pod.UID)
+	return nil, nil
+}
+
+// PreFilterExtensions implements framework.PreFilterPlugin.
+func (b *Budget) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+
+// Filter rejects nodes where the pod would break the budget.
+func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	cd := demand(state, pod)
+	d, err := state.Read(budgetKey)
+	if err != nil || cd.err != nil {
+		return nil
+	}
+	n, err := b.s.node(ni)
+	if err != nil {
+		return nil
+	}
+	inc, ok := b.increase(&cd.task.Demand, n, cd)
+	if !ok {
+		return nil
+	}
+	if total := d.(*budgetData).clusterW; total+inc > b.budget {
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: %.0f W more here would take the cluster to %.0f W, over %.0f W", inc, total+inc, b.budget))
+	}
+	return nil
+}
+
+// increase is the estimated power the pod adds on n with the GPUs the
+// selector would pick; false when it does not fit there.
+func (b *Budget) increase(d *job.Demand, n *cluster.Node, cd *cycleData) (float64, bool) {
+	if ok, _ := cluster.Fits(d, n); !ok {
+		return 0, false
+	}
+	gpus := b.s.selectGPUs(&cd.task, n)
+	if d.GPUCount > 0 && gpus == nil {
+		return 0, false
+	}
+	return float64(power.Increase(b.model, n, d, gpus)), true
+}
+
+// EventsToRegister implements framework.EnqueueExtensions: power frees up
+// when a pod leaves; a pod placed or a node changed can also change the
+// estimate or the order.
+func (b *Budget) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.Update}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Update | fwk.Delete}},
+	}, nil
+}

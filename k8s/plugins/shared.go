@@ -1,0 +1,211 @@
+// Package plugins adapts wattsched's placement policies to the
+// kube-scheduler framework: a GPU-sharing plugin (PreFilter, Filter,
+// Reserve, PreBind) that keeps per-GPU state in pod annotations, score
+// plugins that call the core scorers (PWR, FGD, BestFit, DotProd,
+// GpuPacking, GpuClustering) unchanged, and a power-budget admission
+// plugin. Combination is kube-scheduler's own: weighted score plugins in
+// one profile.
+package plugins
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/k8s/gpushare"
+	"github.com/wattsched/wattsched/policy"
+)
+
+// shared is the state the plugins of one scheduling profile share: the
+// hardware catalog, each node's state in the cluster model (rebuilt when
+// its NodeInfo generation changes), the GPUs reserved for pods whose
+// annotation is not visible yet, and the GPU selector.
+type shared struct {
+	mu       sync.Mutex
+	cat      *hw.Catalog
+	nodes    map[string]nodeEntry
+	pending  map[types.UID][]int
+	selector policy.GPUSelector
+	selMu    sync.Mutex
+}
+
+type nodeEntry struct {
+	gen int64
+	n   *cluster.Node
+	err error
+}
+
+var (
+	sharedMu  sync.Mutex
+	sharedFor = map[framework.Handle]*shared{}
+)
+
+// sharedState returns the profile's shared state, creating it (and its pod
+// event handler) on first use.
+func sharedState(h framework.Handle) *shared {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if s := sharedFor[h]; s != nil {
+		return s
+	}
+	s := &shared{cat: hw.Default(), nodes: map[string]nodeEntry{}, pending: map[types.UID][]int{}}
+	sharedFor[h] = s
+	if f := h.SharedInformerFactory(); f != nil {
+		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, obj any) {
+				// Once the pod carries its annotation the reservation is
+				// no longer needed.
+				if p, ok := obj.(*v1.Pod); ok && p.Annotations[gpushare.AnnGPUIndex] != "" {
+					s.forget(p.UID)
+				}
+			},
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if p, ok := obj.(*v1.Pod); ok {
+					s.forget(p.UID)
+				}
+			},
+		})
+	}
+	return s
+}
+
+func (s *shared) forget(uid types.UID) {
+	s.mu.Lock()
+	delete(s.pending, uid)
+	s.mu.Unlock()
+}
+
+func (s *shared) reserve(uid types.UID, gpus []int) {
+	s.mu.Lock()
+	s.pending[uid] = gpus
+	s.mu.Unlock()
+}
+
+// node returns ni's state in the cluster model. The result is shared and
+// must not be modified.
+func (s *shared) node(ni fwk.NodeInfo) (*cluster.Node, error) {
+	node := ni.Node()
+	if node == nil {
+		return nil, fmt.Errorf("node not found")
+	}
+	gen := ni.GetGeneration()
+	s.mu.Lock()
+	e, ok := s.nodes[node.Name]
+	cat := s.cat
+	var allocs []gpushare.Allocation
+	if !ok || e.gen != gen {
+		pods := ni.GetPods()
+		allocs = make([]gpushare.Allocation, 0, len(pods))
+		for _, pi := range pods {
+			p := pi.GetPod()
+			gpus, has, err := gpushare.GPUIndex(p)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, fmt.Errorf("node %s: pod %s/%s: %w", node.Name, p.Namespace, p.Name, err)
+			}
+			if !has {
+				gpus = s.pending[p.UID]
+			}
+			allocs = append(allocs, gpushare.Allocation{Pod: p, GPUs: gpus})
+		}
+	}
+	s.mu.Unlock()
+	if ok && e.gen == gen {
+		return e.n, e.err
+	}
+	n, err := gpushare.BuildNode(cat, node, allocs)
+	s.mu.Lock()
+	if len(s.nodes) > 4096 && len(s.nodes) > 2*len(allocs) {
+		// Entries of deleted nodes linger; start afresh now and then.
+		clear(s.nodes)
+	}
+	s.nodes[node.Name] = nodeEntry{gen: gen, n: n, err: err}
+	s.mu.Unlock()
+	return n, err
+}
+
+// cycleKey holds the pod's demand in the CycleState.
+const cycleKey fwk.StateKey = gpushare.Prefix + "demand"
+
+// cycleData is the pod being scheduled as a core task.
+type cycleData struct {
+	task job.Task
+	err  error
+	// gpus are the GPUs Reserve picked.
+	gpus []int
+}
+
+// Clone implements fwk.StateData; the data is not modified after PreFilter
+// except by Reserve, which runs once per cycle.
+func (c *cycleData) Clone() fwk.StateData { return c }
+
+// demand returns the pod's task, computing it once per cycle.
+func demand(state fwk.CycleState, pod *v1.Pod) *cycleData {
+	if d, err := state.Read(cycleKey); err == nil {
+		if cd, ok := d.(*cycleData); ok {
+			return cd
+		}
+	}
+	d, err := gpushare.Demand(pod)
+	if err != nil {
+		err = fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	cd := &cycleData{task: job.Task{ID: 0, Name: pod.Name, Demand: d, Class: -1}, err: err}
+	state.Write(cycleKey, cd)
+	return cd
+}
+
+// decode reads a plugin's arguments strictly (an unknown field is an error).
+func decode(obj runtime.Object, into any) error {
+	if obj == nil {
+		return nil
+	}
+	u, ok := obj.(*runtime.Unknown)
+	if !ok {
+		return fmt.Errorf("want arguments of type runtime.Unknown, got %T", obj)
+	}
+	if len(u.Raw) == 0 {
+		return nil
+	}
+	raw := u.Raw
+	if u.ContentType == runtime.ContentTypeYAML {
+		j, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return err
+		}
+		raw = j
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
+}
+
+// loadCatalog reads a hardware catalog file (the format of the core's
+// hw/catalog.yaml).
+func loadCatalog(path string) (*hw.Catalog, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := hw.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
