@@ -1,0 +1,307 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/k8s/gpushare"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/bestfit"
+	"github.com/wattsched/wattsched/policy/pwr"
+	"github.com/wattsched/wattsched/power"
+)
+
+func init() { metrics.Register() }
+
+func gpuNode(name, model string, gpus int, cpuMilli int64) *v1.Node {
+	rl := v1.ResourceList{
+		v1.ResourceCPU:       *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI),
+		v1.ResourceMemory:    *resource.NewQuantity(256<<30, resource.BinarySI),
+		v1.ResourcePods:      *resource.NewQuantity(110, resource.DecimalSI),
+		gpushare.ResourceGPU: *resource.NewQuantity(int64(gpus), resource.DecimalSI),
+	}
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{gpushare.LabelGPUProduct: model}, Annotations: map[string]string{}},
+		Status: v1.NodeStatus{Capacity: rl, Allocatable: rl}}
+}
+
+// pod builds a pod asking for cpuMilli and either milli of one GPU
+// (milli < 1000) or whole GPUs (milli = 1000*k); ann adds annotations.
+func pod(name string, cpuMilli, milli int64, ann map[string]string) *v1.Pod {
+	req := v1.ResourceList{v1.ResourceCPU: *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI)}
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name), Annotations: map[string]string{},
+		CreationTimestamp: metav1.NewTime(time.Unix(int64(len(name)), 0))},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req, Limits: v1.ResourceList{}}}}}}
+	switch {
+	case milli >= 1000:
+		q := *resource.NewQuantity(milli/1000, resource.DecimalSI)
+		p.Spec.Containers[0].Resources.Requests[gpushare.ResourceGPU] = q
+		p.Spec.Containers[0].Resources.Limits[gpushare.ResourceGPU] = q
+	case milli > 0:
+		p.Annotations[gpushare.AnnGPUMilli] = strings.TrimSpace(resource.NewQuantity(milli, resource.DecimalSI).String())
+	}
+	for k, v := range ann {
+		p.Annotations[k] = v
+	}
+	return p
+}
+
+func bound(p *v1.Pod, node string, gpus string) *v1.Pod {
+	p.Spec.NodeName = node
+	if gpus != "" {
+		p.Annotations[gpushare.AnnGPUIndex] = gpus
+	}
+	return p
+}
+
+// withArgs sets a plugin's arguments in the test profile.
+func withArgs(name string, args any) tf.RegisterPluginFunc {
+	return func(_ *frameworkruntime.Registry, p *schedulerapi.KubeSchedulerProfile) {
+		raw, _ := json.Marshal(args)
+		p.PluginConfig = append(p.PluginConfig, schedulerapi.PluginConfig{Name: name, Args: &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}})
+	}
+}
+
+type env struct {
+	fw      framework.Framework
+	cs      *fake.Clientset
+	factory informers.SharedInformerFactory
+	nodes   []fwk.NodeInfo
+}
+
+func newEnv(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, fns ...tf.RegisterPluginFunc) *env {
+	t.Helper()
+	cs := fake.NewClientset()
+	for _, p := range pods {
+		if _, err := cs.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := cache.NewSnapshot(pods, nodes)
+	base := []tf.RegisterPluginFunc{
+		tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),
+		tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New),
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	fw, err := tf.NewFramework(context.Background(), append(base, fns...), "wattsched",
+		frameworkruntime.WithSnapshotSharedLister(snap),
+		frameworkruntime.WithClientSet(cs),
+		frameworkruntime.WithInformerFactory(factory))
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := snap.NodeInfos().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{fw: fw, cs: cs, factory: factory, nodes: infos}
+}
+
+func (e *env) node(name string) fwk.NodeInfo {
+	for _, ni := range e.nodes {
+		if ni.Node().Name == name {
+			return ni
+		}
+	}
+	return nil
+}
+
+func gpuPlugin(args GPUArgs) []tf.RegisterPluginFunc {
+	return []tf.RegisterPluginFunc{
+		tf.RegisterPluginAsExtensions(GPUName, NewGPU, "PreFilter", "Filter", "Reserve", "PreBind"),
+		withArgs(GPUName, args),
+	}
+}
+
+// A shared pod goes to the GPU the selector picks given the GPUs the bound
+// pods' annotations hold, and that choice is written to its annotation.
+func TestGPUReserveAndPreBind(t *testing.T) {
+	nodes := []*v1.Node{gpuNode("t4", "T4", 2, 32000)}
+	existing := bound(pod("old", 1000, 600, nil), "t4", "0")
+	for _, c := range []struct {
+		milli int64
+		want  string
+	}{
+		{500, "1"}, // GPU 0 has 400 free: too little
+		{300, "0"}, // best fit: the fullest GPU that fits
+		{2000, ""}, // whole GPUs need idle ones: only GPU 1 is idle
+	} {
+		p := pod("new", 1000, c.milli, nil)
+		e := newEnv(t, nodes, []*v1.Pod{existing}, gpuPlugin(GPUArgs{})...)
+		if _, err := e.cs.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		state := framework.NewCycleState()
+		if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p); !st.IsSuccess() {
+			t.Fatalf("milli %d: PreFilter: %v", c.milli, st)
+		}
+		st := e.fw.RunFilterPlugins(context.Background(), state, p, e.node("t4"))
+		if c.want == "" {
+			if st.IsSuccess() || !strings.Contains(st.Message(), "not enough idle GPUs") {
+				t.Fatalf("milli %d: Filter %v, want not enough idle GPUs", c.milli, st)
+			}
+			continue
+		}
+		if !st.IsSuccess() {
+			t.Fatalf("milli %d: Filter: %v", c.milli, st)
+		}
+		if st := e.fw.RunReservePluginsReserve(context.Background(), state, p, "t4"); !st.IsSuccess() {
+			t.Fatalf("milli %d: Reserve: %v", c.milli, st)
+		}
+		if st := e.fw.RunPreBindPlugins(context.Background(), state, p, "t4"); !st.IsSuccess() {
+			t.Fatalf("milli %d: PreBind: %v", c.milli, st)
+		}
+		got, err := e.cs.CoreV1().Pods("default").Get(context.Background(), "new", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := got.Annotations[gpushare.AnnGPUIndex]; g != c.want {
+			t.Errorf("milli %d: %s = %q, want %q", c.milli, gpushare.AnnGPUIndex, g, c.want)
+		}
+	}
+}
+
+// Bad input gives a scheduling status that says what is wrong, never a crash.
+func TestClearStatuses(t *testing.T) {
+	mystery := gpuNode("mystery", "Mystery-GPU", 2, 32000)
+	broken := gpuNode("broken", "T4", 2, 32000)
+	hot := gpuNode("hot", "T4", 2, 32000)
+	hot.Annotations[gpushare.AnnGPUIdleW] = "-5"
+	good := gpuNode("good", "Tesla-T4", 2, 32000)
+	bad := bound(pod("bad-index", 1000, 500, nil), "broken", "zero")
+	e := newEnv(t, []*v1.Node{mystery, broken, hot, good}, []*v1.Pod{bad}, gpuPlugin(GPUArgs{})...)
+
+	p := pod("p", 1000, 500, nil)
+	state := framework.NewCycleState()
+	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	for node, want := range map[string]string{
+		"mystery": `unknown GPU model "Mystery-GPU"`,
+		"broken":  `pod default/bad-index: annotation wattsched.io/gpu-index "zero"`,
+		"hot":     `annotation wattsched.io/gpu-idle-watts "-5"`,
+		"good":    "",
+	} {
+		st := e.fw.RunFilterPlugins(context.Background(), state, p, e.node(node))
+		if want == "" {
+			if !st.IsSuccess() {
+				t.Errorf("node %s: %v, want success (GPU feature discovery label resolved by alias)", node, st)
+			}
+			continue
+		}
+		if st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), want) {
+			t.Errorf("node %s: %v %q, want UnschedulableAndUnresolvable containing %q", node, st.Code(), st.Message(), want)
+		}
+	}
+	for ann, want := range map[string]string{
+		"abc":  `annotation wattsched.io/gpu-milli "abc": not an integer`,
+		"1000": "want 1..999 thousandths",
+	} {
+		p := pod("q", 1000, 0, map[string]string{gpushare.AnnGPUMilli: ann})
+		_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), p)
+		if st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), want) {
+			t.Errorf("gpu-milli %q: %v %q, want UnschedulableAndUnresolvable containing %q", ann, st.Code(), st.Message(), want)
+		}
+	}
+	p = pod("r", 1000, 2000, map[string]string{gpushare.AnnGPUMilli: "500"})
+	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), p); !strings.Contains(st.Message(), "exclusive") {
+		t.Errorf("gpu-milli with nvidia.com/gpu: %v", st)
+	}
+}
+
+// The framework's weighted, normalised totals are the core Placer's.
+func TestScoresMatchCorePlacer(t *testing.T) {
+	nodes := []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000)}
+	pods := []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0")}
+	e := newEnv(t, nodes, pods, append(gpuPlugin(GPUArgs{GPUSelector: "pwr"}),
+		tf.RegisterPluginAsExtensionsWithWeight(PWRName, 3, NewPWR, "PreScore", "Score"),
+		tf.RegisterPluginAsExtensionsWithWeight(BestFitName, 2, NewBestFit, "PreScore", "Score"))...)
+
+	cat := hw.Default()
+	c, err := cluster.New(cat, []cluster.NodeSpec{
+		{Name: "a", CPUMilli: 32000, MemMiB: 256 << 10, GPUs: 2, GPUModel: "T4"},
+		{Name: "b", CPUMilli: 96000, MemMiB: 256 << 10, GPUs: 8, GPUModel: "V100M16"},
+		{Name: "c", CPUMilli: 64000, MemMiB: 256 << 10, GPUs: 4, GPUModel: "T4"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range []struct {
+		node  cluster.NodeID
+		gpus  []int
+		cpu   int64
+		milli int64
+	}{{0, []int{1}, 8000, 500}, {2, []int{0}, 2000, 1000}} {
+		tk := job.Task{ID: job.ID(i), Demand: job.Demand{CPUMilli: a.cpu, GPUCount: 1, GPUMilli: a.milli}}
+		if err := c.Allocate(&tk, a.node, a.gpus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pw, _ := pwr.New(pwr.Args{}, policy.Deps{Power: power.PWR{}})
+	bf := bestfit.Policy{}
+	placer, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "pwr", Scorer: pw, Weight: 3}, {Name: "bestfit", Scorer: bf, Weight: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, milli := range []int64{300, 500, 1000, 2000} {
+		p := pod("new", 4000, milli, nil)
+		state := framework.NewCycleState()
+		if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p); !st.IsSuccess() {
+			t.Fatal(st)
+		}
+		var feasible []fwk.NodeInfo
+		for _, ni := range e.nodes {
+			if e.fw.RunFilterPlugins(context.Background(), state, p, ni).IsSuccess() {
+				feasible = append(feasible, ni)
+			}
+		}
+		if st := e.fw.RunPreScorePlugins(context.Background(), state, p, feasible); !st.IsSuccess() {
+			t.Fatal(st)
+		}
+		scores, st := e.fw.RunScorePlugins(context.Background(), state, p, feasible)
+		if !st.IsSuccess() {
+			t.Fatal(st)
+		}
+		d, _ := gpushare.Demand(p)
+		tk := job.Task{ID: 99, Demand: d, Class: -1}
+		top, best, ok := placer.Top(&tk, c)
+		if !ok {
+			t.Fatalf("milli %d: core finds no node", milli)
+		}
+		var kTop []cluster.NodeID
+		var kBest int64 = -1
+		for _, s := range scores {
+			kBest = max(kBest, s.TotalScore)
+		}
+		for _, s := range scores {
+			if s.TotalScore == kBest {
+				kTop = append(kTop, cluster.NodeID(strings.Index("abc", s.Name)))
+			}
+		}
+		if kBest != best || len(kTop) != len(top) || kTop[0] != top[0] {
+			t.Errorf("milli %d: framework best %d on %v, core %d on %v", milli, kBest, kTop, best, top)
+		}
+	}
+}
