@@ -4,16 +4,21 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all setup build demo test bench fuzz clean
+.PHONY: all setup build kube-scheduler demo test bench bench-k8s fuzz clean
 
 all: build
 
 setup:
 	@command -v $(GO) >/dev/null || { echo "Go toolchain not found (expected /usr/local/go/bin/go)"; exit 1; }
 	$(GO) mod download
+	cd k8s && $(GO) mod download
 
 build: setup
 	$(GO) build -o bin/wattsched ./cmd/wattsched
+
+# kube-scheduler 1.34 with wattsched's plugins (module k8s/).
+kube-scheduler: setup
+	cd k8s && $(GO) build -o ../bin/kube-scheduler ./cmd/kube-scheduler
 
 # Main job on the embedded default scenario: the PWR paper's comparison on the
 # openb Default trace (3 seeds), results in out/demo.
@@ -21,16 +26,23 @@ demo: build
 	./bin/wattsched run -o out/demo --force
 
 # Every test: vet, formatting, unit/property/golden tests, full-trace
-# reproductions and fuzz seeds.
+# reproductions and fuzz seeds; then the Kubernetes module's unit tests and
+# its integration tests against a real kube-apiserver (embedded etcd).
 test: setup
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd k8s && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./experiment/ ./policy/...
 	./bin/wattsched bench
+
+# Scheduling throughput of the wattsched profile vs kube-scheduler's default
+# profile on an in-process cluster (500 nodes, 2,000 pods).
+bench-k8s: setup
+	cd k8s && $(GO) test -run '^$$' -bench Throughput -benchtime 1x ./test/integration/
 
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./trace/alibaba2023
