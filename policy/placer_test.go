@@ -75,3 +75,23 @@ func TestPlacerCacheFollowsNodeVersions(t *testing.T) {
 		t.Errorf("cache hits %d misses %d, want 1 and 3", h, m)
 	}
 }
+
+func TestPlacerTop(t *testing.T) {
+	c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "T4").Node("c").GPUs(1, "T4").Build()
+	task := &job.Task{ID: 1, Class: -1, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 500}}
+	p, _ := policy.NewPlacer(nil, []policy.Weighted{{Name: "f", Scorer: fixed{90, 50, 90}, Weight: 2}})
+	top, score, ok := p.Top(task, c)
+	if !ok || score != 180 || !cmp.Equal(top, []cluster.NodeID{0, 2}) {
+		t.Fatalf("Top = %v %d %v, want [0 2] 180", top, score, ok)
+	}
+	if d, _ := p.Place(task, c); d.Node != top[0] || d.Score != score {
+		t.Errorf("Place = %+v, want the first of Top", d)
+	}
+	if g := p.SelectGPUs(task, c.Nodes[2]); !cmp.Equal(g, []int{0}) {
+		t.Errorf("SelectGPUs = %v", g)
+	}
+	big := &job.Task{ID: 2, Class: -1, Demand: job.Demand{CPUMilli: 1000, GPUCount: 2, GPUMilli: 1000}}
+	if _, _, ok := p.Top(big, c); ok {
+		t.Error("Top found a node for 2 GPUs on 1-GPU nodes")
+	}
+}

@@ -216,43 +216,41 @@ func unwrapNode(err error) error {
 }
 
 func overrides(node *v1.Node, n *cluster.Node) error {
-	watts := func(key string, cur hw.Watts) (hw.Watts, error) {
-		s, ok := node.Annotations[key]
-		if !ok {
-			return cur, nil
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return cur, fmt.Errorf("annotation %s %q: want watts >= 0", key, s)
-		}
-		return hw.Watts(v), nil
-	}
-	var err error
 	if n.GPU != nil {
 		g := *n.GPU
-		if g.IdleW, err = watts(AnnGPUIdleW, g.IdleW); err != nil {
+		if err := wattsPair(node, "GPU", AnnGPUIdleW, AnnGPUTDPW, &g.IdleW, &g.TDPW); err != nil {
 			return err
-		}
-		if g.TDPW, err = watts(AnnGPUTDPW, g.TDPW); err != nil {
-			return err
-		}
-		if g.IdleW > g.TDPW {
-			return fmt.Errorf("GPU idle power %v W above its peak %v W (annotations %s, %s)", g.IdleW, g.TDPW, AnnGPUIdleW, AnnGPUTDPW)
 		}
 		n.GPU = &g
 	} else if _, ok := node.Annotations[AnnGPUIdleW]; ok {
 		return fmt.Errorf("annotation %s on a node without GPUs", AnnGPUIdleW)
 	}
 	p := *n.CPU
-	if p.IdleW, err = watts(AnnCPUIdleW, p.IdleW); err != nil {
+	if err := wattsPair(node, "CPU", AnnCPUIdleW, AnnCPUTDPW, &p.IdleW, &p.TDPW); err != nil {
 		return err
-	}
-	if p.TDPW, err = watts(AnnCPUTDPW, p.TDPW); err != nil {
-		return err
-	}
-	if p.IdleW > p.TDPW {
-		return fmt.Errorf("CPU idle power %v W above its peak %v W (annotations %s, %s)", p.IdleW, p.TDPW, AnnCPUIdleW, AnnCPUTDPW)
 	}
 	n.CPU = &p
+	return nil
+}
+
+// wattsPair applies a device's idle and peak power annotations, if any.
+func wattsPair(node *v1.Node, what, idleKey, tdpKey string, idle, tdp *hw.Watts) error {
+	for _, f := range []struct {
+		key string
+		v   *hw.Watts
+	}{{idleKey, idle}, {tdpKey, tdp}} {
+		s, ok := node.Annotations[f.key]
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return fmt.Errorf("annotation %s %q: want watts >= 0", f.key, s)
+		}
+		*f.v = hw.Watts(v)
+	}
+	if *idle > *tdp {
+		return fmt.Errorf("%s idle power %v W above its peak %v W (annotations %s, %s)", what, *idle, *tdp, idleKey, tdpKey)
+	}
 	return nil
 }
