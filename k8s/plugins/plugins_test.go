@@ -3,6 +3,8 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +32,13 @@ import (
 	"github.com/wattsched/wattsched/k8s/gpushare"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/bestfit"
+	"github.com/wattsched/wattsched/policy/dotprod"
+	"github.com/wattsched/wattsched/policy/fgd"
+	"github.com/wattsched/wattsched/policy/gpuclustering"
+	"github.com/wattsched/wattsched/policy/gpupacking"
 	"github.com/wattsched/wattsched/policy/pwr"
 	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/trace/alibaba2023"
 )
 
 func init() { metrics.Register() }
@@ -231,16 +238,55 @@ func TestClearStatuses(t *testing.T) {
 	}
 }
 
-// The framework's weighted, normalised totals are the core Placer's.
+// The framework's weighted, normalised totals and best nodes are the core
+// Placer's, for every score plugin alone and for weighted combinations.
 func TestScoresMatchCorePlacer(t *testing.T) {
+	workload, err := alibaba2023.Pods("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fg, err := fgd.New(fgd.Args{}.Default(), policy.Deps{Workload: workload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := pwr.New(pwr.Args{}, policy.Deps{Power: power.PWR{}})
+	gp, _ := gpupacking.New(gpupacking.Args{}, policy.Deps{})
+	type plug struct {
+		name   string
+		f      frameworkruntime.PluginFactory
+		core   policy.Scorer
+		weight int32
+	}
+	for _, tc := range []struct {
+		selector string
+		plugins  []plug
+	}{
+		{"pwr", []plug{{PWRName, NewPWR, pw, 3}, {BestFitName, NewBestFit, bestfit.Policy{}, 2}}},
+		{"fgd", []plug{{FGDName, NewFGD, fg, 1}}},
+		{"fgd", []plug{{PWRName, NewPWR, pw, 200}, {FGDName, NewFGD, fg, 800}}},
+		{"", []plug{{DotProdName, NewDotProd, dotprod.Policy{}, 1}}},
+		{"", []plug{{GpuPackingName, NewGpuPacking, gp, 1}}},
+		{"", []plug{{GpuClusteringName, NewGpuClustering, gpuclustering.Policy{}, 1}}},
+	} {
+		var fns []tf.RegisterPluginFunc
+		var ws []policy.Weighted
+		var label []string
+		for _, pl := range tc.plugins {
+			fns = append(fns, tf.RegisterPluginAsExtensionsWithWeight(pl.name, pl.weight, pl.f, "PreScore", "Score"))
+			ws = append(ws, policy.Weighted{Name: pl.name, Scorer: pl.core, Weight: int64(pl.weight)})
+			label = append(label, fmt.Sprintf("%d*%s", pl.weight, pl.name))
+		}
+		t.Run(strings.Join(label, "+"), func(t *testing.T) {
+			scoresMatch(t, tc.selector, fns, ws)
+		})
+	}
+}
+
+func scoresMatch(t *testing.T, selector string, fns []tf.RegisterPluginFunc, ws []policy.Weighted) {
 	nodes := []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000)}
 	pods := []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0")}
-	e := newEnv(t, nodes, pods, append(gpuPlugin(GPUArgs{GPUSelector: "pwr"}),
-		tf.RegisterPluginAsExtensionsWithWeight(PWRName, 3, NewPWR, "PreScore", "Score"),
-		tf.RegisterPluginAsExtensionsWithWeight(BestFitName, 2, NewBestFit, "PreScore", "Score"))...)
-
-	cat := hw.Default()
-	c, err := cluster.New(cat, []cluster.NodeSpec{
+	e := newEnv(t, nodes, pods, append(gpuPlugin(GPUArgs{GPUSelector: selector}), fns...)...)
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{
 		{Name: "a", CPUMilli: 32000, MemMiB: 256 << 10, GPUs: 2, GPUModel: "T4"},
 		{Name: "b", CPUMilli: 96000, MemMiB: 256 << 10, GPUs: 8, GPUModel: "V100M16"},
 		{Name: "c", CPUMilli: 64000, MemMiB: 256 << 10, GPUs: 4, GPUModel: "T4"},
@@ -259,13 +305,11 @@ func TestScoresMatchCorePlacer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pw, _ := pwr.New(pwr.Args{}, policy.Deps{Power: power.PWR{}})
-	bf := bestfit.Policy{}
-	placer, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "pwr", Scorer: pw, Weight: 3}, {Name: "bestfit", Scorer: bf, Weight: 2}})
+	placer, err := policy.NewPlacer(nil, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, milli := range []int64{300, 500, 1000, 2000} {
+	for _, milli := range []int64{0, 300, 500, 1000, 2000} {
 		p := pod("new", 4000, milli, nil)
 		state := framework.NewCycleState()
 		if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p); !st.IsSuccess() {
@@ -300,7 +344,8 @@ func TestScoresMatchCorePlacer(t *testing.T) {
 				kTop = append(kTop, cluster.NodeID(strings.Index("abc", s.Name)))
 			}
 		}
-		if kBest != best || len(kTop) != len(top) || kTop[0] != top[0] {
+		slices.Sort(kTop)
+		if kBest != best || !slices.Equal(kTop, top) {
 			t.Errorf("milli %d: framework best %d on %v, core %d on %v", milli, kBest, kTop, best, top)
 		}
 	}

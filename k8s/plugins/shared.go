@@ -66,10 +66,10 @@ func sharedState(h framework.Handle) *shared {
 	if f := h.SharedInformerFactory(); f != nil {
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			UpdateFunc: func(_, obj any) {
-				// Once the pod carries its annotation the reservation is
-				// no longer needed.
-				if p, ok := obj.(*v1.Pod); ok && p.Annotations[gpushare.AnnGPUIndex] != "" {
-					s.forget(p.UID)
+				// Once the pod carries the reserved GPUs in its annotation
+				// the reservation is no longer needed.
+				if p, ok := obj.(*v1.Pod); ok {
+					s.seen(p)
 				}
 			},
 			DeleteFunc: func(obj any) {
@@ -88,6 +88,19 @@ func sharedState(h framework.Handle) *shared {
 func (s *shared) forget(uid types.UID) {
 	s.mu.Lock()
 	delete(s.pending, uid)
+	s.mu.Unlock()
+}
+
+// seen drops p's reservation when its annotation records the same GPUs.
+func (s *shared) seen(p *v1.Pod) {
+	a, ok := p.Annotations[gpushare.AnnGPUIndex]
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	if g, ok := s.pending[p.UID]; ok && gpushare.FormatGPUIndex(g) == a {
+		delete(s.pending, p.UID)
+	}
 	s.mu.Unlock()
 }
 
@@ -113,14 +126,16 @@ func (s *shared) node(ni fwk.NodeInfo) (*cluster.Node, error) {
 		pods := ni.GetPods()
 		allocs = make([]gpushare.Allocation, 0, len(pods))
 		for _, pi := range pods {
+			// A reservation of this scheduler wins over an annotation the
+			// pod may carry from before (PreBind overwrites it).
 			p := pi.GetPod()
-			gpus, has, err := gpushare.GPUIndex(p)
-			if err != nil {
-				s.mu.Unlock()
-				return nil, fmt.Errorf("node %s: pod %s/%s: %w", node.Name, p.Namespace, p.Name, err)
-			}
-			if !has {
-				gpus = s.pending[p.UID]
+			gpus, reserved := s.pending[p.UID]
+			if !reserved {
+				var err error
+				if gpus, _, err = gpushare.GPUIndex(p); err != nil {
+					s.mu.Unlock()
+					return nil, fmt.Errorf("node %s: pod %s/%s: %w", node.Name, p.Namespace, p.Name, err)
+				}
 			}
 			allocs = append(allocs, gpushare.Allocation{Pod: p, GPUs: gpus})
 		}
