@@ -42,7 +42,7 @@ bench: build
 # Scheduling throughput of the wattsched profile vs kube-scheduler's default
 # profile on an in-process cluster (500 nodes, 2,000 pods).
 bench-k8s: setup
-	cd k8s && $(GO) test -run '^$$' -bench Throughput -benchtime 1x ./test/integration/
+	cd k8s && $(GO) test -run '^$$' -bench Throughput -benchtime 3x ./test/integration/
 
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./trace/alibaba2023

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -78,12 +80,18 @@ type GPUArgs struct {
 }
 
 // GPU is the GPU-sharing plugin: it filters nodes by CPU, memory and GPU
-// fit (including the accepted GPU models), picks the pod's GPUs at
-// Reserve and writes them to the wattsched.io/gpu-index annotation at
-// PreBind.
+// fit (including the accepted GPU models) and picks the pod's GPUs at
+// Reserve. The GPUs are recorded in the pod's wattsched.io/gpu-index
+// annotation before or as the pod is bound. When the profile makes it the
+// first bind plugin, Bind writes the annotation in the Binding itself (the
+// API server sets node and annotation in one write). Otherwise PreBind
+// patches the pod before the binder runs.
 type GPU struct {
 	h framework.Handle
 	s *shared
+
+	bindOnce sync.Once
+	isBinder bool
 }
 
 var (
@@ -91,6 +99,7 @@ var (
 	_ framework.FilterPlugin      = (*GPU)(nil)
 	_ framework.ReservePlugin     = (*GPU)(nil)
 	_ framework.PreBindPlugin     = (*GPU)(nil)
+	_ framework.BindPlugin        = (*GPU)(nil)
 	_ framework.EnqueueExtensions = (*GPU)(nil)
 )
 
@@ -211,19 +220,31 @@ func (g *GPU) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ stri
 	g.s.forget(pod.UID)
 }
 
+// binds reports whether this plugin is the profile's first bind plugin.
+func (g *GPU) binds() bool {
+	g.bindOnce.Do(func() {
+		if f, ok := g.h.(interface{ ListPlugins() *schedulerapi.Plugins }); ok {
+			if ps := f.ListPlugins(); ps != nil && len(ps.Bind.Enabled) > 0 && ps.Bind.Enabled[0].Name == GPUName {
+				g.isBinder = true
+			}
+		}
+	})
+	return g.isBinder
+}
+
 // PreBindPreFlight implements framework.PreBindPlugin.
 func (g *GPU) PreBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	if cd := demand(state, pod); cd.gpus == nil {
+	if cd := demand(state, pod); cd.gpus == nil || g.binds() {
 		return fwk.NewStatus(fwk.Skip)
 	}
 	return nil
 }
 
 // PreBind writes the chosen GPUs to the pod's wattsched.io/gpu-index
-// annotation before the pod is bound.
+// annotation before another plugin binds the pod.
 func (g *GPU) PreBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
 	cd := demand(state, pod)
-	if cd.gpus == nil {
+	if cd.gpus == nil || g.binds() {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{gpushare.AnnGPUIndex: gpushare.FormatGPUIndex(cd.gpus)}}})
@@ -232,6 +253,22 @@ func (g *GPU) PreBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ 
 	}
 	if _, err := g.h.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fwk.AsStatus(fmt.Errorf("writing %s on pod %s/%s: %w", gpushare.AnnGPUIndex, pod.Namespace, pod.Name, err))
+	}
+	return nil
+}
+
+// Bind binds the pod, with its GPUs in the Binding's annotations: the API
+// server merges them into the pod as it sets the node.
+func (g *GPU) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	b := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
+	}
+	if cd := demand(state, pod); cd.gpus != nil {
+		b.Annotations = map[string]string{gpushare.AnnGPUIndex: gpushare.FormatGPUIndex(cd.gpus)}
+	}
+	if err := g.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+		return fwk.AsStatus(fmt.Errorf("binding pod %s/%s to %s: %w", pod.Namespace, pod.Name, nodeName, err))
 	}
 	return nil
 }

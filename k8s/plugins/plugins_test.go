@@ -350,3 +350,30 @@ func scoresMatch(t *testing.T, selector string, fns []tf.RegisterPluginFunc, ws 
 		}
 	}
 }
+
+// WattschedGPU binds (annotation in the Binding) when it is the profile's
+// first bind plugin, and patches the pod at PreBind otherwise.
+func TestBindOrPreBind(t *testing.T) {
+	for _, first := range []bool{true, false} {
+		var g *GPU
+		capture := func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+			p, err := NewGPU(ctx, obj, h)
+			g, _ = p.(*GPU)
+			return p, err
+		}
+		fns := []tf.RegisterPluginFunc{tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New)}
+		if first {
+			fns = append(fns, tf.RegisterPluginAsExtensions(GPUName, capture, "PreFilter", "Filter", "Reserve", "PreBind", "Bind"),
+				tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New))
+		} else {
+			fns = append(fns, tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New),
+				tf.RegisterPluginAsExtensions(GPUName, capture, "PreFilter", "Filter", "Reserve", "PreBind", "Bind"))
+		}
+		if _, err := tf.NewFramework(context.Background(), fns, "x", frameworkruntime.WithClientSet(fake.NewClientset())); err != nil {
+			t.Fatal(err)
+		}
+		if g == nil || g.binds() != first {
+			t.Errorf("first bind plugin %v: binds() = %v", first, g != nil && g.binds())
+		}
+	}
+}
