@@ -290,7 +290,7 @@ func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, 
 				return nil, err
 			}
 		}
-		sched, err = gandiva.New(gandiva.Args{FreqIdx: fi})
+		sched, err = gandiva.New(gandiva.Args{FixedFreq: policy.FixedFreq{FreqIdx: fi}})
 	case PFTiresias, PFTiresiasZeus:
 		a := tiresias.Args{}.Default()
 		if system == PFTiresias {
@@ -304,7 +304,7 @@ func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, 
 		if fi, err = fixed(); err != nil {
 			return nil, err
 		}
-		sched, err = afs.New(afs.Args{FreqIdx: fi}, truth)
+		sched, err = afs.New(afs.Args{FixedFreq: policy.FixedFreq{FreqIdx: fi}}, truth)
 	default:
 		return nil, fmt.Errorf("experiment: unknown PowerFlow system %q (have %v and %s)", system, PFSystems, PFOracle)
 	}

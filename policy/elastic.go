@@ -1,5 +1,7 @@
 package policy
 
+import "fmt"
+
 // ElasticJob is a data-parallel DL training job (PowerFlow Section 6.1):
 // a DNN trained at a fixed global batch size for a number of iterations, on
 // any number of GPUs an elastic scheduler gives it.
@@ -107,4 +109,31 @@ type ElasticDecision struct {
 // completion, end of a profiling window or pre-run, wake-up).
 type ElasticScheduler interface {
 	ScheduleElastic(st *ElasticState) ElasticDecision
+}
+
+// FixedFreq configures the elastic baselines that are not energy-aware
+// (Gandiva, Tiresias, AFS): every job at one fixed frequency.
+type FixedFreq struct {
+	// FreqIdx is the fixed frequency index (-1: the highest).
+	FreqIdx int
+	// KeepIdleNodesOn leaves nodes without jobs powered (by default they
+	// are shut down, as PowerFlow does; see docs/reproduce-powerflow.md).
+	KeepIdleNodesOn bool
+}
+
+// Validate checks the frequency index; name prefixes the error.
+func (a FixedFreq) Validate(name string) error {
+	if a.FreqIdx < -1 {
+		return fmt.Errorf("%s: freq index %d", name, a.FreqIdx)
+	}
+	return nil
+}
+
+// NodeOn is the decision's powered nodes: nil (all on) when idle nodes
+// stay on, else the nodes the allocations use.
+func (a FixedFreq) NodeOn(allocs []ElasticAlloc, nodes int) []bool {
+	if a.KeepIdleNodesOn {
+		return nil
+	}
+	return NodesInUse(allocs, nodes)
 }

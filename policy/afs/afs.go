@@ -19,20 +19,16 @@ const Name = "afs"
 
 // Args configure AFS.
 type Args struct {
-	// FreqIdx is the fixed frequency index (-1: the highest).
-	FreqIdx int
-	// KeepIdleNodesOn leaves nodes without jobs powered (by default they
-	// are shut down, as PowerFlow does; see docs/reproduce-powerflow.md).
-	KeepIdleNodesOn bool
+	policy.FixedFreq
 }
 
 // Default runs at the highest frequency.
-func (Args) Default() Args { return Args{FreqIdx: -1} }
+func (Args) Default() Args { return Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}} }
 
 // Validate checks the arguments.
 func (a Args) Validate() error {
-	if a.FreqIdx < -1 {
-		return fmt.Errorf("afs: freq index %d", a.FreqIdx)
+	if err := a.FixedFreq.Validate(Name); err != nil {
+		return err
 	}
 	return nil
 }
@@ -138,8 +134,6 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 			d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: st.Jobs[i].Job.ID, Nodes: places[r], FreqIdx: fi})
 		}
 	}
-	if !p.args.KeepIdleNodesOn {
-		d.NodeOn = policy.NodesInUse(d.Allocs, st.Nodes)
-	}
+	d.NodeOn = p.args.NodeOn(d.Allocs, st.Nodes)
 	return d
 }

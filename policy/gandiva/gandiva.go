@@ -8,8 +8,6 @@
 package gandiva
 
 import (
-	"fmt"
-
 	"github.com/wattsched/wattsched/policy"
 )
 
@@ -18,20 +16,16 @@ const Name = "gandiva"
 
 // Args configure Gandiva.
 type Args struct {
-	// FreqIdx is the fixed frequency index (-1: the highest).
-	FreqIdx int
-	// KeepIdleNodesOn leaves nodes without jobs powered (by default they
-	// are shut down, as PowerFlow does; see docs/reproduce-powerflow.md).
-	KeepIdleNodesOn bool
+	policy.FixedFreq
 }
 
 // Default runs at the highest frequency.
-func (Args) Default() Args { return Args{FreqIdx: -1} }
+func (Args) Default() Args { return Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}} }
 
 // Validate checks the arguments.
 func (a Args) Validate() error {
-	if a.FreqIdx < -1 {
-		return fmt.Errorf("gandiva: freq index %d", a.FreqIdx)
+	if err := a.FixedFreq.Validate(Name); err != nil {
+		return err
 	}
 	return nil
 }
@@ -53,8 +47,6 @@ func New(args Args) (*Policy, error) {
 func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
 	fi := policy.FreqIndex(p.args.FreqIdx, st.FreqsMHz)
 	d := policy.ElasticDecision{Allocs: policy.PlaceInOrder(st, st.Jobs, fi)}
-	if !p.args.KeepIdleNodesOn {
-		d.NodeOn = policy.NodesInUse(d.Allocs, st.Nodes)
-	}
+	d.NodeOn = p.args.NodeOn(d.Allocs, st.Nodes)
 	return d
 }

@@ -19,22 +19,20 @@ const Name = "tiresias"
 
 // Args configure Tiresias.
 type Args struct {
-	// FreqIdx is the fixed frequency index (-1: the highest).
-	FreqIdx int
-	// KeepIdleNodesOn leaves nodes without jobs powered (by default they
-	// are shut down, as PowerFlow does; see docs/reproduce-powerflow.md).
-	KeepIdleNodesOn bool
+	policy.FixedFreq
 	// ThresholdsGPUSec are the attained-service queue thresholds (GPU-s).
 	ThresholdsGPUSec []float64
 }
 
 // Default uses three queues split at 1 and 10 GPU-hours.
-func (Args) Default() Args { return Args{FreqIdx: -1, ThresholdsGPUSec: []float64{3600, 36000}} }
+func (Args) Default() Args {
+	return Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}, ThresholdsGPUSec: []float64{3600, 36000}}
+}
 
 // Validate checks the arguments.
 func (a Args) Validate() error {
-	if a.FreqIdx < -1 {
-		return fmt.Errorf("tiresias: freq index %d", a.FreqIdx)
+	if err := a.FixedFreq.Validate(Name); err != nil {
+		return err
 	}
 	if !slices.IsSorted(a.ThresholdsGPUSec) {
 		return fmt.Errorf("tiresias: thresholds %v must ascend", a.ThresholdsGPUSec)
@@ -115,8 +113,6 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	if wake != math.MaxInt64 {
 		d.WakeAtMs = wake
 	}
-	if !p.args.KeepIdleNodesOn {
-		d.NodeOn = policy.NodesInUse(d.Allocs, st.Nodes)
-	}
+	d.NodeOn = p.args.NodeOn(d.Allocs, st.Nodes)
 	return d
 }
