@@ -49,6 +49,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime 30s ./experiment
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/swf
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/philly
+	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
 
 clean:
 	rm -rf bin out
