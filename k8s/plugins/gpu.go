@@ -148,7 +148,10 @@ func (g *GPU) Name() string { return GPUName }
 
 // PreFilter reads the pod's demand; a malformed request makes the pod
 // unschedulable with the reason.
-func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
+func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
+	g.s.mu.Lock()
+	g.s.numNodes = len(nodes)
+	g.s.mu.Unlock()
 	if cd := demand(state, pod); cd.err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}

@@ -40,6 +40,8 @@ type shared struct {
 	pending  map[types.UID][]int
 	selector policy.GPUSelector
 	selMu    sync.Mutex
+	// numNodes is the cluster's node count at the last PreFilter.
+	numNodes int
 }
 
 type nodeEntry struct {
@@ -146,7 +148,7 @@ func (s *shared) node(ni fwk.NodeInfo) (*cluster.Node, error) {
 	}
 	n, err := gpushare.BuildNode(cat, node, allocs)
 	s.mu.Lock()
-	if len(s.nodes) > 4096 && len(s.nodes) > 2*len(allocs) {
+	if len(s.nodes) > 2*s.numNodes+64 {
 		// Entries of deleted nodes linger; start afresh now and then.
 		clear(s.nodes)
 	}
