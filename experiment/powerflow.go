@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/wattsched/wattsched/fit"
 	"github.com/wattsched/wattsched/hw"
@@ -19,6 +20,7 @@ import (
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/alibaba2020"
+	"github.com/wattsched/wattsched/trace/philly"
 )
 
 // PowerFlow systems, as the paper's Figure 7 names them.
@@ -335,6 +337,34 @@ func perfDNNStandIns() []string {
 		out = append(out, d.Name+": "+d.StandIn)
 	}
 	return out
+}
+
+// LoadPhillyJobs reads a Philly job table in the Pollux format (the
+// embedded day's format) and keeps the jobs submitted in the hours after
+// start ("2006-01-02 15:04:05"; empty: the first job's timestamp), with
+// times from start.
+func LoadPhillyJobs(path, start string, hours float64) ([]trace.GPUJob, error) {
+	var t0 time.Time
+	if start != "" {
+		var err error
+		if t0, err = time.Parse(philly.Layout, start); err != nil {
+			return nil, fmt.Errorf("start %q: want %q", start, philly.Layout)
+		}
+	}
+	all, err := philly.ReadFile(path, t0)
+	if err != nil {
+		return nil, err
+	}
+	var out []trace.GPUJob
+	for _, g := range all {
+		if g.SubmitSec >= 0 && g.SubmitSec < hours*3600 {
+			out = append(out, g)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no jobs submitted in the %g h from %s", path, hours, start)
+	}
+	return out, nil
 }
 
 // LoadPAIJobs reads Alibaba PAI 2020 job and task tables and keeps the GPU

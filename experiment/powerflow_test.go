@@ -80,3 +80,22 @@ func TestCurveInterpolation(t *testing.T) {
 		t.Fatalf("outside the curve: got %v, want NaN", v)
 	}
 }
+
+func TestLoadPhillyJobsWindow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "philly.csv")
+	os.WriteFile(path, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n"+
+		"2017-10-12 23:00:00,100,1,100,c\n2017-10-13 00:30:00,200,2,400,c\n2017-10-13 03:00:00,300,4,1200,c\n"), 0o644)
+	got, err := LoadPhillyJobs(path, "2017-10-13 00:00:00", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].SubmitSec != 1800 || got[0].GPUs != 2 || got[0].DurationSec != 200 {
+		t.Errorf("window: %+v, want the one job at 1800 s", got)
+	}
+	if all, err := LoadPhillyJobs(path, "", 24); err != nil || len(all) != 3 || all[0].SubmitSec != 0 {
+		t.Errorf("from the first job: %+v %v", all, err)
+	}
+	if _, err := LoadPhillyJobs(path, "13/10/2017", 24); err == nil {
+		t.Error("bad start accepted")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -39,7 +40,7 @@ Usage:
         reproduce the PWR paper's comparison on openb traces and check its claims
   wattsched reproduce vahrm -o DIR [--jobs N] [--quick] [--seed S] [--swf FILE [--procs-per-node P]] [--force]
         reproduce the VAHRM paper's evaluation (stand-in data, see the output)
-  wattsched reproduce powerflow -o DIR [--quick] [--seed S] [--nodes N] [--pai-jobs F --pai-tasks F [--hours H]] [--force]
+  wattsched reproduce powerflow -o DIR [--quick] [--seed S] [--nodes N] [--pai-jobs F --pai-tasks F | --philly F [--start T]] [--hours H] [--force]
         reproduce the PowerFlow paper's evaluation (stand-in data, see the output)
   wattsched bench [--policies a,b] [--trace NAME]
         time one inflation run per policy on the 1213-node cluster (one core)
@@ -363,7 +364,9 @@ func cmdReproducePowerFlow(args []string, stdout, stderr io.Writer) error {
 	nodes := fs.Int("nodes", experiment.DefaultPFSetup().Nodes, "8-GPU nodes in the simulated cluster")
 	paiJobs := fs.String("pai-jobs", "", "Alibaba PAI 2020 job table (pai_job_table.csv) to use instead of the embedded Philly day")
 	paiTasks := fs.String("pai-tasks", "", "with --pai-jobs: the task table (pai_task_table.csv)")
-	hours := fs.Float64("hours", 24, "with --pai-jobs: keep jobs submitted in the first HOURS hours")
+	phillyFile := fs.String("philly", "", "a Philly job table in the Pollux format (timestamp,duration,num_gpus,gpu_time,cluster; .gz allowed) to use instead of the embedded day")
+	start := fs.String("start", "", `with --philly: window start "YYYY-MM-DD HH:MM:SS" (default: the first job)`)
+	hours := fs.Float64("hours", 24, "with --pai-jobs or --philly: keep jobs submitted in the first HOURS hours")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -377,6 +380,15 @@ func cmdReproducePowerFlow(args []string, stdout, stderr io.Writer) error {
 	if (*paiJobs == "") != (*paiTasks == "") {
 		return usageError{errors.New("reproduce powerflow: --pai-jobs and --pai-tasks go together")}
 	}
+	if *phillyFile != "" && *paiJobs != "" {
+		return usageError{errors.New("reproduce powerflow: --philly and --pai-jobs are alternatives")}
+	}
+	if *start != "" && *phillyFile == "" {
+		return usageError{errors.New("reproduce powerflow: --start goes with --philly")}
+	}
+	if !(*hours > 0) {
+		return usageError{fmt.Errorf("reproduce powerflow: --hours %v, want > 0", *hours)}
+	}
 	setup := experiment.DefaultPFSetup()
 	setup.Nodes, setup.Seed = *nodes, *seed
 	o := experiment.PFOptions{Setup: setup, Quick: *quick, Progress: progress(stderr)}
@@ -386,6 +398,17 @@ func cmdReproducePowerFlow(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Alibaba PAI 2020 job and task tables (%d jobs of the first %g h)", len(jobs), *hours)
+	}
+	if *phillyFile != "" {
+		jobs, err := experiment.LoadPhillyJobs(*phillyFile, *start, *hours)
+		if err != nil {
+			return err
+		}
+		from := *start
+		if from == "" {
+			from = "its first job"
+		}
+		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Philly job table %s (%d jobs in the %g h from %s)", filepath.Base(*phillyFile), len(jobs), *hours, from)
 	}
 	if err := experiment.PrepareDir(*out, *force); err != nil {
 		return err

@@ -202,3 +202,26 @@ func TestMalformedPAITableGivesOneClearError(t *testing.T) {
 		t.Errorf("--pai-jobs alone: exit %d, %q", code, errs)
 	}
 }
+
+func TestPhillyTableFlags(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "philly.csv")
+	os.WriteFile(table, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-13 01:00:00,600,2,1200,c1\n2017-10-13 02:00:00,60,x,60,c1\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	code, _, errs := run(t, "reproduce", "powerflow", "-o", out, "--philly", table)
+	if want := table + `:3: column num_gpus: "x" is not a positive integer`; code != 1 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, stderr %q, want 1 and %q", code, errs, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output directory created despite the error")
+	}
+	for _, args := range [][]string{
+		{"--start", "2017-10-13 00:00:00"},
+		{"--philly", table, "--pai-jobs", table, "--pai-tasks", table},
+		{"--philly", table, "--hours", "0"},
+	} {
+		if code, _, _ := run(t, append([]string{"reproduce", "powerflow", "-o", out}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -91,4 +92,22 @@ func Read(r io.Reader, name string, start time.Time) ([]trace.GPUJob, error) {
 		out = append(out, trace.GPUJob{ID: strconv.Itoa(line - 1), SubmitSec: ts.Sub(start).Seconds(), DurationSec: dur, GPUs: int(g), Line: line})
 	}
 	return out, nil
+}
+
+// ReadFile reads a table file (gzip-compressed when its name ends in .gz).
+func ReadFile(path string, start time.Time) ([]trace.GPUJob, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, &trace.ParseError{File: path, Line: 1, Err: fmt.Errorf("gzip: %w", err)}
+		}
+		r = zr
+	}
+	return Read(r, path, start)
 }
