@@ -31,8 +31,14 @@ import (
 
 // shared is the state the plugins of one scheduling profile share: the
 // hardware catalog, each node's state in the cluster model (rebuilt when
-// its NodeInfo generation changes), the GPUs reserved for pods whose
-// annotation is not visible yet, and the GPU selector.
+// its NodeInfo generation changes), the GPUs this scheduler reserved, and
+// the GPU selector.
+//
+// A reservation is kept until its pod is deleted (or Unreserve drops it),
+// not until the annotation shows up: the scheduler's cache may still hold
+// the assumed pod without the annotation after the informer delivered it,
+// and the reservation is what keeps the node state right meanwhile. A
+// restarted scheduler has none and reads the annotations.
 type shared struct {
 	mu       sync.Mutex
 	cat      *hw.Catalog
@@ -67,13 +73,6 @@ func sharedState(h framework.Handle) *shared {
 	sharedFor[h] = s
 	if f := h.SharedInformerFactory(); f != nil {
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			UpdateFunc: func(_, obj any) {
-				// Once the pod carries the reserved GPUs in its annotation
-				// the reservation is no longer needed.
-				if p, ok := obj.(*v1.Pod); ok {
-					s.seen(p)
-				}
-			},
 			DeleteFunc: func(obj any) {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
@@ -90,19 +89,6 @@ func sharedState(h framework.Handle) *shared {
 func (s *shared) forget(uid types.UID) {
 	s.mu.Lock()
 	delete(s.pending, uid)
-	s.mu.Unlock()
-}
-
-// seen drops p's reservation when its annotation records the same GPUs.
-func (s *shared) seen(p *v1.Pod) {
-	a, ok := p.Annotations[gpushare.AnnGPUIndex]
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	if g, ok := s.pending[p.UID]; ok && gpushare.FormatGPUIndex(g) == a {
-		delete(s.pending, p.UID)
-	}
 	s.mu.Unlock()
 }
 

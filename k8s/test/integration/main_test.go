@@ -85,6 +85,8 @@ func startEtcd() (func(), error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("not ready after 60 s")
 	}
+	// TestMain has no *testing.T: the whole test process uses this etcd
+	// (test/integration/framework reads the variable).
 	os.Setenv("KUBE_INTEGRATION_ETCD_URL", client.String())
 	return func() {
 		e.Close()
