@@ -26,12 +26,7 @@ type Args struct {
 func (Args) Default() Args { return Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}} }
 
 // Validate checks the arguments.
-func (a Args) Validate() error {
-	if err := a.FixedFreq.Validate(Name); err != nil {
-		return err
-	}
-	return nil
-}
+func (a Args) Validate() error { return a.FixedFreq.Validate(Name) }
 
 // Policy is AFS.
 type Policy struct {
