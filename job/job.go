@@ -11,6 +11,13 @@ import (
 // MilliPerGPU is the number of milli-GPU in one GPU.
 const MilliPerGPU = 1000
 
+// Time is simulated time, or a span of it, in milliseconds: the one time
+// type of every engine, policy and trace in wattsched.
+type Time int64
+
+// Seconds converts t to seconds.
+func (t Time) Seconds() float64 { return float64(t) / 1000 }
+
 // ID identifies a task within one run.
 type ID int
 
