@@ -10,6 +10,7 @@ import (
 
 	"github.com/wattsched/wattsched/fit"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/afs"
@@ -17,6 +18,7 @@ import (
 	"github.com/wattsched/wattsched/policy/powerflow"
 	"github.com/wattsched/wattsched/policy/tiresias"
 	"github.com/wattsched/wattsched/policy/zeus"
+	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/alibaba2020"
@@ -171,7 +173,7 @@ func (env *PFEnv) PFJobs(gj []trace.GPUJob, seed uint64) []policy.ElasticJob {
 		}
 		req = min(req, p.MaxGPUs())
 		t, _ := p.Truth(req, top)
-		out[i] = policy.ElasticJob{ID: i, SubmitMs: int64(math.Round(g.SubmitSec * 1000)), DNN: d.Name, Batch: b,
+		out[i] = policy.ElasticJob{ID: i, Submit: job.Time(math.Round(g.SubmitSec * 1000)), DNN: d.Name, Batch: b,
 			ReqGPUs: req, MaxGPUs: p.MaxGPUs(), Iters: math.Max(1, math.Round(g.DurationSec/t))}
 	}
 	return out
@@ -262,29 +264,29 @@ func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, 
 		nodes = s.Nodes
 	}
 	truth := env.truth(jobs)
-	o := sim.ElasticOptions{Nodes: nodes, GPUsPerNode: perf.GPUsPerNode, FreqsMHz: env.Lib.FreqsMHz, IdleW: float64(env.GPU.IdleW),
-		RestartMs: int64(s.RestartSec * 1000), ProfileMs: int64(s.ProfileSec * 1000), ProfileFreqs: env.profileFreqs(),
-		NoiseSigma: s.Noise, PowerOnJ: s.BootSec * float64(env.GPU.IdleW) * perf.GPUsPerNode, Seed: s.Seed, Timeline: timeline,
+	o := sim.ElasticOptions{Nodes: nodes, GPUsPerNode: perf.GPUsPerNode, FreqsMHz: env.Lib.FreqsMHz, IdleGPU: env.GPU.IdleW,
+		Restart: job.Time(s.RestartSec * 1000), Profile: job.Time(s.ProfileSec * 1000), ProfileFreqs: env.profileFreqs(),
+		NoiseSigma: s.Noise, PowerOn: hw.Joules(s.BootSec * float64(env.GPU.IdleW) * perf.GPUsPerNode), Seed: s.Seed, Timeline: timeline,
 		NodesStartOff: true} // every system here powers nodes with jobs only
 	var sched policy.ElasticScheduler
 	var err error
 	fixed := func() (int, error) { return env.FreqIdx(param) }
 	switch system {
 	case PFPowerFlow, PFOracle:
+		if !(param > 0 && param <= 1) {
+			return nil, fmt.Errorf("experiment: PowerFlow eta %v must be in (0, 1]", param)
+		}
 		a := powerflow.Args{}.Default()
-		a.Eta, a.PmaxW = param, float64(env.GPU.TDPW)
 		deps := powerflow.Deps{ProfileFreqs: o.ProfileFreqs}
 		if system == PFPowerFlow {
 			deps.Predictor = powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode)
-			o.PreRunMs = int64(s.PreRunSec * 1000)
+			o.PreRun = job.Time(s.PreRunSec * 1000)
 		} else {
 			deps.Predictor, a.ProfileNewCounts = truth, false
 		}
-		var p *powerflow.Policy
-		if p, err = powerflow.New(a, deps); err == nil {
-			o.PowerLimitW = p.LimitW(nodes * perf.GPUsPerNode)
-			sched = p
-		}
+		// The paper's power limit: eta x G GPUs x Pmax (the GPU's TDP).
+		o.PowerLimit = power.Limit(param * float64(nodes*perf.GPUsPerNode) * float64(env.GPU.TDPW))
+		sched, err = powerflow.New(a, deps)
 	case PFGandiva, PFGandivaZeus:
 		fi := -1
 		if system == PFGandiva {
@@ -325,9 +327,9 @@ func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, 
 		return nil, fmt.Errorf("%s (%v): %w", system, param, err)
 	}
 	const mwh = 3.6e9
-	return &PFRun{System: system, Param: param, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: res.EnergyJ / mwh,
-		JobMWh: res.JobJ / mwh, IdleMWh: res.IdleJ / mwh, PowerOnMWh: res.PowerOnJ / mwh, PreRunMWh: res.PreRunJ / mwh,
-		MakespanH: res.MakespanSec / 3600, LimitW: o.PowerLimitW, MaxPredW: res.MaxPredictedW, MaxActualW: res.MaxActualW,
+	return &PFRun{System: system, Param: param, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
+		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
+		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
 		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, res: res}, nil
 }
 
@@ -421,15 +423,14 @@ func (env *PFEnv) DecisionBench(jobs []policy.ElasticJob, queued int) (func(), e
 	if queued > len(jobs) {
 		return nil, fmt.Errorf("experiment: %d queued jobs asked, %d available", queued, len(jobs))
 	}
-	a := powerflow.Args{}.Default()
-	a.PmaxW = float64(env.GPU.TDPW)
-	p, err := powerflow.New(a, powerflow.Deps{Predictor: powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode), ProfileFreqs: env.profileFreqs()})
+	p, err := powerflow.New(powerflow.Args{}.Default(), powerflow.Deps{Predictor: powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode), ProfileFreqs: env.profileFreqs()})
 	if err != nil {
 		return nil, err
 	}
 	truth := env.truth(jobs)
 	st := &policy.ElasticState{Nodes: env.Setup.Nodes, GPUsPerNode: perf.GPUsPerNode, NodeOn: make([]bool, env.Setup.Nodes),
-		FreqsMHz: env.Lib.FreqsMHz, IdleW: float64(env.GPU.IdleW)}
+		FreqsMHz: env.Lib.FreqsMHz, IdleGPU: env.GPU.IdleW,
+		PowerLimit: power.Limit(0.5 * float64(env.Setup.Nodes*perf.GPUsPerNode) * float64(env.GPU.TDPW))}
 	for i := 0; i < queued; i++ {
 		v := &policy.ElasticView{Job: &jobs[i], Remaining: jobs[i].Iters}
 		for _, fi := range env.profileFreqs() {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/sim"
@@ -301,24 +302,24 @@ func bins(system string, tl []sim.ElasticPoint, sec int64) []PFBin {
 	if len(tl) == 0 {
 		return nil
 	}
-	end := tl[len(tl)-1].AtMs
+	end := tl[len(tl)-1].At
 	var out []PFBin
 	k := 0
-	for b := int64(0); b*sec*1000 < end; b++ {
-		lo, hi := b*sec*1000, (b+1)*sec*1000
+	for b := job.Time(0); b*job.Time(sec)*1000 < end; b++ {
+		lo, hi := b*job.Time(sec)*1000, (b+1)*job.Time(sec)*1000
 		var g, w float64
 		for t := lo; t < hi; {
-			for k+1 < len(tl) && tl[k+1].AtMs <= t {
+			for k+1 < len(tl) && tl[k+1].At <= t {
 				k++
 			}
 			next := hi
-			if k+1 < len(tl) && tl[k+1].AtMs < hi {
-				next = tl[k+1].AtMs
+			if k+1 < len(tl) && tl[k+1].At < hi {
+				next = tl[k+1].At
 			}
-			if tl[k].AtMs <= t {
+			if tl[k].At <= t {
 				d := float64(next - t)
 				g += float64(tl[k].GPUs) * d
-				w += tl[k].PowerW * d
+				w += float64(tl[k].Power) * d
 			}
 			t = next
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/sim"
@@ -70,19 +71,19 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 	res := r.Result
 	s := ReplaySummary{Policy: r.Policy, Tasks: len(res.Tasks),
 		EnergyKWh: kwh(res.CPUEnergy + res.GPUEnergy), CPUKWh: kwh(res.CPUEnergy), GPUKWh: kwh(res.GPUEnergy),
-		IdleKWh: kwh(res.IdleEnergy), TransitionKWh: kwh(res.TransEnergy),
-		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy - res.TransEnergy),
-		MakespanS:  Num(float64(res.EndMs) / 1000)}
+		IdleKWh:    kwh(res.IdleEnergy),
+		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy),
+		MakespanS:  Num(float64(res.End) / 1000)}
 	var wait, jct float64
 	ended := 0
 	for _, t := range res.Tasks {
-		if t.StartMs >= 0 {
+		if t.Start >= 0 {
 			s.Started++
-			wait += float64(t.StartMs - t.SubmitMs)
+			wait += float64(t.Start - t.Submit)
 		}
-		if t.EndMs >= 0 {
+		if t.End >= 0 {
 			ended++
-			jct += float64(t.EndMs - t.SubmitMs)
+			jct += float64(t.End - t.Submit)
 		}
 	}
 	if s.Started > 0 {
@@ -96,8 +97,8 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 		peak = max(peak, float64(p.CPUW+p.GPUW))
 	}
 	s.PeakPowerW = Num(peak)
-	if res.EndMs > 0 {
-		s.MeanPowerW = Num(float64(res.CPUEnergy+res.GPUEnergy) / (float64(res.EndMs) / 1000))
+	if res.End > 0 {
+		s.MeanPowerW = Num(float64(res.CPUEnergy+res.GPUEnergy) / (float64(res.End) / 1000))
 	}
 	return s
 }
@@ -109,7 +110,7 @@ func WriteReplay(dir, version string, s *Scenario, in *Inputs, runs []*ReplayRun
 	jobs := [][]string{{"policy", "task", "name", "submit_s", "start_s", "end_s", "wait_s", "node", "energy_j"}}
 	timeline := [][]string{{"policy", "time_s", "cpu_w", "gpu_w", "active_nodes", "alloc_gpu_milli", "arrived"}}
 	var ser []report.Series
-	secs := func(ms int64) string {
+	secs := func(ms job.Time) string {
 		if ms < 0 {
 			return ""
 		}
@@ -118,25 +119,25 @@ func WriteReplay(dir, version string, s *Scenario, in *Inputs, runs []*ReplayRun
 	for _, r := range runs {
 		sums = append(sums, r.Summarize())
 		for _, t := range r.Result.Tasks {
-			wait := int64(-1)
-			if t.StartMs >= 0 {
-				wait = t.StartMs - t.SubmitMs
+			wait := job.Time(-1)
+			if t.Start >= 0 {
+				wait = t.Start - t.Submit
 			}
 			node := ""
 			if t.Node >= 0 {
 				node = in.Nodes[t.Node].Name
 			}
-			jobs = append(jobs, []string{r.Policy, strconv.Itoa(int(t.ID)), t.Name, secs(t.SubmitMs), secs(t.StartMs), secs(t.EndMs), secs(wait), node, report.F(float64(t.Energy))})
+			jobs = append(jobs, []string{r.Policy, strconv.Itoa(int(t.ID)), t.Name, secs(t.Submit), secs(t.Start), secs(t.End), secs(wait), node, report.F(float64(t.Energy))})
 		}
 		line := report.Series{Name: r.Policy}
 		for i, p := range r.Result.Samples {
 			// One row per distinct time: the state after the last event at that time.
-			if i+1 < len(r.Result.Samples) && r.Result.Samples[i+1].TimeMs == p.TimeMs {
+			if i+1 < len(r.Result.Samples) && r.Result.Samples[i+1].At == p.At {
 				continue
 			}
-			timeline = append(timeline, []string{r.Policy, secs(p.TimeMs), report.F(float64(p.CPUW)), report.F(float64(p.GPUW)),
+			timeline = append(timeline, []string{r.Policy, secs(p.At), report.F(float64(p.CPUW)), report.F(float64(p.GPUW)),
 				strconv.Itoa(p.ActiveNodes), strconv.FormatInt(p.AllocGPUMilli, 10), strconv.Itoa(p.Arrived)})
-			line.X = append(line.X, float64(p.TimeMs)/3.6e6)
+			line.X = append(line.X, float64(p.At)/3.6e6)
 			line.Y = append(line.Y, float64(p.CPUW+p.GPUW)/1000)
 		}
 		ser = append(ser, line)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fcfs"
 	"github.com/wattsched/wattsched/policy/vahrm"
@@ -125,7 +126,7 @@ func (l *VAHRMLog) JobsFor(w VAHRMWorkload, s VAHRMSetting) []policy.HPCJob {
 			typ = 3 + w.Level
 		}
 		first := r.Float64() < s.FirstRunRatio
-		out[i] = policy.HPCJob{ID: i, SubmitMs: int64(math.Round(float64(j.Submit-t0) * 1000 / s.SR)), RunMs: j.Run * 1000,
+		out[i] = policy.HPCJob{ID: i, Submit: job.Time(math.Round(float64(j.Submit-t0) * 1000 / s.SR)), Runtime: job.Time(j.Run * 1000),
 			Nodes: l.nodes(j), Type: typ, FirstRun: first}
 	}
 	return out
@@ -225,18 +226,18 @@ func (e *VAHRMEnv) RunVAHRM(system string, w VAHRMWorkload, s VAHRMSetting) (*VA
 		return nil, err
 	}
 	jobs := e.Log.JobsFor(w, s)
-	capW := s.PCR * e.Truth.TDPW() * float64(e.Truth.Nodes())
-	res, err := sim.RunHPC(jobs, sch, sim.HPCOptions{Truth: e.Truth, PowerCapW: capW, ProfileOverhead: 0.05, Seed: s.Seed})
+	capW := s.PCR * float64(e.Truth.TDP()) * float64(e.Truth.Nodes())
+	res, err := sim.RunHPC(jobs, sch, sim.HPCOptions{Truth: e.Truth, PowerLimit: power.Limit(capW), ProfileOverhead: 0.05, Seed: s.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("%s workload %d: %w", system, w.ID, err)
 	}
-	out := &VAHRMRun{System: system, Workload: w.ID, EnergyJ: res.EnergyJ, MakespanS: float64(res.MakespanMs) / 1000,
-		AllIdleJ: e.Truth.IdleW() * float64(e.Truth.Nodes()) * float64(res.MakespanMs) / 1000,
-		MaxPredW: res.MaxPredictedAtStartW, MaxActualW: res.MaxActualW, CapW: capW, ExcessS: float64(res.ExcessMs) / 1000,
-		MaxExcessW: math.Max(0, res.MaxExcessW), Decisions: res.Decisions}
+	out := &VAHRMRun{System: system, Workload: w.ID, EnergyJ: float64(res.Energy), MakespanS: float64(res.Makespan) / 1000,
+		AllIdleJ: float64(e.Truth.Idle()) * float64(e.Truth.Nodes()) * float64(res.Makespan) / 1000,
+		MaxPredW: float64(res.MaxPredictedAtStart), MaxActualW: float64(res.MaxActual), CapW: capW, ExcessS: float64(res.Excess) / 1000,
+		MaxExcessW: math.Max(0, float64(res.MaxExcess)), Decisions: res.Decisions}
 	for _, j := range res.Jobs {
-		out.MeanTATS += float64(j.EndMs-j.SubmitMs) / 1000
-		wait := float64(j.StartMs-j.SubmitMs) / 1000
+		out.MeanTATS += float64(j.End-j.Submit) / 1000
+		wait := float64(j.Start-j.Submit) / 1000
 		out.MeanWaitS += wait
 		out.MaxWaitS = math.Max(out.MaxWaitS, wait)
 	}
@@ -442,14 +443,14 @@ func (e *VAHRMEnv) DecisionBench(queued, free int) (func(), error) {
 	if len(jobs) < queued {
 		return nil, fmt.Errorf("vahrm bench: %d jobs, want %d", len(jobs), queued)
 	}
-	st := &policy.HPCState{NowMs: 3_600_000, Free: make([]bool, VAHRMNodes), IdleNodeW: e.Truth.IdleW(),
-		NodeTDPW: e.Truth.TDPW(), PowerCapW: 0.8 * e.Truth.TDPW() * VAHRMNodes, PredictedW: VAHRMNodes * e.Truth.IdleW()}
+	st := &policy.HPCState{Now: 3_600_000, Free: make([]bool, VAHRMNodes), IdleNode: e.Truth.Idle(),
+		NodeTDP: e.Truth.TDP(), PowerLimit: power.Limit(0.8 * e.Truth.TDP() * VAHRMNodes), Predicted: VAHRMNodes * e.Truth.Idle()}
 	for n := 0; n < free; n++ {
 		st.Free[n*VAHRMNodes/free] = true
 	}
 	st.FreeCount = free
 	for i := 0; i < queued; i++ {
-		jobs[i].SubmitMs = int64(i)
+		jobs[i].Submit = job.Time(i)
 		st.Queue = append(st.Queue, &jobs[i])
 	}
 	return func() { p.ScheduleHPC(st) }, nil

@@ -90,8 +90,8 @@ func VAHRMTruth(runs []gpuvar.Run, seed uint64) (*power.HPCNodes, []GPUStats, er
 			JobType: vahrmTypeNames[3+k], NodeMean: 4*m + 2*vahrmCPUIdleW})
 	}
 	devs := slices.Sorted(maps.Keys(devSet))
-	h := &power.HPCNodes{CPUsPerNode: vahrmCPUsPerNode, GPUsPerNode: vahrmGPUsPerNode, CPUIdleW: vahrmCPUIdleW, GPUIdleW: vahrmGPUIdleW,
-		CPUTDPW: vahrmCPUTDPW, GPUTDPW: vahrmGPUTDPW, GPUJob: []bool{false, false, false, true, true, true}}
+	h := &power.HPCNodes{CPUsPerNode: vahrmCPUsPerNode, GPUsPerNode: vahrmGPUsPerNode, CPUIdle: vahrmCPUIdleW, GPUIdle: vahrmGPUIdleW,
+		CPUTDP: vahrmCPUTDPW, GPUTDP: vahrmGPUTDPW, GPUJob: []bool{false, false, false, true, true, true}}
 	for d := 0; d < VAHRMNodes*vahrmCPUsPerNode; d++ {
 		row := []float64{0, 0, 0, vahrmCPUIdleW, vahrmCPUIdleW, vahrmCPUIdleW}
 		for k, m := range vahrmCPUMeanW {

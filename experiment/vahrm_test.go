@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
 )
 
 func TestReproduceVAHRMQuick(t *testing.T) {
@@ -84,8 +85,8 @@ func TestVAHRMSystemShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	truth := env.Truth
-	if truth.Nodes() != 540 || truth.IdleW()*float64(truth.Nodes()) != 172800 || truth.TDPW() != 2*120+4*300 {
-		t.Fatalf("nodes %d, all idle %v W, node TDP %v W", truth.Nodes(), truth.IdleW()*float64(truth.Nodes()), truth.TDPW())
+	if truth.Nodes() != 540 || truth.Idle()*hw.Watts(truth.Nodes()) != 172800 || truth.TDP() != 2*120+4*300 {
+		t.Fatalf("nodes %d, all idle %v W, node TDP %v W", truth.Nodes(), truth.Idle()*hw.Watts(truth.Nodes()), truth.TDP())
 	}
 	for n := 0; n < truth.Nodes(); n++ {
 		for k, gpu := range truth.GPUJob {
@@ -97,10 +98,10 @@ func TestVAHRMSystemShape(t *testing.T) {
 				gpuW += truth.GPU[d][k]
 			}
 			w := truth.NodeW(n, k)
-			if gpu && w != gpuW+80 || !gpu && w != cpuW+240 {
+			if gpu && w != hw.Watts(gpuW+80) || !gpu && w != hw.Watts(cpuW+240) {
 				t.Fatalf("node %d type %d: %v W, want the job's devices plus idle others", n, k, w)
 			}
-			if w < truth.IdleW() || w > truth.TDPW() {
+			if w < truth.Idle() || w > truth.TDP() {
 				t.Fatalf("node %d type %d: %v W outside idle..TDP", n, k, w)
 			}
 		}

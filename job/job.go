@@ -97,8 +97,8 @@ type Task struct {
 	// with equal Demand share a Class); -1 when unknown. Placers use it to
 	// cache scores.
 	Class int
-	// SubmitMs is the arrival time in milliseconds.
-	SubmitMs int64
+	// Submit is the arrival time.
+	Submit Time
 	// Work is the amount of work in rate-seconds: a task running at rate 1
 	// finishes after Work seconds (zero: it ends as it starts). In inflation
 	// experiments tasks never end, whatever their work.

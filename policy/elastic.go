@@ -1,13 +1,19 @@
 package policy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
+)
 
 // ElasticJob is a data-parallel DL training job (PowerFlow Section 6.1):
 // a DNN trained at a fixed global batch size for a number of iterations, on
 // any number of GPUs an elastic scheduler gives it.
 type ElasticJob struct {
-	ID       int
-	SubmitMs int64
+	ID     int
+	Submit job.Time
 	// Iters is the number of iterations the job runs.
 	Iters float64
 	// DNN and Batch name the model and the global batch size.
@@ -43,14 +49,15 @@ type ElasticView struct {
 	Profiling bool
 	// Obs holds every measurement profiling made, in order.
 	Obs []Observation
-	// AttainedGPUms is the GPU-time the job has received (Tiresias' 2D
-	// attained service); RanMs the time it has held GPUs.
+	// AttainedGPUms is the GPU-time the job has received, in GPU
+	// milliseconds (Tiresias' 2D attained service); Ran the time it has
+	// held GPUs.
 	AttainedGPUms float64
-	RanMs         int64
-	// LastStartMs is when the job last started or resumed; PlacedAtMs when
-	// its placement last changed; QueuedSinceMs when it last began waiting
+	Ran           job.Time
+	// LastStart is when the job last started or resumed; PlacedAt when its
+	// placement last changed; QueuedSince when it last began waiting
 	// (submission or preemption).
-	LastStartMs, PlacedAtMs, QueuedSinceMs int64
+	LastStart, PlacedAt, QueuedSince job.Time
 	// Started says whether it has ever run.
 	Started bool
 }
@@ -67,7 +74,7 @@ func (v *ElasticView) Profiled(n int) bool {
 
 // ElasticState is what an elastic scheduler sees at a scheduling event.
 type ElasticState struct {
-	NowMs int64
+	Now job.Time
 	// Jobs are the active jobs (submitted, pre-run done, not finished) in
 	// submission order.
 	Jobs               []*ElasticView
@@ -76,9 +83,10 @@ type ElasticState struct {
 	NodeOn []bool
 	// FreqsMHz are the supported GPU frequencies, ascending.
 	FreqsMHz []int
-	// PowerLimitW is the cluster power limit the engine checks predicted
-	// power against (0: none); IdleW a powered idle GPU's draw.
-	PowerLimitW, IdleW float64
+	// PowerLimit is the cluster power limit the engine checks predicted
+	// power against; IdleGPU a powered idle GPU's draw.
+	PowerLimit power.Limit
+	IdleGPU    hw.Watts
 }
 
 // ElasticAlloc runs a job on a placement at a frequency.
@@ -86,9 +94,9 @@ type ElasticAlloc struct {
 	Job     int
 	Nodes   []NodeShare
 	FreqIdx int
-	// PredW is the scheduler's predicted power of the job's GPUs (W),
-	// summed with idle GPUs for the engine's power-limit check.
-	PredW float64
+	// Pred is the scheduler's predicted power of the job's GPUs, summed
+	// with idle GPUs for the engine's power-limit check.
+	Pred hw.Watts
 	// Profile starts a profiling window on this placement: the engine
 	// cycles the profiling frequencies and reports measurements; while it
 	// runs FreqIdx is not used. Ignored if one already runs on this placement.
@@ -101,8 +109,8 @@ type ElasticDecision struct {
 	Allocs []ElasticAlloc
 	// NodeOn lists powered nodes; nil keeps every node on.
 	NodeOn []bool
-	// WakeAtMs asks for a scheduling event at that time (0: none).
-	WakeAtMs int64
+	// WakeAt asks for a scheduling event at that time (0: none).
+	WakeAt job.Time
 }
 
 // ElasticScheduler decides at each elastic scheduling event (arrival,

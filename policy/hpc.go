@@ -3,16 +3,20 @@ package policy
 import (
 	"math/rand/v2"
 	"slices"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
 )
 
 // HPCJob is a rigid HPC job (VAHRM paper Section III-A): it asks for Nodes
-// whole nodes exclusively and runs for RunMs, which the scheduler knows in
+// whole nodes exclusively and runs for Runtime, which the scheduler knows in
 // advance (the paper's assumption).
 type HPCJob struct {
-	ID       int
-	SubmitMs int64
-	RunMs    int64
-	Nodes    int
+	ID      int
+	Submit  job.Time
+	Runtime job.Time
+	Nodes   int
 	// Type indexes the job types of the power tables (power.HPCNodes).
 	Type int
 	// FirstRun marks a job whose power profile is not known yet.
@@ -21,16 +25,16 @@ type HPCJob struct {
 
 // HPCRunning is a running job.
 type HPCRunning struct {
-	Job            *HPCJob
-	StartMs, EndMs int64
-	Nodes          []int
-	// PredW is the predicted power of the job's nodes when it started.
-	PredW float64
+	Job        *HPCJob
+	Start, End job.Time
+	Nodes      []int
+	// Pred is the predicted power of the job's nodes when it started.
+	Pred hw.Watts
 }
 
 // HPCState is what an HPC scheduler sees at a scheduling event.
 type HPCState struct {
-	NowMs int64
+	Now job.Time
 	// Queue holds the waiting jobs in submission order.
 	Queue []*HPCJob
 	// Running holds the running jobs in start order.
@@ -38,26 +42,26 @@ type HPCState struct {
 	// Free[n] says whether node n is free; FreeCount counts them.
 	Free      []bool
 	FreeCount int
-	// PowerCapW is the system power constraint (PCR x system TDP).
-	PowerCapW float64
-	// PredictedW is the predicted system power now: idle nodes at their idle
+	// PowerLimit is the system power constraint (PCR x system TDP).
+	PowerLimit power.Limit
+	// Predicted is the predicted system power now: idle nodes at their idle
 	// power, running jobs at the power predicted when they started.
-	PredictedW float64
-	IdleNodeW  float64
-	NodeTDPW   float64
-	Rand       *rand.Rand
+	Predicted hw.Watts
+	IdleNode  hw.Watts
+	NodeTDP   hw.Watts
+	Rand      *rand.Rand
 }
 
-// HPCStart starts a queued job on the listed free nodes. PredNodeW is the
+// HPCStart starts a queued job on the listed free nodes. Pred is the
 // predicted power of those nodes running the job; the engine refuses a start
-// that would push the predicted system power above the cap. Profile marks a
-// first-run job that is profiled while it runs (its run time grows by the
+// that would push the predicted system power above the limit. Profile marks
+// a first-run job that is profiled while it runs (its run time grows by the
 // engine's profiling overhead).
 type HPCStart struct {
-	Job       int
-	Nodes     []int
-	PredNodeW float64
-	Profile   bool
+	Job     int
+	Nodes   []int
+	Pred    hw.Watts
+	Profile bool
 }
 
 // HPCScheduler decides at each HPC scheduling event. The starts it returns
@@ -70,17 +74,17 @@ type HPCScheduler interface {
 // NodePowerTable is what HPC policies predict node power with.
 type NodePowerTable interface {
 	Nodes() int
-	NodeW(n, k int) float64
+	NodeW(n, k int) hw.Watts
 }
 
 // NodesByPower returns, for each of types job types, the nodes sorted by
 // ascending predicted power for that type (ties by node number), and the
 // lowest predicted node power for each type.
-func NodesByPower(t NodePowerTable, types int) (order [][]int, minW []float64) {
-	order, minW = make([][]int, types), make([]float64, types)
+func NodesByPower(t NodePowerTable, types int) (order [][]int, minW []hw.Watts) {
+	order, minW = make([][]int, types), make([]hw.Watts, types)
 	for k := range order {
 		idx := make([]int, t.Nodes())
-		w := make([]float64, t.Nodes())
+		w := make([]hw.Watts, t.Nodes())
 		for n := range idx {
 			idx[n], w[n] = n, t.NodeW(n, k)
 		}
@@ -90,7 +94,7 @@ func NodesByPower(t NodePowerTable, types int) (order [][]int, minW []float64) {
 	return order, minW
 }
 
-func sortByWeight(idx []int, w []float64) {
+func sortByWeight(idx []int, w []hw.Watts) {
 	slices.SortStableFunc(idx, func(a, b int) int {
 		switch {
 		case w[a] < w[b]:

@@ -94,42 +94,19 @@ type Reject struct {
 	Reason string
 }
 
-// Preempt stops a running task and puts it back in the queue.
-type Preempt struct{ Task job.ID }
-
-// SetRate changes a running task's progress rate (frequency, co-location, resize).
-type SetRate struct {
-	Task job.ID
-	Rate float64
-}
-
-// PowerOn and PowerOff change a node's power state.
-type (
-	PowerOn  struct{ Node cluster.NodeID }
-	PowerOff struct{ Node cluster.NodeID }
-)
-
-// WakeAt asks for a scheduling call at a later time (ms).
-type WakeAt struct{ AtMs int64 }
-
-func (Start) action()    {}
-func (Reject) action()   {}
-func (Preempt) action()  {}
-func (SetRate) action()  {}
-func (PowerOn) action()  {}
-func (PowerOff) action() {}
-func (WakeAt) action()   {}
+func (Start) action()  {}
+func (Reject) action() {}
 
 // State is the read-only view a Scheduler gets at each scheduling event.
 type State struct {
-	NowMs   int64
+	Now     job.Time
 	Cluster *cluster.Cluster
 	// Queue holds the waiting tasks in arrival order.
 	Queue []*job.Task
 	// Running holds the running tasks ordered by ID.
 	Running []*job.Task
-	// PowerBudget is the cluster power limit; zero means none.
-	PowerBudget hw.Watts
+	// PowerLimit bounds the cluster's estimated power (zero: none).
+	PowerLimit power.Limit
 	// Inflation is true when tasks never leave and a task that does not fit
 	// now never will (FGD/PWR inflation experiments).
 	Inflation bool

@@ -1,6 +1,10 @@
 package power
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/hw"
+)
 
 // HPCNodes gives the power of exclusive HPC nodes with per-device variation
 // (VAHRM paper Sections III-A and V-D): a node runs at most one job; a CPU
@@ -8,8 +12,8 @@ import "fmt"
 // GPU job draws its GPUs' power and leaves the CPUs idle.
 type HPCNodes struct {
 	CPUsPerNode, GPUsPerNode int
-	CPUIdleW, GPUIdleW       float64
-	CPUTDPW, GPUTDPW         float64
+	CPUIdle, GPUIdle         hw.Watts
+	CPUTDP, GPUTDP           hw.Watts
 	// CPU[d][k] and GPU[d][k] are device d's power (W) for job type k;
 	// device d belongs to node d / CPUsPerNode (or d / GPUsPerNode).
 	CPU, GPU [][]float64
@@ -20,29 +24,29 @@ type HPCNodes struct {
 // Nodes is the number of nodes.
 func (h *HPCNodes) Nodes() int { return len(h.CPU) / h.CPUsPerNode }
 
-// IdleW is one idle node's power.
-func (h *HPCNodes) IdleW() float64 {
-	return float64(h.CPUsPerNode)*h.CPUIdleW + float64(h.GPUsPerNode)*h.GPUIdleW
+// Idle is one idle node's power.
+func (h *HPCNodes) Idle() hw.Watts {
+	return hw.Watts(h.CPUsPerNode)*h.CPUIdle + hw.Watts(h.GPUsPerNode)*h.GPUIdle
 }
 
-// TDPW is one node's thermal design power.
-func (h *HPCNodes) TDPW() float64 {
-	return float64(h.CPUsPerNode)*h.CPUTDPW + float64(h.GPUsPerNode)*h.GPUTDPW
+// TDP is one node's thermal design power.
+func (h *HPCNodes) TDP() hw.Watts {
+	return hw.Watts(h.CPUsPerNode)*h.CPUTDP + hw.Watts(h.GPUsPerNode)*h.GPUTDP
 }
 
 // NodeW is node n's power while running a job of type k.
-func (h *HPCNodes) NodeW(n, k int) float64 {
-	var w float64
+func (h *HPCNodes) NodeW(n, k int) hw.Watts {
+	var w hw.Watts
 	if h.GPUJob[k] {
 		for d := n * h.GPUsPerNode; d < (n+1)*h.GPUsPerNode; d++ {
-			w += h.GPU[d][k]
+			w += hw.Watts(h.GPU[d][k])
 		}
-		return w + float64(h.CPUsPerNode)*h.CPUIdleW
+		return w + hw.Watts(h.CPUsPerNode)*h.CPUIdle
 	}
 	for d := n * h.CPUsPerNode; d < (n+1)*h.CPUsPerNode; d++ {
-		w += h.CPU[d][k]
+		w += hw.Watts(h.CPU[d][k])
 	}
-	return w + float64(h.GPUsPerNode)*h.GPUIdleW
+	return w + hw.Watts(h.GPUsPerNode)*h.GPUIdle
 }
 
 // Validate checks shapes.

@@ -8,7 +8,7 @@ import (
 
 func TestHPCNodes(t *testing.T) {
 	// Two nodes, 2 CPUs and 4 GPUs each; job type 0 is a CPU job, type 1 a GPU job.
-	h := &power.HPCNodes{CPUsPerNode: 2, GPUsPerNode: 4, CPUIdleW: 40, GPUIdleW: 60, CPUTDPW: 120, GPUTDPW: 300,
+	h := &power.HPCNodes{CPUsPerNode: 2, GPUsPerNode: 4, CPUIdle: 40, GPUIdle: 60, CPUTDP: 120, GPUTDP: 300,
 		CPU:    [][]float64{{80, 40}, {90, 40}, {100, 40}, {110, 40}},
 		GPU:    [][]float64{{60, 200}, {60, 210}, {60, 220}, {60, 230}, {60, 100}, {60, 100}, {60, 100}, {60, 100}},
 		GPUJob: []bool{false, true}}
@@ -24,8 +24,8 @@ func TestHPCNodes(t *testing.T) {
 		t.Errorf("NodeW(0, gpu) = %v, want 940", got)
 	}
 	// Idle node: 2 x 40 + 4 x 60 = 320 W (TSUBAME3.0-like); TDP 2 x 120 + 4 x 300 = 1440 W.
-	if h.IdleW() != 320 || h.TDPW() != 1440 || h.Nodes() != 2 {
-		t.Errorf("idle %v tdp %v nodes %d", h.IdleW(), h.TDPW(), h.Nodes())
+	if h.Idle() != 320 || h.TDP() != 1440 || h.Nodes() != 2 {
+		t.Errorf("idle %v tdp %v nodes %d", h.Idle(), h.TDP(), h.Nodes())
 	}
 	// Fleet mean GPU power for type 1: (200+210+220+230+4x100)/8 = 157.5 W per GPU.
 	m := h.FleetMean()

@@ -1,13 +1,15 @@
 package sim
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
 )
 
 // ElasticTruth is how jobs really behave: the step time (s) and average
@@ -23,24 +25,24 @@ type ElasticTruth interface {
 type ElasticOptions struct {
 	Nodes, GPUsPerNode int
 	FreqsMHz           []int
-	// IdleW is a powered idle GPU's draw; powered-off nodes draw nothing.
-	IdleW float64
-	// PowerLimitW is checked against the predicted power after every
-	// decision (0: none).
-	PowerLimitW float64
-	// RestartMs is the checkpoint/restart pause of a job that resumes or
+	// IdleGPU is a powered idle GPU's draw; powered-off nodes draw nothing.
+	IdleGPU hw.Watts
+	// PowerLimit is checked against the predicted power after every
+	// decision.
+	PowerLimit power.Limit
+	// Restart is the checkpoint/restart pause of a job that resumes or
 	// changes placement (its GPUs are held at idle power meanwhile).
-	RestartMs int64
-	// PreRunMs is the pre-run profiling on one offline GPU every job gets
-	// on submission (0: none), cycling ProfileFreqs; ProfileMs is a
-	// profiling window's length on the job's own placement.
-	PreRunMs, ProfileMs int64
-	ProfileFreqs        []int
+	Restart job.Time
+	// PreRun is the pre-run profiling on one offline GPU every job gets on
+	// submission (0: none), cycling ProfileFreqs; Profile is a profiling
+	// window's length on the job's own placement.
+	PreRun, Profile job.Time
+	ProfileFreqs    []int
 	// NoiseSigma is the relative measurement noise of profiling.
 	NoiseSigma float64
-	// PowerOnJ is charged for each node power-on. NodesStartOff starts the
+	// PowerOn is charged for each node power-on. NodesStartOff starts the
 	// cluster powered down (for schedulers that power nodes as needed).
-	PowerOnJ      float64
+	PowerOn       hw.Joules
 	NodesStartOff bool
 	Seed          uint64
 	// Timeline records cluster power and allocation after every event.
@@ -50,29 +52,30 @@ type ElasticOptions struct {
 // ElasticJobResult is one job's outcome.
 type ElasticJobResult struct {
 	ID                     int
-	SubmitMs, StartMs      int64
-	EndMs                  int64
-	EnergyJ, PreRunJ       float64
+	Submit, Start, End     job.Time
+	Energy, PreRun         hw.Joules
 	Restarts, MaxGPUs      int
 	ProfileWindows, Slices int
 }
 
 // ElasticPoint is the cluster after an event.
 type ElasticPoint struct {
-	AtMs               int64
-	GPUs, NodesOn      int
-	PowerW, PredictedW float64
+	At               job.Time
+	GPUs, NodesOn    int
+	Power, Predicted hw.Watts
 }
 
-// ElasticResult is an elastic replay's outcome. EnergyJ is the exact
-// integral of cluster power (plus pre-run and power-on energy); it equals
-// JobJ + IdleJ + PowerOnJ + PreRunJ (tested).
+// ElasticResult is an elastic replay's outcome. Energy is the exact
+// integral of cluster power plus pre-run and power-on energy; it equals
+// JobEnergy + IdleEnergy + PowerOnEnergy + PreRunEnergy (tested).
 type ElasticResult struct {
 	Jobs                        []ElasticJobResult
-	EnergyJ, JobJ, IdleJ        float64
-	PowerOnJ, PreRunJ           float64
-	AvgJCTSec, MakespanSec      float64
-	MaxPredictedW, MaxActualW   float64
+	Energy, JobEnergy           hw.Joules
+	IdleEnergy                  hw.Joules
+	PowerOnEnergy, PreRunEnergy hw.Joules
+	AvgJCTSec                   float64
+	Makespan                    job.Time
+	MaxPredicted, MaxActual     hw.Watts
 	Events, Decisions, PowerOns int
 	// Restarts counts checkpoint/restarts: Rescales (new GPU count while
 	// running), Migrations (same count, other nodes) and Resumes (after
@@ -82,11 +85,10 @@ type ElasticResult struct {
 }
 
 type elasticEvent struct {
-	at      int64
-	seq     uint64
 	kind    int // ekArrive, ekPreRun, ekDone, ekSlice, ekRestart, ekWake
 	job     int
 	version uint64
+	at      job.Time // of a wake-up: a later wake-up supersedes it
 }
 
 const (
@@ -98,15 +100,11 @@ const (
 	ekWake
 )
 
-type elasticQueue = queue[elasticEvent]
-
-func (e elasticEvent) order() (int64, uint64) { return e.at, e.seq }
-
 type elasticJob struct {
 	view      policy.ElasticView
 	running   bool
-	restartTo int64   // no progress before this time
-	iterSec   float64 // at the current frequency
+	restartTo job.Time // no progress before this time
+	iterSec   float64  // at the current frequency
 	gpuW      float64
 	version   uint64
 	slice     int // current profiling slice, -1 when not profiling
@@ -119,7 +117,7 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 	if o.Nodes < 1 || o.GPUsPerNode < 1 || len(o.FreqsMHz) == 0 {
 		return nil, fmt.Errorf("sim: elastic replay needs nodes, GPUs per node and frequencies")
 	}
-	if (o.PreRunMs > 0 || o.ProfileMs > 0) && len(o.ProfileFreqs) == 0 {
+	if (o.PreRun > 0 || o.Profile > 0) && len(o.ProfileFreqs) == 0 {
 		return nil, fmt.Errorf("sim: profiling needs profiling frequencies")
 	}
 	for _, fi := range o.ProfileFreqs {
@@ -130,7 +128,9 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 	e := &elasticEngine{o: o, truth: truth, s: s, res: &ElasticResult{Jobs: make([]ElasticJobResult, len(jobs))},
 		js: make([]*elasticJob, len(jobs)), isActive: make([]bool, len(jobs))}
 	e.st = policy.ElasticState{Nodes: o.Nodes, GPUsPerNode: o.GPUsPerNode, NodeOn: make([]bool, o.Nodes),
-		FreqsMHz: o.FreqsMHz, PowerLimitW: o.PowerLimitW, IdleW: o.IdleW}
+		FreqsMHz: o.FreqsMHz, PowerLimit: o.PowerLimit, IdleGPU: o.IdleGPU}
+	e.idle, e.jobs = e.ledger.Add("idle GPUs"), e.ledger.Add("jobs")
+	e.powerOn, e.preRunC = e.ledger.Add("power-on"), e.ledger.Add("pre-run")
 	if !o.NodesStartOff {
 		for i := range e.st.NodeOn {
 			e.st.NodeOn[i] = true
@@ -142,45 +142,53 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 		if j.ID != i {
 			return nil, fmt.Errorf("sim: elastic job %d has ID %d; IDs must be 0..%d in order", i, j.ID, len(jobs)-1)
 		}
-		if j.Iters <= 0 || j.SubmitMs < 0 || !truth.CanRun(j, 1) {
-			return nil, fmt.Errorf("sim: elastic job %d: %v iterations, submit %d ms, or no 1-GPU profile", i, j.Iters, j.SubmitMs)
+		if j.Iters <= 0 || j.Submit < 0 || !truth.CanRun(j, 1) {
+			return nil, fmt.Errorf("sim: elastic job %d: %v iterations, submit %d ms, or no 1-GPU profile", i, j.Iters, j.Submit)
 		}
-		e.js[i] = &elasticJob{view: policy.ElasticView{Job: j, Remaining: j.Iters, QueuedSinceMs: j.SubmitMs}, slice: -1}
-		e.res.Jobs[i] = ElasticJobResult{ID: i, SubmitMs: j.SubmitMs, StartMs: -1, EndMs: -1}
-		e.push(elasticEvent{at: j.SubmitMs, kind: ekArrive, job: i})
+		e.js[i] = &elasticJob{view: policy.ElasticView{Job: j, Remaining: j.Iters, QueuedSince: j.Submit}, slice: -1}
+		e.res.Jobs[i] = ElasticJobResult{ID: i, Submit: j.Submit, Start: -1, End: -1}
+		e.k.Post(j.Submit, elasticEvent{kind: ekArrive, job: i})
 	}
-	if err := e.loop(); err != nil {
+	e.k.Track(len(jobs))
+	if err := e.k.Run(e); err != nil {
 		return nil, err
 	}
+	if n := e.k.Open(); n > 0 {
+		return nil, fmt.Errorf("sim: %d of %d elastic jobs never finished (the scheduler left them waiting on an idle cluster)", n, len(e.js))
+	}
+	var sum float64
+	for _, r := range e.res.Jobs {
+		sum += float64(r.End - r.Submit)
+	}
+	e.res.AvgJCTSec = sum / 1000 / float64(len(e.js))
+	e.res.Makespan = e.k.Now()
+	e.res.Energy = e.ledger.Total()
+	e.res.JobEnergy, e.res.IdleEnergy = e.ledger.Energy(e.jobs), e.ledger.Energy(e.idle)
+	e.res.PowerOnEnergy, e.res.PreRunEnergy = e.ledger.Energy(e.powerOn), e.ledger.Energy(e.preRunC)
+	e.res.Events, e.res.Decisions = e.k.Events, e.k.Decisions
 	return e.res, nil
 }
 
 type elasticEngine struct {
+	k         Kernel[elasticEvent]
 	o         ElasticOptions
 	truth     ElasticTruth
 	s         policy.ElasticScheduler
 	res       *ElasticResult
 	js        []*elasticJob
-	q         elasticQueue
-	seq       uint64
-	now       int64
 	st        policy.ElasticState
 	isActive  []bool
-	predicted float64
+	predicted hw.Watts
 	nodesOn   int
 	active    []*elasticJob
-	done      int
-	wakeAt    int64
+	wakeAt    job.Time
+	// The ledger's components.
+	ledger                       Ledger
+	idle, jobs, powerOn, preRunC int
 	// Scratch reused across decisions: GPUs used per node, and each job's
 	// allocation (index+1 into the decision's Allocs; 0 for none).
 	used    []int
 	allocOf []int
-}
-
-func (e *elasticEngine) push(ev elasticEvent) {
-	ev.seq = e.seq
-	e.seq++
-	heap.Push(&e.q, ev)
 }
 
 // powers returns the cluster's actual power split into jobs and idle GPUs.
@@ -193,40 +201,33 @@ func (e *elasticEngine) powers() (jobW, idleW float64) {
 		busy += j.view.GPUs
 		jobW += e.jobPower(j)
 	}
-	return jobW, float64(e.nodesOn*e.o.GPUsPerNode-busy) * e.o.IdleW
+	return jobW, float64(e.nodesOn*e.o.GPUsPerNode-busy) * float64(e.o.IdleGPU)
 }
 
 func (e *elasticEngine) jobPower(j *elasticJob) float64 {
-	if e.now < j.restartTo {
-		return float64(j.view.GPUs) * e.o.IdleW
+	if e.k.Now() < j.restartTo {
+		return float64(j.view.GPUs) * float64(e.o.IdleGPU)
 	}
 	return float64(j.view.GPUs) * j.gpuW
 }
 
-func (e *elasticEngine) advance(t int64) {
-	if t <= e.now {
-		return
-	}
-	// Restart pauses end at their own events, so power is constant on (now, t].
-	dt := float64(t-e.now) / 1000
+func (e *elasticEngine) advance(from, to job.Time) {
+	// Restart pauses end at their own events, so power is constant on [from, to).
+	d := to - from
+	dt := d.Seconds()
 	_, idle := e.powers()
-	e.res.IdleJ += idle * dt
-	e.res.EnergyJ += idle * dt
+	e.ledger.Accrue(e.idle, hw.Watts(idle), d)
 	for _, j := range e.active {
 		if !j.running {
 			continue
 		}
-		w := e.jobPower(j)
-		e.res.Jobs[j.view.Job.ID].EnergyJ += w * dt
-		e.res.JobJ += w * dt
-		e.res.EnergyJ += w * dt
-		j.view.AttainedGPUms += float64(j.view.GPUs) * float64(t-e.now)
-		j.view.RanMs += t - e.now
-		if e.now >= j.restartTo {
+		e.res.Jobs[j.view.Job.ID].Energy += e.ledger.Accrue(e.jobs, hw.Watts(e.jobPower(j)), d)
+		j.view.AttainedGPUms += float64(j.view.GPUs) * float64(d)
+		j.view.Ran += d
+		if from >= j.restartTo {
 			j.view.Remaining -= dt / j.iterSec
 		}
 	}
-	e.now = t
 }
 
 func (e *elasticEngine) observe(j *elasticJob, n, fi int) policy.Observation {
@@ -252,19 +253,20 @@ func (e *elasticEngine) reschedule(j *elasticJob) {
 		fi = j.sliceFi
 	}
 	j.iterSec, j.gpuW = e.truth.Truth(j.view.Job, j.view.GPUs, fi)
-	start := max(e.now, j.restartTo)
-	left := int64(math.Ceil(math.Max(0, j.view.Remaining) * j.iterSec * 1000))
-	e.push(elasticEvent{at: start + left, kind: ekDone, job: j.view.Job.ID, version: j.version})
-	if j.restartTo > e.now {
-		e.push(elasticEvent{at: j.restartTo, kind: ekRestart, job: j.view.Job.ID, version: j.version})
+	start := max(e.k.Now(), j.restartTo)
+	left := job.Time(math.Ceil(math.Max(0, j.view.Remaining) * j.iterSec * 1000))
+	e.k.Post(start+left, elasticEvent{kind: ekDone, job: j.view.Job.ID, version: j.version})
+	if j.restartTo > e.k.Now() {
+		e.k.Post(j.restartTo, elasticEvent{kind: ekRestart, job: j.view.Job.ID, version: j.version})
 	}
 	if j.slice >= 0 {
-		e.push(elasticEvent{at: start + e.sliceMs(), kind: ekSlice, job: j.view.Job.ID, version: j.version})
+		e.k.Post(start+e.slice(), elasticEvent{kind: ekSlice, job: j.view.Job.ID, version: j.version})
 	}
 }
 
-func (e *elasticEngine) sliceMs() int64 {
-	return max(1, e.o.ProfileMs/int64(len(e.o.ProfileFreqs)))
+// slice is one profiling frequency's share of a window.
+func (e *elasticEngine) slice() job.Time {
+	return max(1, e.o.Profile/job.Time(len(e.o.ProfileFreqs)))
 }
 
 // stale reports whether an event no longer applies (a completion, slice or
@@ -280,110 +282,74 @@ func (e *elasticEngine) stale(ev elasticEvent) bool {
 	return ev.version != j.version || !j.running
 }
 
-func (e *elasticEngine) loop() error {
-	for {
-		for e.q.Len() > 0 && e.stale(e.q[0]) {
-			heap.Pop(&e.q)
+func (e *elasticEngine) finished() bool { return e.k.Open() == 0 }
+
+func (e *elasticEngine) handle(ev elasticEvent) (bool, error) {
+	j := e.js[ev.job]
+	switch ev.kind {
+	case ekArrive:
+		if e.o.PreRun > 0 {
+			e.preRun(j)
+			e.k.Post(e.k.Now()+e.o.PreRun, elasticEvent{kind: ekPreRun, job: ev.job})
+			return false, nil
 		}
-		if e.q.Len() == 0 || e.done == len(e.js) {
-			break
+		e.activate(j)
+		return true, nil
+	case ekPreRun:
+		e.activate(j)
+		return true, nil
+	case ekWake:
+		return true, nil
+	case ekRestart:
+		// progress resumes; power changes (held GPUs leave idle draw)
+		return false, nil
+	case ekSlice:
+		j.view.Obs = append(j.view.Obs, e.observe(j, j.view.GPUs, j.sliceFi))
+		e.res.Jobs[ev.job].Slices++
+		j.slice++
+		done := j.slice >= len(e.o.ProfileFreqs)
+		if done {
+			j.slice = -1
+			j.view.Profiling = false
+		} else {
+			j.sliceFi = e.o.ProfileFreqs[j.slice]
 		}
-		t := e.q[0].at
-		e.advance(t)
-		sched := false
-		for e.q.Len() > 0 && e.q[0].at == t {
-			ev := heap.Pop(&e.q).(elasticEvent)
-			j := e.js[ev.job]
-			switch ev.kind {
-			case ekArrive:
-				e.res.Events++
-				if e.o.PreRunMs > 0 {
-					e.preRun(j)
-					e.push(elasticEvent{at: t + e.o.PreRunMs, kind: ekPreRun, job: ev.job})
-					continue
-				}
-				e.activate(j)
-				sched = true
-			case ekPreRun:
-				e.res.Events++
-				e.activate(j)
-				sched = true
-			case ekWake:
-				if !e.stale(ev) {
-					e.res.Events++
-					sched = true
-				}
-			default:
-				if e.stale(ev) {
-					continue
-				}
-				e.res.Events++
-				switch ev.kind {
-				case ekRestart:
-					// progress resumes; power changes (held GPUs leave idle draw)
-				case ekSlice:
-					j.view.Obs = append(j.view.Obs, e.observe(j, j.view.GPUs, j.sliceFi))
-					e.res.Jobs[ev.job].Slices++
-					j.slice++
-					if j.slice >= len(e.o.ProfileFreqs) {
-						j.slice = -1
-						j.view.Profiling = false
-						sched = true
-					} else {
-						j.sliceFi = e.o.ProfileFreqs[j.slice]
-					}
-					e.reschedule(j)
-				case ekDone:
-					e.finish(j)
-					sched = true
-				}
-			}
-		}
-		if sched && len(e.active) > 0 {
-			if err := e.decide(); err != nil {
-				return fmt.Errorf("sim: t=%d ms: %w", t, err)
-			}
-		}
-		jw, iw := e.powers()
-		e.res.MaxActualW = math.Max(e.res.MaxActualW, jw+iw)
-		e.record()
+		e.reschedule(j)
+		return done, nil
 	}
-	if e.done != len(e.js) {
-		return fmt.Errorf("sim: %d of %d elastic jobs never finished (the scheduler left them waiting on an idle cluster)", len(e.js)-e.done, len(e.js))
-	}
-	var sum float64
-	for _, r := range e.res.Jobs {
-		sum += float64(r.EndMs - r.SubmitMs)
-	}
-	e.res.AvgJCTSec = sum / 1000 / float64(len(e.js))
-	e.res.MakespanSec = float64(e.now) / 1000
+	return true, e.finish(j)
+}
+
+func (e *elasticEngine) settled() error {
+	jw, iw := e.powers()
+	e.res.MaxActual = max(e.res.MaxActual, hw.Watts(jw+iw))
+	e.record()
 	return nil
 }
 
 func (e *elasticEngine) preRun(j *elasticJob) {
-	per := float64(e.o.PreRunMs) / 1000 / float64(len(e.o.ProfileFreqs))
+	per := e.o.PreRun.Seconds() / float64(len(e.o.ProfileFreqs))
 	for _, fi := range e.o.ProfileFreqs {
 		_, w := e.truth.Truth(j.view.Job, 1, fi)
-		e.res.PreRunJ += w * per
-		e.res.EnergyJ += w * per
-		e.res.Jobs[j.view.Job.ID].PreRunJ += w * per
+		e.ledger.Charge(e.preRunC, hw.Joules(w*per))
+		e.res.Jobs[j.view.Job.ID].PreRun += hw.Joules(w * per)
 		j.view.Obs = append(j.view.Obs, e.observe(j, 1, fi))
 	}
 }
 
 func (e *elasticEngine) activate(j *elasticJob) {
-	j.view.QueuedSinceMs = e.now
+	j.view.QueuedSince = e.k.Now()
 	e.isActive[j.view.Job.ID] = true
 	e.active = append(e.active, j)
 }
 
-func (e *elasticEngine) finish(j *elasticJob) {
+func (e *elasticEngine) finish(j *elasticJob) error {
 	j.running = false
 	e.isActive[j.view.Job.ID] = false
 	j.view.Remaining = 0
-	e.res.Jobs[j.view.Job.ID].EndMs = e.now
+	e.res.Jobs[j.view.Job.ID].End = e.k.Now()
 	e.active = slices.DeleteFunc(e.active, func(x *elasticJob) bool { return x == j })
-	e.done++
+	return e.k.End(j.view.Job.ID)
 }
 
 func (e *elasticEngine) record() {
@@ -397,8 +363,8 @@ func (e *elasticEngine) record() {
 			gpus += j.view.GPUs
 		}
 	}
-	p := ElasticPoint{AtMs: e.now, GPUs: gpus, NodesOn: e.nodesOn, PowerW: jw + iw, PredictedW: e.predicted}
-	if n := len(e.res.Timeline); n > 0 && e.res.Timeline[n-1].AtMs == e.now {
+	p := ElasticPoint{At: e.k.Now(), GPUs: gpus, NodesOn: e.nodesOn, Power: hw.Watts(jw + iw), Predicted: e.predicted}
+	if n := len(e.res.Timeline); n > 0 && e.res.Timeline[n-1].At == e.k.Now() {
 		e.res.Timeline[n-1] = p
 		return
 	}
@@ -406,13 +372,17 @@ func (e *elasticEngine) record() {
 }
 
 func (e *elasticEngine) decide() error {
-	e.st.NowMs = e.now
+	if len(e.active) == 0 {
+		return nil
+	}
+	now := e.k.Now()
+	e.st.Now = now
 	e.st.Jobs = e.st.Jobs[:0]
 	for _, j := range e.active {
 		e.st.Jobs = append(e.st.Jobs, &j.view)
 	}
 	d := e.s.ScheduleElastic(&e.st)
-	e.res.Decisions++
+	e.k.Decisions++
 	gpn := e.o.GPUsPerNode
 	on := d.NodeOn
 	if on == nil {
@@ -441,7 +411,7 @@ func (e *elasticEngine) decide() error {
 		}
 	}()
 	busy := 0
-	var pred float64
+	var pred hw.Watts
 	for k := range d.Allocs {
 		a := &d.Allocs[k]
 		if a.Job < 0 || a.Job >= len(e.js) || !e.isActive[a.Job] {
@@ -476,10 +446,10 @@ func (e *elasticEngine) decide() error {
 		if a.FreqIdx < 0 || a.FreqIdx >= len(e.o.FreqsMHz) {
 			return fmt.Errorf("%w: elastic job %d: frequency index %d", ErrPolicy, a.Job, a.FreqIdx)
 		}
-		if a.PredW < 0 || math.IsNaN(a.PredW) {
-			return fmt.Errorf("%w: elastic job %d: predicted power %v", ErrPolicy, a.Job, a.PredW)
+		if a.Pred < 0 || math.IsNaN(float64(a.Pred)) {
+			return fmt.Errorf("%w: elastic job %d: predicted power %v", ErrPolicy, a.Job, a.Pred)
 		}
-		pred += a.PredW
+		pred += a.Pred
 		busy += n
 	}
 	onCount := 0
@@ -488,9 +458,9 @@ func (e *elasticEngine) decide() error {
 			onCount++
 		}
 	}
-	pred += float64(onCount*gpn-busy) * e.o.IdleW
-	if e.o.PowerLimitW > 0 && pred > e.o.PowerLimitW*(1+1e-9) {
-		return fmt.Errorf("%w: predicted cluster power %.0f W above the %.0f W limit", ErrPolicy, pred, e.o.PowerLimitW)
+	pred += hw.Watts(onCount*gpn-busy) * e.o.IdleGPU
+	if !e.o.PowerLimit.AllowsRecomputed(pred) {
+		return fmt.Errorf("%w: predicted cluster power %.0f W above the %.0f W limit", ErrPolicy, pred, e.o.PowerLimit)
 	}
 	for _, j := range e.active {
 		id := j.view.Job.ID
@@ -498,7 +468,7 @@ func (e *elasticEngine) decide() error {
 			if j.running {
 				j.running = false
 				j.view.Nodes, j.view.GPUs = nil, 0
-				j.view.QueuedSinceMs = e.now
+				j.view.QueuedSince = now
 				j.slice, j.view.Profiling = -1, false
 				j.version++
 			}
@@ -514,7 +484,7 @@ func (e *elasticEngine) decide() error {
 		if !j.running || !slices.Equal(place, j.view.Nodes) {
 			changed = true
 			if j.view.Started {
-				j.restartTo = e.now + e.o.RestartMs
+				j.restartTo = now + e.o.Restart
 				e.res.Restarts++
 				e.res.Jobs[id].Restarts++
 				switch {
@@ -526,15 +496,15 @@ func (e *elasticEngine) decide() error {
 					e.res.Migrations++
 				}
 			} else {
-				j.restartTo = e.now
+				j.restartTo = now
 				j.view.Started = true
-				e.res.Jobs[id].StartMs = e.now
+				e.res.Jobs[id].Start = now
 			}
 			if !j.running {
-				j.view.LastStartMs = e.now
+				j.view.LastStart = now
 			}
 			j.running = true
-			j.view.PlacedAtMs = e.now
+			j.view.PlacedAt = now
 			j.view.Nodes = place
 			j.view.GPUs = sum(place)
 			j.slice, j.view.Profiling = -1, false
@@ -544,7 +514,7 @@ func (e *elasticEngine) decide() error {
 			j.view.FreqIdx = a.FreqIdx
 			changed = changed || j.slice < 0
 		}
-		if a.Profile && j.slice < 0 && e.o.ProfileMs > 0 {
+		if a.Profile && j.slice < 0 && e.o.Profile > 0 {
 			j.slice, j.sliceFi, j.view.Profiling = 0, e.o.ProfileFreqs[0], true
 			e.res.Jobs[id].ProfileWindows++
 			changed = true
@@ -556,17 +526,16 @@ func (e *elasticEngine) decide() error {
 	for i, b := range on {
 		if b && !e.st.NodeOn[i] {
 			e.res.PowerOns++
-			e.res.PowerOnJ += e.o.PowerOnJ
-			e.res.EnergyJ += e.o.PowerOnJ
+			e.ledger.Charge(e.powerOn, e.o.PowerOn)
 		}
 	}
 	copy(e.st.NodeOn, on)
 	e.nodesOn = onCount
 	e.predicted = pred
-	e.res.MaxPredictedW = math.Max(e.res.MaxPredictedW, pred)
-	if d.WakeAtMs > e.now && d.WakeAtMs != e.wakeAt {
-		e.wakeAt = d.WakeAtMs
-		e.push(elasticEvent{at: d.WakeAtMs, kind: ekWake})
+	e.res.MaxPredicted = max(e.res.MaxPredicted, pred)
+	if d.WakeAt > now && d.WakeAt != e.wakeAt {
+		e.wakeAt = d.WakeAt
+		e.k.Post(d.WakeAt, elasticEvent{kind: ekWake, at: d.WakeAt})
 	}
 	return nil
 }

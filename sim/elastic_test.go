@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 )
 
@@ -23,9 +25,9 @@ func (fakeTruth) CanRun(j *policy.ElasticJob, n int) bool { return n == 1 || n =
 
 // scripted gives each job 1 GPU on node 0, then after WakeMs 2 GPUs.
 type scripted struct {
-	wakeMs  int64
+	wakeMs  job.Time
 	profile bool
-	predW   float64
+	predW   hw.Watts
 	on      []bool
 }
 
@@ -34,20 +36,20 @@ func (s *scripted) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecisi
 	d.NodeOn = s.on
 	for _, v := range st.Jobs {
 		n := 1
-		if s.wakeMs > 0 && st.NowMs >= s.wakeMs {
+		if s.wakeMs > 0 && st.Now >= s.wakeMs {
 			n = 2
 		}
-		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: []policy.NodeShare{{Node: 0, GPUs: n}}, FreqIdx: 1, PredW: s.predW, Profile: s.profile && !v.Profiled(n)})
+		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: []policy.NodeShare{{Node: 0, GPUs: n}}, FreqIdx: 1, Pred: s.predW, Profile: s.profile && !v.Profiled(n)})
 	}
-	if s.wakeMs > st.NowMs {
-		d.WakeAtMs = s.wakeMs
+	if s.wakeMs > st.Now {
+		d.WakeAt = s.wakeMs
 	}
 	return d
 }
 
 func TestElasticRescaleEnergyAndTime(t *testing.T) {
 	jobs := []policy.ElasticJob{{ID: 0, Iters: 100, ReqGPUs: 1, MaxGPUs: 2}}
-	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleW: 50, RestartMs: 5000}
+	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, Restart: 5000}
 	res, err := RunElastic(jobs, fakeTruth{}, &scripted{wakeMs: 10000}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -56,20 +58,22 @@ func TestElasticRescaleEnergyAndTime(t *testing.T) {
 	// 10-15 s: restart, 2 GPUs held at idle = 500 J (the job's).
 	// 15-60 s: 90 iterations at 0.5 s on 2 GPUs at 100 W = 9000 J.
 	j := res.Jobs[0]
-	if j.EndMs != 60000 || !near(res.EnergyJ, 11000) || !near(res.JobJ, 10500) || !near(res.IdleJ, 500) || res.Rescales != 1 {
-		t.Fatalf("end %d ms, energy %v (job %v idle %v), rescales %d", j.EndMs, res.EnergyJ, res.JobJ, res.IdleJ, res.Rescales)
+	if j.End != 60000 || !near(res.Energy, 11000) || !near(res.JobEnergy, 10500) || !near(res.IdleEnergy, 500) || res.Rescales != 1 {
+		t.Fatalf("end %d ms, energy %v (job %v idle %v), rescales %d", j.End, res.Energy, res.JobEnergy, res.IdleEnergy, res.Rescales)
 	}
-	if !near(res.EnergyJ, res.JobJ+res.IdleJ+res.PowerOnJ+res.PreRunJ) {
+	if !near(res.Energy, res.JobEnergy+res.IdleEnergy+res.PowerOnEnergy+res.PreRunEnergy) {
 		t.Fatal("energy parts do not add up")
 	}
 }
 
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+func near[F ~float64](a, b F) bool {
+	return math.Abs(float64(a-b)) <= 1e-6*math.Max(1, math.Abs(float64(b)))
+}
 
 func TestElasticProfilingAndPreRun(t *testing.T) {
-	jobs := []policy.ElasticJob{{ID: 0, Iters: 1000, ReqGPUs: 1, MaxGPUs: 2}, {ID: 1, SubmitMs: 1000, Iters: 500, ReqGPUs: 1, MaxGPUs: 2}}
-	o := ElasticOptions{Nodes: 2, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleW: 50, PreRunMs: 4000, ProfileMs: 8000,
-		ProfileFreqs: []int{0, 1}, NoiseSigma: 0.02, PowerOnJ: 1000, Seed: 7}
+	jobs := []policy.ElasticJob{{ID: 0, Iters: 1000, ReqGPUs: 1, MaxGPUs: 2}, {ID: 1, Submit: 1000, Iters: 500, ReqGPUs: 1, MaxGPUs: 2}}
+	o := ElasticOptions{Nodes: 2, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, PreRun: 4000, Profile: 8000,
+		ProfileFreqs: []int{0, 1}, NoiseSigma: 0.02, PowerOn: 1000, Seed: 7}
 	s := &scripted{profile: true, on: []bool{true, false}}
 	res, err := RunElastic(jobs, fakeTruth{}, s, o)
 	if err != nil {
@@ -79,12 +83,12 @@ func TestElasticProfilingAndPreRun(t *testing.T) {
 		// A pre-run of 4 s cycles both frequencies on one offline GPU:
 		// 2 s at 60 W + 2 s at 100 W = 320 J. It measured 1 GPU, so the
 		// scheduler asks for no window on 1 GPU.
-		if !near(j.PreRunJ, 320) || j.Slices != 0 || j.ProfileWindows != 0 {
-			t.Errorf("job %d: pre-run %v J, %d slices, %d windows", j.ID, j.PreRunJ, j.Slices, j.ProfileWindows)
+		if !near(j.PreRun, 320) || j.Slices != 0 || j.ProfileWindows != 0 {
+			t.Errorf("job %d: pre-run %v J, %d slices, %d windows", j.ID, j.PreRun, j.Slices, j.ProfileWindows)
 		}
 	}
-	if !near(res.EnergyJ, res.JobJ+res.IdleJ+res.PowerOnJ+res.PreRunJ) {
-		t.Fatalf("energy %v != parts %v", res.EnergyJ, res.JobJ+res.IdleJ+res.PowerOnJ+res.PreRunJ)
+	if !near(res.Energy, res.JobEnergy+res.IdleEnergy+res.PowerOnEnergy+res.PreRunEnergy) {
+		t.Fatalf("energy %v != parts %v", res.Energy, res.JobEnergy+res.IdleEnergy+res.PowerOnEnergy+res.PreRunEnergy)
 	}
 	// Node 1 was switched off at the first decision and never on again.
 	if res.PowerOns != 0 {
@@ -98,13 +102,13 @@ func TestElasticProfilingAndPreRun(t *testing.T) {
 
 func TestElasticRefusesBadDecisions(t *testing.T) {
 	jobs := []policy.ElasticJob{{ID: 0, Iters: 10, ReqGPUs: 1, MaxGPUs: 2}}
-	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleW: 50, PowerLimitW: 140}
+	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, PowerLimit: 140}
 	// 1 GPU predicted at 100 W + 1 idle GPU at 50 W = 150 W > 140 W.
 	_, err := RunElastic(jobs, fakeTruth{}, &scripted{predW: 100}, o)
 	if !errors.Is(err, ErrPolicy) {
 		t.Fatalf("over the power limit: %v", err)
 	}
-	o.PowerLimitW = 150
+	o.PowerLimit = 150
 	if _, err := RunElastic(jobs, fakeTruth{}, &scripted{predW: 100}, o); err != nil {
 		t.Fatalf("at the limit: %v", err)
 	}
@@ -116,7 +120,7 @@ func TestElasticRefusesBadDecisions(t *testing.T) {
 
 func TestElasticProfileWindow(t *testing.T) {
 	jobs := []policy.ElasticJob{{ID: 0, Iters: 1000, ReqGPUs: 1, MaxGPUs: 2}}
-	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleW: 50, ProfileMs: 8000, ProfileFreqs: []int{0, 1}, Seed: 1}
+	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, Profile: 8000, ProfileFreqs: []int{0, 1}, Seed: 1}
 	res, err := RunElastic(jobs, fakeTruth{}, &scripted{profile: true}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -124,10 +128,10 @@ func TestElasticProfileWindow(t *testing.T) {
 	// One window of two 4 s slices on 1 GPU: frequency index 0 (60 W),
 	// then 1 (100 W); 1000 iterations at 1 s; the idle GPU draws 50 W.
 	j := res.Jobs[0]
-	if j.ProfileWindows != 1 || j.Slices != 2 || j.EndMs != 1000000 {
+	if j.ProfileWindows != 1 || j.Slices != 2 || j.End != 1000000 {
 		t.Fatalf("%+v", j)
 	}
-	if want := 4*60 + 996*100.0; !near(res.JobJ, want) || !near(res.IdleJ, 1000*50) {
-		t.Fatalf("job %v J (want %v), idle %v J", res.JobJ, want, res.IdleJ)
+	if want := hw.Joules(4*60 + 996*100.0); !near(res.JobEnergy, want) || !near(res.IdleEnergy, 1000*50) {
+		t.Fatalf("job %v J (want %v), idle %v J", res.JobEnergy, want, res.IdleEnergy)
 	}
 }

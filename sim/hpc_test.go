@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fcfs"
 	"github.com/wattsched/wattsched/policy/vahrm"
@@ -15,23 +16,23 @@ import (
 // threeNodes: 1 CPU + 1 GPU per node; type 0 = CPU job, type 1 = GPU job.
 // Node n's CPU draws 100+10n W on a CPU job; GPUs draw 200 W on GPU jobs.
 func threeNodes() *power.HPCNodes {
-	return &power.HPCNodes{CPUsPerNode: 1, GPUsPerNode: 1, CPUIdleW: 10, GPUIdleW: 20, CPUTDPW: 150, GPUTDPW: 300,
+	return &power.HPCNodes{CPUsPerNode: 1, GPUsPerNode: 1, CPUIdle: 10, GPUIdle: 20, CPUTDP: 150, GPUTDP: 300,
 		CPU: [][]float64{{100, 10}, {110, 10}, {120, 10}}, GPU: [][]float64{{20, 200}, {20, 200}, {20, 200}},
 		GPUJob: []bool{false, true}}
 }
 
 func hpcJobs() []policy.HPCJob {
 	return []policy.HPCJob{
-		{ID: 0, RunMs: 10000, Nodes: 2, Type: 0},
-		{ID: 1, RunMs: 5000, Nodes: 2, Type: 0},
-		{ID: 2, RunMs: 3000, Nodes: 1, Type: 0},
+		{ID: 0, Runtime: 10000, Nodes: 2, Type: 0},
+		{ID: 1, Runtime: 5000, Nodes: 2, Type: 0},
+		{ID: 2, Runtime: 3000, Nodes: 1, Type: 0},
 	}
 }
 
-func starts(r *sim.HPCResult) []int64 {
-	var out []int64
+func starts(r *sim.HPCResult) []job.Time {
+	var out []job.Time
 	for _, j := range r.Jobs {
-		out = append(out, j.StartMs)
+		out = append(out, j.Start)
 	}
 	return out
 }
@@ -47,14 +48,14 @@ func TestHPCSchedulers(t *testing.T) {
 	cases := []struct {
 		name string
 		s    policy.HPCScheduler
-		want []int64
+		want []job.Time
 	}{
 		// FCFS: job 1 (2 nodes) waits for job 0; job 2 waits behind it until 10 s.
-		{"VU-FCFS", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware}, truth)), []int64{0, 10000, 10000}},
+		{"VU-FCFS", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware}, truth)), []job.Time{0, 10000, 10000}},
 		// EASY: job 2 (3 s) ends before job 1's reservation at 10 s, so it backfills at 0.
-		{"VU-FCFS-B", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware, Backfill: true}, truth)), []int64{0, 10000, 0}},
+		{"VU-FCFS-B", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware, Backfill: true}, truth)), []job.Time{0, 10000, 0}},
 		// VAHRM: job 1 does not fit and is skipped, job 2 starts at 0.
-		{"VAHRM", mk(vahrm.New(vahrm.Args{}.Default(), truth)), []int64{0, 10000, 0}},
+		{"VAHRM", mk(vahrm.New(vahrm.Args{}.Default(), truth)), []job.Time{0, 10000, 0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,7 +70,7 @@ func TestHPCSchedulers(t *testing.T) {
 				}
 			}
 			for _, j := range r.Jobs {
-				if j.Ends != 1 || j.EndMs-j.StartMs != hpcJobs()[j.ID].RunMs {
+				if j.End-j.Start != hpcJobs()[j.ID].Runtime {
 					t.Fatalf("job %+v", j)
 				}
 			}
@@ -82,18 +83,18 @@ func TestHPCSchedulers(t *testing.T) {
 func TestVAHRMPicksCheapNodesAndEnergy(t *testing.T) {
 	truth := threeNodes()
 	s, _ := vahrm.New(vahrm.Args{}.Default(), truth)
-	jobs := []policy.HPCJob{{ID: 0, RunMs: 10000, Nodes: 1, Type: 0}}
+	jobs := []policy.HPCJob{{ID: 0, Runtime: 10000, Nodes: 1, Type: 0}}
 	r, err := sim.RunHPC(jobs, s, sim.HPCOptions{Truth: truth})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Node 0 is cheapest (100 W CPU + 20 W idle GPU = 120 W). System: 2 idle nodes
 	// (30 W each) + 120 W for 10 s = 1800 J.
-	if r.Jobs[0].ActualW != 120 || math.Abs(r.EnergyJ-1800) > 1e-9 {
-		t.Errorf("job power %v W, energy %v J; want 120 W and 1800 J", r.Jobs[0].ActualW, r.EnergyJ)
+	if r.Jobs[0].Actual != 120 || math.Abs(float64(r.Energy)-1800) > 1e-9 {
+		t.Errorf("job power %v W, energy %v J; want 120 W and 1800 J", r.Jobs[0].Actual, r.Energy)
 	}
 	// A cap of 150 W: idle system (90 W) + 90 W more would be 180 W: the job never starts.
-	if _, err := sim.RunHPC(jobs, s, sim.HPCOptions{Truth: truth, PowerCapW: 150}); err == nil {
+	if _, err := sim.RunHPC(jobs, s, sim.HPCOptions{Truth: truth, PowerLimit: 150}); err == nil {
 		t.Error("a job above the cap must never start (and the run report it)")
 	}
 }
@@ -101,11 +102,11 @@ func TestVAHRMPicksCheapNodesAndEnergy(t *testing.T) {
 type cheater struct{}
 
 func (cheater) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
-	return []policy.HPCStart{{Job: st.Queue[0].ID, Nodes: []int{0, 1}, PredNodeW: 1e6}}
+	return []policy.HPCStart{{Job: st.Queue[0].ID, Nodes: []int{0, 1}, Pred: 1e6}}
 }
 
 func TestHPCRefusesStartsAboveCap(t *testing.T) {
-	_, err := sim.RunHPC(hpcJobs(), cheater{}, sim.HPCOptions{Truth: threeNodes(), PowerCapW: 1000})
+	_, err := sim.RunHPC(hpcJobs(), cheater{}, sim.HPCOptions{Truth: threeNodes(), PowerLimit: 1000})
 	if !errors.Is(err, sim.ErrPolicy) {
 		t.Fatalf("err = %v, want ErrPolicy", err)
 	}
@@ -114,13 +115,13 @@ func TestHPCRefusesStartsAboveCap(t *testing.T) {
 func TestFirstRunProfilingOverhead(t *testing.T) {
 	truth := threeNodes()
 	s, _ := vahrm.New(vahrm.Args{}.Default(), truth)
-	jobs := []policy.HPCJob{{ID: 0, RunMs: 10000, Nodes: 1, Type: 1, FirstRun: true}}
+	jobs := []policy.HPCJob{{ID: 0, Runtime: 10000, Nodes: 1, Type: 1, FirstRun: true}}
 	r, err := sim.RunHPC(jobs, s, sim.HPCOptions{Truth: truth, ProfileOverhead: 0.05, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 10 s + 5% profiling; predicted at node TDP 150 + 300 = 450 W.
-	if j := r.Jobs[0]; j.EndMs != 10500 || !j.Profiled || j.PredW != 450 {
+	if j := r.Jobs[0]; j.End != 10500 || !j.Profiled || j.Pred != 450 {
 		t.Errorf("first-run job %+v", j)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 )
@@ -58,7 +60,7 @@ type Policy struct {
 	pred   *power.HPCNodes // per-device predictions (variation-aware types)
 	mean   *power.HPCNodes // fleet-average predictions (unaware types)
 	order  [][]int
-	minW   []float64 // lowest predicted node power per job type
+	minW   []hw.Watts // lowest predicted node power per job type
 	free   []bool
 	buf    []int
 	ends   []*policy.HPCRunning
@@ -83,14 +85,14 @@ func New(a Args, pred *power.HPCNodes) (*Policy, error) {
 
 // lowerW is a lower bound of the predicted power of j's nodes, to reject
 // jobs that cannot fit the power constraint before picking nodes.
-func (p *Policy) lowerW(st *policy.HPCState, j *policy.HPCJob) float64 {
+func (p *Policy) lowerW(st *policy.HPCState, j *policy.HPCJob) hw.Watts {
 	switch {
 	case p.aware(j) && !j.FirstRun:
-		return float64(j.Nodes) * p.minW[j.Type]
+		return hw.Watts(j.Nodes) * p.minW[j.Type]
 	case p.aware(j):
-		return float64(j.Nodes) * st.NodeTDPW
+		return hw.Watts(j.Nodes) * st.NodeTDP
 	}
-	return float64(j.Nodes) * p.mean.NodeW(0, j.Type)
+	return hw.Watts(j.Nodes) * p.mean.NodeW(0, j.Type)
 }
 
 func (p *Policy) aware(j *policy.HPCJob) bool {
@@ -104,7 +106,7 @@ func (p *Policy) aware(j *policy.HPCJob) bool {
 }
 
 // place picks nodes for j and predicts their power; nil when too few free.
-func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob) (nodes []int, predW float64, profile bool) {
+func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob) (nodes []int, predW hw.Watts, profile bool) {
 	switch {
 	case p.aware(j) && !j.FirstRun:
 		nodes = policy.PickCheapest(p.order[j.Type], p.free, j.Nodes, p.buf)
@@ -113,7 +115,7 @@ func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob) (nodes []int, pred
 		}
 	case p.aware(j): // first run: no profile yet, assume TDP and profile it
 		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
-		predW, profile = float64(j.Nodes)*st.NodeTDPW, true
+		predW, profile = hw.Watts(j.Nodes)*st.NodeTDP, true
 	default:
 		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
 		for _, n := range nodes {
@@ -131,28 +133,28 @@ func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob) (nodes []int, pred
 // start if they do not delay the first waiting job's reservation (EASY).
 func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	p.free = append(p.free[:0], st.Free...)
-	freeCount, pred := st.FreeCount, st.PredictedW
+	freeCount, pred := st.FreeCount, st.Predicted
 	p.starts = p.starts[:0]
 	try := func(j *policy.HPCJob) bool {
 		if j.Nodes > freeCount {
 			return false
 		}
-		if st.PowerCapW > 0 && pred+p.lowerW(st, j)-float64(j.Nodes)*st.IdleNodeW > st.PowerCapW {
+		if !st.PowerLimit.Allows(pred + p.lowerW(st, j) - hw.Watts(j.Nodes)*st.IdleNode) {
 			return false
 		}
 		nodes, w, prof := p.place(st, j)
 		if nodes == nil {
 			return false
 		}
-		if st.PowerCapW > 0 && pred+w-float64(j.Nodes)*st.IdleNodeW > st.PowerCapW {
+		if !st.PowerLimit.Allows(pred + w - hw.Watts(j.Nodes)*st.IdleNode) {
 			for _, n := range nodes {
 				p.free[n] = true
 			}
 			return false
 		}
 		freeCount -= j.Nodes
-		pred += w - float64(j.Nodes)*st.IdleNodeW
-		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: nodes, PredNodeW: w, Profile: prof})
+		pred += w - hw.Watts(j.Nodes)*st.IdleNode
+		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: nodes, Pred: w, Profile: prof})
 		return true
 	}
 	i := 0
@@ -169,23 +171,22 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	p.ends = append(p.ends[:0], st.Running...)
 	for _, s := range p.starts {
 		j := jobByID(st.Queue, s.Job)
-		run := j.RunMs
-		p.ends = append(p.ends, &policy.HPCRunning{Job: j, EndMs: st.NowMs + run, Nodes: s.Nodes})
+		p.ends = append(p.ends, &policy.HPCRunning{Job: j, End: st.Now + j.Runtime, Nodes: s.Nodes})
 	}
 	slices.SortStableFunc(p.ends, func(a, b *policy.HPCRunning) int {
 		switch {
-		case a.EndMs < b.EndMs:
+		case a.End < b.End:
 			return -1
-		case a.EndMs > b.EndMs:
+		case a.End > b.End:
 			return 1
 		}
 		return 0
 	})
-	avail, shadow, extra := freeCount, int64(-1), 0
+	avail, shadow, extra := freeCount, job.Time(-1), 0
 	for _, r := range p.ends {
 		avail += len(r.Nodes)
 		if avail >= head.Nodes {
-			shadow, extra = r.EndMs, avail-head.Nodes
+			shadow, extra = r.End, avail-head.Nodes
 			break
 		}
 	}
@@ -196,7 +197,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 		if j.Nodes > freeCount {
 			continue
 		}
-		endsBefore := shadow >= 0 && st.NowMs+j.RunMs <= shadow
+		endsBefore := shadow >= 0 && st.Now+j.Runtime <= shadow
 		if !endsBefore && (shadow < 0 || j.Nodes > extra) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fcfs"
 	"github.com/wattsched/wattsched/power"
@@ -14,22 +15,22 @@ import (
 // CPUs of nodes 0-3 draw 130, 100, 120, 110 W on a CPU job; the GPUs draw
 // 250, 280, 200, 290 W on a GPU job.
 func nodes() *power.HPCNodes {
-	return &power.HPCNodes{CPUsPerNode: 1, GPUsPerNode: 1, CPUIdleW: 10, GPUIdleW: 20, CPUTDPW: 150, GPUTDPW: 300,
+	return &power.HPCNodes{CPUsPerNode: 1, GPUsPerNode: 1, CPUIdle: 10, GPUIdle: 20, CPUTDP: 150, GPUTDP: 300,
 		CPU:    [][]float64{{130, 10}, {100, 10}, {120, 10}, {110, 10}},
 		GPU:    [][]float64{{20, 250}, {20, 280}, {20, 200}, {20, 290}},
 		GPUJob: []bool{false, true}}
 }
 
-func state(nowMs int64, queue []*policy.HPCJob, running []*policy.HPCRunning, seed uint64) *policy.HPCState {
-	st := &policy.HPCState{NowMs: nowMs, Queue: queue, Running: running, Free: []bool{true, true, true, true}, FreeCount: 4,
-		IdleNodeW: 30, NodeTDPW: 450, Rand: rand.New(rand.NewPCG(seed, 0))}
+func state(now job.Time, queue []*policy.HPCJob, running []*policy.HPCRunning, seed uint64) *policy.HPCState {
+	st := &policy.HPCState{Now: now, Queue: queue, Running: running, Free: []bool{true, true, true, true}, FreeCount: 4,
+		IdleNode: 30, NodeTDP: 450, Rand: rand.New(rand.NewPCG(seed, 0))}
 	for _, r := range running {
 		for _, n := range r.Nodes {
 			st.Free[n] = false
 			st.FreeCount--
 		}
 	}
-	st.PredictedW = 4 * st.IdleNodeW
+	st.Predicted = 4 * st.IdleNode
 	return st
 }
 
@@ -43,8 +44,8 @@ func mustNew(t *testing.T, a fcfs.Args) *fcfs.Policy {
 }
 
 func TestVariationAwareNodeChoice(t *testing.T) {
-	cpuJob := &policy.HPCJob{ID: 0, RunMs: 1000, Nodes: 1, Type: 0}
-	gpuJob := &policy.HPCJob{ID: 1, RunMs: 1000, Nodes: 1, Type: 1}
+	cpuJob := &policy.HPCJob{ID: 0, Runtime: 1000, Nodes: 1, Type: 0}
+	gpuJob := &policy.HPCJob{ID: 1, Runtime: 1000, Nodes: 1, Type: 1}
 	// CGVA: the CPU job takes node 1 (least CPU power), the GPU job node 2 (least GPU power).
 	s := mustNew(t, fcfs.Args{Variation: fcfs.FullAware}).ScheduleHPC(state(0, []*policy.HPCJob{cpuJob, gpuJob}, nil, 1))
 	if len(s) != 2 || s[0].Nodes[0] != 1 || s[1].Nodes[0] != 2 {
@@ -68,11 +69,11 @@ func TestVariationAwareNodeChoice(t *testing.T) {
 
 func TestBlockingAndEASYBackfill(t *testing.T) {
 	// Nodes 0 and 1 run a job until t = 10 s; nodes 2 and 3 are free.
-	running := []*policy.HPCRunning{{Job: &policy.HPCJob{ID: 9, Nodes: 2}, EndMs: 10_000, Nodes: []int{0, 1}}}
-	head := &policy.HPCJob{ID: 0, RunMs: 5000, Nodes: 3}      // needs 3 nodes: reservation at 10 s, 1 spare node then
-	short := &policy.HPCJob{ID: 1, RunMs: 8000, Nodes: 2}     // ends at 8 s, before the reservation
-	long := &policy.HPCJob{ID: 2, RunMs: 60_000, Nodes: 2}    // would hold 2 nodes past 10 s: delays the head
-	longOne := &policy.HPCJob{ID: 3, RunMs: 60_000, Nodes: 1} // fits on the spare node
+	running := []*policy.HPCRunning{{Job: &policy.HPCJob{ID: 9, Nodes: 2}, End: 10_000, Nodes: []int{0, 1}}}
+	head := &policy.HPCJob{ID: 0, Runtime: 5000, Nodes: 3}      // needs 3 nodes: reservation at 10 s, 1 spare node then
+	short := &policy.HPCJob{ID: 1, Runtime: 8000, Nodes: 2}     // ends at 8 s, before the reservation
+	long := &policy.HPCJob{ID: 2, Runtime: 60_000, Nodes: 2}    // would hold 2 nodes past 10 s: delays the head
+	longOne := &policy.HPCJob{ID: 3, Runtime: 60_000, Nodes: 1} // fits on the spare node
 	for _, tc := range []struct {
 		name     string
 		backfill bool
@@ -98,15 +99,15 @@ func TestBlockingAndEASYBackfill(t *testing.T) {
 }
 
 func TestPowerCapBlocks(t *testing.T) {
-	j := &policy.HPCJob{ID: 0, RunMs: 1000, Nodes: 2, Type: 1}
+	j := &policy.HPCJob{ID: 0, Runtime: 1000, Nodes: 2, Type: 1}
 	st := state(0, []*policy.HPCJob{j}, nil, 1)
 	// Cheapest GPU nodes: 2 (200+10) and 0 (250+10) = 470 W; system 4*30 - 60 + 470 = 530 W.
-	st.PowerCapW = 529
+	st.PowerLimit = 529
 	if s := mustNew(t, fcfs.Args{Variation: fcfs.FullAware}).ScheduleHPC(st); len(s) != 0 {
 		t.Fatalf("started %+v above the cap", s)
 	}
-	st.PowerCapW = 530
-	if s := mustNew(t, fcfs.Args{Variation: fcfs.FullAware}).ScheduleHPC(st); len(s) != 1 || s[0].PredNodeW != 470 {
+	st.PowerLimit = 530
+	if s := mustNew(t, fcfs.Args{Variation: fcfs.FullAware}).ScheduleHPC(st); len(s) != 1 || s[0].Pred != 470 {
 		t.Fatalf("starts %+v, want one start predicted at 470 W", s)
 	}
 }

@@ -1,6 +1,7 @@
 // Package powerflow implements PowerFlow (Gu et al., "Energy-Efficient GPU
 // Clusters Scheduling for Deep Learning", Sections 5.2-5.3, Algorithm 1):
-// under a cluster power limit eta*G*Pmax it allocates GPUs one step at a
+// under the cluster power limit (the paper's eta*G*Pmax, set by the
+// scenario and read from the state) it allocates GPUs one step at a
 // time by the marginal return priority_G (eq. 20) at each job's most
 // energy-efficient frequency (eq. 17), then raises frequencies by
 // priority_F (eq. 21) while the limit allows; GPU counts are powers of two
@@ -14,6 +15,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 )
 
@@ -22,35 +25,26 @@ const Name = "powerflow"
 
 // Args configure PowerFlow.
 type Args struct {
-	// Eta sets the power limit eta*G*Pmax (G GPUs of maximum power PmaxW).
-	Eta   float64
-	PmaxW float64
 	// ProfileNewCounts profiles a job on every GPU count it has not run on
 	// (Section 5.2); off for the profiled-oracle variant (Section 6.3).
-	ProfileNewCounts bool
+	ProfileNewCounts bool `yaml:"profile_new_counts"`
 	// MinRescaleSec keeps a job's GPU count for this long after its
 	// placement changed (0: re-allocate freely at every event). The paper
 	// re-allocates at every event and is silent on thrashing; with a
 	// checkpoint/restart cost per change that would restart jobs at
 	// nearly every event.
-	MinRescaleSec float64
+	MinRescaleSec float64 `yaml:"min_rescale_s"`
 }
 
-// Default returns the paper's setting at eta = 0.5.
+// Default returns the setting of `reproduce powerflow`.
 func (Args) Default() Args {
-	return Args{Eta: 0.5, PmaxW: 400, ProfileNewCounts: true, MinRescaleSec: 600}
+	return Args{ProfileNewCounts: true, MinRescaleSec: 600}
 }
 
 // Validate checks the arguments.
 func (a Args) Validate() error {
-	if !(a.Eta > 0 && a.Eta <= 1) {
-		return fmt.Errorf("powerflow: eta %v must be in (0, 1]", a.Eta)
-	}
-	if a.MinRescaleSec < 0 {
-		return fmt.Errorf("powerflow: min_rescale_s %v must not be negative", a.MinRescaleSec)
-	}
-	if !(a.PmaxW > 0) {
-		return fmt.Errorf("powerflow: pmax_w %v must be positive", a.PmaxW)
+	if !(a.MinRescaleSec >= 0) || math.IsInf(a.MinRescaleSec, 0) {
+		return fmt.Errorf("powerflow.min_rescale_s: %v, want a finite number >= 0", a.MinRescaleSec)
 	}
 	return nil
 }
@@ -106,9 +100,6 @@ func New(args Args, deps Deps) (*Policy, error) {
 	}
 	return &Policy{args: args, deps: deps}, nil
 }
-
-// LimitW is the power limit for a cluster of g GPUs.
-func (p *Policy) LimitW(g int) float64 { return p.args.Eta * float64(g) * p.args.PmaxW }
 
 // table holds a job's predictions by log2 GPU count and frequency index,
 // each count's row computed when first needed.
@@ -265,7 +256,8 @@ func (q *pq) down(i int) {
 // Section 5.3).
 func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
 	g := st.Nodes * st.GPUsPerNode
-	limit := p.LimitW(g)
+	// within is the power-limit rule on predicted cluster power (eq. 19).
+	within := func(w float64) bool { return st.PowerLimit.Allows(hw.Watts(w)) }
 	freqs := len(st.FreqsMHz)
 	for _, v := range st.Jobs {
 		if v.Job.ID < 0 {
@@ -296,7 +288,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	// Predicted cluster power with busy GPUs packed on ceil(busy/gpn) nodes.
 	total := func(jw float64, b int) float64 {
 		on := (b + st.GPUsPerNode - 1) / st.GPUsPerNode * st.GPUsPerNode
-		return jw + float64(on-b)*st.IdleW
+		return jw + float64(on-b)*float64(st.IdleGPU)
 	}
 	for i, v := range st.Jobs {
 		tb := p.table(v, freqs)
@@ -323,7 +315,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		if prof {
 			w = pl.tb.profW[k]
 		}
-		if total(jobW-pl.watts+w, busy+extra) > limit {
+		if !within(total(jobW-pl.watts+w, busy+extra)) {
 			return false
 		}
 		jobW += w - pl.watts
@@ -332,11 +324,11 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		pl.k, pl.fi, pl.watts, pl.prof = k, fi, w, prof
 		return true
 	}
-	guard := int64(p.args.MinRescaleSec * 1000)
+	guard := job.Time(p.args.MinRescaleSec * 1000)
 	held, first := p.held[:0], p.first[:0]
 	for i := range plans {
 		kd := keyed{tie: plans[i].tb.remain * plans[i].tb.t[0][plans[i].tb.ee[0]], i: i}
-		if v := plans[i].v; v.GPUs > 0 && st.NowMs-v.PlacedAtMs < guard {
+		if v := plans[i].v; v.GPUs > 0 && st.Now-v.PlacedAt < guard {
 			held = append(held, kd)
 		} else {
 			first = append(first, kd)
@@ -384,7 +376,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		}
 	}
 	fq.init()
-	for len(fq) > 0 && free > 0 && total(jobW+minW, busy+1) <= limit {
+	for len(fq) > 0 && free > 0 && within(total(jobW+minW, busy+1)) {
 		i := fq.pop().job
 		if plans[i].k < 0 && take(i, 0) {
 			growth(i)
@@ -428,7 +420,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 			top += pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1] - pl.watts
 		}
 	}
-	if total(top, busy) <= limit {
+	if within(total(top, busy)) {
 		for i := range plans {
 			if pl := &plans[i]; pl.k >= 0 && !pl.prof {
 				pl.fi, pl.watts = freqs-1, pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1]
@@ -447,7 +439,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		// (the same order as one step per pop).
 		for {
 			w := pl.tb.e[pl.k][pl.fi+1] / pl.tb.t[pl.k][pl.fi+1]
-			if total(jobW-pl.watts+w, busy) > limit {
+			if !within(total(jobW-pl.watts+w, busy)) {
 				break
 			}
 			jobW += w - pl.watts
@@ -474,7 +466,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	}
 	places := policy.Pack(reqs, st.Nodes, st.GPUsPerNode, st.NodeOn, true)
 	over := func() bool {
-		return jobW+float64(nodesUsed(places, st.Nodes)*st.GPUsPerNode-busy)*st.IdleW > limit
+		return !within(jobW + float64(nodesUsed(places, st.Nodes)*st.GPUsPerNode-busy)*float64(st.IdleGPU))
 	}
 	if over() {
 		// Kept placements fragment the cluster so much that the idle GPUs
@@ -492,8 +484,8 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	d := policy.ElasticDecision{NodeOn: make([]bool, st.Nodes), Allocs: make([]policy.ElasticAlloc, 0, len(idx))}
 	// Re-plan when the first held job's guard expires.
 	for _, kd := range held {
-		if at := plans[kd.i].v.PlacedAtMs + guard; at > st.NowMs && (d.WakeAtMs == 0 || at < d.WakeAtMs) {
-			d.WakeAtMs = at
+		if at := plans[kd.i].v.PlacedAt + guard; at > st.Now && (d.WakeAt == 0 || at < d.WakeAt) {
+			d.WakeAt = at
 		}
 	}
 	for r, i := range idx {
@@ -504,7 +496,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		for _, ns := range places[r] {
 			d.NodeOn[ns.Node] = true
 		}
-		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: pl.v.Job.ID, Nodes: places[r], FreqIdx: pl.fi, PredW: pl.watts, Profile: pl.prof})
+		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: pl.v.Job.ID, Nodes: places[r], FreqIdx: pl.fi, Pred: hw.Watts(pl.watts), Profile: pl.prof})
 	}
 	return d
 }

@@ -23,7 +23,7 @@ func (fake) Predict(v *policy.ElasticView, n, fi int) (float64, float64, bool) {
 }
 
 func TestAllocationFollowsMarginalReturnUnderTheLimit(t *testing.T) {
-	p, err := New(Args{Eta: 0.4, PmaxW: 400, ProfileNewCounts: true}, Deps{Predictor: fake{}, ProfileFreqs: []int{0, 1}})
+	p, err := New(Args{ProfileNewCounts: true}, Deps{Predictor: fake{}, ProfileFreqs: []int{0, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,8 @@ func TestAllocationFollowsMarginalReturnUnderTheLimit(t *testing.T) {
 		{Job: &policy.ElasticJob{ID: 0, MaxGPUs: 8}, Remaining: 100},
 		{Job: &policy.ElasticJob{ID: 1, MaxGPUs: 8}, Remaining: 100},
 	}
-	st := &policy.ElasticState{Jobs: views, Nodes: 1, GPUsPerNode: 8, NodeOn: []bool{true}, FreqsMHz: []int{1000, 1400}, IdleW: 50}
+	st := &policy.ElasticState{Jobs: views, Nodes: 1, GPUsPerNode: 8, NodeOn: []bool{true}, FreqsMHz: []int{1000, 1400}, IdleGPU: 50,
+		PowerLimit: 0.4 * 8 * 400}
 	d := p.ScheduleElastic(st)
 	// Limit 0.4*8*400 = 1280 W. Both get a first GPU (400 W + 6 idle GPUs
 	// at 50 W = 700 W). Job 0's extra GPUs cost no energy per iteration
@@ -44,7 +45,7 @@ func TestAllocationFollowsMarginalReturnUnderTheLimit(t *testing.T) {
 		for _, ns := range a.Nodes {
 			got[a.Job] += ns.GPUs
 		}
-		pred += a.PredW
+		pred += float64(a.Pred)
 		busy += got[a.Job]
 		if a.Profile != (a.Job == 0) {
 			t.Errorf("job %d profile %v: a new count (4 GPUs) is profiled, 1 GPU is not", a.Job, a.Profile)
@@ -62,7 +63,7 @@ func TestAllocationFollowsMarginalReturnUnderTheLimit(t *testing.T) {
 }
 
 func TestArgsValidate(t *testing.T) {
-	for _, a := range []Args{{Eta: 0, PmaxW: 400}, {Eta: 1.5, PmaxW: 400}, {Eta: 0.5}, {Eta: 0.5, PmaxW: 400, MinRescaleSec: -1}} {
+	for _, a := range []Args{{MinRescaleSec: -1}, {MinRescaleSec: math.NaN()}, {MinRescaleSec: math.Inf(1)}} {
 		if a.Validate() == nil {
 			t.Errorf("%+v accepted", a)
 		}

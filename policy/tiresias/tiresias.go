@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 )
 
@@ -76,8 +77,8 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		if la, lb := p.level(a), p.level(b); la != lb {
 			return la - lb
 		}
-		if a.Job.SubmitMs != b.Job.SubmitMs {
-			return int(a.Job.SubmitMs - b.Job.SubmitMs)
+		if a.Job.Submit != b.Job.Submit {
+			return int(a.Job.Submit - b.Job.Submit)
 		}
 		return a.Job.ID - b.Job.ID
 	})
@@ -96,7 +97,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	for _, v := range run {
 		views[v.Job.ID] = v
 	}
-	wake := int64(math.MaxInt64)
+	wake := job.Time(math.MaxInt64)
 	for _, a := range d.Allocs {
 		v := views[a.Job]
 		l := p.level(v)
@@ -107,11 +108,11 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		for _, ns := range a.Nodes {
 			n += ns.GPUs
 		}
-		ms := int64(math.Ceil((p.args.ThresholdsGPUSec[l]*1000 - v.AttainedGPUms) / float64(n)))
-		wake = min(wake, st.NowMs+max(ms, 1))
+		ms := job.Time(math.Ceil((p.args.ThresholdsGPUSec[l]*1000 - v.AttainedGPUms) / float64(n)))
+		wake = min(wake, st.Now+max(ms, 1))
 	}
 	if wake != math.MaxInt64 {
-		d.WakeAtMs = wake
+		d.WakeAt = wake
 	}
 	d.NodeOn = p.args.NodeOn(d.Allocs, st.Nodes)
 	return d

@@ -15,14 +15,14 @@ func TestLeastAttainedServiceFirst(t *testing.T) {
 	// (queue 1); job 1 arrives later with none (queue 0): it preempts job 0.
 	old := &policy.ElasticView{Job: &policy.ElasticJob{ID: 0, ReqGPUs: 8, MaxGPUs: 8}, GPUs: 8,
 		Nodes: []policy.NodeShare{{Node: 0, GPUs: 8}}, AttainedGPUms: 2 * 3600e3, Started: true}
-	young := &policy.ElasticView{Job: &policy.ElasticJob{ID: 1, SubmitMs: 10, ReqGPUs: 4, MaxGPUs: 8}}
+	young := &policy.ElasticView{Job: &policy.ElasticJob{ID: 1, Submit: 10, ReqGPUs: 4, MaxGPUs: 8}}
 	st := &policy.ElasticState{Jobs: []*policy.ElasticView{old, young}, Nodes: 1, GPUsPerNode: 8, FreqsMHz: []int{1000, 1400}}
 	d := p.ScheduleElastic(st)
 	if len(d.Allocs) != 1 || d.Allocs[0].Job != 1 || d.Allocs[0].FreqIdx != 1 {
 		t.Fatalf("allocations %+v, want only job 1 at the top frequency", d.Allocs)
 	}
 	// Job 1 crosses 3600 GPU-s after 3600/4 = 900 s on 4 GPUs: wake then.
-	if d.WakeAtMs != 900000 {
-		t.Fatalf("wake at %d ms, want 900000", d.WakeAtMs)
+	if d.WakeAt != 900000 {
+		t.Fatalf("wake at %d ms, want 900000", d.WakeAt)
 	}
 }

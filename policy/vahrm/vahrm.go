@@ -10,6 +10,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 )
@@ -47,8 +49,8 @@ type Policy struct {
 	a      Args
 	pred   *power.HPCNodes
 	order  [][]int
-	meanW  []float64 // fleet-average predicted node power per job type
-	minW   []float64 // lowest predicted node power per job type
+	meanW  []hw.Watts // fleet-average predicted node power per job type
+	minW   []hw.Watts // lowest predicted node power per job type
 	free   []bool
 	buf    []int
 	prio   []float64
@@ -76,16 +78,16 @@ func New(a Args, pred *power.HPCNodes) (*Policy, error) {
 	return p, nil
 }
 
-// Priority is eq. (1) for job j at time nowMs: E is the predicted energy
+// Priority is eq. (1) for job j at time now: E is the predicted energy
 // (run time x nodes x predicted node power; node TDP for a first run), W the
 // waiting time in seconds.
-func (p *Policy) Priority(j *policy.HPCJob, nowMs int64, nodeTDPW float64) float64 {
+func (p *Policy) Priority(j *policy.HPCJob, now job.Time, nodeTDP hw.Watts) float64 {
 	w := p.meanW[j.Type]
 	if j.FirstRun {
-		w = nodeTDPW
+		w = nodeTDP
 	}
-	e := float64(j.RunMs) / 1000 * float64(j.Nodes) * w
-	wait := float64(nowMs-j.SubmitMs) / 1000
+	e := j.Runtime.Seconds() * float64(j.Nodes) * float64(w)
+	wait := (now - j.Submit).Seconds()
 	return p.a.Beta*e + (1-p.a.Beta)*wait
 }
 
@@ -93,13 +95,13 @@ func (p *Policy) Priority(j *policy.HPCJob, nowMs int64, nodeTDPW float64) float
 func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	p.starts = p.starts[:0]
 	p.free = append(p.free[:0], st.Free...)
-	freeCount, pred := st.FreeCount, st.PredictedW
+	freeCount, pred := st.FreeCount, st.Predicted
 	// Step 1: priorities; jobs past the waiting limit are unmovable and go
 	// alone, oldest first, until placed.
 	p.idx = p.idx[:0]
-	limit := int64(p.a.WaitLimitS * 1000)
+	limit := job.Time(p.a.WaitLimitS * 1000)
 	for i, j := range st.Queue {
-		if st.NowMs-j.SubmitMs > limit {
+		if st.Now-j.Submit > limit {
 			p.idx = append(p.idx, i)
 		}
 	}
@@ -111,7 +113,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 		for i, j := range st.Queue {
 			if j.Nodes <= freeCount {
 				p.idx = append(p.idx, i)
-				p.prio[i] = p.Priority(j, st.NowMs, st.NodeTDPW)
+				p.prio[i] = p.Priority(j, st.Now, st.NodeTDP)
 			}
 		}
 		slices.SortStableFunc(p.idx, func(a, b int) int {
@@ -135,14 +137,14 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 			}
 			continue
 		}
-		if st.PowerCapW > 0 && !j.FirstRun && pred+float64(j.Nodes)*(p.minW[j.Type]-st.IdleNodeW) > st.PowerCapW {
+		if !j.FirstRun && !st.PowerLimit.Allows(pred+hw.Watts(j.Nodes)*(p.minW[j.Type]-st.IdleNode)) {
 			if unmovable { // even the cheapest nodes would break the cap (step 6, checked early)
 				break
 			}
 			continue
 		}
 		var nodes []int
-		var w float64
+		var w hw.Watts
 		if !j.FirstRun { // step 5: least-power free nodes
 			nodes = policy.PickCheapest(p.order[j.Type], p.free, j.Nodes, p.buf)
 			for _, n := range nodes {
@@ -150,9 +152,9 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 			}
 		} else { // first run: random nodes at TDP
 			nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
-			w = float64(j.Nodes) * st.NodeTDPW
+			w = hw.Watts(j.Nodes) * st.NodeTDP
 		}
-		if st.PowerCapW > 0 && pred+w-float64(j.Nodes)*st.IdleNodeW > st.PowerCapW { // step 6
+		if !st.PowerLimit.Allows(pred + w - hw.Watts(j.Nodes)*st.IdleNode) { // step 6
 			for _, n := range nodes {
 				p.free[n] = true
 			}
@@ -162,8 +164,8 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 			continue
 		}
 		freeCount -= j.Nodes // steps 7-8
-		pred += w - float64(j.Nodes)*st.IdleNodeW
-		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: append([]int(nil), nodes...), PredNodeW: w, Profile: j.FirstRun})
+		pred += w - hw.Watts(j.Nodes)*st.IdleNode
+		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: append([]int(nil), nodes...), Pred: w, Profile: j.FirstRun})
 	}
 	return p.starts
 }

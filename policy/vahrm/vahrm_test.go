@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/vahrm"
 	"github.com/wattsched/wattsched/power"
@@ -12,18 +14,18 @@ import (
 // fourNodes: 1 CPU + 1 GPU per node, one CPU job type; the CPUs of nodes
 // 0-3 draw 130, 100, 120, 110 W on it, the idle GPUs 20 W.
 func fourNodes() *power.HPCNodes {
-	return &power.HPCNodes{CPUsPerNode: 1, GPUsPerNode: 1, CPUIdleW: 10, GPUIdleW: 20, CPUTDPW: 150, GPUTDPW: 300,
+	return &power.HPCNodes{CPUsPerNode: 1, GPUsPerNode: 1, CPUIdle: 10, GPUIdle: 20, CPUTDP: 150, GPUTDP: 300,
 		CPU: [][]float64{{130}, {100}, {120}, {110}}, GPU: [][]float64{{20}, {20}, {20}, {20}}, GPUJob: []bool{false}}
 }
 
-func state(queue []*policy.HPCJob, free []bool, nowMs int64) *policy.HPCState {
-	st := &policy.HPCState{NowMs: nowMs, Queue: queue, Free: free, IdleNodeW: 30, NodeTDPW: 450, Rand: rand.New(rand.NewPCG(1, 2))}
+func state(queue []*policy.HPCJob, free []bool, now job.Time) *policy.HPCState {
+	st := &policy.HPCState{Now: now, Queue: queue, Free: free, IdleNode: 30, NodeTDP: 450, Rand: rand.New(rand.NewPCG(1, 2))}
 	for _, f := range free {
 		if f {
 			st.FreeCount++
 		}
 	}
-	st.PredictedW = float64(len(free)) * st.IdleNodeW
+	st.Predicted = hw.Watts(len(free)) * st.IdleNode
 	return st
 }
 
@@ -37,8 +39,8 @@ func ids(starts []policy.HPCStart) []int {
 
 func TestPriorityOrdersByEnergyOrWait(t *testing.T) {
 	// Two jobs want 2 of the 2 free nodes: only one can start.
-	old := &policy.HPCJob{ID: 0, SubmitMs: 0, RunMs: 1000, Nodes: 2}           // waited 100 s, small energy
-	big := &policy.HPCJob{ID: 1, SubmitMs: 99_000, RunMs: 1_000_000, Nodes: 2} // waited 1 s, large energy
+	old := &policy.HPCJob{ID: 0, Submit: 0, Runtime: 1000, Nodes: 2}           // waited 100 s, small energy
+	big := &policy.HPCJob{ID: 1, Submit: 99_000, Runtime: 1_000_000, Nodes: 2} // waited 1 s, large energy
 	free := []bool{true, true, false, false}
 	for _, tc := range []struct {
 		beta float64
@@ -57,19 +59,19 @@ func TestPriorityOrdersByEnergyOrWait(t *testing.T) {
 
 func TestCheapestNodesAndPowerCap(t *testing.T) {
 	p, _ := vahrm.New(vahrm.Args{}.Default(), fourNodes())
-	j := &policy.HPCJob{ID: 7, RunMs: 1000, Nodes: 2}
+	j := &policy.HPCJob{ID: 7, Runtime: 1000, Nodes: 2}
 	st := state([]*policy.HPCJob{j}, []bool{true, true, true, true}, 0)
 	s := p.ScheduleHPC(st)
 	// Cheapest nodes: 1 (100 W + 20) and 3 (110 + 20).
-	if len(s) != 1 || s[0].Nodes[0] != 1 || s[0].Nodes[1] != 3 || s[0].PredNodeW != 250 {
+	if len(s) != 1 || s[0].Nodes[0] != 1 || s[0].Nodes[1] != 3 || s[0].Pred != 250 {
 		t.Fatalf("starts %+v, want job 7 on nodes 1 and 3 at 250 W", s)
 	}
 	// Predicted system power would be 4*30 - 2*30 + 250 = 310 W: a 300 W cap refuses it.
-	st.PowerCapW = 300
+	st.PowerLimit = 300
 	if s := p.ScheduleHPC(st); len(s) != 0 {
 		t.Fatalf("started %+v above the cap", s)
 	}
-	st.PowerCapW = 310
+	st.PowerLimit = 310
 	if s := p.ScheduleHPC(st); len(s) != 1 {
 		t.Fatal("a start exactly at the cap must be allowed")
 	}
@@ -77,8 +79,8 @@ func TestCheapestNodesAndPowerCap(t *testing.T) {
 
 func TestUnmovableJobBlocksOthers(t *testing.T) {
 	p, _ := vahrm.New(vahrm.Args{Beta: 0.5, WaitLimitS: 10}, fourNodes())
-	stuck := &policy.HPCJob{ID: 0, SubmitMs: 0, RunMs: 1000, Nodes: 3} // waited 20 s > 10 s
-	small := &policy.HPCJob{ID: 1, SubmitMs: 19_000, RunMs: 1000, Nodes: 1}
+	stuck := &policy.HPCJob{ID: 0, Submit: 0, Runtime: 1000, Nodes: 3} // waited 20 s > 10 s
+	small := &policy.HPCJob{ID: 1, Submit: 19_000, Runtime: 1000, Nodes: 1}
 	free := []bool{true, true, false, false}
 	if got := ids(p.ScheduleHPC(state([]*policy.HPCJob{stuck, small}, free, 20_000))); len(got) != 0 {
 		t.Fatalf("started %v while an unmovable job waits for nodes", got)
@@ -91,9 +93,9 @@ func TestUnmovableJobBlocksOthers(t *testing.T) {
 
 func TestFirstRunAtTDPProfiled(t *testing.T) {
 	p, _ := vahrm.New(vahrm.Args{}.Default(), fourNodes())
-	j := &policy.HPCJob{ID: 3, RunMs: 1000, Nodes: 1, FirstRun: true}
+	j := &policy.HPCJob{ID: 3, Runtime: 1000, Nodes: 1, FirstRun: true}
 	s := p.ScheduleHPC(state([]*policy.HPCJob{j}, []bool{true, true, true, true}, 0))
-	if len(s) != 1 || !s[0].Profile || s[0].PredNodeW != 450 {
+	if len(s) != 1 || !s[0].Profile || s[0].Pred != 450 {
 		t.Fatalf("starts %+v, want a profiled start at node TDP", s)
 	}
 }

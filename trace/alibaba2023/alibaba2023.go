@@ -147,7 +147,7 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 }
 
 // ReadPods parses a pod list, either the 11-column form or the 5-column form
-// of the multigpu variants. Tasks get IDs 0..n-1 in file order; SubmitMs and
+// of the multigpu variants. Tasks get IDs 0..n-1 in file order; Submit and
 // Work come from creation_time and deletion_time when present.
 func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 	cr := newReader(r)
@@ -178,7 +178,7 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 			if r.err == nil && d < c {
 				r.fail("deletion_time", fmt.Errorf("%d before creation_time %d", d, c))
 			}
-			t.SubmitMs = c * 1000
+			t.Submit = job.Time(c * 1000)
 			t.Work = float64(d - c)
 		}
 		if r.err == nil {

@@ -84,7 +84,7 @@ func TestReadPodsFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pods[0]
-	if p.CPUMilli != 6000 || p.GPUMilli != 460 || p.SpecString() != "V100M16|V100M32" || p.SubmitMs != 100000 || p.Work != 60 {
+	if p.CPUMilli != 6000 || p.GPUMilli != 460 || p.SpecString() != "V100M16|V100M32" || p.Submit != 100000 || p.Work != 60 {
 		t.Errorf("pod = %+v", p)
 	}
 }

@@ -1,0 +1,395 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
+)
+
+// Mode selects how tasks arrive and leave.
+type Mode string
+
+// Modes of the task engine.
+const (
+	// Replay: tasks arrive at their submit time, run their work and leave.
+	Replay Mode = "replay"
+	// Inflation: tasks arrive one per millisecond in the given order and
+	// never leave; a task that fits nowhere fails (FGD/PWR Monte-Carlo).
+	Inflation Mode = "inflation"
+)
+
+// Options configure a run of the task engine.
+type Options struct {
+	Mode  Mode
+	Power power.Model
+	// NodeMetric, if set, is tracked per node and summed over the cluster in
+	// every sample (e.g. FGD fragmentation); it is recomputed only for
+	// nodes that change.
+	NodeMetric func(n *cluster.Node) float64
+	// PowerLimit bounds the cluster's estimated power after every start;
+	// policies read it from their state.
+	PowerLimit power.Limit
+	// CheckInvariants runs cluster.Check after every time step (slow; for tests).
+	CheckInvariants bool
+	// Seed seeds the run's one random source (policy.State.Rand).
+	Seed uint64
+}
+
+// Sample is the cluster state after one time step (one arrival in
+// inflation mode).
+type Sample struct {
+	At              job.Time
+	Arrived         int
+	Failed          int
+	ArrivedGPUMilli int64
+	AllocGPUMilli   int64
+	CPUW, GPUW      hw.Watts
+	// Metric is the sum of Options.NodeMetric over nodes.
+	Metric       float64
+	IdleGPUMilli int64
+	ActiveNodes  int
+}
+
+// TaskResult is what happened to one task.
+type TaskResult struct {
+	ID     job.ID
+	Name   string
+	Submit job.Time
+	Start  job.Time // -1 if never started
+	End    job.Time // -1 if never ended
+	Node   cluster.NodeID
+	// Rejected is set when the policy rejected the task.
+	Rejected bool
+	Energy   hw.Joules // dynamic energy attributed to the task
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Samples []Sample
+	Tasks   []TaskResult
+	// Per-node energy, its split into CPU and GPU, and the idle energy
+	// (what the nodes draw with nothing allocated).
+	NodeEnergy []hw.Joules
+	CPUEnergy  hw.Joules
+	GPUEnergy  hw.Joules
+	IdleEnergy hw.Joules
+	End        job.Time
+	Events     int
+	Decisions  int
+}
+
+// taskEvent is an arrival or a completion of task index task.
+type taskEvent struct {
+	arrival bool
+	task    int
+}
+
+// Engine runs GPU-sharing tasks (pwr-fgd's setting) on a cluster. It is
+// single-goroutine; run seeds in parallel with separate engines.
+type Engine struct {
+	k     Kernel[taskEvent]
+	opt   Options
+	c     *cluster.Cluster
+	sched policy.Scheduler
+
+	tasks []job.Task
+	byID  map[job.ID]int
+	res   Result
+
+	queue   []*job.Task
+	running []*job.Task
+
+	// The ledger has two components per node: CPU (2i) and GPU (2i+1).
+	ledger    Ledger
+	idleP     []power.Breakdown // power of each node with nothing allocated
+	nodePow   []power.Breakdown
+	nodeTasks [][]int // task indices on each node
+	totP      power.Breakdown
+	metric    []float64
+	totMetric float64
+	rng       *rand.Rand
+	active    int // nodes on
+	arrivedG  int64
+	arrived   int
+	failed    int
+}
+
+// New prepares an engine over cluster c.
+func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
+	if opt.Mode != Replay && opt.Mode != Inflation {
+		return nil, fmt.Errorf("sim: unknown mode %q (want %q or %q)", opt.Mode, Replay, Inflation)
+	}
+	if opt.Power == nil {
+		opt.Power = power.PWR{}
+	}
+	e := &Engine{opt: opt, c: c, sched: s, rng: rand.New(rand.NewPCG(opt.Seed, 0x73696d))}
+	n := len(c.Nodes)
+	e.idleP = make([]power.Breakdown, n)
+	e.nodePow = make([]power.Breakdown, n)
+	e.nodeTasks = make([][]int, n)
+	e.metric = make([]float64, n)
+	for i, nd := range c.Nodes {
+		if nd.Used() {
+			return nil, fmt.Errorf("sim: node %s already has tasks", nd.Name)
+		}
+		e.ledger.Add(nd.Name + "/cpu")
+		e.ledger.Add(nd.Name + "/gpu")
+		e.idleP[i] = opt.Power.NodePower(nd)
+		if nd.State == cluster.On {
+			e.active++
+		}
+		e.refreshNode(nd)
+	}
+	return e, nil
+}
+
+// refreshNode re-reads a node's power and metric after a change.
+func (e *Engine) refreshNode(n *cluster.Node) {
+	i := int(n.ID)
+	p := power.Breakdown{}
+	if n.State == cluster.On {
+		p = e.opt.Power.NodePower(n)
+	}
+	e.attribute(i)
+	now := e.k.Now()
+	e.ledger.Set(2*i, now, p.CPU)
+	e.ledger.Set(2*i+1, now, p.GPU)
+	e.totP.CPU += p.CPU - e.nodePow[i].CPU
+	e.totP.GPU += p.GPU - e.nodePow[i].GPU
+	e.nodePow[i] = p
+	if e.opt.NodeMetric != nil {
+		v := e.opt.NodeMetric(n)
+		e.totMetric += v - e.metric[i]
+		e.metric[i] = v
+	}
+}
+
+// advanceNode integrates node i's power up to now.
+func (e *Engine) advanceNode(i int) {
+	e.ledger.Advance(2*i, e.k.Now())
+	e.ledger.Advance(2*i+1, e.k.Now())
+}
+
+// attribute charges the dynamic power of node i since its last change to
+// the tasks on it, by their share of the node's allocated GPU (GPU part) and
+// CPU (CPU part). Skipped in inflation mode, where tasks never end.
+func (e *Engine) attribute(i int) {
+	if e.opt.Mode == Inflation || len(e.nodeTasks[i]) == 0 {
+		return
+	}
+	dt := (e.k.Now() - e.ledger.At(2*i)).Seconds()
+	if dt <= 0 {
+		return
+	}
+	p := e.nodePow[i]
+	dynCPU := float64(p.CPU - e.idleP[i].CPU)
+	dynGPU := float64(p.GPU - e.idleP[i].GPU)
+	var cpuSum, gpuSum float64
+	for _, ti := range e.nodeTasks[i] {
+		cpuSum += float64(e.tasks[ti].CPUMilli)
+		gpuSum += float64(e.tasks[ti].TotalGPUMilli())
+	}
+	for _, ti := range e.nodeTasks[i] {
+		t := &e.tasks[ti]
+		var j float64
+		if cpuSum > 0 {
+			j += dynCPU * dt * float64(t.CPUMilli) / cpuSum
+		}
+		if gpuSum > 0 {
+			j += dynGPU * dt * float64(t.TotalGPUMilli()) / gpuSum
+		}
+		e.res.Tasks[ti].Energy += hw.Joules(j)
+	}
+}
+
+// Run simulates the tasks and returns the result. Tasks must have distinct IDs.
+func (e *Engine) Run(tasks []job.Task) (*Result, error) {
+	e.tasks = tasks
+	e.byID = make(map[job.ID]int, len(tasks))
+	e.res.Tasks = make([]TaskResult, len(tasks))
+	for i := range tasks {
+		t := &tasks[i]
+		if _, dup := e.byID[t.ID]; dup {
+			return nil, fmt.Errorf("sim: task ID %d appears twice", t.ID)
+		}
+		if err := t.Demand.Validate(); err != nil {
+			return nil, fmt.Errorf("sim: task %d (%s): %w", t.ID, t.Name, err)
+		}
+		e.byID[t.ID] = i
+		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: t.Submit, Start: -1, End: -1, Node: -1}
+		at := t.Submit
+		if e.opt.Mode == Inflation {
+			at = job.Time(i)
+		}
+		e.k.Post(at, taskEvent{arrival: true, task: i})
+	}
+	e.k.Track(len(tasks))
+	if err := e.k.Run(e); err != nil {
+		return nil, err
+	}
+	now := e.k.Now()
+	for i := range e.c.Nodes {
+		e.attribute(i)
+		e.advanceNode(i)
+		e.res.NodeEnergy = append(e.res.NodeEnergy, e.ledger.Energy(2*i)+e.ledger.Energy(2*i+1))
+		e.res.CPUEnergy += e.ledger.Energy(2 * i)
+		e.res.GPUEnergy += e.ledger.Energy(2*i + 1)
+	}
+	var dyn hw.Joules
+	for _, t := range e.res.Tasks {
+		dyn += t.Energy
+	}
+	e.res.IdleEnergy = e.res.CPUEnergy + e.res.GPUEnergy - dyn
+	e.res.End = now
+	e.res.Events, e.res.Decisions = e.k.Events, e.k.Decisions
+	return &e.res, nil
+}
+
+func (e *Engine) stale(taskEvent) bool { return false }
+
+func (e *Engine) finished() bool { return false }
+
+func (e *Engine) advance(_, _ job.Time) {} // nodes are integrated lazily, when they change
+
+func (e *Engine) settled() error {
+	if e.opt.CheckInvariants {
+		if err := e.c.Check(); err != nil {
+			return fmt.Errorf("invariant: %w", err)
+		}
+	}
+	e.res.Samples = append(e.res.Samples, Sample{
+		At: e.k.Now(), Arrived: e.arrived, Failed: e.failed,
+		ArrivedGPUMilli: e.arrivedG, AllocGPUMilli: e.c.AllocGPUMilli,
+		CPUW: e.totP.CPU, GPUW: e.totP.GPU, Metric: e.totMetric,
+		IdleGPUMilli: e.c.TotalGPUMilli - e.c.AllocGPUMilli, ActiveNodes: e.active,
+	})
+	return nil
+}
+
+func (e *Engine) handle(ev taskEvent) (bool, error) {
+	if ev.arrival {
+		t := &e.tasks[ev.task]
+		e.arrived++
+		e.arrivedG += t.TotalGPUMilli()
+		e.queue = append(e.queue, t)
+		return true, nil
+	}
+	return true, e.finish(ev.task)
+}
+
+func (e *Engine) finish(ti int) error {
+	t := &e.tasks[ti]
+	p, ok := e.c.Placement(t.ID)
+	if !ok {
+		return fmt.Errorf("task %d finishing but not placed", t.ID)
+	}
+	n := e.c.Nodes[p.Node]
+	e.attribute(int(n.ID))
+	e.advanceNode(int(n.ID))
+	if err := e.c.Release(t); err != nil {
+		return err
+	}
+	e.nodeTasks[n.ID] = removeInt(e.nodeTasks[n.ID], ti)
+	e.refreshNode(n)
+	e.res.Tasks[ti].End = e.k.Now()
+	for i, rt := range e.running {
+		if rt == t {
+			e.running = append(e.running[:i], e.running[i+1:]...)
+			break
+		}
+	}
+	return e.k.End(ti)
+}
+
+func removeInt(s []int, v int) []int {
+	for i, x := range s {
+		if x == v {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// decide calls the scheduler until a call neither starts nor rejects a
+// task (Online starts one task per call, so that the next sees it placed).
+func (e *Engine) decide() error {
+	for {
+		st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
+			PowerLimit: e.opt.PowerLimit, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
+		acts := e.sched.Schedule(st)
+		e.k.Decisions++
+		progressed := false
+		for _, a := range acts {
+			p, err := e.apply(a)
+			if err != nil {
+				return err
+			}
+			progressed = progressed || p
+		}
+		if !progressed || len(e.queue) == 0 {
+			return nil
+		}
+	}
+}
+
+func (e *Engine) queued(id job.ID) (int, error) {
+	for i, t := range e.queue {
+		if t.ID == id {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("%w: task %d is not queued", ErrPolicy, id)
+}
+
+func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
+	switch a := a.(type) {
+	case policy.Start:
+		qi, err := e.queued(a.Task)
+		if err != nil {
+			return false, err
+		}
+		t := e.queue[qi]
+		ti := e.byID[t.ID]
+		if int(a.Node) < 0 || int(a.Node) >= len(e.c.Nodes) {
+			return false, fmt.Errorf("%w: start task %d on node %d, which does not exist", ErrPolicy, t.ID, a.Node)
+		}
+		n := e.c.Nodes[a.Node]
+		e.attribute(int(a.Node))
+		e.advanceNode(int(a.Node))
+		if err := e.c.Allocate(t, a.Node, a.GPUs); err != nil {
+			return false, fmt.Errorf("%w: %v", ErrPolicy, err)
+		}
+		e.queue = append(e.queue[:qi], e.queue[qi+1:]...)
+		e.nodeTasks[a.Node] = append(e.nodeTasks[a.Node], ti)
+		e.refreshNode(n)
+		if !e.opt.PowerLimit.AllowsRecomputed(e.totP.Total()) {
+			return false, fmt.Errorf("%w: task %d on node %s takes the estimated cluster power to %.0f W, over the %.0f W limit",
+				ErrPolicy, t.ID, n.Name, e.totP.Total(), e.opt.PowerLimit)
+		}
+		e.running = append(e.running, t)
+		r := &e.res.Tasks[ti]
+		r.Start, r.Node = e.k.Now(), a.Node
+		if e.opt.Mode == Replay {
+			// Trace tasks run at rate 1: Work seconds after their start.
+			e.k.Post(e.k.Now()+job.Time(math.Ceil(max(t.Work, 0)*1000)), taskEvent{task: ti})
+		}
+		return true, nil
+	case policy.Reject:
+		qi, err := e.queued(a.Task)
+		if err != nil {
+			return false, err
+		}
+		ti := e.byID[a.Task]
+		e.queue = append(e.queue[:qi], e.queue[qi+1:]...)
+		e.res.Tasks[ti].Rejected = true
+		e.failed++
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: unknown action %T", ErrPolicy, a)
+}
