@@ -19,20 +19,19 @@ type ReplayRun struct {
 
 // ReplaySummary condenses one replay.
 type ReplaySummary struct {
-	Policy        string `json:"policy"`
-	Tasks         int    `json:"tasks"`
-	Started       int    `json:"started"`
-	EnergyKWh     Num    `json:"energy_kwh"`
-	CPUKWh        Num    `json:"cpu_kwh"`
-	GPUKWh        Num    `json:"gpu_kwh"`
-	IdleKWh       Num    `json:"idle_kwh"`
-	DynamicKWh    Num    `json:"dynamic_kwh"`
-	TransitionKWh Num    `json:"transition_kwh"`
-	MeanWaitS     Num    `json:"mean_wait_s"`
-	MeanJCTS      Num    `json:"mean_jct_s"`
-	MakespanS     Num    `json:"makespan_s"`
-	PeakPowerW    Num    `json:"peak_power_w"`
-	MeanPowerW    Num    `json:"mean_power_w"`
+	Policy     string `json:"policy"`
+	Tasks      int    `json:"tasks"`
+	Started    int    `json:"started"`
+	EnergyKWh  Num    `json:"energy_kwh"`
+	CPUKWh     Num    `json:"cpu_kwh"`
+	GPUKWh     Num    `json:"gpu_kwh"`
+	IdleKWh    Num    `json:"idle_kwh"`
+	DynamicKWh Num    `json:"dynamic_kwh"`
+	MeanWaitS  Num    `json:"mean_wait_s"`
+	MeanJCTS   Num    `json:"mean_jct_s"`
+	MakespanS  Num    `json:"makespan_s"`
+	PeakPowerW Num    `json:"peak_power_w"`
+	MeanPowerW Num    `json:"mean_power_w"`
 }
 
 // RunReplay replays the scenario's pod list under each policy. Replay is

@@ -1,5 +1,5 @@
-// Package power estimates the electrical power of nodes and integrates it
-// into energy.
+// Package power estimates the electrical power of nodes (energy is
+// integrated by the simulation's ledger, sim.Ledger).
 package power
 
 import (
@@ -83,36 +83,3 @@ func Increase(m Model, n *cluster.Node, d *job.Demand, gpus []int) hw.Watts {
 	n.FreeCPUMilli += d.CPUMilli
 	return after - before
 }
-
-// Meter integrates piecewise-constant power into energy exactly: between two
-// calls of Set the power is constant, so energy is the sum of power times
-// duration.
-type Meter struct {
-	lastMs int64
-	power  Breakdown
-	CPU    hw.Joules
-	GPU    hw.Joules
-}
-
-// Set records that from nowMs on the power is p.
-func (m *Meter) Set(nowMs int64, p Breakdown) {
-	m.Advance(nowMs)
-	m.power = p
-}
-
-// Advance accumulates energy up to nowMs at the current power.
-func (m *Meter) Advance(nowMs int64) {
-	dt := float64(nowMs-m.lastMs) / 1000
-	m.CPU += hw.Joules(float64(m.power.CPU) * dt)
-	m.GPU += hw.Joules(float64(m.power.GPU) * dt)
-	m.lastMs = nowMs
-}
-
-// Power is the current power.
-func (m *Meter) Power() Breakdown { return m.power }
-
-// Energy is the total energy so far.
-func (m *Meter) Energy() hw.Joules { return m.CPU + m.GPU }
-
-// LastMs is the time up to which energy has been accumulated.
-func (m *Meter) LastMs() int64 { return m.lastMs }

@@ -53,14 +53,3 @@ func TestIncreaseLeavesNodeUnchanged(t *testing.T) {
 		t.Errorf("node changed: %+v", n)
 	}
 }
-
-func TestMeterIntegratesExactly(t *testing.T) {
-	var m power.Meter
-	m.Set(0, power.Breakdown{CPU: 100, GPU: 200})
-	m.Set(1500, power.Breakdown{CPU: 50, GPU: 0})
-	m.Advance(3500)
-	// CPU: 100 W x 1.5 s + 50 W x 2 s = 250 J; GPU: 200 W x 1.5 s = 300 J.
-	if m.CPU != 250 || m.GPU != 300 || m.Energy() != 550 {
-		t.Errorf("meter = %v J CPU, %v J GPU", m.CPU, m.GPU)
-	}
-}
