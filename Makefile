@@ -46,7 +46,7 @@ bench-k8s: setup
 
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./trace/alibaba2023
-	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime 30s ./experiment
+	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime 30s ./scenario
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/swf
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/philly
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare

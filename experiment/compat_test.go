@@ -11,8 +11,13 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/cli"
+	"github.com/wattsched/wattsched/policy/builtin"
+	"github.com/wattsched/wattsched/scenario"
 )
+
+func testEnv() *experiment.Env {
+	return &experiment.Env{Version: "test", Registries: builtin.Registries(), Catalog: hw.Default()}
+}
 
 func expectedFGDSim(t *testing.T) map[uint64][]float64 {
 	t.Helper()
@@ -26,23 +31,22 @@ func expectedFGDSim(t *testing.T) map[uint64][]float64 {
 	return m
 }
 
-func runScenario(t *testing.T, s *experiment.Scenario) *experiment.InflationResult {
+func runScenario(t *testing.T, s *scenario.Scenario) *experiment.InflationResult {
 	t.Helper()
-	in, err := experiment.LoadInputs(s.Trace)
+	in, err := experiment.LoadInputs(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &experiment.Runner{Registry: cli.Registry(), Catalog: hw.Default()}
-	res, err := r.RunInflation(s, in)
+	res, err := experiment.RunInflation(testEnv(), s, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-func fgdScenario(t *testing.T, compat string, seeds int) *experiment.Scenario {
+func fgdScenario(t *testing.T, compat string, seeds int) *scenario.Scenario {
 	t.Helper()
-	s, err := experiment.Parse([]byte(`
+	s, err := scenario.Parse([]byte(`
 name: fgd-compat
 trace: {pods: default}
 compat: `+compat+`
@@ -67,7 +71,7 @@ func TestCompatFGDSimMatchesPublishedCurves(t *testing.T) {
 		t.Skip("full-trace runs")
 	}
 	want := expectedFGDSim(t)
-	s := fgdScenario(t, experiment.CompatFGDSim, len(want))
+	s := fgdScenario(t, scenario.CompatFGDSim, len(want))
 	res := runScenario(t, s)
 	for _, run := range res.Runs {
 		w, ok := want[run.Seed]
@@ -96,7 +100,7 @@ func TestDefaultModeWithinOnePointOfFGDSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full-trace runs")
 	}
-	s := fgdScenario(t, experiment.CompatNone, 10)
+	s := fgdScenario(t, scenario.CompatNone, 10)
 	res := runScenario(t, s)
 	cmp, err := experiment.CompareFGDSim(res)
 	if err != nil || cmp == nil {
@@ -130,7 +134,7 @@ func TestCompatSampleMatchesPublishedCurves(t *testing.T) {
 	for _, r := range rows[1:] {
 		trace := strings.TrimPrefix(r[0], "openb_pod_list_")
 		t.Run(trace+"/"+r[1]+"/"+r[3], func(t *testing.T) {
-			s, err := experiment.Parse([]byte(fmt.Sprintf(
+			s, err := scenario.Parse([]byte(fmt.Sprintf(
 				"name: b\ntrace: {pods: %s}\ncompat: fgd-sim\nfirst_seed: %s\npolicies: [{name: X, scorers: [{policy: %s, weight: 1000}]}]\n",
 				trace, r[3], policies[r[1]])), "b.yaml")
 			if err != nil {

@@ -3,7 +3,6 @@ package experiment
 import (
 	"math"
 	"slices"
-	"strconv"
 )
 
 // CurvePoint is one policy's state at one requested-GPU ratio, averaged
@@ -21,33 +20,6 @@ type CurvePoint struct {
 	FragRatio    float64
 	FragGPUMilli float64
 	Failed       float64
-}
-
-// ReferencePolicy is the policy savings are measured against: the first
-// whose only scorer is FGD ("" when none).
-func (s *Scenario) ReferencePolicy() string {
-	for _, p := range s.Policies {
-		if len(p.Scorers) == 1 && p.Scorers[0].Policy == "fgd" {
-			return p.Name
-		}
-	}
-	return ""
-}
-
-func meanStd(xs []float64) (float64, float64) {
-	var m float64
-	for _, x := range xs {
-		m += x
-	}
-	m /= float64(len(xs))
-	var v float64
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	if len(xs) > 1 {
-		v /= float64(len(xs) - 1)
-	}
-	return m, math.Sqrt(v)
 }
 
 // Curves averages the runs over seeds for each policy, in scenario order.
@@ -69,14 +41,14 @@ func (r *InflationResult) Curves() []CurvePoint {
 				return xs
 			}
 			p := CurvePoint{Policy: name, Ratio: runs[0].Grid[k].Ratio}
-			p.EOPCW, p.EOPCStdW = meanStd(col(func(g GridPoint) float64 { return float64(g.EOPCW) }))
-			p.CPUW, _ = meanStd(col(func(g GridPoint) float64 { return float64(g.CPUW) }))
-			p.GPUW, _ = meanStd(col(func(g GridPoint) float64 { return float64(g.GPUW) }))
-			p.GRAR, p.GRARStd = meanStd(col(func(g GridPoint) float64 { return g.GRAR }))
-			p.AllocShare, _ = meanStd(col(func(g GridPoint) float64 { return g.AllocShare }))
-			p.FragRatio, _ = meanStd(col(func(g GridPoint) float64 { return g.FragRatio }))
-			p.FragGPUMilli, _ = meanStd(col(func(g GridPoint) float64 { return g.FragGPUMilli }))
-			p.Failed, _ = meanStd(col(func(g GridPoint) float64 { return float64(g.Failed) }))
+			p.EOPCW, p.EOPCStdW = MeanStd(col(func(g GridPoint) float64 { return float64(g.EOPCW) }))
+			p.CPUW, _ = MeanStd(col(func(g GridPoint) float64 { return float64(g.CPUW) }))
+			p.GPUW, _ = MeanStd(col(func(g GridPoint) float64 { return float64(g.GPUW) }))
+			p.GRAR, p.GRARStd = MeanStd(col(func(g GridPoint) float64 { return g.GRAR }))
+			p.AllocShare, _ = MeanStd(col(func(g GridPoint) float64 { return g.AllocShare }))
+			p.FragRatio, _ = MeanStd(col(func(g GridPoint) float64 { return g.FragRatio }))
+			p.FragGPUMilli, _ = MeanStd(col(func(g GridPoint) float64 { return g.FragGPUMilli }))
+			p.Failed, _ = MeanStd(col(func(g GridPoint) float64 { return float64(g.Failed) }))
 			if name == refName {
 				ref[k] = p.EOPCW
 			}
@@ -142,18 +114,6 @@ func At(s []CurvePoint, ratio float64) (CurvePoint, bool) {
 	return CurvePoint{}, false
 }
 
-// Num is a float64 that encodes NaN and infinities as JSON null.
-type Num float64
-
-// MarshalJSON implements json.Marshaler.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
 // PolicySummary condenses one policy's curve.
 type PolicySummary struct {
 	Policy string `json:"policy"`
@@ -191,7 +151,7 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 			FirstGRARBelow1: Num(math.NaN()),
 		}
 		if m := Over(s, 0.15, 0.80, saving); len(m) > 0 {
-			mean, _ := meanStd(m)
+			mean, _ := MeanStd(m)
 			ps.SavingMean15to80 = Num(mean)
 		}
 		if c, ok := At(s, 0.5); ok {

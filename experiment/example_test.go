@@ -5,16 +5,18 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/cli"
+	"github.com/wattsched/wattsched/policy/builtin"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // Run the PWR paper's comparison programmatically and read one curve point.
-func ExampleRunner_RunInflation() {
-	s, _ := experiment.PWRScenario("default", 1, "")
+func ExampleRunInflation() {
+	s, _ := scenario.Builtin("pwr-default")
+	s.Seeds = 1
 	s.Policies = s.Policies[:3] // FGD, PWR, 0.05*PWR+0.95*FGD
-	in, _ := experiment.LoadInputs(s.Trace)
-	r := &experiment.Runner{Registry: cli.Registry(), Catalog: hw.Default()}
-	res, err := r.RunInflation(s, in)
+	in, _ := experiment.LoadInputs(s)
+	env := &experiment.Env{Version: "example", Registries: builtin.Registries(), Catalog: hw.Default()}
+	res, err := experiment.RunInflation(env, s, in)
 	if err != nil {
 		panic(err)
 	}

@@ -1,13 +1,10 @@
 package experiment
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -15,6 +12,7 @@ import (
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fgd"
 	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
 )
@@ -27,8 +25,10 @@ type Inputs struct {
 	Source string
 }
 
-// LoadInputs reads the trace a scenario names (embedded or from files).
-func LoadInputs(t TraceSpec) (*Inputs, error) {
+// LoadInputs reads the trace a scenario names: embedded node and pod
+// lists, or CSV files (relative paths from the scenario file's directory).
+func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
+	t := s.Trace
 	in := &Inputs{}
 	var err error
 	switch t.Nodes {
@@ -38,21 +38,22 @@ func LoadInputs(t TraceSpec) (*Inputs, error) {
 		in.Nodes, err = alibaba2023.AllNodes()
 	default:
 		var f *os.File
-		if f, err = os.Open(t.Nodes); err == nil {
+		path := s.Path(t.Nodes)
+		if f, err = os.Open(path); err == nil {
 			defer f.Close()
-			in.Nodes, err = alibaba2023.ReadNodes(f, t.Nodes)
+			in.Nodes, err = alibaba2023.ReadNodes(f, path)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("trace.nodes: %w", err)
 	}
-	if _, statErr := os.Stat(t.Pods); statErr == nil {
-		f, err := os.Open(t.Pods)
+	if path := s.Path(t.Pods); fileExists(path) {
+		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("trace.pods: %w", err)
 		}
 		defer f.Close()
-		if in.Pods, err = alibaba2023.ReadPods(f, t.Pods); err != nil {
+		if in.Pods, err = alibaba2023.ReadPods(f, path); err != nil {
 			return nil, fmt.Errorf("trace.pods: %w", err)
 		}
 		in.Source = fmt.Sprintf("pods from %s, nodes %s", t.Pods, t.Nodes)
@@ -66,14 +67,9 @@ func LoadInputs(t TraceSpec) (*Inputs, error) {
 	return in, nil
 }
 
-// Runner runs scenarios.
-type Runner struct {
-	Registry *policy.Registry
-	Catalog  *hw.Catalog
-	// Workers bounds parallel runs (default GOMAXPROCS).
-	Workers int
-	// Progress, if set, is called after each finished run.
-	Progress func(done, total int, what string)
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // GridPoint is the cluster state at one requested-GPU ratio (0.01 grid).
@@ -106,7 +102,7 @@ type Run struct {
 
 // InflationResult holds all runs of an inflation scenario.
 type InflationResult struct {
-	Scenario      *Scenario
+	Scenario      *scenario.Scenario
 	Source        string
 	TotalGPUMilli int64
 	Nodes         int
@@ -125,11 +121,11 @@ func (r *InflationResult) RunsOf(policyName string) []*Run {
 }
 
 // RunInflation runs every policy of s over every seed.
-func (rn *Runner) RunInflation(s *Scenario, in *Inputs) (*InflationResult, error) {
-	if s.Mode != "inflation" {
+func RunInflation(env *Env, s *scenario.Scenario, in *Inputs) (*InflationResult, error) {
+	if s.Mode != scenario.Inflation {
 		return nil, fmt.Errorf("scenario %s: mode %q is not inflation", s.Name, s.Mode)
 	}
-	probe, err := cluster.New(rn.Catalog, in.Nodes)
+	probe, err := cluster.New(env.Catalog, in.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +138,11 @@ func (rn *Runner) RunInflation(s *Scenario, in *Inputs) (*InflationResult, error
 		}
 	}
 	res.Runs = make([]*Run, len(jobs))
-	errs := parallel(len(jobs), rn.Workers, func(i int) (err error) {
+	errs := Parallel(len(jobs), env.Workers, func(i int) (err error) {
 		j := jobs[i]
-		res.Runs[i], err = rn.runOne(s, &s.Policies[j.p], s.FirstSeed+uint64(j.k), in)
+		res.Runs[i], err = runOne(env, s, &s.Policies[j.p], s.FirstSeed+uint64(j.k), in)
 		return err
-	}, rn.Progress, func(i int) string {
+	}, env.Progress, func(i int) string {
 		j := jobs[i]
 		return fmt.Sprintf("%s seed %d", s.Policies[j.p].Name, s.FirstSeed+uint64(j.k))
 	})
@@ -160,18 +156,14 @@ func (rn *Runner) RunInflation(s *Scenario, in *Inputs) (*InflationResult, error
 }
 
 // BuildPlacer makes the Placer of one policy spec.
-func (rn *Runner) BuildPlacer(ps *PolicySpec, deps policy.Deps) (*policy.Placer, error) {
+func BuildPlacer(r *policy.Registries, ps *scenario.PolicySpec, deps policy.Deps) (*policy.Placer, error) {
 	var ws []policy.Weighted
 	for i, sc := range ps.Scorers {
-		var args []byte
-		if len(sc.Args) > 0 {
-			var buf bytes.Buffer
-			if err := yaml.NewEncoder(&buf).Encode(sc.Args); err != nil {
-				return nil, fmt.Errorf("policies %s scorers[%d].args: %w", ps.Name, i, err)
-			}
-			args = buf.Bytes()
+		args, err := sc.Ref().RawArgs()
+		if err != nil {
+			return nil, fmt.Errorf("policies %s scorers[%d].args: %w", ps.Name, i, err)
 		}
-		s, err := rn.Registry.New(sc.Policy, args, deps)
+		s, err := r.Scorers.New(sc.Policy, args, deps)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s scorers[%d]: %w", ps.Name, i, err)
 		}
@@ -182,26 +174,26 @@ func (rn *Runner) BuildPlacer(ps *PolicySpec, deps policy.Deps) (*policy.Placer,
 
 // setup builds a fresh cluster, the PWR power model and the policy's
 // Placer, with the trace's pods as the policies' workload.
-func (rn *Runner) setup(ps *PolicySpec, in *Inputs) (*cluster.Cluster, power.Model, *policy.Placer, error) {
-	c, err := cluster.New(rn.Catalog, in.Nodes)
+func setup(env *Env, ps *scenario.PolicySpec, in *Inputs) (*cluster.Cluster, power.Model, *policy.Placer, error) {
+	c, err := cluster.New(env.Catalog, in.Nodes)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	pm := power.PWR{}
-	placer, err := rn.BuildPlacer(ps, policy.Deps{Catalog: rn.Catalog, Power: pm, Workload: in.Pods})
+	placer, err := BuildPlacer(env.Registries, ps, policy.Deps{Catalog: env.Catalog, Power: pm, Workload: in.Pods})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return c, pm, placer, nil
 }
 
-func (rn *Runner) runOne(s *Scenario, ps *PolicySpec, seed uint64, in *Inputs) (*Run, error) {
-	c, pm, placer, err := rn.setup(ps, in)
+func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, in *Inputs) (*Run, error) {
+	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
 		return nil, err
 	}
 	var seq []job.Task
-	if s.Compat == CompatFGDSim {
+	if s.Compat == scenario.CompatFGDSim {
 		var rank []int
 		seq, rank = FGDSimSequence(in.Pods, nodeNames(c), c.TotalGPUMilli, s.Target, int64(seed))
 		placer.SetRank(rank)

@@ -2,27 +2,25 @@ package experiment
 
 import (
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // Summary is what summary.json holds.
 type Summary struct {
-	Version       string          `json:"version"`
-	Scenario      *Scenario       `json:"scenario"`
-	Seeds         []uint64        `json:"seeds"`
-	Source        string          `json:"data_source"`
-	StandIns      []string        `json:"stand_ins,omitempty"`
-	Nodes         int             `json:"nodes"`
-	ClusterGPUs   int64           `json:"cluster_gpus"`
-	Reference     string          `json:"saving_reference_policy"`
-	Policies      []PolicySummary `json:"policies"`
-	Claims        []ClaimResult   `json:"paper_claims,omitempty"`
-	FGDSimCompare *FGDSimCompare  `json:"fgd_sim_compare,omitempty"`
+	Version       string             `json:"version"`
+	Scenario      *scenario.Scenario `json:"scenario"`
+	Seeds         []uint64           `json:"seeds"`
+	Source        string             `json:"data_source"`
+	StandIns      []string           `json:"stand_ins,omitempty"`
+	Nodes         int                `json:"nodes"`
+	ClusterGPUs   int64              `json:"cluster_gpus"`
+	Reference     string             `json:"saving_reference_policy"`
+	Policies      []PolicySummary    `json:"policies"`
+	Claims        []ClaimResult      `json:"paper_claims,omitempty"`
+	FGDSimCompare *FGDSimCompare     `json:"fgd_sim_compare,omitempty"`
 }
 
 // FGDSimCompare compares FGD's allocation curve in the FGD simulator's own
@@ -31,26 +29,6 @@ type FGDSimCompare struct {
 	Note       string `json:"note"`
 	MaxAbsDiff Num    `json:"max_abs_diff_points"`
 	AtPercent  int    `json:"at_percent"`
-}
-
-// PrepareDir creates dir for results; an existing non-empty dir is an
-// error unless force, in which case its old contents are removed.
-func PrepareDir(dir string, force bool) error {
-	ents, err := os.ReadDir(dir)
-	switch {
-	case os.IsNotExist(err):
-		return os.MkdirAll(dir, 0o755)
-	case err != nil:
-		return err
-	case len(ents) > 0 && !force:
-		return fmt.Errorf("output directory %s is not empty (use --force to replace it)", dir)
-	}
-	for _, e := range ents {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // CapacityCSV renders capacity.csv: one row per (policy, requested ratio).
@@ -98,7 +76,7 @@ func series(curves []CurvePoint, names []string, y func(CurvePoint) float64) []r
 }
 
 // Plots draws the PWR paper's figures from the curves.
-func Plots(s *Scenario, curves []CurvePoint) (map[string][]byte, []report.Figure, error) {
+func Plots(s *scenario.Scenario, curves []CurvePoint) ([]Figure, error) {
 	names := s.PolicyNames()
 	ref := s.ReferencePolicy()
 	specs := []struct {
@@ -124,17 +102,15 @@ func Plots(s *Scenario, curves []CurvePoint) (map[string][]byte, []report.Figure
 	if ref == "" {
 		specs = specs[1:]
 	}
-	files := map[string][]byte{}
-	var figs []report.Figure
+	var figs []Figure
 	for _, sp := range specs {
 		b, err := sp.lp.SVG()
 		if err != nil {
-			return nil, nil, fmt.Errorf("plot %s: %w", sp.file, err)
+			return nil, fmt.Errorf("plot %s: %w", sp.file, err)
 		}
-		files[sp.file] = b
-		figs = append(figs, report.Figure{Caption: sp.caption, SVG: b})
+		figs = append(figs, Figure{File: sp.file, Caption: sp.caption, SVG: b})
 	}
-	return files, figs, nil
+	return figs, nil
 }
 
 // SummaryTable renders the policy summaries as a text/HTML table.
@@ -142,75 +118,53 @@ func SummaryTable(ps []PolicySummary) report.Table {
 	t := report.Table{Title: "Policies", Head: []string{"policy", "saving min 0.15-0.80", "saving mean 0.15-0.80", "saving min 0.80-0.90",
 		"EOPC @0.5 (kW)", "GRAR @1.0", "GRAR gap to FGD @1.0", "first GRAR<1", "alloc share final", "failed final"}}
 	for _, p := range ps {
-		t.Rows = append(t.Rows, []string{p.Policy, pctOrDash(p.SavingMin15to80), pctOrDash(p.SavingMean15to80), pctOrDash(p.SavingMin80to90),
+		t.Rows = append(t.Rows, []string{p.Policy, PctOrDash(p.SavingMin15to80), PctOrDash(p.SavingMean15to80), PctOrDash(p.SavingMin80to90),
 			fmt.Sprintf("%.1f", float64(p.EOPCAt50W)/1000), fmt.Sprintf("%.4f", float64(p.GRARAt100)), fmt.Sprintf("%.4f", float64(p.GRARGapToFGD100)),
-			numOrDash(p.FirstGRARBelow1, "%.2f"), fmt.Sprintf("%.4f", float64(p.AllocShareFinal)), fmt.Sprintf("%.0f", float64(p.FailedFinal))})
+			NumOrDash(p.FirstGRARBelow1, "%.2f"), fmt.Sprintf("%.4f", float64(p.AllocShareFinal)), fmt.Sprintf("%.0f", float64(p.FailedFinal))})
 	}
 	return t
 }
 
-func pctOrDash(n Num) string {
-	if math.IsNaN(float64(n)) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*float64(n))
-}
-
-func numOrDash(n Num, f string) string {
-	if math.IsNaN(float64(n)) {
-		return "-"
-	}
-	return fmt.Sprintf(f, float64(n))
-}
-
-// ClaimsTable renders claim results.
-func ClaimsTable(cr []ClaimResult) report.Table {
-	t := report.Table{Title: "Paper claims vs measured", Head: []string{"claim", "where", "paper", "measured", "holds"}}
-	for _, c := range cr {
-		h := "yes"
-		if !c.Holds {
-			h = "NO"
-		}
-		t.Rows = append(t.Rows, []string{c.What, c.Where, c.Paper, c.Measured, h})
-	}
-	return t
-}
-
-// WriteInflation writes a results directory: summary.json, capacity.csv,
-// fgdsim_alloc.csv, SVG plots and report.html. The directory must have been
-// prepared with PrepareDir.
-func WriteInflation(dir string, sum *Summary, curves []CurvePoint, r *InflationResult) error {
-	files, figs, err := Plots(r.Scenario, curves)
+// InflationResults condenses an inflation run into its results directory:
+// the curves averaged over seeds, each policy's summary, the claims
+// checked on the curves, the comparison with the FGD simulator's published
+// curves where it applies (FGD on the Default trace to 1.3x), summary.json,
+// capacity.csv, fgdsim_alloc.csv, SVG plots and report.html.
+func InflationResults(version string, r *InflationResult, claims []Claim[[]CurvePoint]) (*Results, error) {
+	curves := r.Curves()
+	ps := r.Summaries(curves)
+	cr := Evaluate(claims, curves)
+	sum := NewSummary(version, r, ps, cr)
+	cmp, err := CompareFGDSim(r)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	sum.FGDSimCompare = cmp
+	figs, err := Plots(r.Scenario, curves)
+	if err != nil {
+		return nil, err
 	}
 	js, err := report.JSON(sum)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	files["summary.json"] = js
-	files["capacity.csv"] = CapacityCSV(curves)
-	files["fgdsim_alloc.csv"] = FGDSimCSV(r)
-	page := report.Page{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
-		Tables: []report.Table{SummaryTable(sum.Policies)}, Figures: figs,
-		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs)}
-	if len(sum.Claims) > 0 {
-		page.Tables = append(page.Tables, ClaimsTable(sum.Claims))
+	res := &Results{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
+		Tables: []report.Table{SummaryTable(ps)}, Figures: figs,
+		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs),
+		Files:    map[string][]byte{"summary.json": js, "capacity.csv": CapacityCSV(curves), "fgdsim_alloc.csv": FGDSimCSV(r)},
+		Listing:  "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"}
+	if len(cr) > 0 {
+		res.Tables = append(res.Tables, ClaimsTable(cr))
 	}
-	html, err := page.HTML()
-	if err != nil {
-		return err
+	if cmp != nil {
+		res.Tail = []string{fmt.Sprintf("FGD vs the FGD simulator's published curves: largest gap %.3f points at %d%% requested (%s)",
+			float64(cmp.MaxAbsDiff), cmp.AtPercent, cmp.Note), ""}
 	}
-	files["report.html"] = html
-	return report.WriteFiles(dir, files)
+	return res, nil
 }
 
 // NewSummary assembles summary.json's content.
 func NewSummary(version string, r *InflationResult, ps []PolicySummary, claims []ClaimResult) *Summary {
-	var seeds []uint64
-	for k := 0; k < r.Scenario.Seeds; k++ {
-		seeds = append(seeds, r.Scenario.FirstSeed+uint64(k))
-	}
-	return &Summary{Version: version, Scenario: r.Scenario, Seeds: seeds, Source: r.Source, Nodes: r.Nodes,
+	return &Summary{Version: version, Scenario: r.Scenario, Seeds: r.Scenario.SeedList(), Source: r.Source, Nodes: r.Nodes,
 		ClusterGPUs: r.TotalGPUMilli / 1000, Reference: r.Scenario.ReferencePolicy(), Policies: ps, Claims: claims}
 }

@@ -5,12 +5,12 @@ import (
 	"sync"
 )
 
-// parallel calls run(i) for i in 0..n-1 on workers goroutines (GOMAXPROCS
+// Parallel calls run(i) for i in 0..n-1 on workers goroutines (GOMAXPROCS
 // when workers <= 0) and returns each call's error by index. After each call,
 // progress (if not nil) gets the number done, n, and label(i), one call at a
 // time. Results must be stored by index, so their order never depends on
 // scheduling.
-func parallel(n, workers int, run func(i int) error, progress func(done, total int, what string), label func(i int) string) []error {
+func Parallel(n, workers int, run func(i int) error, progress func(done, total int, what string), label func(i int) string) []error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 )
 
@@ -36,14 +37,14 @@ type ReplaySummary struct {
 
 // RunReplay replays the scenario's pod list under each policy. Replay is
 // deterministic: it runs once per policy whatever the seed count.
-func (rn *Runner) RunReplay(s *Scenario, in *Inputs) ([]*ReplayRun, error) {
-	if s.Mode != "replay" {
+func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error) {
+	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: mode %q is not replay", s.Name, s.Mode)
 	}
 	var out []*ReplayRun
 	for i := range s.Policies {
 		ps := &s.Policies[i]
-		c, pm, placer, err := rn.setup(ps, in)
+		c, pm, placer, err := setup(env, ps, in)
 		if err != nil {
 			return nil, err
 		}
@@ -56,8 +57,8 @@ func (rn *Runner) RunReplay(s *Scenario, in *Inputs) ([]*ReplayRun, error) {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
 		out = append(out, &ReplayRun{Policy: ps.Name, Result: res})
-		if rn.Progress != nil {
-			rn.Progress(i+1, len(s.Policies), ps.Name)
+		if env.Progress != nil {
+			env.Progress(i+1, len(s.Policies), ps.Name)
 		}
 	}
 	return out, nil
@@ -102,9 +103,9 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 	return s
 }
 
-// WriteReplay writes summary.json, jobs.csv, timeline.csv, power.svg and
-// report.html into a prepared directory.
-func WriteReplay(dir, version string, s *Scenario, in *Inputs, runs []*ReplayRun) error {
+// ReplayResults renders a replay: summary.json, jobs.csv, timeline.csv,
+// power.svg and report.html.
+func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*ReplayRun) (*Results, error) {
 	var sums []ReplaySummary
 	jobs := [][]string{{"policy", "task", "name", "submit_s", "start_s", "end_s", "wait_s", "node", "energy_j"}}
 	timeline := [][]string{{"policy", "time_s", "cpu_w", "gpu_w", "active_nodes", "alloc_gpu_milli", "arrived"}}
@@ -143,26 +144,22 @@ func WriteReplay(dir, version string, s *Scenario, in *Inputs, runs []*ReplayRun
 	}
 	svg, err := report.LinePlot{Title: "Cluster power (" + s.Name + ")", XLabel: "time (h)", YLabel: "EOPC (kW)", Series: ser, LegendBottom: true}.SVG()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sum := struct {
-		Version  string          `json:"version"`
-		Scenario *Scenario       `json:"scenario"`
-		Source   string          `json:"data_source"`
-		Policies []ReplaySummary `json:"policies"`
+		Version  string             `json:"version"`
+		Scenario *scenario.Scenario `json:"scenario"`
+		Source   string             `json:"data_source"`
+		Policies []ReplaySummary    `json:"policies"`
 	}{version, s, in.Source, sums}
 	js, err := report.JSON(sum)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	t := ReplayTable(runs)
-	html, err := report.Page{Title: "wattsched: " + s.Name, Notes: []string{s.Description, "Data: " + in.Source}, Tables: []report.Table{t},
-		Figures: []report.Figure{{Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version}.HTML()
-	if err != nil {
-		return err
-	}
-	files := map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline), "power.svg": svg, "report.html": html}
-	return report.WriteFiles(dir, files)
+	return &Results{Title: "wattsched: " + s.Name, Notes: []string{s.Description, "Data: " + in.Source}, Tables: []report.Table{ReplayTable(runs)},
+		Figures: []Figure{{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
+		Files:   map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
+		Listing: "summary.json, jobs.csv, timeline.csv, power.svg, report.html"}, nil
 }
 
 // ReplayTable renders the replay summaries for the terminal.

@@ -119,22 +119,54 @@ type ElasticScheduler interface {
 	ScheduleElastic(st *ElasticState) ElasticDecision
 }
 
+// ElasticDeps is what elastic policies are built with.
+type ElasticDeps struct {
+	// FreqsMHz are the GPUs' supported frequencies, ascending.
+	FreqsMHz []int
+	// ProfileFreqs are the frequency indices a profiling window cycles.
+	ProfileFreqs []int
+	// Predictor predicts step time and energy: fitted models (PowerFlow),
+	// or exact profiles (the oracle; AFS, which measures throughput).
+	Predictor ElasticPredictor
+	// GPUMaxPower is a GPU's maximum power (Zeus' cost weighs time by it).
+	GPUMaxPower hw.Watts
+	// Build builds another elastic policy, for wrappers such as Zeus.
+	Build func(name string, args []byte) (ElasticScheduler, error)
+}
+
 // FixedFreq configures the elastic baselines that are not energy-aware
 // (Gandiva, Tiresias, AFS): every job at one fixed frequency.
 type FixedFreq struct {
-	// FreqIdx is the fixed frequency index (-1: the highest).
-	FreqIdx int
+	// FreqMHz is the fixed frequency (0: the highest supported).
+	FreqMHz int `yaml:"freq_mhz"`
 	// KeepIdleNodesOn leaves nodes without jobs powered (by default they
 	// are shut down, as PowerFlow does; see docs/reproduce-powerflow.md).
-	KeepIdleNodesOn bool
+	KeepIdleNodesOn bool `yaml:"keep_idle_nodes_on"`
 }
 
-// Validate checks the frequency index; name prefixes the error.
+// Validate checks the frequency; name prefixes the error.
 func (a FixedFreq) Validate(name string) error {
-	if a.FreqIdx < -1 {
-		return fmt.Errorf("%s: freq index %d", name, a.FreqIdx)
+	if a.FreqMHz < 0 {
+		return fmt.Errorf("%s.freq_mhz: %d, want > 0 (or 0 for the highest)", name, a.FreqMHz)
 	}
 	return nil
+}
+
+// Index resolves the frequency among freqs (ascending): -1 (the highest,
+// whatever the GPUs) for 0, an error for a frequency the GPUs do not have.
+func (a FixedFreq) Index(name string, freqs []int) (int, error) {
+	if a.FreqMHz == 0 {
+		return -1, nil
+	}
+	for i, f := range freqs {
+		if f == a.FreqMHz {
+			return i, nil
+		}
+	}
+	if len(freqs) == 0 {
+		return 0, fmt.Errorf("%s.freq_mhz: %d MHz, but the GPUs' frequencies are not known", name, a.FreqMHz)
+	}
+	return 0, fmt.Errorf("%s.freq_mhz: %d MHz is not a supported frequency (%d-%d MHz)", name, a.FreqMHz, freqs[0], freqs[len(freqs)-1])
 }
 
 // NodeOn is the decision's powered nodes: nil (all on) when idle nodes

@@ -64,6 +64,13 @@ type HPCStart struct {
 	Profile bool
 }
 
+// HPCDeps is what HPC policies are built with.
+type HPCDeps struct {
+	// Pred holds the per-device power predictions: a fitted model's, or the
+	// truth for an ideal predictor.
+	Pred *power.HPCNodes
+}
+
 // HPCScheduler decides at each HPC scheduling event. The starts it returns
 // are applied in order; a scheduler must account within one call for the
 // nodes and power its earlier starts take.

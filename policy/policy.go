@@ -5,7 +5,6 @@
 package policy
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -146,37 +145,3 @@ func (o *Online) Schedule(st *State) []Action {
 	}
 	return out
 }
-
-// Registry maps policy names to scorer constructors.
-type Registry struct {
-	entries map[string]ScorerFactory
-	names   []string
-}
-
-// ScorerFactory builds a scorer from its YAML arguments (may be nil for defaults).
-type ScorerFactory func(args []byte, deps Deps) (Scorer, error)
-
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{entries: map[string]ScorerFactory{}} }
-
-// Register adds a factory; duplicates are an error.
-func (r *Registry) Register(name string, f ScorerFactory) error {
-	if _, dup := r.entries[name]; dup {
-		return fmt.Errorf("policy %q registered twice", name)
-	}
-	r.entries[name] = f
-	r.names = append(r.names, name)
-	return nil
-}
-
-// New builds the named scorer.
-func (r *Registry) New(name string, args []byte, deps Deps) (Scorer, error) {
-	f, ok := r.entries[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown policy %q (known: %v)", name, r.names)
-	}
-	return f(args, deps)
-}
-
-// Names lists registered policies in registration order.
-func (r *Registry) Names() []string { return append([]string(nil), r.names...) }

@@ -51,11 +51,11 @@ func TestHPCSchedulers(t *testing.T) {
 		want []job.Time
 	}{
 		// FCFS: job 1 (2 nodes) waits for job 0; job 2 waits behind it until 10 s.
-		{"VU-FCFS", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware}, truth)), []job.Time{0, 10000, 10000}},
+		{"VU-FCFS", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware}, policy.HPCDeps{Pred: truth})), []job.Time{0, 10000, 10000}},
 		// EASY: job 2 (3 s) ends before job 1's reservation at 10 s, so it backfills at 0.
-		{"VU-FCFS-B", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware, Backfill: true}, truth)), []job.Time{0, 10000, 0}},
+		{"VU-FCFS-B", mk(fcfs.New(fcfs.Args{Variation: fcfs.Unaware, Backfill: true}, policy.HPCDeps{Pred: truth})), []job.Time{0, 10000, 0}},
 		// VAHRM: job 1 does not fit and is skipped, job 2 starts at 0.
-		{"VAHRM", mk(vahrm.New(vahrm.Args{}.Default(), truth)), []job.Time{0, 10000, 0}},
+		{"VAHRM", mk(vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: truth})), []job.Time{0, 10000, 0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestHPCSchedulers(t *testing.T) {
 // integral; the power cap holds for predictions.
 func TestVAHRMPicksCheapNodesAndEnergy(t *testing.T) {
 	truth := threeNodes()
-	s, _ := vahrm.New(vahrm.Args{}.Default(), truth)
+	s, _ := vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: truth})
 	jobs := []policy.HPCJob{{ID: 0, Runtime: 10000, Nodes: 1, Type: 0}}
 	r, err := sim.RunHPC(jobs, s, sim.HPCOptions{Truth: truth})
 	if err != nil {
@@ -114,7 +114,7 @@ func TestHPCRefusesStartsAboveCap(t *testing.T) {
 
 func TestFirstRunProfilingOverhead(t *testing.T) {
 	truth := threeNodes()
-	s, _ := vahrm.New(vahrm.Args{}.Default(), truth)
+	s, _ := vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: truth})
 	jobs := []policy.HPCJob{{ID: 0, Runtime: 10000, Nodes: 1, Type: 1, FirstRun: true}}
 	r, err := sim.RunHPC(jobs, s, sim.HPCOptions{Truth: truth, ProfileOverhead: 0.05, Seed: 3})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wattsched/wattsched/policy/builtin"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -79,7 +81,7 @@ func TestUsageErrors(t *testing.T) {
 	if code, _, errs := run(t, "run"); code != 2 || !strings.Contains(errs, "-o DIR is required") {
 		t.Errorf("run without -o: exit %d, %q", code, errs)
 	}
-	if code, _, errs := run(t, "reproduce", "pwr", "-o", t.TempDir(), "--trace", "nope"); code != 1 || !strings.Contains(errs, "unknown trace \"nope\"") {
+	if code, _, errs := run(t, "reproduce", "pwr", "-o", t.TempDir(), "--trace", "nope"); code != 2 || !strings.Contains(errs, "unknown trace \"nope\"") {
 		t.Errorf("unknown trace: exit %d, %q", code, errs)
 	}
 	if code, _, errs := run(t, "frobnicate"); code != 2 || !strings.Contains(errs, "unknown command") {
@@ -88,15 +90,20 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestRegistryHasEveryPolicyOnce(t *testing.T) {
-	r := Registry()
-	got := strings.Join(r.Names(), ",")
-	if got != "fgd,pwr,bestfit,dotprod,gpupacking,gpuclustering" {
-		t.Errorf("registry = %s", got)
+	r := builtin.Registries()
+	for _, c := range []struct{ family, got, want string }{
+		{"scorers", strings.Join(r.Scorers.Names(), ","), "fgd,pwr,bestfit,dotprod,gpupacking,gpuclustering"},
+		{"hpc", strings.Join(r.HPC.Names(), ","), "fcfs,vahrm"},
+		{"elastic", strings.Join(r.Elastic.Names(), ","), "powerflow,gandiva,tiresias,afs,zeus"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s registry = %s, want %s", c.family, c.got, c.want)
+		}
 	}
-	if _, err := r.New("fgd", []byte("popularity_threshold: 0\n"), policyDeps(t)); err == nil || !strings.Contains(err.Error(), "fgd.popularity_threshold") {
+	if _, err := r.Scorers.New("fgd", []byte("popularity_threshold: 0\n"), policyDeps(t)); err == nil || !strings.Contains(err.Error(), "fgd.popularity_threshold") {
 		t.Errorf("bad fgd args: %v", err)
 	}
-	if _, err := r.New("fgd", []byte("bogus: 1\n"), policyDeps(t)); err == nil {
+	if _, err := r.Scorers.New("fgd", []byte("bogus: 1\n"), policyDeps(t)); err == nil {
 		t.Error("unknown fgd arg accepted")
 	}
 }
@@ -143,7 +150,7 @@ func TestRunHPCScenario(t *testing.T) {
 	swfPath := filepath.Join(dir, "site.swf")
 	os.WriteFile(swfPath, []byte(log.String()), 0o644)
 	scen := filepath.Join(dir, "s.yaml")
-	os.WriteFile(scen, []byte("name: site\nhpc:\n  swf: "+swfPath+"\n  procs_per_node: 4\n  sr: 20\n  pcr: 0.6\n  workloads: [1, 7]\n  systems: [VU-FCFS, CGVA-FCFS-B, VAHRM+TSMVA]\n"), 0o644)
+	os.WriteFile(scen, []byte("name: site\npower_limit: {tdp_fraction: 0.6}\nhpc:\n  swf: "+swfPath+"\n  procs_per_node: 4\n  sr: 20\n  workloads: [1, 7]\n  systems: [VU-FCFS, CGVA-FCFS-B, VAHRM+TSMVA]\n"), 0o644)
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	for _, o := range []string{a, b} {
 		code, out, errs := run(t, "run", "-c", scen, "-o", o)

@@ -19,11 +19,11 @@ const Name = "afs"
 
 // Args configure AFS.
 type Args struct {
-	policy.FixedFreq
+	policy.FixedFreq `yaml:",inline"`
 }
 
 // Default runs at the highest frequency.
-func (Args) Default() Args { return Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}} }
+func (Args) Default() Args { return Args{} }
 
 // Validate checks the arguments.
 func (a Args) Validate() error { return a.FixedFreq.Validate(Name) }
@@ -31,21 +31,26 @@ func (a Args) Validate() error { return a.FixedFreq.Validate(Name) }
 // Policy is AFS.
 type Policy struct {
 	args Args
+	fi   int // frequency index (-1: the highest)
 	pred policy.ElasticPredictor
 }
 
 var _ policy.ElasticScheduler = (*Policy)(nil)
 
-// New returns AFS; pred gives job throughput (AFS measures it; here it is
-// given exactly, which favours the baseline).
-func New(args Args, pred policy.ElasticPredictor) (*Policy, error) {
+// New returns AFS; deps.Predictor gives job throughput (AFS measures it;
+// here it is given exactly, which favours the baseline).
+func New(args Args, deps policy.ElasticDeps) (*Policy, error) {
 	if err := args.Validate(); err != nil {
 		return nil, err
 	}
-	if pred == nil {
+	if deps.Predictor == nil {
 		return nil, fmt.Errorf("afs: no predictor")
 	}
-	return &Policy{args: args, pred: pred}, nil
+	fi, err := args.Index(Name, deps.FreqsMHz)
+	if err != nil {
+		return nil, err
+	}
+	return &Policy{args: args, fi: fi, pred: deps.Predictor}, nil
 }
 
 type item struct {
@@ -78,7 +83,7 @@ func (q *pq) Pop() any {
 
 // ScheduleElastic implements policy.ElasticScheduler.
 func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
-	fi := policy.FreqIndex(p.args.FreqIdx, st.FreqsMHz)
+	fi := policy.FreqIndex(p.fi, st.FreqsMHz)
 	free := st.Nodes * st.GPUsPerNode
 	n := make([]int, len(st.Jobs))
 	rem := func(i, g int) (float64, bool) {

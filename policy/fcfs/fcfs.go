@@ -71,9 +71,13 @@ var _ policy.HPCScheduler = (*Policy)(nil)
 
 // New builds the policy; pred holds the per-device power predictions used for
 // variation-aware job types.
-func New(a Args, pred *power.HPCNodes) (*Policy, error) {
+func New(a Args, deps policy.HPCDeps) (*Policy, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
+	}
+	pred := deps.Pred
+	if pred == nil {
+		return nil, fmt.Errorf("%s: no power predictions", Name)
 	}
 	if err := pred.Validate(); err != nil {
 		return nil, err

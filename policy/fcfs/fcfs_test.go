@@ -36,7 +36,7 @@ func state(now job.Time, queue []*policy.HPCJob, running []*policy.HPCRunning, s
 
 func mustNew(t *testing.T, a fcfs.Args) *fcfs.Policy {
 	t.Helper()
-	p, err := fcfs.New(a, nodes())
+	p, err := fcfs.New(a, policy.HPCDeps{Pred: nodes()})
 	if err != nil {
 		t.Fatal(err)
 	}

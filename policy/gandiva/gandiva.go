@@ -16,31 +16,38 @@ const Name = "gandiva"
 
 // Args configure Gandiva.
 type Args struct {
-	policy.FixedFreq
+	policy.FixedFreq `yaml:",inline"`
 }
 
 // Default runs at the highest frequency.
-func (Args) Default() Args { return Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}} }
+func (Args) Default() Args { return Args{} }
 
 // Validate checks the arguments.
 func (a Args) Validate() error { return a.FixedFreq.Validate(Name) }
 
 // Policy is Gandiva.
-type Policy struct{ args Args }
+type Policy struct {
+	args Args
+	fi   int // frequency index (-1: the highest)
+}
 
 var _ policy.ElasticScheduler = (*Policy)(nil)
 
 // New returns Gandiva.
-func New(args Args) (*Policy, error) {
+func New(args Args, deps policy.ElasticDeps) (*Policy, error) {
 	if err := args.Validate(); err != nil {
 		return nil, err
 	}
-	return &Policy{args: args}, nil
+	fi, err := args.Index(Name, deps.FreqsMHz)
+	if err != nil {
+		return nil, err
+	}
+	return &Policy{args: args, fi: fi}, nil
 }
 
 // ScheduleElastic implements policy.ElasticScheduler.
 func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
-	fi := policy.FreqIndex(p.args.FreqIdx, st.FreqsMHz)
+	fi := policy.FreqIndex(p.fi, st.FreqsMHz)
 	d := policy.ElasticDecision{Allocs: policy.PlaceInOrder(st, st.Jobs, fi)}
 	d.NodeOn = p.args.NodeOn(d.Allocs, st.Nodes)
 	return d

@@ -49,17 +49,10 @@ func (a Args) Validate() error {
 	return nil
 }
 
-// Deps are what PowerFlow predicts and profiles with.
-type Deps struct {
-	Predictor policy.ElasticPredictor
-	// ProfileFreqs are the frequency indices a profiling window cycles.
-	ProfileFreqs []int
-}
-
 // Policy is PowerFlow.
 type Policy struct {
 	args Args
-	deps Deps
+	deps policy.ElasticDeps
 	// tables is indexed by job ID; live counts the non-nil entries.
 	tables []*table
 	live   int
@@ -90,8 +83,9 @@ func byTie(a, b keyed) int {
 
 var _ policy.ElasticScheduler = (*Policy)(nil)
 
-// New returns PowerFlow.
-func New(args Args, deps Deps) (*Policy, error) {
+// New returns PowerFlow; it predicts with deps.Predictor and profiles at
+// deps.ProfileFreqs.
+func New(args Args, deps policy.ElasticDeps) (*Policy, error) {
 	if err := args.Validate(); err != nil {
 		return nil, err
 	}

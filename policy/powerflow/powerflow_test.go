@@ -23,7 +23,7 @@ func (fake) Predict(v *policy.ElasticView, n, fi int) (float64, float64, bool) {
 }
 
 func TestAllocationFollowsMarginalReturnUnderTheLimit(t *testing.T) {
-	p, err := New(Args{ProfileNewCounts: true}, Deps{Predictor: fake{}, ProfileFreqs: []int{0, 1}})
+	p, err := New(Args{ProfileNewCounts: true}, policy.ElasticDeps{Predictor: fake{}, ProfileFreqs: []int{0, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

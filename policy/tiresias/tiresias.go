@@ -20,14 +20,14 @@ const Name = "tiresias"
 
 // Args configure Tiresias.
 type Args struct {
-	policy.FixedFreq
+	policy.FixedFreq `yaml:",inline"`
 	// ThresholdsGPUSec are the attained-service queue thresholds (GPU-s).
-	ThresholdsGPUSec []float64
+	ThresholdsGPUSec []float64 `yaml:"thresholds_gpu_s"`
 }
 
 // Default uses three queues split at 1 and 10 GPU-hours.
 func (Args) Default() Args {
-	return Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}, ThresholdsGPUSec: []float64{3600, 36000}}
+	return Args{ThresholdsGPUSec: []float64{3600, 36000}}
 }
 
 // Validate checks the arguments.
@@ -36,27 +36,34 @@ func (a Args) Validate() error {
 		return err
 	}
 	if !slices.IsSorted(a.ThresholdsGPUSec) {
-		return fmt.Errorf("tiresias: thresholds %v must ascend", a.ThresholdsGPUSec)
+		return fmt.Errorf("tiresias.thresholds_gpu_s: %v must ascend", a.ThresholdsGPUSec)
 	}
 	for _, t := range a.ThresholdsGPUSec {
-		if !(t > 0) {
-			return fmt.Errorf("tiresias: threshold %v must be positive", t)
+		if !(t > 0) || math.IsInf(t, 0) {
+			return fmt.Errorf("tiresias.thresholds_gpu_s: %v must be positive and finite", t)
 		}
 	}
 	return nil
 }
 
 // Policy is Tiresias.
-type Policy struct{ args Args }
+type Policy struct {
+	args Args
+	fi   int // frequency index (-1: the highest)
+}
 
 var _ policy.ElasticScheduler = (*Policy)(nil)
 
 // New returns Tiresias.
-func New(args Args) (*Policy, error) {
+func New(args Args, deps policy.ElasticDeps) (*Policy, error) {
 	if err := args.Validate(); err != nil {
 		return nil, err
 	}
-	return &Policy{args: args}, nil
+	fi, err := args.Index(Name, deps.FreqsMHz)
+	if err != nil {
+		return nil, err
+	}
+	return &Policy{args: args, fi: fi}, nil
 }
 
 func (p *Policy) level(v *policy.ElasticView) int {
@@ -71,7 +78,7 @@ func (p *Policy) level(v *policy.ElasticView) int {
 
 // ScheduleElastic implements policy.ElasticScheduler.
 func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
-	fi := policy.FreqIndex(p.args.FreqIdx, st.FreqsMHz)
+	fi := policy.FreqIndex(p.fi, st.FreqsMHz)
 	order := slices.Clone(st.Jobs)
 	slices.SortStableFunc(order, func(a, b *policy.ElasticView) int {
 		if la, lb := p.level(a), p.level(b); la != lb {

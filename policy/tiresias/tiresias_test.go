@@ -7,7 +7,7 @@ import (
 )
 
 func TestLeastAttainedServiceFirst(t *testing.T) {
-	p, err := New(Args{FixedFreq: policy.FixedFreq{FreqIdx: -1}, ThresholdsGPUSec: []float64{3600}})
+	p, err := New(Args{ThresholdsGPUSec: []float64{3600}}, policy.ElasticDeps{FreqsMHz: []int{1000, 1400}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,9 +62,13 @@ var _ policy.HPCScheduler = (*Policy)(nil)
 
 // New builds VAHRM over pred, the per-device power predictions (TSMVA's, or
 // the truth for VAHRM+IDEAL).
-func New(a Args, pred *power.HPCNodes) (*Policy, error) {
+func New(a Args, deps policy.HPCDeps) (*Policy, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
+	}
+	pred := deps.Pred
+	if pred == nil {
+		return nil, fmt.Errorf("%s: no power predictions", Name)
 	}
 	if err := pred.Validate(); err != nil {
 		return nil, err

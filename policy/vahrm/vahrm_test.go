@@ -46,7 +46,7 @@ func TestPriorityOrdersByEnergyOrWait(t *testing.T) {
 		beta float64
 		want int
 	}{{0, 0}, {1, 1}} {
-		p, err := vahrm.New(vahrm.Args{Beta: tc.beta, WaitLimitS: 1e6}, fourNodes())
+		p, err := vahrm.New(vahrm.Args{Beta: tc.beta, WaitLimitS: 1e6}, policy.HPCDeps{Pred: fourNodes()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestPriorityOrdersByEnergyOrWait(t *testing.T) {
 }
 
 func TestCheapestNodesAndPowerCap(t *testing.T) {
-	p, _ := vahrm.New(vahrm.Args{}.Default(), fourNodes())
+	p, _ := vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: fourNodes()})
 	j := &policy.HPCJob{ID: 7, Runtime: 1000, Nodes: 2}
 	st := state([]*policy.HPCJob{j}, []bool{true, true, true, true}, 0)
 	s := p.ScheduleHPC(st)
@@ -78,7 +78,7 @@ func TestCheapestNodesAndPowerCap(t *testing.T) {
 }
 
 func TestUnmovableJobBlocksOthers(t *testing.T) {
-	p, _ := vahrm.New(vahrm.Args{Beta: 0.5, WaitLimitS: 10}, fourNodes())
+	p, _ := vahrm.New(vahrm.Args{Beta: 0.5, WaitLimitS: 10}, policy.HPCDeps{Pred: fourNodes()})
 	stuck := &policy.HPCJob{ID: 0, Submit: 0, Runtime: 1000, Nodes: 3} // waited 20 s > 10 s
 	small := &policy.HPCJob{ID: 1, Submit: 19_000, Runtime: 1000, Nodes: 1}
 	free := []bool{true, true, false, false}
@@ -92,7 +92,7 @@ func TestUnmovableJobBlocksOthers(t *testing.T) {
 }
 
 func TestFirstRunAtTDPProfiled(t *testing.T) {
-	p, _ := vahrm.New(vahrm.Args{}.Default(), fourNodes())
+	p, _ := vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: fourNodes()})
 	j := &policy.HPCJob{ID: 3, Runtime: 1000, Nodes: 1, FirstRun: true}
 	s := p.ScheduleHPC(state([]*policy.HPCJob{j}, []bool{true, true, true, true}, 0))
 	if len(s) != 1 || !s[0].Profile || s[0].Pred != 450 {

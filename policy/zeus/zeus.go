@@ -20,36 +20,56 @@ const Name = "zeus"
 // Args configure Zeus.
 type Args struct {
 	// Eta is Zeus' energy-time knob in [0, 1] (0.5 in Zeus' evaluation).
-	Eta float64
-	// MaxPowerW is the GPU's maximum power limit.
-	MaxPowerW float64
+	Eta float64 `yaml:"eta"`
+	// Base is the scheduler Zeus configures the jobs of (gandiva or
+	// tiresias in PowerFlow's evaluation).
+	Base policy.Ref `yaml:"base"`
 }
 
-// Default is Zeus' default knob.
-func (Args) Default() Args { return Args{Eta: 0.5, MaxPowerW: 400} }
+// Default is Zeus' default knob over Gandiva.
+func (Args) Default() Args { return Args{Eta: 0.5, Base: policy.Ref{Policy: "gandiva"}} }
 
 // Validate checks the arguments.
 func (a Args) Validate() error {
-	if !(a.Eta >= 0 && a.Eta <= 1) || !(a.MaxPowerW > 0) {
-		return fmt.Errorf("zeus: eta %v must be in [0, 1] and max power %v positive", a.Eta, a.MaxPowerW)
+	if !(a.Eta >= 0 && a.Eta <= 1) {
+		return fmt.Errorf("zeus.eta: %v, want 0..1", a.Eta)
+	}
+	if a.Base.Policy == "" || a.Base.Policy == Name {
+		return fmt.Errorf("zeus.base.policy: %q, want the elastic policy Zeus wraps", a.Base.Policy)
 	}
 	return nil
 }
 
 // Policy wraps a scheduler with Zeus' per-job configuration choice.
 type Policy struct {
-	args  Args
-	inner policy.ElasticScheduler
+	args      Args
+	maxPowerW float64
+	inner     policy.ElasticScheduler
 }
 
 var _ policy.ElasticScheduler = (*Policy)(nil)
 
-// New wraps inner.
-func New(args Args, inner policy.ElasticScheduler) (*Policy, error) {
+// New builds the base scheduler with deps.Build and wraps it; deps.GPUMaxPower
+// is the GPU's maximum power.
+func New(args Args, deps policy.ElasticDeps) (*Policy, error) {
 	if err := args.Validate(); err != nil {
 		return nil, err
 	}
-	return &Policy{args: args, inner: inner}, nil
+	if !(deps.GPUMaxPower > 0) {
+		return nil, fmt.Errorf("zeus: the GPU's maximum power is not known")
+	}
+	if deps.Build == nil {
+		return nil, fmt.Errorf("zeus: cannot build the base policy %q", args.Base.Policy)
+	}
+	raw, err := args.Base.RawArgs()
+	if err != nil {
+		return nil, fmt.Errorf("zeus.base.args: %w", err)
+	}
+	inner, err := deps.Build(args.Base.Policy, raw)
+	if err != nil {
+		return nil, fmt.Errorf("zeus.base: %w", err)
+	}
+	return &Policy{args: args, maxPowerW: float64(deps.GPUMaxPower), inner: inner}, nil
 }
 
 // ScheduleElastic implements policy.ElasticScheduler: the inner
@@ -73,7 +93,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 			if o.GPUs != n {
 				continue
 			}
-			c := p.args.Eta*o.IterJ + (1-p.args.Eta)*p.args.MaxPowerW*float64(n)*o.IterSec
+			c := p.args.Eta*o.IterJ + (1-p.args.Eta)*p.maxPowerW*float64(n)*o.IterSec
 			if best < 0 || c < cost || (c == cost && o.FreqIdx > best) {
 				best, cost = o.FreqIdx, c
 			}

@@ -17,7 +17,13 @@ func (one) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
 }
 
 func TestZeusProfilesThenPicksLowestCost(t *testing.T) {
-	z, err := New(Args{Eta: 0.5, MaxPowerW: 400}, one{})
+	deps := policy.ElasticDeps{GPUMaxPower: 400, Build: func(name string, args []byte) (policy.ElasticScheduler, error) {
+		if name != "one" || len(args) != 0 {
+			t.Fatalf("base %q %q", name, args)
+		}
+		return one{}, nil
+	}}
+	z, err := New(Args{Eta: 0.5, Base: policy.Ref{Policy: "one"}}, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

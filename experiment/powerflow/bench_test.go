@@ -1,17 +1,18 @@
-package experiment_test
+package powerflow_test
 
 import (
 	"runtime"
 	"testing"
 
-	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/trace/philly"
 )
 
-func pfBenchEnv(b *testing.B) (*experiment.PFEnv, []policy.ElasticJob) {
+func pfBenchEnv(b *testing.B) (*powerflow.Env, []policy.ElasticJob) {
 	b.Helper()
-	env, err := experiment.NewPFEnv(experiment.DefaultPFSetup())
+	env, err := powerflow.NewEnv(builtin.Registries(), powerflow.DefaultSetup())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -19,7 +20,7 @@ func pfBenchEnv(b *testing.B) (*experiment.PFEnv, []policy.ElasticJob) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return env, env.PFJobs(gj, 42)
+	return env, env.Jobs(gj, 42)
 }
 
 // BenchmarkPowerFlowSweep: the 1,896-job Philly day under PowerFlow at the
@@ -29,7 +30,7 @@ func BenchmarkPowerFlowSweep(b *testing.B) {
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
 	for b.Loop() {
-		if _, err := env.PFSweep(jobs); err != nil {
+		if _, err := env.Sweep(jobs); err != nil {
 			b.Fatal(err)
 		}
 	}

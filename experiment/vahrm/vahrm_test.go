@@ -1,4 +1,4 @@
-package experiment_test
+package vahrm_test
 
 import (
 	"bytes"
@@ -7,17 +7,18 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/vahrm"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/policy/builtin"
 )
 
 func TestReproduceVAHRMQuick(t *testing.T) {
-	o := experiment.VAHRMOptions{Jobs: 400, Quick: true, Seed: 7}
-	a, err := experiment.ReproduceVAHRM("test", o)
+	o := vahrm.Options{Registries: builtin.Registries(), Jobs: 400, Quick: true, Seed: 7}
+	a, err := vahrm.Reproduce("test", o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := experiment.ReproduceVAHRM("test", o)
+	b, err := vahrm.Reproduce("test", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestReproduceVAHRMQuick(t *testing.T) {
 	if len(a.Main) != 63 || len(a.Congested) != 63 {
 		t.Fatalf("main rows %d/%d, want 63", len(a.Main), len(a.Congested))
 	}
-	for _, set := range [][]experiment.Relative{a.Main, a.Congested, a.SR, a.PCR, a.Beta, a.FirstRun, a.ModelErr} {
+	for _, set := range [][]vahrm.Relative{a.Main, a.Congested, a.SR, a.PCR, a.Beta, a.FirstRun, a.ModelErr} {
 		for _, r := range set {
 			if r.MaxPredW > r.CapW*(1+1e-9) {
 				t.Fatalf("%s %s w%d: predicted %v W above the %v W cap at a start", r.Setting, r.System, r.Workload, r.MaxPredW, r.CapW)
@@ -44,7 +45,11 @@ func TestReproduceVAHRMQuick(t *testing.T) {
 		t.Fatalf("%d claims, %d model rows", len(a.Claims), len(a.Models))
 	}
 	dir := t.TempDir()
-	if err := experiment.WriteVAHRM(dir, a); err != nil {
+	res, err := vahrm.Results(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Write(dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"summary.json", "main.csv", "sweep_sr.csv", "sweep_pcr.csv", "sweep_beta.csv", "sweep_first_run.csv", "model_error.csv", "models.csv", "pcr_energy.svg", "report.html"} {
@@ -58,14 +63,14 @@ func TestReproduceVAHRMQuick(t *testing.T) {
 // (no queueing), CGVA-FCFS and VAHRM+IDEAL use no more energy than VU-FCFS.
 func TestVariationAwarenessSavesEnergy(t *testing.T) {
 	env := vahrmEnv(t, 1000)
-	s := experiment.DefaultVAHRMSetting()
-	for _, w := range experiment.VAHRMWorkloads() {
-		base, err := env.RunVAHRM("VU-FCFS", w, s)
+	s := vahrm.DefaultSetting()
+	for _, w := range vahrm.Workloads() {
+		base, err := env.Run(system(t, "VU-FCFS"), w, s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, sys := range []string{"CGVA-FCFS", "VAHRM+IDEAL"} {
-			r, err := env.RunVAHRM(sys, w, s)
+			r, err := env.Run(system(t, sys), w, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +85,7 @@ func TestVariationAwarenessSavesEnergy(t *testing.T) {
 // TDP 120 W) and 4 GPUs (idle 60 W, TDP 300 W), 172.8 kW all idle; a CPU job
 // leaves a node's GPUs idle and a GPU job its CPUs.
 func TestVAHRMSystemShape(t *testing.T) {
-	env, err := experiment.NewVAHRMEnvIdeal(1, 42)
+	env, err := vahrm.NewEnvIdeal(builtin.Registries(), 1, 42)
 	if err != nil {
 		t.Fatal(err)
 	}

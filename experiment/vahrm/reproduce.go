@@ -1,41 +1,49 @@
-package experiment
+package vahrm
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/trace/swf"
 )
 
-// VAHRMReproduction holds every result of `reproduce vahrm`.
-type VAHRMReproduction struct {
-	Version   string          `json:"version"`
-	StandIns  []string        `json:"stand_ins"`
-	GPUs      []GPUStats      `json:"gpu_power_by_application"`
-	Models    []ModelResult   `json:"power_models"`
-	Util      map[string]Num  `json:"offered_load_by_sr"`
-	Main      []Relative      `json:"main_sr1"`
-	Congested []Relative      `json:"main_sr8"`
-	SR        []Relative      `json:"sweep_sr"`
-	PCR       []Relative      `json:"sweep_pcr"`
-	Beta      []Relative      `json:"sweep_beta"`
-	FirstRun  []Relative      `json:"sweep_first_run"`
-	ModelErr  []Relative      `json:"model_error"`
-	Claims    []ClaimResult   `json:"paper_claims"`
-	Settings  map[string]any  `json:"settings"`
-	Systems   []string        `json:"systems"`
-	Workloads []VAHRMWorkload `json:"workloads"`
+// Reproduction holds every result of `reproduce vahrm`.
+type Reproduction struct {
+	Version   string         `json:"version"`
+	StandIns  []string       `json:"stand_ins"`
+	GPUs      []GPUStats     `json:"gpu_power_by_application"`
+	Models    []ModelResult  `json:"power_models"`
+	Util      map[string]Num `json:"offered_load_by_sr"`
+	Main      []Relative     `json:"main_sr1"`
+	Congested []Relative     `json:"main_sr8"`
+	SR        []Relative     `json:"sweep_sr"`
+	PCR       []Relative     `json:"sweep_pcr"`
+	Beta      []Relative     `json:"sweep_beta"`
+	FirstRun  []Relative     `json:"sweep_first_run"`
+	ModelErr  []Relative     `json:"model_error"`
+	Claims    []ClaimResult  `json:"paper_claims"`
+	Settings  map[string]any `json:"settings"`
+	Systems   []string       `json:"systems"`
+	Workloads []Workload     `json:"workloads"`
 }
 
-// VAHRMOptions bound the reproduction.
-type VAHRMOptions struct {
-	Jobs int // jobs taken from the log (paper: 10,000)
+// Options bound the reproduction.
+type Options struct {
+	Registries *policy.Registries
+	Jobs       int // jobs taken from the log (paper: 10,000)
 	// Log replaces the embedded NASA log (then Jobs is not used).
-	Log      *VAHRMLog
+	Log      *Log
 	Quick    bool
 	Workers  int
 	Seed     uint64
@@ -46,45 +54,46 @@ type VAHRMOptions struct {
 // comparable to a busy production system (about 93% of node-seconds).
 const congestedSR = 8
 
-// ReproduceVAHRM runs the paper's evaluation (Section VI) on the stand-ins.
-func ReproduceVAHRM(version string, o VAHRMOptions) (*VAHRMReproduction, error) {
+// Reproduce runs the paper's evaluation (Section VI) on the stand-ins.
+func Reproduce(version string, o Options) (*Reproduction, error) {
 	log := o.Log
 	if log == nil {
 		var err error
-		if log, err = LoadVAHRMLog(o.Jobs); err != nil {
+		if log, err = LoadLog(o.Jobs); err != nil {
 			return nil, err
 		}
 	}
-	env, stats, models, err := BuildVAHRMEnv(log, o.Seed)
+	env, stats, models, err := BuildEnv(o.Registries, log, o.Seed)
 	if err != nil {
 		return nil, err
 	}
-	rep := &VAHRMReproduction{Version: version, GPUs: stats, Models: models, Systems: VAHRMSystems, Workloads: VAHRMWorkloads(),
-		Util: map[string]Num{}, StandIns: append(VAHRMStandIns(log),
+	all := mustSystems()
+	rep := &Reproduction{Version: version, GPUs: stats, Models: models, Systems: systemNames(all), Workloads: Workloads(),
+		Util: map[string]Num{}, StandIns: append(StandIns(log),
 			fmt.Sprintf("Load: the log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*log.Utilization(1), congestedSR, congestedSR),
 		)}
 	for _, sr := range []float64{1, 2, 4, 6, 8} {
 		rep.Util[strconv.FormatFloat(sr, 'g', -1, 64)] = Num(log.Utilization(sr))
 	}
-	def := DefaultVAHRMSetting()
+	def := DefaultSetting()
 	def.Seed = o.Seed
 	busy := def
 	busy.SR = congestedSR
-	others := VAHRMSystems[1:]
+	others, vu := all[1:], all[0]
 	rep.Settings = map[string]any{"beta": def.Beta, "pcr": def.PCR, "sr_main": def.SR, "sr_congested": congestedSR,
 		"profile_overhead": 0.05, "wait_limit_s": 7 * 24 * 3600, "jobs": len(log.Jobs), "seed": o.Seed}
-	sweep := func(labels []string, ss []VAHRMSetting, systems []string, base string) ([]Relative, error) {
+	sweep := func(labels []string, ss []Setting, systems []scenario.System, base scenario.System) ([]Relative, error) {
 		return env.Sweep(labels, ss, systems, base, o.Workers, o.Progress)
 	}
-	if rep.Main, err = sweep([]string{"SR=1"}, []VAHRMSetting{def}, others, "VU-FCFS"); err != nil {
+	if rep.Main, err = sweep([]string{"SR=1"}, []Setting{def}, others, vu); err != nil {
 		return nil, err
 	}
-	if rep.Congested, err = sweep([]string{fmt.Sprintf("SR=%d", congestedSR)}, []VAHRMSetting{busy}, others, "VU-FCFS"); err != nil {
+	if rep.Congested, err = sweep([]string{fmt.Sprintf("SR=%d", congestedSR)}, []Setting{busy}, others, vu); err != nil {
 		return nil, err
 	}
 	type knob struct {
 		vals []float64
-		set  func(s *VAHRMSetting, v float64)
+		set  func(s *Setting, v float64)
 		name string
 	}
 	srs, pcrs := []float64{1, 2, 4, 6, 8}, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1.0}
@@ -93,11 +102,11 @@ func ReproduceVAHRM(version string, o VAHRMOptions) (*VAHRMReproduction, error) 
 	sweepSystems := others
 	if o.Quick {
 		srs, pcrs, betas, firsts, noises = []float64{1, 8}, []float64{0.5, 1}, []float64{0, math.Pow(0.25, 6), 1}, []float64{0, 0.4}, []float64{0.1}
-		sweepSystems = []string{"CVA-FCFS-B", "VAHRM+TSMVA"}
+		sweepSystems = mustSystems("CVA-FCFS-B", "VAHRM+TSMVA")
 	}
-	settings := func(base VAHRMSetting, vals []float64, set func(*VAHRMSetting, float64), name string, format func(float64) string) ([]string, []VAHRMSetting) {
+	settings := func(base Setting, vals []float64, set func(*Setting, float64), name string, format func(float64) string) ([]string, []Setting) {
 		var ls []string
-		var ss []VAHRMSetting
+		var ss []Setting
 		for _, v := range vals {
 			s := base
 			set(&s, v)
@@ -106,26 +115,26 @@ func ReproduceVAHRM(version string, o VAHRMOptions) (*VAHRMReproduction, error) 
 		return ls, ss
 	}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
-	l, ss := settings(def, srs, func(s *VAHRMSetting, v float64) { s.SR = v }, "SR", g)
-	if rep.SR, err = sweep(l, ss, sweepSystems, "VU-FCFS"); err != nil {
+	l, ss := settings(def, srs, func(s *Setting, v float64) { s.SR = v }, "SR", g)
+	if rep.SR, err = sweep(l, ss, sweepSystems, vu); err != nil {
 		return nil, err
 	}
-	l, ss = settings(busy, pcrs, func(s *VAHRMSetting, v float64) { s.PCR = v }, "PCR", g)
-	if rep.PCR, err = sweep(l, ss, sweepSystems, "VU-FCFS"); err != nil {
+	l, ss = settings(busy, pcrs, func(s *Setting, v float64) { s.PCR = v }, "PCR", g)
+	if rep.PCR, err = sweep(l, ss, sweepSystems, vu); err != nil {
 		return nil, err
 	}
-	l, ss = settings(busy, betas, func(s *VAHRMSetting, v float64) { s.Beta = v }, "beta", g)
-	if rep.Beta, err = sweep(l, ss, []string{"VAHRM+TSMVA"}, "VU-FCFS"); err != nil {
+	l, ss = settings(busy, betas, func(s *Setting, v float64) { s.Beta = v }, "beta", g)
+	if rep.Beta, err = sweep(l, ss, mustSystems("VAHRM+TSMVA"), vu); err != nil {
 		return nil, err
 	}
-	l, ss = settings(busy, firsts, func(s *VAHRMSetting, v float64) { s.FirstRunRatio = v }, "first_run", g)
-	if rep.FirstRun, err = sweep(l, ss, []string{"VAHRM+TSMVA"}, "VU-FCFS"); err != nil {
+	l, ss = settings(busy, firsts, func(s *Setting, v float64) { s.FirstRunRatio = v }, "first_run", g)
+	if rep.FirstRun, err = sweep(l, ss, mustSystems("VAHRM+TSMVA"), vu); err != nil {
 		return nil, err
 	}
 	errBase := busy
 	errBase.PCR = 0.5
-	l, ss = settings(errBase, noises, func(s *VAHRMSetting, v float64) { s.ModelNoise = v }, "error", func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) })
-	if rep.ModelErr, err = sweep(l, ss, []string{"VAHRM+TSMVA"}, "VAHRM+IDEAL"); err != nil {
+	l, ss = settings(errBase, noises, func(s *Setting, v float64) { s.ModelNoise = v }, "error", func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) })
+	if rep.ModelErr, err = sweep(l, ss, mustSystems("VAHRM+TSMVA"), mustSystems("VAHRM+IDEAL")[0]); err != nil {
 		return nil, err
 	}
 	rep.Claims = vahrmClaims(rep)
@@ -151,7 +160,7 @@ func maxOver(rel []Relative, system string, f func(Relative) float64) float64 {
 	return m
 }
 
-func vahrmClaims(rep *VAHRMReproduction) []ClaimResult {
+func vahrmClaims(rep *Reproduction) []ClaimResult {
 	var out []ClaimResult
 	add := func(what, where, paper, measured string, holds bool, v float64) {
 		out = append(out, ClaimResult{What: what, Where: where, Paper: paper, Measured: measured, Holds: holds, Value: Num(v)})
@@ -165,7 +174,7 @@ func vahrmClaims(rep *VAHRMReproduction) []ClaimResult {
 		v, _ := find(avg, main.setting, "VAHRM+TSMVA")
 		mx := maxOver(main.rel, "VAHRM+TSMVA", save)
 		best := true
-		for _, s := range VAHRMSystems[1:6] {
+		for _, s := range rep.Systems[1:6] {
 			a, _ := find(avg, main.setting, s)
 			best = best && v.EnergySave >= a.EnergySave
 		}
@@ -273,8 +282,8 @@ func relCSV(rel []Relative) []byte {
 // paperGPUMAPE is the GPU row of the VAHRM paper's Table VI (%).
 var paperGPUMAPE = map[string]float64{"LR": 15.04, "RF": 8.51, "TSMVA (LR+RF)": 5.31, "TSMVA (RF+RF)": 3.05}
 
-// VAHRMTables renders the reproduction's main tables.
-func VAHRMTables(rep *VAHRMReproduction) []report.Table {
+// Tables renders the reproduction's main tables.
+func Tables(rep *Reproduction) []report.Table {
 	var out []report.Table
 	mt := report.Table{Title: "Power models: held-out MAPE (%) on the Longhorn V100 runs, beside the paper's GPU row of Table VI (256 GPUs, 48 kernels, PMC inputs)",
 		Head: []string{"model", "protocol", "MAPE", "pagerank", "bert", "resnet", "sgemm", "paper GPU MAPE"}}
@@ -302,7 +311,7 @@ func VAHRMTables(rep *VAHRMReproduction) []report.Table {
 		et.Rows = append(et.Rows, []string{a.Setting, fmt.Sprintf("%.3f", 1-a.EnergySave), fmt.Sprintf("%.3f", a.TATRatio), fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio)})
 	}
 	out = append(out, et)
-	return append(out, ClaimsTable(rep.Claims))
+	return append(out, experiment.ClaimsTable(rep.Claims))
 }
 
 func sweepPlot(title, ylabel string, rel []Relative, xs []float64, y func(Relative) float64, logX bool) report.LinePlot {
@@ -336,12 +345,13 @@ func sweepPlot(title, ylabel string, rel []Relative, xs []float64, y func(Relati
 	return lp
 }
 
-// WriteVAHRM writes the reproduction into a prepared directory.
-func WriteVAHRM(dir string, rep *VAHRMReproduction) error {
+// Results renders the reproduction: summary.json, the CSVs, the sweep
+// plots and report.html.
+func Results(rep *Reproduction) (*experiment.Results, error) {
 	files := map[string][]byte{}
 	js, err := report.JSON(rep)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files["summary.json"] = js
 	models := [][]string{{"model", "protocol", "app", "mape_percent"}}
@@ -375,7 +385,7 @@ func WriteVAHRM(dir string, rep *VAHRMReproduction) error {
 	}
 	saveY := func(r Relative) float64 { return 100 * r.EnergySave }
 	tatY := func(r Relative) float64 { return r.TATRatio }
-	var figs []report.Figure
+	var figs []experiment.Figure
 	for _, p := range []struct {
 		file, caption string
 		lp            report.LinePlot
@@ -401,17 +411,83 @@ func WriteVAHRM(dir string, rep *VAHRMReproduction) error {
 		}
 		b, err := p.lp.SVG()
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", p.file, err)
+			return nil, fmt.Errorf("plot %s: %w", p.file, err)
 		}
-		files[p.file] = b
-		figs = append(figs, report.Figure{Caption: p.caption, SVG: b})
+		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
 	}
-	page := report.Page{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: VAHRMTables(rep), Figures: figs,
-		Footnote: "wattsched " + rep.Version}
-	html, err := page.HTML()
-	if err != nil {
-		return err
+	tables := Tables(rep)
+	head := make([]string, 0, len(rep.StandIns)+1)
+	for _, x := range rep.StandIns {
+		head = append(head, "stand-in: "+x)
 	}
-	files["report.html"] = html
-	return report.WriteFiles(dir, files)
+	return &experiment.Results{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: tables, Figures: figs,
+		Footnote: "wattsched " + rep.Version, Files: files, Head: append(head, ""),
+		Listing: "summary.json, main.csv, sweep_*.csv, model_error.csv, models.csv, *.svg, report.html"}, nil
 }
+
+// Study is `wattsched reproduce vahrm`.
+type Study struct {
+	jobs  int
+	quick bool
+	seed  uint64
+	swf   string
+	ppn   int
+}
+
+// Name implements experiment.Study.
+func (*Study) Name() string { return "vahrm" }
+
+// Synopsis implements experiment.Study.
+func (*Study) Synopsis() string {
+	return `-o DIR [--jobs N] [--quick] [--seed S] [--swf FILE [--procs-per-node P]] [--force]
+        reproduce the VAHRM paper's evaluation (stand-in data, see the output)`
+}
+
+// Flags implements experiment.Study.
+func (st *Study) Flags(fs *flag.FlagSet) {
+	fs.IntVar(&st.jobs, "jobs", 10000, "jobs taken from the log (the paper used 10,000)")
+	fs.BoolVar(&st.quick, "quick", false, "fewer sweep points and systems")
+	fs.Uint64Var(&st.seed, "seed", 42, "seed for device power, job types and model errors")
+	fs.StringVar(&st.swf, "swf", "", "an SWF job log to use instead of the embedded NASA iPSC/860 log (.gz allowed)")
+	fs.IntVar(&st.ppn, "procs-per-node", 1, "with --swf: processors per node of that log")
+}
+
+// Check implements experiment.Study.
+func (st *Study) Check() error {
+	switch {
+	case st.jobs < 1:
+		return fmt.Errorf("reproduce vahrm: --jobs %d, want >= 1", st.jobs)
+	case st.ppn < 1:
+		return fmt.Errorf("reproduce vahrm: --procs-per-node %d, want >= 1", st.ppn)
+	case st.ppn != 1 && st.swf == "":
+		return fmt.Errorf("reproduce vahrm: --procs-per-node goes with --swf (the embedded log's processors are nodes)")
+	}
+	return nil
+}
+
+// Run implements experiment.Study.
+func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Results, error) {
+	var log *Log
+	if st.swf != "" {
+		l, err := swf.ReadFile(st.swf)
+		if err != nil {
+			return nil, err
+		}
+		if log, err = LogFrom(l, "SWF log "+filepath.Base(st.swf), st.jobs, st.ppn); err != nil {
+			return nil, err
+		}
+	}
+	env.Notef("VAHRM reproduction: 9 workloads x 8 systems, sweeps of SR, PCR, beta, first-run ratio and model error (%d jobs each)", st.jobs)
+	rep, err := Reproduce(env.Version, Options{Registries: env.Registries, Jobs: st.jobs, Log: log, Quick: st.quick, Seed: st.seed,
+		Workers: env.Workers, Progress: env.Progress})
+	if err != nil {
+		return nil, err
+	}
+	res, err := Results(rep)
+	if err != nil {
+		return nil, err
+	}
+	return []*experiment.Results{res}, nil
+}
+
+var _ experiment.Study = (*Study)(nil)

@@ -1,4 +1,4 @@
-package experiment
+package powerflow
 
 import (
 	"bytes"
@@ -6,18 +6,19 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/trace/philly"
 )
 
-func pfQuick(t *testing.T) *PFReproduction {
+func pfQuick(t *testing.T) *Reproduction {
 	t.Helper()
 	gj, err := philly.Day()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := DefaultPFSetup()
+	s := DefaultSetup()
 	s.Nodes = 4
-	rep, err := ReproducePowerFlow("test", PFOptions{Setup: s, Quick: true, Jobs: gj[:200], JobsSource: "first 200 jobs of the Philly day"})
+	rep, err := Reproduce("test", Options{Registries: builtin.Registries(), Setup: s, Quick: true, Jobs: gj[:200], JobsSource: "first 200 jobs of the Philly day"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +43,13 @@ func TestPowerFlowReproductionInvariants(t *testing.T) {
 			t.Errorf("%s %v: JCT %v h, energy %v MWh", r.System, r.Param, r.AvgJCTh, r.EnergyMWh)
 		}
 	}
-	for _, s := range PFSystems {
+	for _, s := range Systems {
 		if !seen[s] {
 			t.Errorf("no curve for %s", s)
 		}
 	}
 	dir := t.TempDir()
-	if err := WritePowerFlow(dir, rep); err != nil {
-		t.Fatal(err)
-	}
+	write(t, dir, rep)
 	for _, f := range []string{"summary.json", "curves.csv", "improvement.csv", "models.csv", "timeline.csv", "oracle.csv", "sensitivity.csv", "jct_vs_energy.svg", "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty", f)
@@ -58,9 +57,7 @@ func TestPowerFlowReproductionInvariants(t *testing.T) {
 	}
 	// Same inputs, same bytes.
 	dir2 := t.TempDir()
-	if err := WritePowerFlow(dir2, pfQuick(t)); err != nil {
-		t.Fatal(err)
-	}
+	write(t, dir2, pfQuick(t))
 	for _, f := range []string{"summary.json", "curves.csv", "timeline.csv", "sensitivity.csv"} {
 		a, _ := os.ReadFile(filepath.Join(dir, f))
 		b, _ := os.ReadFile(filepath.Join(dir2, f))
@@ -70,8 +67,19 @@ func TestPowerFlowReproductionInvariants(t *testing.T) {
 	}
 }
 
+func write(t *testing.T, dir string, rep *Reproduction) {
+	t.Helper()
+	res, err := Results(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCurveInterpolation(t *testing.T) {
-	runs := []PFRun{{System: "A", EnergyMWh: 2, AvgJCTh: 10}, {System: "A", EnergyMWh: 4, AvgJCTh: 6}, {System: "B", EnergyMWh: 3, AvgJCTh: 1}}
+	runs := []RunResult{{System: "A", EnergyMWh: 2, AvgJCTh: 10}, {System: "A", EnergyMWh: 4, AvgJCTh: 6}, {System: "B", EnergyMWh: 3, AvgJCTh: 1}}
 	// Halfway between (2, 10) and (4, 6): 8.
 	if v := curveAt(runs, "A", 3); v != 8 {
 		t.Fatalf("got %v, want 8", v)

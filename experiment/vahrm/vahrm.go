@@ -1,4 +1,4 @@
-package experiment
+package vahrm
 
 import (
 	"cmp"
@@ -7,40 +7,64 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
-	"github.com/wattsched/wattsched/policy/fcfs"
-	"github.com/wattsched/wattsched/policy/vahrm"
 	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace/gpuvar"
 	"github.com/wattsched/wattsched/trace/swf"
 )
 
-// VAHRMSystems are the eight job scheduling systems of the paper (Table V).
-var VAHRMSystems = []string{"VU-FCFS", "VU-FCFS-B", "CVA-FCFS", "CVA-FCFS-B", "CGVA-FCFS", "CGVA-FCFS-B", "VAHRM+TSMVA", "VAHRM+IDEAL"}
+// Systems returns the paper's systems (Table V) by name, all eight when
+// no name is given; an unknown name is an error.
+func Systems(names ...string) ([]scenario.System, error) {
+	all := scenario.HPCSystems()
+	if len(names) == 0 {
+		return all, nil
+	}
+	out := make([]scenario.System, 0, len(names))
+	for _, n := range names {
+		k := slices.IndexFunc(all, func(s scenario.System) bool { return s.Name == n })
+		if k < 0 {
+			return nil, fmt.Errorf("unknown VAHRM system %q", n)
+		}
+		out = append(out, all[k])
+	}
+	return out, nil
+}
 
-// VAHRMWorkload is one of the paper's nine workloads (Table III): the share
+// mustSystems is Systems for the study's own fixed lists.
+func mustSystems(names ...string) []scenario.System {
+	s, err := Systems(names...)
+	if err != nil {
+		panic(err) // the study's lists name presets only; a test covers them
+	}
+	return s
+}
+
+// Workload is one of the paper's nine workloads (Table III): the share
 // of GPU jobs and the power level (0 small, 1 medium, 2 large) of its jobs.
-type VAHRMWorkload struct {
+type Workload struct {
 	ID       int
 	GPUShare float64
 	Level    int
 }
 
-// VAHRMWorkloads returns workloads 0-8: CPU:GPU 9:1, 5:5, 1:9, each small,
+// Workloads returns workloads 0-8: CPU:GPU 9:1, 5:5, 1:9, each small,
 // medium, large.
-func VAHRMWorkloads() []VAHRMWorkload {
-	var out []VAHRMWorkload
+func Workloads() []Workload {
+	var out []Workload
 	for id := 0; id < 9; id++ {
-		out = append(out, VAHRMWorkload{ID: id, GPUShare: []float64{0.1, 0.5, 0.9}[id/3], Level: id % 3})
+		out = append(out, Workload{ID: id, GPUShare: []float64{0.1, 0.5, 0.9}[id/3], Level: id % 3})
 	}
 	return out
 }
 
-// VAHRMLog holds the scheduler log: the jobs of an SWF log with a positive
+// Log holds the scheduler log: the jobs of an SWF log with a positive
 // run time and processor count, in submission order.
-type VAHRMLog struct {
+type Log struct {
 	Source string
 	Jobs   []swf.Job
 	// ProcsPerNode converts a job's processors to nodes (rounded up, at most
@@ -51,22 +75,22 @@ type VAHRMLog struct {
 // NASASource describes the embedded log as the stand-in it is.
 const NASASource = "NASA Ames iPSC/860 SWF log (Parallel Workloads Archive), standing in for the TSUBAME3.0 log (not public)"
 
-// LoadVAHRMLog reads n jobs from the embedded NASA iPSC/860 log.
-func LoadVAHRMLog(n int) (*VAHRMLog, error) {
+// LoadLog reads n jobs from the embedded NASA iPSC/860 log.
+func LoadLog(n int) (*Log, error) {
 	l, err := swf.NASAiPSC()
 	if err != nil {
 		return nil, err
 	}
-	return VAHRMLogFrom(l, NASASource, n, 1)
+	return LogFrom(l, NASASource, n, 1)
 }
 
-// VAHRMLogFrom takes the first n usable jobs of an SWF log (all when n is
+// LogFrom takes the first n usable jobs of an SWF log (all when n is
 // 0): a run time > 0, a processor count > 0 and a submit time >= 0.
-func VAHRMLogFrom(l *swf.Log, source string, n, procsPerNode int) (*VAHRMLog, error) {
+func LogFrom(l *swf.Log, source string, n, procsPerNode int) (*Log, error) {
 	if procsPerNode < 1 {
 		return nil, fmt.Errorf("vahrm: %d processors per node, want >= 1", procsPerNode)
 	}
-	out := &VAHRMLog{Source: source, ProcsPerNode: procsPerNode}
+	out := &Log{Source: source, ProcsPerNode: procsPerNode}
 	for _, j := range l.Jobs {
 		if j.Run > 0 && j.Procs() > 0 && j.Submit >= 0 {
 			out.Jobs = append(out.Jobs, j)
@@ -83,7 +107,7 @@ func VAHRMLogFrom(l *swf.Log, source string, n, procsPerNode int) (*VAHRMLog, er
 }
 
 // MaxNodes is the largest job's node count.
-func (l *VAHRMLog) MaxNodes() int {
+func (l *Log) MaxNodes() int {
 	m := 0
 	for _, j := range l.Jobs {
 		m = max(m, l.nodes(j))
@@ -92,15 +116,17 @@ func (l *VAHRMLog) MaxNodes() int {
 }
 
 // nodes is a job's node count on the system.
-func (l *VAHRMLog) nodes(j swf.Job) int {
-	return int(min((j.Procs()+int64(l.ProcsPerNode)-1)/int64(l.ProcsPerNode), VAHRMNodes))
+func (l *Log) nodes(j swf.Job) int {
+	return int(min((j.Procs()+int64(l.ProcsPerNode)-1)/int64(l.ProcsPerNode), Nodes))
 }
 
-// VAHRMSetting is one simulation setting (the paper's Table I parameters and
+// Setting is one simulation setting (the paper's Table I parameters and
 // the knobs of its sweeps).
-type VAHRMSetting struct {
-	SR            float64 // shrink ratio of submission times
-	PCR           float64 // power constraint ratio (of system TDP)
+type Setting struct {
+	SR  float64 // shrink ratio of submission times
+	PCR float64 // power constraint ratio (of system TDP)
+	// LimitW, when > 0, is the power limit in watts instead of PCR's.
+	LimitW        float64
 	Beta          float64
 	FirstRunRatio float64
 	// ModelNoise, when > 0, replaces TSMVA's errors with normal noise of
@@ -109,14 +135,14 @@ type VAHRMSetting struct {
 	Seed       uint64
 }
 
-// DefaultVAHRMSetting is the paper's main setting: beta = (1/4)^6, SR = 1, PCR = 1.
-func DefaultVAHRMSetting() VAHRMSetting {
-	return VAHRMSetting{SR: 1, PCR: 1, Beta: math.Pow(0.25, 6), Seed: 42}
+// DefaultSetting is the paper's main setting: beta = (1/4)^6, SR = 1, PCR = 1.
+func DefaultSetting() Setting {
+	return Setting{SR: 1, PCR: 1, Beta: math.Pow(0.25, 6), Seed: 42}
 }
 
 // Jobs builds a workload's job list: types drawn per job with the
 // workload's GPU share (seeded), first runs drawn with the setting's ratio.
-func (l *VAHRMLog) JobsFor(w VAHRMWorkload, s VAHRMSetting) []policy.HPCJob {
+func (l *Log) JobsFor(w Workload, s Setting) []policy.HPCJob {
 	r := rand.New(rand.NewPCG(s.Seed, uint64(w.ID)+1))
 	t0 := l.Jobs[0].Submit
 	out := make([]policy.HPCJob, len(l.Jobs))
@@ -132,8 +158,8 @@ func (l *VAHRMLog) JobsFor(w VAHRMWorkload, s VAHRMSetting) []policy.HPCJob {
 	return out
 }
 
-// VAHRMRun is one system on one workload.
-type VAHRMRun struct {
+// RunResult is one system on one workload.
+type RunResult struct {
 	System   string  `json:"system"`
 	Workload int     `json:"workload"`
 	EnergyJ  float64 `json:"energy_j"`
@@ -153,25 +179,27 @@ type VAHRMRun struct {
 	Decisions    int     `json:"decisions"`
 }
 
-// VAHRMEnv is what every run shares.
-type VAHRMEnv struct {
-	Truth   *power.HPCNodes
-	Log     *VAHRMLog
-	RelErrs []float64 // TSMVA held-out relative errors used for its predictions
+// Env is what every run shares.
+type Env struct {
+	// Registries build the systems' policies.
+	Registries *policy.Registries
+	Truth      *power.HPCNodes
+	Log        *Log
+	RelErrs    []float64 // TSMVA held-out relative errors used for its predictions
 	// Workloads run by Sweep (nil: all nine).
-	Workloads []VAHRMWorkload
+	Workloads []Workload
 }
 
-// BuildVAHRMEnv builds the system (true per-device power from the Longhorn
+// BuildEnv builds the system (true per-device power from the Longhorn
 // measurements), fits the GPU power models and keeps TSMVA (RF+RF)'s
 // held-out relative errors for the predictions VAHRM+TSMVA and the
 // variation-aware FCFS systems use.
-func BuildVAHRMEnv(log *VAHRMLog, seed uint64) (*VAHRMEnv, []GPUStats, []ModelResult, error) {
+func BuildEnv(r *policy.Registries, log *Log, seed uint64) (*Env, []GPUStats, []ModelResult, error) {
 	runs, err := gpuvar.Longhorn()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	truth, stats, err := VAHRMTruth(runs, seed)
+	truth, stats, err := Truth(runs, seed)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -181,14 +209,14 @@ func BuildVAHRMEnv(log *VAHRMLog, seed uint64) (*VAHRMEnv, []GPUStats, []ModelRe
 	}
 	for _, m := range models {
 		if m.Model == "TSMVA (RF+RF)" && m.Protocol == "held-out runs" {
-			return &VAHRMEnv{Truth: truth, Log: log, RelErrs: m.RelErrors}, stats, models, nil
+			return &Env{Registries: r, Truth: truth, Log: log, RelErrs: m.RelErrors}, stats, models, nil
 		}
 	}
 	return nil, nil, nil, fmt.Errorf("vahrm: no TSMVA (RF+RF) model fitted")
 }
 
 // predictions returns the per-device prediction table for a setting.
-func (e *VAHRMEnv) predictions(s VAHRMSetting, ideal bool) *power.HPCNodes {
+func (e *Env) predictions(s Setting, ideal bool) *power.HPCNodes {
 	if ideal {
 		return e.Truth
 	}
@@ -199,39 +227,41 @@ func (e *VAHRMEnv) predictions(s VAHRMSetting, ideal bool) *power.HPCNodes {
 	return Perturbed(e.Truth, func() float64 { return e.RelErrs[r.IntN(len(e.RelErrs))] })
 }
 
-// NewVAHRMScheduler builds one of the eight systems.
-func (e *VAHRMEnv) NewVAHRMScheduler(system string, s VAHRMSetting) (policy.HPCScheduler, error) {
-	pred := e.predictions(s, system == "VAHRM+IDEAL")
-	switch system {
-	case "VAHRM+TSMVA", "VAHRM+IDEAL":
-		a := vahrm.Args{}.Default()
-		a.Beta = s.Beta
-		return vahrm.New(a, pred)
+// NewScheduler builds a system with the setting's predictions (the truth
+// for ideal predictions) through the HPC policy registry; a VAHRM system
+// without its own beta takes the setting's.
+func (e *Env) NewScheduler(sys scenario.System, s Setting) (policy.HPCScheduler, error) {
+	pred := e.predictions(s, sys.Predictions == "ideal")
+	if _, own := sys.Args["beta"]; sys.Policy == "vahrm" && !own {
+		sys = sys.WithArg("beta", s.Beta)
 	}
-	for _, v := range []fcfs.Variation{fcfs.Unaware, fcfs.CPUAware, fcfs.FullAware} {
-		for _, b := range []bool{false, true} {
-			a := fcfs.Args{Variation: v, Backfill: b}
-			if a.Label() == system {
-				return fcfs.New(a, pred)
-			}
-		}
+	raw, err := sys.Ref().RawArgs()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sys.Name, err)
 	}
-	return nil, fmt.Errorf("unknown VAHRM system %q (known: %v)", system, VAHRMSystems)
+	p, err := e.Registries.HPC.New(sys.Policy, raw, policy.HPCDeps{Pred: pred})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sys.Name, err)
+	}
+	return p, nil
 }
 
-// RunVAHRM runs one system on one workload.
-func (e *VAHRMEnv) RunVAHRM(system string, w VAHRMWorkload, s VAHRMSetting) (*VAHRMRun, error) {
-	sch, err := e.NewVAHRMScheduler(system, s)
+// Run runs one system on one workload.
+func (e *Env) Run(sys scenario.System, w Workload, s Setting) (*RunResult, error) {
+	sch, err := e.NewScheduler(sys, s)
 	if err != nil {
 		return nil, err
 	}
 	jobs := e.Log.JobsFor(w, s)
 	capW := s.PCR * float64(e.Truth.TDP()) * float64(e.Truth.Nodes())
+	if s.LimitW > 0 {
+		capW = s.LimitW
+	}
 	res, err := sim.RunHPC(jobs, sch, sim.HPCOptions{Truth: e.Truth, PowerLimit: power.Limit(capW), ProfileOverhead: 0.05, Seed: s.Seed})
 	if err != nil {
-		return nil, fmt.Errorf("%s workload %d: %w", system, w.ID, err)
+		return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
 	}
-	out := &VAHRMRun{System: system, Workload: w.ID, EnergyJ: float64(res.Energy), MakespanS: float64(res.Makespan) / 1000,
+	out := &RunResult{System: sys.Name, Workload: w.ID, EnergyJ: float64(res.Energy), MakespanS: float64(res.Makespan) / 1000,
 		AllIdleJ: float64(e.Truth.Idle()) * float64(e.Truth.Nodes()) * float64(res.Makespan) / 1000,
 		MaxPredW: float64(res.MaxPredictedAtStart), MaxActualW: float64(res.MaxActual), CapW: capW, ExcessS: float64(res.Excess) / 1000,
 		MaxExcessW: math.Max(0, float64(res.MaxExcess)), Decisions: res.Decisions}
@@ -252,22 +282,22 @@ func (e *VAHRMEnv) RunVAHRM(system string, w VAHRMWorkload, s VAHRMSetting) (*VA
 
 // vahrmTask is one run to do.
 type vahrmTask struct {
-	system  string
-	w       VAHRMWorkload
-	s       VAHRMSetting
+	system  scenario.System
+	w       Workload
+	s       Setting
 	setting string // label of the sweep point
 }
 
 // runAll runs tasks in parallel, results in task order.
-func (e *VAHRMEnv) runAll(tasks []vahrmTask, workers int, progress func(done, total int, what string)) ([]*VAHRMRun, error) {
-	out := make([]*VAHRMRun, len(tasks))
-	errs := parallel(len(tasks), workers, func(i int) (err error) {
+func (e *Env) runAll(tasks []vahrmTask, workers int, progress func(done, total int, what string)) ([]*RunResult, error) {
+	out := make([]*RunResult, len(tasks))
+	errs := experiment.Parallel(len(tasks), workers, func(i int) (err error) {
 		t := tasks[i]
-		out[i], err = e.RunVAHRM(t.system, t.w, t.s)
+		out[i], err = e.Run(t.system, t.w, t.s)
 		return err
 	}, progress, func(i int) string {
 		t := tasks[i]
-		return fmt.Sprintf("%s %s w%d", t.setting, t.system, t.w.ID)
+		return fmt.Sprintf("%s %s w%d", t.setting, t.system.Name, t.w.ID)
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -302,7 +332,7 @@ type Relative struct {
 	ThroughputH   float64 `json:"throughput_jobs_per_h"`
 }
 
-func relative(setting string, r, base *VAHRMRun) Relative {
+func relative(setting string, r, base *RunResult) Relative {
 	ratio := func(a, b float64) float64 {
 		if b == 0 {
 			if a == 0 {
@@ -321,16 +351,16 @@ func relative(setting string, r, base *VAHRMRun) Relative {
 
 // Sweep runs systems x workloads at each setting and returns the metrics
 // relative to base (run at the same setting, or at baseSetting when given).
-func (e *VAHRMEnv) Sweep(labels []string, settings []VAHRMSetting, systems []string, base string, workers int,
+func (e *Env) Sweep(labels []string, settings []Setting, systems []scenario.System, base scenario.System, workers int,
 	progress func(done, total int, what string)) ([]Relative, error) {
 	var tasks []vahrmTask
 	for i, s := range settings {
 		ws := e.Workloads
 		if ws == nil {
-			ws = VAHRMWorkloads()
+			ws = Workloads()
 		}
 		for _, w := range ws {
-			for _, sys := range append([]string{base}, systems...) {
+			for _, sys := range append([]scenario.System{base}, systems...) {
 				tasks = append(tasks, vahrmTask{system: sys, w: w, s: s, setting: labels[i]})
 			}
 		}
@@ -399,9 +429,9 @@ func Averages(rel []Relative) []Relative {
 	return out
 }
 
-// VAHRMUtilization is the offered load of the log on the system at a shrink
+// Utilization is the offered load of the log on the system at a shrink
 // ratio: node-seconds asked for / (nodes x submission span).
-func (l *VAHRMLog) Utilization(sr float64) float64 {
+func (l *Log) Utilization(sr float64) float64 {
 	var work float64
 	for _, j := range l.Jobs {
 		work += float64(j.Run) * float64(l.nodes(j))
@@ -410,43 +440,47 @@ func (l *VAHRMLog) Utilization(sr float64) float64 {
 	if span <= 0 {
 		return math.Inf(1)
 	}
-	return work / (span * VAHRMNodes)
+	return work / (span * Nodes)
 }
 
-// NewVAHRMEnvIdeal builds the system and log without fitting models (TSMVA
+// NewEnvIdeal builds the system and log without fitting models (TSMVA
 // predictions then carry no error); for benchmarks.
-func NewVAHRMEnvIdeal(jobs int, seed uint64) (*VAHRMEnv, error) {
+func NewEnvIdeal(r *policy.Registries, jobs int, seed uint64) (*Env, error) {
 	runs, err := gpuvar.Longhorn()
 	if err != nil {
 		return nil, err
 	}
-	truth, _, err := VAHRMTruth(runs, seed)
+	truth, _, err := Truth(runs, seed)
 	if err != nil {
 		return nil, err
 	}
-	log, err := LoadVAHRMLog(jobs)
+	log, err := LoadLog(jobs)
 	if err != nil {
 		return nil, err
 	}
-	return &VAHRMEnv{Truth: truth, Log: log, RelErrs: []float64{0}}, nil
+	return &Env{Registries: r, Truth: truth, Log: log, RelErrs: []float64{0}}, nil
 }
 
 // DecisionBench sets up one VAHRM decision over a queue of the first queued
 // jobs of workload 4 with free nodes spread over the system, and returns a
 // function that makes that decision (the state is not changed by it).
-func (e *VAHRMEnv) DecisionBench(queued, free int) (func(), error) {
-	p, err := vahrm.New(vahrm.Args{}.Default(), e.Truth)
+func (e *Env) DecisionBench(queued, free int) (func(), error) {
+	sys, err := Systems("VAHRM+IDEAL")
 	if err != nil {
 		return nil, err
 	}
-	jobs := e.Log.JobsFor(VAHRMWorkloads()[4], DefaultVAHRMSetting())
+	p, err := e.NewScheduler(sys[0], DefaultSetting())
+	if err != nil {
+		return nil, err
+	}
+	jobs := e.Log.JobsFor(Workloads()[4], DefaultSetting())
 	if len(jobs) < queued {
 		return nil, fmt.Errorf("vahrm bench: %d jobs, want %d", len(jobs), queued)
 	}
-	st := &policy.HPCState{Now: 3_600_000, Free: make([]bool, VAHRMNodes), IdleNode: e.Truth.Idle(),
-		NodeTDP: e.Truth.TDP(), PowerLimit: power.Limit(0.8 * e.Truth.TDP() * VAHRMNodes), Predicted: VAHRMNodes * e.Truth.Idle()}
+	st := &policy.HPCState{Now: 3_600_000, Free: make([]bool, Nodes), IdleNode: e.Truth.Idle(),
+		NodeTDP: e.Truth.TDP(), PowerLimit: power.Limit(0.8 * e.Truth.TDP() * Nodes), Predicted: Nodes * e.Truth.Idle()}
 	for n := 0; n < free; n++ {
-		st.Free[n*VAHRMNodes/free] = true
+		st.Free[n*Nodes/free] = true
 	}
 	st.FreeCount = free
 	for i := 0; i < queued; i++ {
@@ -454,4 +488,18 @@ func (e *VAHRMEnv) DecisionBench(queued, free int) (func(), error) {
 		st.Queue = append(st.Queue, &jobs[i])
 	}
 	return func() { p.ScheduleHPC(st) }, nil
+}
+
+// Num and ClaimResult are the kit's.
+type (
+	Num         = experiment.Num
+	ClaimResult = experiment.ClaimResult
+)
+
+func systemNames(ss []scenario.System) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	return out
 }

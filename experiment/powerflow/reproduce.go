@@ -1,4 +1,4 @@
-package experiment
+package powerflow
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
@@ -16,25 +17,25 @@ import (
 	"github.com/wattsched/wattsched/trace/philly"
 )
 
-// PFReproduction holds every result of `reproduce powerflow`.
-type PFReproduction struct {
-	Version     string         `json:"version"`
-	StandIns    []string       `json:"stand_ins"`
-	Setup       PFSetup        `json:"setup"`
-	Workload    PFWorkloadInfo `json:"workload"`
-	Models      []PFModelFit   `json:"models_table2"`
-	Curves      []PFRun        `json:"curves_fig7"`
-	Improvement []PFImprove    `json:"improvement_fig7"`
-	Timeline    []PFBin        `json:"-"`
-	Fig8Points  []PFRun        `json:"fig8_points"`
-	Oracle      []PFOracleRow  `json:"oracle_fig9"`
-	Sensitivity []PFSensRow    `json:"sensitivity_fig10"`
-	Checks      PFChecks       `json:"checks"`
-	Claims      []ClaimResult  `json:"paper_claims"`
+// Reproduction holds every result of `reproduce powerflow`.
+type Reproduction struct {
+	Version     string        `json:"version"`
+	StandIns    []string      `json:"stand_ins"`
+	Setup       Setup         `json:"setup"`
+	Workload    WorkloadInfo  `json:"workload"`
+	Models      []ModelFit    `json:"models_table2"`
+	Curves      []RunResult   `json:"curves_fig7"`
+	Improvement []Improve     `json:"improvement_fig7"`
+	Timeline    []Bin         `json:"-"`
+	Fig8Points  []RunResult   `json:"fig8_points"`
+	Oracle      []OracleRow   `json:"oracle_fig9"`
+	Sensitivity []SensRow     `json:"sensitivity_fig10"`
+	Checks      Checks        `json:"checks"`
+	Claims      []ClaimResult `json:"paper_claims"`
 }
 
-// PFWorkloadInfo describes the workload that stands in for the paper's.
-type PFWorkloadInfo struct {
+// WorkloadInfo describes the workload that stands in for the paper's.
+type WorkloadInfo struct {
 	Source   string         `json:"source"`
 	Jobs     int            `json:"jobs"`
 	GPUHours float64        `json:"gpu_hours_at_default_frequency"`
@@ -42,9 +43,9 @@ type PFWorkloadInfo struct {
 	ByGPUs   map[string]int `json:"jobs_by_requested_gpus"`
 }
 
-// PFImprove is PowerFlow's JCT improvement over one baseline point at
+// Improve is PowerFlow's JCT improvement over one baseline point at
 // equal energy (PowerFlow's curve interpolated at the baseline's energy).
-type PFImprove struct {
+type Improve struct {
 	Baseline  string  `json:"baseline"`
 	Param     float64 `json:"param"`
 	EnergyMWh float64 `json:"energy_mwh"`
@@ -53,17 +54,17 @@ type PFImprove struct {
 	Factor    Num     `json:"factor"`
 }
 
-// PFBin is one time bin of a Fig. 8 run.
-type PFBin struct {
+// Bin is one time bin of a Fig. 8 run.
+type Bin struct {
 	System string
 	Hour   float64
 	GPUs   float64
 	KW     float64
 }
 
-// PFOracleRow compares PowerFlow with fitted models to the profiled oracle
+// OracleRow compares PowerFlow with fitted models to the profiled oracle
 // at one eta (Fig. 9).
-type PFOracleRow struct {
+type OracleRow struct {
 	Eta           float64 `json:"eta"`
 	FittedJCTh    float64 `json:"fitted_jct_h"`
 	FittedMWh     float64 `json:"fitted_energy_mwh"`
@@ -75,9 +76,9 @@ type PFOracleRow struct {
 	SameEtaPct float64 `json:"jct_difference_same_eta_pct"`
 }
 
-// PFSensRow is one system's average JCT at one sensitivity setting, at the
+// SensRow is one system's average JCT at one sensitivity setting, at the
 // energy of the Zeus combinations (Fig. 10).
-type PFSensRow struct {
+type SensRow struct {
 	Factor    string  `json:"factor"`
 	Value     float64 `json:"value"`
 	System    string  `json:"system"`
@@ -85,8 +86,8 @@ type PFSensRow struct {
 	JCTh      Num     `json:"avg_jct_h"`
 }
 
-// PFChecks are the invariants the reproduction verifies on every run.
-type PFChecks struct {
+// Checks are the invariants the reproduction verifies on every run.
+type Checks struct {
 	Runs int `json:"runs"`
 	// MaxPredOverLimit is the largest predicted power after a decision
 	// relative to the limit over all PowerFlow runs (at most 1).
@@ -99,21 +100,22 @@ type PFChecks struct {
 	MaxAccountingErr float64 `json:"max_energy_accounting_error"`
 }
 
-// PFOptions bound the reproduction.
-type PFOptions struct {
-	Setup    PFSetup
-	Quick    bool
-	Workers  int
-	Progress func(done, total int, what string)
+// Options bound the reproduction.
+type Options struct {
+	Registries *policy.Registries
+	Setup      Setup
+	Quick      bool
+	Workers    int
+	Progress   func(done, total int, what string)
 	// Jobs replaces the embedded Philly day (e.g. a PAI 2020 job table).
 	Jobs       []trace.GPUJob
 	JobsSource string
 }
 
-// PFEtas and PFFreqs are the Fig. 7 sweeps.
+// Etas and Freqs are the Fig. 7 sweeps.
 var (
-	PFEtas  = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 0.95}
-	PFFreqs = []float64{1020, 1110, 1200, 1305, 1410}
+	Etas  = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 0.95}
+	Freqs = []float64{1020, 1110, 1200, 1305, 1410}
 )
 
 type pfCase struct {
@@ -124,21 +126,21 @@ type pfCase struct {
 func pfCases(etas, freqs []float64) []pfCase {
 	var cs []pfCase
 	for _, e := range etas {
-		cs = append(cs, pfCase{PFPowerFlow, e})
+		cs = append(cs, pfCase{NamePowerFlow, e})
 	}
-	for _, s := range []string{PFGandiva, PFTiresias, PFAFS} {
+	for _, s := range []string{NameGandiva, NameTiresias, NameAFS} {
 		for _, f := range freqs {
 			cs = append(cs, pfCase{s, f})
 		}
 	}
-	return append(cs, pfCase{PFGandivaZeus, 0}, pfCase{PFTiresiasZeus, 0})
+	return append(cs, pfCase{NameGandivaZeus, 0}, pfCase{NameTiresiasZeus, 0})
 }
 
 // runCases runs cases on jobs (nodes 0: the setup's) in parallel.
-func (env *PFEnv) runCases(cs []pfCase, jobs []policy.ElasticJob, nodes, workers int, progress func(int, int, string)) ([]PFRun, error) {
-	out := make([]PFRun, len(cs))
-	errs := parallel(len(cs), workers, func(i int) error {
-		r, err := env.RunPF(cs[i].system, cs[i].param, jobs, nodes, false)
+func (env *Env) runCases(cs []pfCase, jobs []policy.ElasticJob, nodes, workers int, progress func(int, int, string)) ([]RunResult, error) {
+	out := make([]RunResult, len(cs))
+	errs := experiment.Parallel(len(cs), workers, func(i int) error {
+		r, err := env.RunCase(cs[i].system, cs[i].param, jobs, nodes, false)
 		if err != nil {
 			return err
 		}
@@ -155,14 +157,14 @@ func (env *PFEnv) runCases(cs []pfCase, jobs []policy.ElasticJob, nodes, workers
 
 // curveAt interpolates a system's JCT at energy e on its curve (points
 // sorted by energy); NaN outside the curve's energy range.
-func curveAt(runs []PFRun, system string, e float64) float64 {
-	var pts []PFRun
+func curveAt(runs []RunResult, system string, e float64) float64 {
+	var pts []RunResult
 	for _, r := range runs {
 		if r.System == system {
 			pts = append(pts, r)
 		}
 	}
-	slices.SortStableFunc(pts, func(a, b PFRun) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
+	slices.SortStableFunc(pts, func(a, b RunResult) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
 	for i := 1; i < len(pts); i++ {
 		a, b := pts[i-1], pts[i]
 		if e >= a.EnergyMWh && e <= b.EnergyMWh {
@@ -179,10 +181,10 @@ func curveAt(runs []PFRun, system string, e float64) float64 {
 	return math.NaN()
 }
 
-// ReproducePowerFlow runs the paper's evaluation (Section 6) on the
+// Reproduce runs the paper's evaluation (Section 6) on the
 // stand-ins.
-func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
-	env, err := NewPFEnv(o.Setup)
+func Reproduce(version string, o Options) (*Reproduction, error) {
+	env, err := NewEnv(o.Registries, o.Setup)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +195,10 @@ func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
 		}
 		src = "Microsoft Philly, jobs submitted 2017-10-13 (embedded, " + philly.DayName + ")"
 	}
-	jobs := env.PFJobs(gj, o.Setup.Seed)
-	rep := &PFReproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: PFStandIns(src)}
+	jobs := env.Jobs(gj, o.Setup.Seed)
+	rep := &Reproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: StandIns(src)}
 	rep.Workload = workloadInfo(env, jobs, src)
-	etas, freqs := PFEtas, PFFreqs
+	etas, freqs := Etas, Freqs
 	if o.Quick {
 		etas, freqs = []float64{0.1, 0.3, 0.95}, []float64{1020, 1410}
 	}
@@ -205,28 +207,28 @@ func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
 	}
 	rep.Checks.observe(rep.Curves)
 	for _, r := range rep.Curves {
-		if r.System == PFPowerFlow {
+		if r.System == NamePowerFlow {
 			continue
 		}
-		pf := curveAt(rep.Curves, PFPowerFlow, r.EnergyMWh)
-		rep.Improvement = append(rep.Improvement, PFImprove{Baseline: r.System, Param: r.Param, EnergyMWh: r.EnergyMWh,
+		pf := curveAt(rep.Curves, NamePowerFlow, r.EnergyMWh)
+		rep.Improvement = append(rep.Improvement, Improve{Baseline: r.System, Param: r.Param, EnergyMWh: r.EnergyMWh,
 			JCTh: r.AvgJCTh, PFJCTh: Num(pf), Factor: Num(r.AvgJCTh / pf)})
 	}
 	// Fig. 8: one point per curve, the one closest in energy to Gandiva+Zeus.
 	var gz float64
 	for _, r := range rep.Curves {
-		if r.System == PFGandivaZeus {
+		if r.System == NameGandivaZeus {
 			gz = r.EnergyMWh
 		}
 	}
-	for _, sys := range PFSystems {
+	for _, sys := range Systems {
 		best := -1
 		for i, r := range rep.Curves {
 			if r.System == sys && (best < 0 || math.Abs(r.EnergyMWh-gz) < math.Abs(rep.Curves[best].EnergyMWh-gz)) {
 				best = i
 			}
 		}
-		r, err := env.RunPF(sys, rep.Curves[best].Param, jobs, 0, true)
+		r, err := env.RunCase(sys, rep.Curves[best].Param, jobs, 0, true)
 		if err != nil {
 			return nil, err
 		}
@@ -240,7 +242,7 @@ func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
 	}
 	var ocs []pfCase
 	for _, e := range oetas {
-		ocs = append(ocs, pfCase{PFOracle, e})
+		ocs = append(ocs, pfCase{NameOracle, e})
 	}
 	oruns, err := env.runCases(ocs, jobs, 0, o.Workers, o.Progress)
 	if err != nil {
@@ -248,21 +250,21 @@ func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
 	}
 	rep.Checks.observe(oruns)
 	for i, e := range oetas {
-		var fr PFRun
+		var fr RunResult
 		for _, r := range rep.Curves {
-			if r.System == PFPowerFlow && r.Param == e {
+			if r.System == NamePowerFlow && r.Param == e {
 				fr = r
 			}
 		}
 		if fr.System == "" {
-			r, err := env.RunPF(PFPowerFlow, e, jobs, 0, false)
+			r, err := env.RunCase(NamePowerFlow, e, jobs, 0, false)
 			if err != nil {
 				return nil, err
 			}
 			fr = *r
 		}
-		at := curveAt(oruns, PFOracle, fr.EnergyMWh)
-		rep.Oracle = append(rep.Oracle, PFOracleRow{Eta: e, FittedJCTh: fr.AvgJCTh, FittedMWh: fr.EnergyMWh,
+		at := curveAt(oruns, NameOracle, fr.EnergyMWh)
+		rep.Oracle = append(rep.Oracle, OracleRow{Eta: e, FittedJCTh: fr.AvgJCTh, FittedMWh: fr.EnergyMWh,
 			OracleJCTh: oruns[i].AvgJCTh, OracleMWh: oruns[i].EnergyMWh, OracleAtEqual: Num(at), DiffPct: Num(100 * (fr.AvgJCTh - at) / at),
 			SameEtaPct: 100 * (fr.AvgJCTh - oruns[i].AvgJCTh) / oruns[i].AvgJCTh})
 	}
@@ -273,7 +275,7 @@ func ReproducePowerFlow(version string, o PFOptions) (*PFReproduction, error) {
 	return rep, nil
 }
 
-func (c *PFChecks) observe(runs []PFRun) {
+func (c *Checks) observe(runs []RunResult) {
 	for _, r := range runs {
 		c.Runs++
 		if r.LimitW > 0 {
@@ -285,8 +287,8 @@ func (c *PFChecks) observe(runs []PFRun) {
 	}
 }
 
-func workloadInfo(env *PFEnv, jobs []policy.ElasticJob, src string) PFWorkloadInfo {
-	w := PFWorkloadInfo{Source: src, Jobs: len(jobs), ByDNN: map[string]int{}, ByGPUs: map[string]int{}}
+func workloadInfo(env *Env, jobs []policy.ElasticJob, src string) WorkloadInfo {
+	w := WorkloadInfo{Source: src, Jobs: len(jobs), ByDNN: map[string]int{}, ByGPUs: map[string]int{}}
 	top := len(env.Lib.FreqsMHz) - 1
 	for _, j := range jobs {
 		w.ByDNN[j.DNN]++
@@ -298,12 +300,12 @@ func workloadInfo(env *PFEnv, jobs []policy.ElasticJob, src string) PFWorkloadIn
 }
 
 // bins averages a timeline over fixed bins (seconds) up to its end.
-func bins(system string, tl []sim.ElasticPoint, sec int64) []PFBin {
+func bins(system string, tl []sim.ElasticPoint, sec int64) []Bin {
 	if len(tl) == 0 {
 		return nil
 	}
 	end := tl[len(tl)-1].At
-	var out []PFBin
+	var out []Bin
 	k := 0
 	for b := job.Time(0); b*job.Time(sec)*1000 < end; b++ {
 		lo, hi := b*job.Time(sec)*1000, (b+1)*job.Time(sec)*1000
@@ -324,7 +326,7 @@ func bins(system string, tl []sim.ElasticPoint, sec int64) []PFBin {
 			t = next
 		}
 		span := float64(hi - lo)
-		out = append(out, PFBin{System: system, Hour: float64(lo) / 3.6e6, GPUs: g / span, KW: w / span / 1000})
+		out = append(out, Bin{System: system, Hour: float64(lo) / 3.6e6, GPUs: g / span, KW: w / span / 1000})
 	}
 	return out
 }
@@ -348,7 +350,7 @@ func randomJobs(gj []trace.GPUJob, n int, interval float64, size int, seed uint6
 	return out
 }
 
-func (env *PFEnv) sensitivity(gj []trace.GPUJob, o PFOptions) ([]PFSensRow, error) {
+func (env *Env) sensitivity(gj []trace.GPUJob, o Options) ([]SensRow, error) {
 	const n = 100
 	type setting struct {
 		factor          string
@@ -366,26 +368,26 @@ func (env *PFEnv) sensitivity(gj []trace.GPUJob, o PFOptions) ([]PFSensRow, erro
 	for _, v := range []int{1, 2, 4, 8} {
 		ss = append(ss, setting{"job_gpus", float64(v), baseInterval, baseNodes, v})
 	}
-	etas, freqs := []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.95}, PFFreqs
+	etas, freqs := []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.95}, Freqs
 	if o.Quick {
 		ss = []setting{ss[0], ss[3], ss[4], ss[7], ss[8], ss[11]}
 		etas, freqs = []float64{0.1, 0.3, 0.95}, []float64{1020, 1410}
 	}
 	cs := pfCases(etas, freqs)
-	all := make([][]PFRun, len(ss))
+	all := make([][]RunResult, len(ss))
 	type task struct{ s, c int }
 	var tasks []task
 	jobsOf := make([][]policy.ElasticJob, len(ss))
 	for i, s := range ss {
-		jobsOf[i] = env.PFJobs(randomJobs(gj, n, s.interval, s.size, o.Setup.Seed+uint64(i)), o.Setup.Seed+uint64(i))
-		all[i] = make([]PFRun, len(cs))
+		jobsOf[i] = env.Jobs(randomJobs(gj, n, s.interval, s.size, o.Setup.Seed+uint64(i)), o.Setup.Seed+uint64(i))
+		all[i] = make([]RunResult, len(cs))
 		for c := range cs {
 			tasks = append(tasks, task{i, c})
 		}
 	}
-	errs := parallel(len(tasks), o.Workers, func(k int) error {
+	errs := experiment.Parallel(len(tasks), o.Workers, func(k int) error {
 		t := tasks[k]
-		r, err := env.RunPF(cs[t.c].system, cs[t.c].param, jobsOf[t.s], ss[t.s].nodes, false)
+		r, err := env.RunCase(cs[t.c].system, cs[t.c].param, jobsOf[t.s], ss[t.s].nodes, false)
 		if err != nil {
 			return err
 		}
@@ -397,32 +399,32 @@ func (env *PFEnv) sensitivity(gj []trace.GPUJob, o PFOptions) ([]PFSensRow, erro
 			return nil, err
 		}
 	}
-	var rows []PFSensRow
+	var rows []SensRow
 	for i, s := range ss {
 		runs := all[i]
 		var target float64
 		for _, r := range runs {
-			if r.System == PFGandivaZeus || r.System == PFTiresiasZeus {
+			if r.System == NameGandivaZeus || r.System == NameTiresiasZeus {
 				target += r.EnergyMWh / 2
 			}
 		}
-		for _, sys := range PFSystems {
+		for _, sys := range Systems {
 			jct := curveAt(runs, sys, target)
-			if sys == PFGandivaZeus || sys == PFTiresiasZeus {
+			if sys == NameGandivaZeus || sys == NameTiresiasZeus {
 				for _, r := range runs {
 					if r.System == sys {
 						jct = r.AvgJCTh
 					}
 				}
 			}
-			rows = append(rows, PFSensRow{Factor: s.factor, Value: s.value, System: sys, TargetMWh: target, JCTh: Num(jct)})
+			rows = append(rows, SensRow{Factor: s.factor, Value: s.value, System: sys, TargetMWh: target, JCTh: Num(jct)})
 		}
 	}
 	return rows, nil
 }
 
-// PFStandIns says what stands in for what.
-func PFStandIns(src string) []string {
+// StandIns says what stands in for what.
+func StandIns(src string) []string {
 	s := []string{
 		"Workload: " + src + " stands in for the paper's 1,901-job 24-hour Alibaba PAI 2020 subset (not public); each job gets a Table 1 DNN and batch size at random (seeded) and the iterations its trace duration gives at its requested GPUs and the default frequency, as the paper does.",
 		"GPU: NVIDIA A100 (hw catalog: idle 50 W, TDP 400 W; 8 per node) stands in for the paper's V100s: the only public measurements giving both frequency and GPU-count scaling are A100 ones.",
@@ -437,11 +439,11 @@ func PFStandIns(src string) []string {
 	return s
 }
 
-// PFTables are the printed and HTML tables.
-func PFTables(rep *PFReproduction) []report.Table {
+// Tables are the printed and HTML tables.
+func Tables(rep *Reproduction) []report.Table {
 	models := report.Table{Title: "Fitted models (Table 2): MAPE on 10% held-out profiles", Head: []string{"DNN", "profiles", "throughput MAPE", "paper", "energy MAPE", "paper", "f0 (MHz)"}}
 	for _, m := range rep.Models {
-		models.Rows = append(models.Rows, []string{m.DNN, strconv.Itoa(m.Profiles), pct(m.ThroughputMAPE), pct(m.PaperTpt), pct(m.EnergyMAPE), pct(m.PaperEnergy), strconv.Itoa(m.BreakpointMHz)})
+		models.Rows = append(models.Rows, []string{m.DNN, strconv.Itoa(m.Profiles), experiment.Pct(m.ThroughputMAPE), experiment.Pct(m.PaperTpt), experiment.Pct(m.EnergyMAPE), experiment.Pct(m.PaperEnergy), strconv.Itoa(m.BreakpointMHz)})
 	}
 	curves := report.Table{Title: "Average JCT vs total GPU energy (Fig. 7)", Head: []string{"system", "eta / MHz", "avg JCT (h)", "energy (MWh)", "job", "idle", "pre-run", "makespan (h)", "restarts", "max pred / limit"}}
 	for _, r := range rep.Curves {
@@ -452,33 +454,33 @@ func PFTables(rep *PFReproduction) []report.Table {
 		curves.Rows = append(curves.Rows, []string{r.System, report.F(r.Param), fmt.Sprintf("%.2f", r.AvgJCTh), fmt.Sprintf("%.3f", r.EnergyMWh),
 			fmt.Sprintf("%.3f", r.JobMWh), fmt.Sprintf("%.3f", r.IdleMWh), fmt.Sprintf("%.3f", r.PreRunMWh), fmt.Sprintf("%.0f", r.MakespanH), strconv.Itoa(r.Restarts), lim})
 	}
-	claims := ClaimsTable(rep.Claims)
+	claims := experiment.ClaimsTable(rep.Claims)
 	claims.Title = "Paper claims vs this reproduction"
 	imp := report.Table{Title: "PowerFlow's JCT improvement at equal energy (max over each baseline's points)", Head: []string{"baseline", "max factor", "at", "paper (at most)"}}
-	for _, b := range []string{PFGandiva, PFTiresias, PFGandivaZeus, PFTiresiasZeus, PFAFS} {
+	for _, b := range []string{NameGandiva, NameTiresias, NameGandivaZeus, NameTiresiasZeus, NameAFS} {
 		f, at := bestFactor(rep.Improvement, b)
-		imp.Rows = append(imp.Rows, []string{b, numOrDash(Num(f), "%.2fx"), at, fmt.Sprintf("%.2fx", paperFactors[b])})
+		imp.Rows = append(imp.Rows, []string{b, experiment.NumOrDash(Num(f), "%.2fx"), at, fmt.Sprintf("%.2fx", paperFactors[b])})
 	}
 	orc := report.Table{Title: "Fitted models vs profiled oracle (Fig. 9)", Head: []string{"eta", "fitted JCT (h)", "fitted MWh", "oracle JCT (h)", "oracle MWh", "oracle JCT at fitted energy", "difference at equal energy", "difference at equal eta"}}
 	for _, r := range rep.Oracle {
 		orc.Rows = append(orc.Rows, []string{report.F(r.Eta), fmt.Sprintf("%.2f", r.FittedJCTh), fmt.Sprintf("%.3f", r.FittedMWh), fmt.Sprintf("%.2f", r.OracleJCTh),
-			fmt.Sprintf("%.3f", r.OracleMWh), numOrDash(r.OracleAtEqual, "%.2f"), numOrDash(r.DiffPct, "%+.1f%%"), fmt.Sprintf("%+.1f%%", r.SameEtaPct)})
+			fmt.Sprintf("%.3f", r.OracleMWh), experiment.NumOrDash(r.OracleAtEqual, "%.2f"), experiment.NumOrDash(r.DiffPct, "%+.1f%%"), fmt.Sprintf("%+.1f%%", r.SameEtaPct)})
 	}
-	sens := report.Table{Title: "Sensitivity (Fig. 10): average JCT (h) at the Zeus combinations' energy, 100-job random traces", Head: append([]string{"factor", "value"}, PFSystems...)}
-	for i := 0; i < len(rep.Sensitivity); i += len(PFSystems) {
+	sens := report.Table{Title: "Sensitivity (Fig. 10): average JCT (h) at the Zeus combinations' energy, 100-job random traces", Head: append([]string{"factor", "value"}, Systems...)}
+	for i := 0; i < len(rep.Sensitivity); i += len(Systems) {
 		r := rep.Sensitivity[i]
 		row := []string{r.Factor, report.F(r.Value)}
-		for k := range PFSystems {
-			row = append(row, numOrDash(rep.Sensitivity[i+k].JCTh, "%.2f"))
+		for k := range Systems {
+			row = append(row, experiment.NumOrDash(rep.Sensitivity[i+k].JCTh, "%.2f"))
 		}
 		sens.Rows = append(sens.Rows, row)
 	}
 	return []report.Table{claims, models, imp, curves, orc, sens}
 }
 
-var paperFactors = map[string]float64{PFGandiva: 3.39, PFTiresias: 1.73, PFGandivaZeus: 2.90, PFTiresiasZeus: 1.62, PFAFS: 1.57}
+var paperFactors = map[string]float64{NameGandiva: 3.39, NameTiresias: 1.73, NameGandivaZeus: 2.90, NameTiresiasZeus: 1.62, NameAFS: 1.57}
 
-func bestFactor(imp []PFImprove, baseline string) (float64, string) {
+func bestFactor(imp []Improve, baseline string) (float64, string) {
 	best, at := math.NaN(), "no point inside PowerFlow's energy range"
 	for _, m := range imp {
 		f := float64(m.Factor)
@@ -489,18 +491,18 @@ func bestFactor(imp []PFImprove, baseline string) (float64, string) {
 	return best, at
 }
 
-func pfClaims(rep *PFReproduction) []ClaimResult {
+func pfClaims(rep *Reproduction) []ClaimResult {
 	var cl []ClaimResult
 	worst := 0.0
 	for _, m := range rep.Models {
 		worst = math.Max(worst, math.Max(m.ThroughputMAPE, m.EnergyMAPE))
 	}
 	cl = append(cl, ClaimResult{What: "fitted throughput and energy models: MAPE under 10% for every DNN", Where: "Table 2, Section 6.3",
-		Paper: "2.1-6.9%", Measured: "worst " + pct(worst), Holds: worst < 0.10, Value: Num(worst)})
-	for _, b := range []string{PFGandiva, PFTiresias, PFGandivaZeus, PFTiresiasZeus, PFAFS} {
+		Paper: "2.1-6.9%", Measured: "worst " + experiment.Pct(worst), Holds: worst < 0.10, Value: Num(worst)})
+	for _, b := range []string{NameGandiva, NameTiresias, NameGandivaZeus, NameTiresiasZeus, NameAFS} {
 		f, at := bestFactor(rep.Improvement, b)
 		cl = append(cl, ClaimResult{What: "PowerFlow's average-JCT improvement over " + b + " at equal energy (at most)", Where: "Fig. 7, Section 6.2",
-			Paper: fmt.Sprintf("%.2fx", paperFactors[b]), Measured: numOrDash(Num(f), "%.2fx") + " (" + at + ")", Holds: f >= paperFactors[b], Value: Num(f)})
+			Paper: fmt.Sprintf("%.2fx", paperFactors[b]), Measured: experiment.NumOrDash(Num(f), "%.2fx") + " (" + at + ")", Holds: f >= paperFactors[b], Value: Num(f)})
 	}
 	worstDiff := 0.0
 	for _, r := range rep.Oracle {
@@ -516,12 +518,13 @@ func pfClaims(rep *PFReproduction) []ClaimResult {
 	return cl
 }
 
-// WritePowerFlow writes the reproduction's files.
-func WritePowerFlow(dir string, rep *PFReproduction) error {
+// Results renders the reproduction: summary.json, the CSVs, the plots and
+// report.html.
+func Results(rep *Reproduction) (*experiment.Results, error) {
 	files := map[string][]byte{}
 	js, err := report.JSON(rep)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files["summary.json"] = js
 	rows := [][]string{{"dnn", "profiles", "held_out", "throughput_mape", "energy_mape", "paper_throughput_mape", "paper_energy_mape", "breakpoint_mhz"}}
@@ -550,20 +553,20 @@ func WritePowerFlow(dir string, rep *PFReproduction) error {
 		rows = append(rows, []string{r.Factor, report.F(r.Value), r.System, report.F(r.TargetMWh), report.F(float64(r.JCTh))})
 	}
 	files["sensitivity.csv"] = report.CSV(rows)
-	figs, err := pfPlots(rep, files)
+	figs, err := pfPlots(rep)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	page := report.Page{Title: "wattsched: PowerFlow reproduction", Notes: rep.StandIns, Tables: PFTables(rep), Figures: figs, Footnote: "wattsched " + rep.Version}
-	html, err := page.HTML()
-	if err != nil {
-		return err
+	head := make([]string, 0, len(rep.StandIns)+1)
+	for _, x := range rep.StandIns {
+		head = append(head, "stand-in: "+x)
 	}
-	files["report.html"] = html
-	return report.WriteFiles(dir, files)
+	return &experiment.Results{Title: "wattsched: PowerFlow reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
+		Footnote: "wattsched " + rep.Version, Files: files, Head: append(head, ""),
+		Listing: "summary.json, curves.csv, improvement.csv, models.csv, timeline.csv, oracle.csv, sensitivity.csv, *.svg, report.html"}, nil
 }
 
-func pfRunsCSV(runs []PFRun) []byte {
+func pfRunsCSV(runs []RunResult) []byte {
 	rows := [][]string{{"system", "param", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events"}}
 	for _, r := range runs {
 		rows = append(rows, []string{r.System, report.F(r.Param), report.F(r.AvgJCTh), report.F(r.EnergyMWh), report.F(r.JobMWh), report.F(r.IdleMWh), report.F(r.PowerOnMWh), report.F(r.PreRunMWh),
@@ -572,7 +575,7 @@ func pfRunsCSV(runs []PFRun) []byte {
 	return report.CSV(rows)
 }
 
-func pfPlots(rep *PFReproduction, files map[string][]byte) ([]report.Figure, error) {
+func pfPlots(rep *Reproduction) ([]experiment.Figure, error) {
 	var plots []struct {
 		file, caption string
 		lp            report.LinePlot
@@ -584,14 +587,14 @@ func pfPlots(rep *PFReproduction, files map[string][]byte) ([]report.Figure, err
 		}{file, caption, lp})
 	}
 	curve := report.LinePlot{Title: "Average JCT vs total GPU energy", XLabel: "total energy (MWh)", YLabel: "average JCT (h)"}
-	for _, sys := range PFSystems {
-		var pts []PFRun
+	for _, sys := range Systems {
+		var pts []RunResult
 		for _, r := range rep.Curves {
 			if r.System == sys {
 				pts = append(pts, r)
 			}
 		}
-		slices.SortStableFunc(pts, func(a, b PFRun) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
+		slices.SortStableFunc(pts, func(a, b RunResult) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
 		s := report.Series{Name: sys}
 		for _, r := range pts {
 			s.X, s.Y = append(s.X, r.EnergyMWh), append(s.Y, r.AvgJCTh)
@@ -606,7 +609,7 @@ func pfPlots(rep *PFReproduction, files map[string][]byte) ([]report.Figure, err
 	horizon := 72.0
 	for _, k := range []struct{ file, title, y string }{{"gpus_over_time.svg", "GPUs allocated over time", "GPUs allocated"}, {"power_over_time.svg", "Cluster GPU power over time", "power (kW)"}} {
 		lp := report.LinePlot{Title: k.title + " (first 72 h)", XLabel: "time (h)", YLabel: k.y, XMin: 0, XMax: horizon}
-		for _, sys := range PFSystems {
+		for _, sys := range Systems {
 			s := report.Series{Name: sys}
 			for _, b := range rep.Timeline {
 				if b.System == sys {
@@ -632,7 +635,7 @@ func pfPlots(rep *PFReproduction, files map[string][]byte) ([]report.Figure, err
 	add("oracle.svg", "PowerFlow with fitted models vs with profiled performance (Fig. 9)", orc)
 	for _, f := range []struct{ factor, label string }{{"arrival_interval_s", "mean arrival interval (s)"}, {"cluster_nodes", "cluster size (8-GPU nodes)"}, {"job_gpus", "GPUs per job"}} {
 		lp := report.LinePlot{Title: "Sensitivity: " + f.label, XLabel: f.label, YLabel: "average JCT (h)"}
-		for _, sys := range PFSystems {
+		for _, sys := range Systems {
 			s := report.Series{Name: sys}
 			for _, r := range rep.Sensitivity {
 				if r.Factor == f.factor && r.System == sys {
@@ -643,14 +646,13 @@ func pfPlots(rep *PFReproduction, files map[string][]byte) ([]report.Figure, err
 		}
 		add("sensitivity_"+f.factor+".svg", "Average JCT at the Zeus combinations' energy vs "+f.label+" (Fig. 10)", lp)
 	}
-	var figs []report.Figure
+	var figs []experiment.Figure
 	for _, p := range plots {
 		b, err := p.lp.SVG()
 		if err != nil {
 			return nil, fmt.Errorf("plot %s: %w", p.file, err)
 		}
-		files[p.file] = b
-		figs = append(figs, report.Figure{Caption: p.caption, SVG: b})
+		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
 	}
 	return figs, nil
 }

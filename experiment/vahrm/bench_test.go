@@ -1,21 +1,32 @@
-package experiment_test
+package vahrm_test
 
 import (
 	"runtime"
 	"testing"
 
-	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/vahrm"
+	"github.com/wattsched/wattsched/policy/builtin"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // vahrmEnv is the environment `wattsched bench` times (ideal predictions:
 // the run time does not depend on prediction errors).
-func vahrmEnv(tb testing.TB, jobs int) *experiment.VAHRMEnv {
+func vahrmEnv(tb testing.TB, jobs int) *vahrm.Env {
 	tb.Helper()
-	env, err := experiment.NewVAHRMEnvIdeal(jobs, 42)
+	env, err := vahrm.NewEnvIdeal(builtin.Registries(), jobs, 42)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return env
+}
+
+func system(tb testing.TB, name string) scenario.System {
+	tb.Helper()
+	s, err := vahrm.Systems(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s[0]
 }
 
 // BenchmarkVAHRMRun: one 10,000-job replay on 540 nodes (budget: 2 s on one core).
@@ -24,12 +35,12 @@ func BenchmarkVAHRMRun(b *testing.B) {
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
 	for _, sr := range []float64{1, 8} {
-		s := experiment.DefaultVAHRMSetting()
+		s := vahrm.DefaultSetting()
 		s.SR = sr
 		b.Run(map[float64]string{1: "SR=1", 8: "SR=8"}[sr], func(b *testing.B) {
 			jobs := 0
 			for b.Loop() {
-				if _, err := env.RunVAHRM("VAHRM+TSMVA", experiment.VAHRMWorkloads()[4], s); err != nil {
+				if _, err := env.Run(system(b, "VAHRM+TSMVA"), vahrm.Workloads()[4], s); err != nil {
 					b.Fatal(err)
 				}
 				jobs += 10000

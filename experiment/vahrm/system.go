@@ -1,4 +1,4 @@
-package experiment
+package vahrm
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/fit"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/trace/gpuvar"
@@ -14,7 +15,7 @@ import (
 
 // The TSUBAME3.0-like system of the VAHRM paper (Table II, Section V-A).
 const (
-	VAHRMNodes       = 540
+	Nodes            = 540
 	vahrmCPUsPerNode = 2
 	vahrmGPUsPerNode = 4
 	vahrmCPUIdleW    = 40
@@ -50,13 +51,13 @@ type GPUStats struct {
 	NodeMean float64 `json:"node_mean_w"`
 }
 
-// VAHRMTruth builds the system's actual per-device power (Section V-D, with
+// Truth builds the system's actual per-device power (Section V-D, with
 // stand-ins): the measured Longhorn GPUs keep their measured mean power per
 // application (in UUID order, as the first GPUs of the system); every value
 // not measured is drawn from a normal distribution with the application's
 // measured mean and deviation; CPUs are drawn around Table IV's typical
 // values with vahrmCPUCV. Values never go below idle power.
-func VAHRMTruth(runs []gpuvar.Run, seed uint64) (*power.HPCNodes, []GPUStats, error) {
+func Truth(runs []gpuvar.Run, seed uint64) (*power.HPCNodes, []GPUStats, error) {
 	r := rand.New(rand.NewPCG(seed, 0x7472757468))
 	per := map[string]map[string][]float64{} // app -> device -> powers
 	for _, x := range runs {
@@ -85,21 +86,21 @@ func VAHRMTruth(runs []gpuvar.Run, seed uint64) (*power.HPCNodes, []GPUStats, er
 		for _, dev := range slices.Sorted(maps.Keys(means[k])) {
 			xs = append(xs, means[k][dev])
 		}
-		m, sd := meanStd(xs)
+		m, sd := experiment.MeanStd(xs)
 		stats = append(stats, GPUStats{App: app, Devices: len(xs), MeanW: m, StdW: sd, MinW: slices.Min(xs), MaxW: slices.Max(xs),
 			JobType: vahrmTypeNames[3+k], NodeMean: 4*m + 2*vahrmCPUIdleW})
 	}
 	devs := slices.Sorted(maps.Keys(devSet))
 	h := &power.HPCNodes{CPUsPerNode: vahrmCPUsPerNode, GPUsPerNode: vahrmGPUsPerNode, CPUIdle: vahrmCPUIdleW, GPUIdle: vahrmGPUIdleW,
 		CPUTDP: vahrmCPUTDPW, GPUTDP: vahrmGPUTDPW, GPUJob: []bool{false, false, false, true, true, true}}
-	for d := 0; d < VAHRMNodes*vahrmCPUsPerNode; d++ {
+	for d := 0; d < Nodes*vahrmCPUsPerNode; d++ {
 		row := []float64{0, 0, 0, vahrmCPUIdleW, vahrmCPUIdleW, vahrmCPUIdleW}
 		for k, m := range vahrmCPUMeanW {
 			row[k] = math.Max(vahrmCPUIdleW, m+r.NormFloat64()*vahrmCPUCV*m)
 		}
 		h.CPU = append(h.CPU, row)
 	}
-	for d := 0; d < VAHRMNodes*vahrmGPUsPerNode; d++ {
+	for d := 0; d < Nodes*vahrmGPUsPerNode; d++ {
 		row := []float64{vahrmGPUIdleW, vahrmGPUIdleW, vahrmGPUIdleW, 0, 0, 0}
 		for k := range vahrmGPUApps {
 			v, ok := 0.0, false

@@ -1,4 +1,4 @@
-package experiment
+package powerflow
 
 import (
 	"fmt"
@@ -8,39 +8,63 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/fit"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
-	"github.com/wattsched/wattsched/policy/afs"
-	"github.com/wattsched/wattsched/policy/gandiva"
 	"github.com/wattsched/wattsched/policy/powerflow"
-	"github.com/wattsched/wattsched/policy/tiresias"
-	"github.com/wattsched/wattsched/policy/zeus"
 	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/alibaba2020"
 	"github.com/wattsched/wattsched/trace/philly"
 )
 
-// PowerFlow systems, as the paper's Figure 7 names them.
+// Names of the systems, as the paper's Figure 7 names them (the presets
+// of scenario.ElasticSystems).
 const (
-	PFPowerFlow    = "PowerFlow"
-	PFOracle       = "PowerFlow-oracle"
-	PFGandiva      = "Gandiva"
-	PFTiresias     = "Tiresias"
-	PFGandivaZeus  = "Gandiva+Zeus"
-	PFTiresiasZeus = "Tiresias+Zeus"
-	PFAFS          = "AFS"
+	NamePowerFlow    = "PowerFlow"
+	NameOracle       = "PowerFlow-oracle"
+	NameGandiva      = "Gandiva"
+	NameTiresias     = "Tiresias"
+	NameGandivaZeus  = "Gandiva+Zeus"
+	NameTiresiasZeus = "Tiresias+Zeus"
+	NameAFS          = "AFS"
 )
 
-// PFSystems are the systems of the end-to-end comparison.
-var PFSystems = []string{PFPowerFlow, PFGandiva, PFTiresias, PFGandivaZeus, PFTiresiasZeus, PFAFS}
+// Systems are the systems of the end-to-end comparison.
+var Systems = []string{NamePowerFlow, NameGandiva, NameTiresias, NameGandivaZeus, NameTiresiasZeus, NameAFS}
 
-// PFSetup is the simulated cluster and the engine's costs.
-type PFSetup struct {
+// System returns a preset system at a parameter: eta (the power limit as a
+// fraction of G x Pmax) for PowerFlow and its oracle, the fixed frequency
+// in MHz for Gandiva, Tiresias and AFS; the Zeus combinations take none.
+func System(name string, param float64) (scenario.System, error) {
+	all := scenario.ElasticSystems()
+	k := slices.IndexFunc(all, func(s scenario.System) bool { return s.Name == name })
+	if k < 0 {
+		return scenario.System{}, fmt.Errorf("unknown PowerFlow system %q (have %v and %s)", name, Systems, NameOracle)
+	}
+	s := all[k]
+	switch s.Policy {
+	case "powerflow":
+		if !(param > 0 && param <= 1) {
+			return s, fmt.Errorf("%s: eta %v must be in (0, 1]", name, param)
+		}
+		s.PowerLimit = &scenario.Limit{TDPFraction: param}
+	case "gandiva", "tiresias", "afs":
+		if param != math.Trunc(param) || param <= 0 {
+			return s, fmt.Errorf("%s: frequency %v MHz", name, param)
+		}
+		s = s.WithArg("freq_mhz", int(param))
+	}
+	return s, nil
+}
+
+// Setup is the simulated cluster and the engine's costs.
+type Setup struct {
 	Nodes int `json:"nodes"`
 	// RestartSec is the checkpoint/restart pause on rescaling, migration or
 	// resumption; PreRunSec and ProfileSec the profiling durations.
@@ -57,23 +81,25 @@ type PFSetup struct {
 	Seed    uint64  `json:"seed"`
 }
 
-// DefaultPFSetup is the setup of `reproduce powerflow`.
-func DefaultPFSetup() PFSetup {
-	return PFSetup{Nodes: 24, RestartSec: 30, PreRunSec: 240, ProfileSec: 240, ProfileFreqs: 8, Noise: 0.02, BootSec: 60, Seed: 42}
+// DefaultSetup is the setup of `reproduce powerflow`.
+func DefaultSetup() Setup {
+	return Setup{Nodes: 24, RestartSec: 30, PreRunSec: 240, ProfileSec: 240, ProfileFreqs: 8, Noise: 0.02, BootSec: 60, Seed: 42}
 }
 
-// PFEnv is everything the PowerFlow runs share: the ground-truth library,
+// Env is everything the PowerFlow runs share: the ground-truth library,
 // the fitted per-DNN models and the workload.
-type PFEnv struct {
-	Lib    *perf.Library
-	GPU    hw.GPUModel
-	Models map[string]*powerflow.Models
-	Fits   []PFModelFit
-	Setup  PFSetup
+type Env struct {
+	// Registries build the systems' policies.
+	Registries *policy.Registries
+	Lib        *perf.Library
+	GPU        hw.GPUModel
+	Models     map[string]*powerflow.Models
+	Fits       []ModelFit
+	Setup      Setup
 }
 
-// PFModelFit is one row of the Table 2 reproduction.
-type PFModelFit struct {
+// ModelFit is one row of the Table 2 reproduction.
+type ModelFit struct {
 	DNN            string  `json:"dnn"`
 	Profiles       int     `json:"profiles"`
 	HeldOut        int     `json:"held_out"`
@@ -91,9 +117,9 @@ var paperTable2 = map[string][2]float64{
 	"GPT2": {0.021, 0.068}, "DeepSpeech2": {0.045, 0.035},
 }
 
-// NewPFEnv loads the library and fits each DNN's models on 90% of its
+// NewEnv loads the library and fits each DNN's models on 90% of its
 // noisy profiles, reporting MAPE on the other 10% (paper Section 6.3).
-func NewPFEnv(s PFSetup) (*PFEnv, error) {
+func NewEnv(reg *policy.Registries, s Setup) (*Env, error) {
 	g, err := hw.Default().GPU(perf.LibraryGPU)
 	if err != nil {
 		return nil, err
@@ -102,7 +128,7 @@ func NewPFEnv(s PFSetup) (*PFEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &PFEnv{Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s}
+	env := &Env{Registries: reg, Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s}
 	r := rand.New(rand.NewPCG(s.Seed, 0x7461626c6532))
 	var bps []float64
 	for fi := 0; fi < len(lib.FreqsMHz); fi += 5 {
@@ -145,7 +171,7 @@ func NewPFEnv(s PFSetup) (*PFEnv, error) {
 			pe, ae = append(pe, e), append(ae, ps[k].IterJ)
 		}
 		env.Models[d.Name] = m
-		env.Fits = append(env.Fits, PFModelFit{DNN: d.Name, Profiles: len(ps), HeldOut: len(teIdx),
+		env.Fits = append(env.Fits, ModelFit{DNN: d.Name, Profiles: len(ps), HeldOut: len(teIdx),
 			ThroughputMAPE: fit.MAPE(pt, at) / 100, EnergyMAPE: fit.MAPE(pe, ae) / 100,
 			PaperTpt: paperTable2[d.Name][0], PaperEnergy: paperTable2[d.Name][1],
 			BreakpointMHz: int(math.Round(en.U0 * float64(lib.MaxMHz()))), StandIn: d.StandIn})
@@ -153,13 +179,13 @@ func NewPFEnv(s PFSetup) (*PFEnv, error) {
 	return env, nil
 }
 
-// PFJobs turns trace jobs into training jobs as the paper does (Section
+// Jobs turns trace jobs into training jobs as the paper does (Section
 // 6.1): each gets a Table 1 DNN and batch size at random (seeded), and the
 // iterations it would run in its trace duration on its requested GPUs at
 // the default frequency (measured throughput). Requested counts are
 // rounded up to a power of two and capped at the DNN's largest measured
 // count; jobs keep trace order, IDs from 0.
-func (env *PFEnv) PFJobs(gj []trace.GPUJob, seed uint64) []policy.ElasticJob {
+func (env *Env) Jobs(gj []trace.GPUJob, seed uint64) []policy.ElasticJob {
 	r := rand.New(rand.NewPCG(seed, 0x6a6f6273))
 	top := len(env.Lib.FreqsMHz) - 1
 	out := make([]policy.ElasticJob, len(gj))
@@ -186,7 +212,7 @@ type pfTruth struct {
 	profs []*perf.Profile
 }
 
-func (env *PFEnv) truth(jobs []policy.ElasticJob) *pfTruth {
+func (env *Env) truth(jobs []policy.ElasticJob) *pfTruth {
 	t := &pfTruth{lib: env.Lib, profs: make([]*perf.Profile, len(jobs))}
 	for i := range jobs {
 		t.profs[i] = env.Lib.Profile(jobs[i].DNN, jobs[i].Batch)
@@ -210,8 +236,8 @@ func (t *pfTruth) Predict(v *policy.ElasticView, n, fi int) (float64, float64, b
 	return s, s * w * float64(n), true
 }
 
-// PFRun is one run's outcome.
-type PFRun struct {
+// RunResult is one run's outcome.
+type RunResult struct {
 	System string `json:"system"`
 	// Param is eta for PowerFlow, the fixed frequency (MHz) for Gandiva,
 	// Tiresias and AFS, 0 for the Zeus combinations.
@@ -233,7 +259,7 @@ type PFRun struct {
 	res        *sim.ElasticResult
 }
 
-func (env *PFEnv) profileFreqs() []int {
+func (env *Env) profileFreqs() []int {
 	n := len(env.Lib.FreqsMHz)
 	k := max(1, env.Setup.ProfileFreqs)
 	var out []int
@@ -248,17 +274,25 @@ func (env *PFEnv) profileFreqs() []int {
 	return slices.Compact(out)
 }
 
-// FreqIdx returns the index of mhz among the library's frequencies.
-func (env *PFEnv) FreqIdx(mhz float64) (int, error) {
-	fi := env.Lib.FreqIndex(int(mhz))
-	if fi < 0 {
-		return 0, fmt.Errorf("experiment: %v MHz is not a supported frequency (%d-%d MHz in 15 MHz steps)", mhz, env.Lib.FreqsMHz[0], env.Lib.MaxMHz())
+// RunCase runs the named system at a parameter (see System).
+func (env *Env) RunCase(name string, param float64, jobs []policy.ElasticJob, nodes int, timeline bool) (*RunResult, error) {
+	sys, err := System(name, param)
+	if err != nil {
+		return nil, err
 	}
-	return fi, nil
+	r, err := env.Run(sys, jobs, nodes, timeline)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%v): %w", name, param, err)
+	}
+	r.Param = param
+	return r, nil
 }
 
-// RunPF runs one system on jobs with nodes nodes (0: the setup's).
-func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, nodes int, timeline bool) (*PFRun, error) {
+// Run runs one system on jobs with nodes nodes (0: the setup's): the
+// policy from the elastic registry, its predictions (fitted: PowerFlow's
+// models, calibrated on each job's pre-run; oracle: the exact library
+// profiles), its power limit (a fraction of G x Pmax, or watts).
+func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, timeline bool) (*RunResult, error) {
 	s := env.Setup
 	if nodes == 0 {
 		nodes = s.Nodes
@@ -268,66 +302,38 @@ func (env *PFEnv) RunPF(system string, param float64, jobs []policy.ElasticJob, 
 		Restart: job.Time(s.RestartSec * 1000), Profile: job.Time(s.ProfileSec * 1000), ProfileFreqs: env.profileFreqs(),
 		NoiseSigma: s.Noise, PowerOn: hw.Joules(s.BootSec * float64(env.GPU.IdleW) * perf.GPUsPerNode), Seed: s.Seed, Timeline: timeline,
 		NodesStartOff: true} // every system here powers nodes with jobs only
-	var sched policy.ElasticScheduler
-	var err error
-	fixed := func() (int, error) { return env.FreqIdx(param) }
-	switch system {
-	case PFPowerFlow, PFOracle:
-		if !(param > 0 && param <= 1) {
-			return nil, fmt.Errorf("experiment: PowerFlow eta %v must be in (0, 1]", param)
-		}
-		a := powerflow.Args{}.Default()
-		deps := powerflow.Deps{ProfileFreqs: o.ProfileFreqs}
-		if system == PFPowerFlow {
-			deps.Predictor = powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode)
-			o.PreRun = job.Time(s.PreRunSec * 1000)
-		} else {
-			deps.Predictor, a.ProfileNewCounts = truth, false
-		}
-		// The paper's power limit: eta x G GPUs x Pmax (the GPU's TDP).
-		o.PowerLimit = power.Limit(param * float64(nodes*perf.GPUsPerNode) * float64(env.GPU.TDPW))
-		sched, err = powerflow.New(a, deps)
-	case PFGandiva, PFGandivaZeus:
-		fi := -1
-		if system == PFGandiva {
-			if fi, err = fixed(); err != nil {
-				return nil, err
-			}
-		}
-		sched, err = gandiva.New(gandiva.Args{FixedFreq: policy.FixedFreq{FreqIdx: fi}})
-	case PFTiresias, PFTiresiasZeus:
-		a := tiresias.Args{}.Default()
-		if system == PFTiresias {
-			if a.FreqIdx, err = fixed(); err != nil {
-				return nil, err
-			}
-		}
-		sched, err = tiresias.New(a)
-	case PFAFS:
-		var fi int
-		if fi, err = fixed(); err != nil {
-			return nil, err
-		}
-		sched, err = afs.New(afs.Args{FixedFreq: policy.FixedFreq{FreqIdx: fi}}, truth)
-	default:
-		return nil, fmt.Errorf("experiment: unknown PowerFlow system %q (have %v and %s)", system, PFSystems, PFOracle)
+	deps := policy.ElasticDeps{FreqsMHz: o.FreqsMHz, ProfileFreqs: o.ProfileFreqs, GPUMaxPower: env.GPU.TDPW}
+	switch sys.Predictions {
+	case "fitted":
+		deps.Predictor = powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode)
+		o.PreRun = job.Time(s.PreRunSec * 1000)
+	case "oracle":
+		deps.Predictor = truth
 	}
+	deps.Build = func(name string, args []byte) (policy.ElasticScheduler, error) {
+		return env.Registries.Elastic.New(name, args, deps)
+	}
+	if l := sys.PowerLimit; l != nil {
+		// The paper's limit: eta x G GPUs x Pmax (the GPU's TDP).
+		o.PowerLimit = power.Limit(l.TDPFraction * float64(nodes*perf.GPUsPerNode) * float64(env.GPU.TDPW))
+		if l.Watts > 0 {
+			o.PowerLimit = power.Limit(l.Watts)
+		}
+	}
+	raw, err := sys.Ref().RawArgs()
 	if err != nil {
 		return nil, err
 	}
-	if system == PFGandivaZeus || system == PFTiresiasZeus {
-		a := zeus.Args{}.Default()
-		a.MaxPowerW = float64(env.GPU.TDPW)
-		if sched, err = zeus.New(a, sched); err != nil {
-			return nil, err
-		}
+	sched, err := env.Registries.Elastic.New(sys.Policy, raw, deps)
+	if err != nil {
+		return nil, err
 	}
 	res, err := sim.RunElastic(jobs, truth, sched, o)
 	if err != nil {
-		return nil, fmt.Errorf("%s (%v): %w", system, param, err)
+		return nil, err
 	}
 	const mwh = 3.6e9
-	return &PFRun{System: system, Param: param, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
+	return &RunResult{System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
 		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
 		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
 		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, res: res}, nil
@@ -402,12 +408,12 @@ func LoadPAIJobs(jobPath, taskPath string, hours float64) ([]trace.GPUJob, error
 	return out, nil
 }
 
-// PFSweep runs PowerFlow at every eta of PFEtas on jobs, one after another
+// Sweep runs PowerFlow at every eta of Etas on jobs, one after another
 // (the budget benchmark: under 5 s on one core for the 1,901-job day).
-func (env *PFEnv) PFSweep(jobs []policy.ElasticJob) ([]PFRun, error) {
-	var out []PFRun
-	for _, e := range PFEtas {
-		r, err := env.RunPF(PFPowerFlow, e, jobs, 0, false)
+func (env *Env) Sweep(jobs []policy.ElasticJob) ([]RunResult, error) {
+	var out []RunResult
+	for _, e := range Etas {
+		r, err := env.RunCase(NamePowerFlow, e, jobs, 0, false)
 		if err != nil {
 			return nil, err
 		}
@@ -419,11 +425,12 @@ func (env *PFEnv) PFSweep(jobs []policy.ElasticJob) ([]PFRun, error) {
 // DecisionBench returns one PowerFlow allocation decision (Algorithm 1 and
 // placement, fitted models, eta 0.5) over queued waiting jobs from the
 // Philly day, each with its pre-run measurements, on the setup's cluster.
-func (env *PFEnv) DecisionBench(jobs []policy.ElasticJob, queued int) (func(), error) {
+func (env *Env) DecisionBench(jobs []policy.ElasticJob, queued int) (func(), error) {
 	if queued > len(jobs) {
 		return nil, fmt.Errorf("experiment: %d queued jobs asked, %d available", queued, len(jobs))
 	}
-	p, err := powerflow.New(powerflow.Args{}.Default(), powerflow.Deps{Predictor: powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode), ProfileFreqs: env.profileFreqs()})
+	p, err := powerflow.New(powerflow.Args{}.Default(), policy.ElasticDeps{FreqsMHz: env.Lib.FreqsMHz,
+		Predictor: powerflow.NewFitted(env.Models, env.Lib.FreqsMHz, perf.GPUsPerNode), ProfileFreqs: env.profileFreqs()})
 	if err != nil {
 		return nil, err
 	}
@@ -441,3 +448,9 @@ func (env *PFEnv) DecisionBench(jobs []policy.ElasticJob, queued int) (func(), e
 	}
 	return func() { p.ScheduleElastic(st) }, nil
 }
+
+// Num and ClaimResult are the kit's.
+type (
+	Num         = experiment.Num
+	ClaimResult = experiment.ClaimResult
+)

@@ -1,0 +1,189 @@
+package powerflow
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/trace/philly"
+)
+
+// ScenarioRun is one system on one seed of an elastic scenario.
+type ScenarioRun struct {
+	Seed uint64 `json:"seed"`
+	RunResult
+}
+
+// ScenarioSummary is one system's mean and standard deviation over seeds.
+type ScenarioSummary struct {
+	System       string  `json:"system"`
+	AvgJCTh      float64 `json:"avg_jct_h"`
+	AvgJCThStd   float64 `json:"avg_jct_h_std"`
+	EnergyMWh    float64 `json:"energy_mwh"`
+	EnergyMWhStd float64 `json:"energy_mwh_std"`
+	MakespanH    float64 `json:"makespan_h"`
+	LimitW       float64 `json:"power_limit_w"`
+	MaxActualW   float64 `json:"max_actual_w"`
+	Restarts     float64 `json:"restarts"`
+}
+
+// ScenarioResult is a run of an elastic scenario.
+type ScenarioResult struct {
+	Version  string             `json:"version"`
+	Scenario *scenario.Scenario `json:"scenario"`
+	StandIns []string           `json:"stand_ins"`
+	Workload WorkloadInfo       `json:"workload"`
+	Systems  []ScenarioSummary  `json:"systems"`
+	Runs     []ScenarioRun      `json:"runs"`
+}
+
+// scenarioJobs reads the scenario's GPU job trace.
+func scenarioJobs(s *scenario.Scenario) ([]trace.GPUJob, string, error) {
+	e := s.Elastic
+	if e.Jobs == "philly-day" {
+		gj, err := philly.Day()
+		if err != nil {
+			return nil, "", err
+		}
+		return gj, "Microsoft Philly, jobs submitted 2017-10-13 (embedded, " + philly.DayName + ")", nil
+	}
+	gj, err := LoadPhillyJobs(s.Path(e.Jobs), e.Start, e.Hours)
+	if err != nil {
+		return nil, "", err
+	}
+	from := e.Start
+	if from == "" {
+		from = "its first job"
+	}
+	return gj, fmt.Sprintf("Philly job table %s (%d jobs in the %g h from %s)", e.Jobs, len(gj), e.Hours, from), nil
+}
+
+// RunScenario runs each system of an elastic scenario on each seed (mode
+// elastic): the scenario's trace, each job given a DNN and batch size
+// (seeded) as the PowerFlow paper does, on the scenario's cluster of 8-GPU
+// A100 nodes, with the PowerFlow reproduction's ground truth and fitted
+// models.
+func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) ([]*experiment.Results, error) {
+	e := s.Elastic
+	gj, src, err := scenarioJobs(s)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	systems := make([]scenario.System, len(e.Systems))
+	for i, sys := range e.Systems {
+		if sys.PowerLimit == nil {
+			sys.PowerLimit = s.PowerLimit
+		}
+		systems[i] = sys
+	}
+	env.Notef("%s: %d jobs of %s on %d nodes, %d systems x %d seeds", s.Name, len(gj), src, e.Nodes, len(systems), s.Seeds)
+	res := &ScenarioResult{Version: env.Version, Scenario: s, StandIns: StandIns(src)}
+	seeds := s.SeedList()
+	runs := make([]ScenarioRun, len(seeds)*len(systems))
+	for k, seed := range seeds {
+		setup := DefaultSetup()
+		setup.Nodes, setup.Seed = e.Nodes, seed
+		pe, err := NewEnv(env.Registries, setup)
+		if err != nil {
+			return nil, err
+		}
+		jobs := pe.Jobs(gj, seed)
+		if k == 0 {
+			res.Workload = workloadInfo(pe, jobs, src)
+		}
+		errs := experiment.Parallel(len(systems), env.Workers, func(i int) error {
+			r, err := pe.Run(systems[i], jobs, 0, false)
+			if err != nil {
+				return fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
+			}
+			runs[k*len(systems)+i] = ScenarioRun{Seed: seed, RunResult: *r}
+			return nil
+		}, env.Progress, func(i int) string { return fmt.Sprintf("%s seed %d", systems[i].Name, seed) })
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	res.Runs = runs
+	for i, sys := range systems {
+		var jct, en []float64
+		sum := ScenarioSummary{System: sys.Name}
+		for k := range seeds {
+			r := runs[k*len(systems)+i]
+			jct, en = append(jct, r.AvgJCTh), append(en, r.EnergyMWh)
+			sum.MakespanH += r.MakespanH / float64(len(seeds))
+			sum.Restarts += float64(r.Restarts) / float64(len(seeds))
+			sum.LimitW, sum.MaxActualW = r.LimitW, max(sum.MaxActualW, r.MaxActualW)
+		}
+		sum.AvgJCTh, sum.AvgJCThStd = experiment.MeanStd(jct)
+		sum.EnergyMWh, sum.EnergyMWhStd = experiment.MeanStd(en)
+		res.Systems = append(res.Systems, sum)
+	}
+	return scenarioResults(res)
+}
+
+// ScenarioTable is the printed summary: per system, means over seeds.
+func ScenarioTable(r *ScenarioResult) report.Table {
+	t := report.Table{Title: fmt.Sprintf("%s: %d jobs on %d nodes, mean (std) over %d seeds", r.Scenario.Name, r.Workload.Jobs, r.Scenario.Elastic.Nodes, r.Scenario.Seeds),
+		Head: []string{"system", "avg JCT (h)", "energy (MWh)", "makespan (h)", "power limit (kW)", "max power (kW)", "restarts"}}
+	for _, s := range r.Systems {
+		lim := "-"
+		if s.LimitW > 0 {
+			lim = fmt.Sprintf("%.1f", s.LimitW/1000)
+		}
+		t.Rows = append(t.Rows, []string{s.System, fmt.Sprintf("%.2f (%.2f)", s.AvgJCTh, s.AvgJCThStd), fmt.Sprintf("%.3f (%.3f)", s.EnergyMWh, s.EnergyMWhStd),
+			fmt.Sprintf("%.1f", s.MakespanH), lim, fmt.Sprintf("%.1f", s.MaxActualW/1000), fmt.Sprintf("%.0f", s.Restarts)})
+	}
+	return t
+}
+
+func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
+	js, err := report.JSON(r)
+	if err != nil {
+		return nil, err
+	}
+	rows := [][]string{{"seed", "system", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events"}}
+	for _, x := range r.Runs {
+		rows = append(rows, []string{strconv.FormatUint(x.Seed, 10), x.System, report.F(x.AvgJCTh), report.F(x.EnergyMWh), report.F(x.JobMWh), report.F(x.IdleMWh),
+			report.F(x.PowerOnMWh), report.F(x.PreRunMWh), report.F(x.MakespanH), report.F(x.LimitW), report.F(x.MaxPredW), report.F(x.MaxActualW),
+			strconv.Itoa(x.Restarts), strconv.Itoa(x.PowerOns), strconv.Itoa(x.Decisions), strconv.Itoa(x.Events)})
+	}
+	lp := report.LinePlot{Title: "Average JCT vs total GPU energy (" + r.Scenario.Name + ")", XLabel: "total energy (MWh)", YLabel: "average JCT (h)"}
+	for _, s := range r.Systems {
+		var pts []ScenarioRun
+		for _, x := range r.Runs {
+			if x.System == s.System {
+				pts = append(pts, x)
+			}
+		}
+		slices.SortStableFunc(pts, func(a, b ScenarioRun) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
+		ser := report.Series{Name: s.System}
+		for _, p := range pts {
+			// a small cross per seed
+			e, j := p.EnergyMWh, p.AvgJCTh
+			ser.X = append(ser.X, e*0.99, e*1.01, e, e, e)
+			ser.Y = append(ser.Y, j, j, j, j*0.97, j*1.03)
+		}
+		lp.Series = append(lp.Series, ser)
+	}
+	svg, err := lp.SVG()
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	head := make([]string, 0, len(r.StandIns)+1)
+	for _, x := range r.StandIns {
+		head = append(head, "stand-in: "+x)
+	}
+	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description}, r.StandIns...),
+		Tables:   []report.Table{ScenarioTable(r)},
+		Figures:  []experiment.Figure{{File: "jct_vs_energy.svg", Caption: "Average JCT vs total GPU energy, one cross per seed", SVG: svg}},
+		Footnote: "wattsched " + r.Version, Files: map[string][]byte{"summary.json": js, "runs.csv": report.CSV(rows)},
+		Head: append(head, ""), Listing: "summary.json, runs.csv, jct_vs_energy.svg, report.html"}}, nil
+}

@@ -1,0 +1,96 @@
+package powerflow
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"github.com/wattsched/wattsched/experiment"
+)
+
+// Study is `wattsched reproduce powerflow`.
+type Study struct {
+	quick             bool
+	seed              uint64
+	nodes             int
+	paiJobs, paiTasks string
+	phillyFile, start string
+	hours             float64
+}
+
+// Name implements experiment.Study.
+func (*Study) Name() string { return "powerflow" }
+
+// Synopsis implements experiment.Study.
+func (*Study) Synopsis() string {
+	return `-o DIR [--quick] [--seed S] [--nodes N] [--pai-jobs F --pai-tasks F | --philly F [--start T]] [--hours H] [--force]
+        reproduce the PowerFlow paper's evaluation (stand-in data, see the output)`
+}
+
+// Flags implements experiment.Study.
+func (st *Study) Flags(fs *flag.FlagSet) {
+	fs.BoolVar(&st.quick, "quick", false, "fewer sweep points")
+	fs.Uint64Var(&st.seed, "seed", 42, "seed for DNN/batch assignment, measurement noise and random traces")
+	fs.IntVar(&st.nodes, "nodes", DefaultSetup().Nodes, "8-GPU nodes in the simulated cluster")
+	fs.StringVar(&st.paiJobs, "pai-jobs", "", "Alibaba PAI 2020 job table (pai_job_table.csv) to use instead of the embedded Philly day")
+	fs.StringVar(&st.paiTasks, "pai-tasks", "", "with --pai-jobs: the task table (pai_task_table.csv)")
+	fs.StringVar(&st.phillyFile, "philly", "", "a Philly job table in the Pollux format (timestamp,duration,num_gpus,gpu_time,cluster; .gz allowed) to use instead of the embedded day")
+	fs.StringVar(&st.start, "start", "", `with --philly: window start "YYYY-MM-DD HH:MM:SS" (default: the first job)`)
+	fs.Float64Var(&st.hours, "hours", 24, "with --pai-jobs or --philly: keep jobs submitted in the first HOURS hours")
+}
+
+// Check implements experiment.Study.
+func (st *Study) Check() error {
+	switch {
+	case st.nodes < 1:
+		return fmt.Errorf("reproduce powerflow: --nodes %d, want >= 1", st.nodes)
+	case (st.paiJobs == "") != (st.paiTasks == ""):
+		return errors.New("reproduce powerflow: --pai-jobs and --pai-tasks go together")
+	case st.phillyFile != "" && st.paiJobs != "":
+		return errors.New("reproduce powerflow: --philly and --pai-jobs are alternatives")
+	case st.start != "" && st.phillyFile == "":
+		return errors.New("reproduce powerflow: --start goes with --philly")
+	case !(st.hours > 0):
+		return fmt.Errorf("reproduce powerflow: --hours %v, want > 0", st.hours)
+	}
+	return nil
+}
+
+// Run implements experiment.Study.
+func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Results, error) {
+	setup := DefaultSetup()
+	setup.Nodes, setup.Seed = st.nodes, st.seed
+	o := Options{Registries: env.Registries, Setup: setup, Quick: st.quick, Workers: env.Workers, Progress: env.Progress}
+	if st.paiJobs != "" {
+		jobs, err := LoadPAIJobs(st.paiJobs, st.paiTasks, st.hours)
+		if err != nil {
+			return nil, err
+		}
+		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Alibaba PAI 2020 job and task tables (%d jobs of the first %g h)", len(jobs), st.hours)
+	}
+	if st.phillyFile != "" {
+		jobs, err := LoadPhillyJobs(st.phillyFile, st.start, st.hours)
+		if err != nil {
+			return nil, err
+		}
+		from := st.start
+		if from == "" {
+			from = "its first job"
+		}
+		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Philly job table %s (%d jobs in the %g h from %s)", filepath.Base(st.phillyFile), len(jobs), st.hours, from)
+	}
+	env.Notef("PowerFlow reproduction: fitting models, JCT-vs-energy sweeps of 6 systems, oracle comparison, sensitivity on 100-job traces")
+	rep, err := Reproduce(env.Version, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Results(rep)
+	if err != nil {
+		return nil, err
+	}
+	return []*experiment.Results{res}, nil
+}
+
+var _ experiment.Study = (*Study)(nil)

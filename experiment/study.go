@@ -1,0 +1,136 @@
+// Package experiment is the shared kit of wattsched's experiments: the
+// runners of the task modes (inflation and replay of GPU-sharing tasks),
+// claims checked against a paper's figures, the results builder (files,
+// plots and report.html of one run), the worker pool, and the Study
+// interface every paper's reproduction implements. Each paper's study
+// lives in its own package (experiment/pwr, experiment/vahrm,
+// experiment/powerflow) and the CLI runs any of them the same way.
+package experiment
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/report"
+)
+
+// Env is what a study or a scenario run gets from its caller.
+type Env struct {
+	// Version is written into every result.
+	Version    string
+	Registries *policy.Registries
+	Catalog    *hw.Catalog
+	// Workers bounds parallel runs (GOMAXPROCS when <= 0).
+	Workers int
+	// Progress, if set, is called after each finished run.
+	Progress func(done, total int, what string)
+	// Note, if set, receives one-line notes about what is about to run.
+	Note func(format string, args ...any)
+}
+
+// Notef calls Note when it is set.
+func (e *Env) Notef(format string, args ...any) {
+	if e.Note != nil {
+		e.Note(format, args...)
+	}
+}
+
+// Study is one paper's reproduction: `wattsched reproduce <Name>`.
+type Study interface {
+	// Name is the study's command name (pwr, vahrm, powerflow, ...).
+	Name() string
+	// Synopsis is the study's flags and a one-line description, for help.
+	Synopsis() string
+	// Flags registers the study's options on fs.
+	Flags(fs *flag.FlagSet)
+	// Check validates the options before any work.
+	Check() error
+	// Run runs the study; each Results is one results directory.
+	Run(ctx context.Context, env *Env) ([]*Results, error)
+}
+
+// Results is one results directory and what the CLI prints about it.
+type Results struct {
+	// Dir is the subdirectory of the output directory ("": itself).
+	Dir string
+	// Head and Tail are printed before and after the tables; Listing
+	// names the files in the closing "results in DIR (...)" line.
+	Head, Tail []string
+	Listing    string
+	// Tables are printed and shown in report.html.
+	Tables []report.Table
+	// Title, Notes, Figures and Footnote make up report.html.
+	Title    string
+	Notes    []string
+	Figures  []Figure
+	Footnote string
+	// Files are the other files (summary.json, CSVs), by name.
+	Files map[string][]byte
+}
+
+// Figure is a plot: written as File and shown in report.html.
+type Figure struct {
+	File, Caption string
+	SVG           []byte
+}
+
+// Write writes the files, the figures and report.html into dir, which
+// must have been prepared with PrepareDir.
+func (r *Results) Write(dir string) error {
+	if r.Dir != "" {
+		dir = filepath.Join(dir, r.Dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	files := make(map[string][]byte, len(r.Files)+len(r.Figures)+1)
+	for n, b := range r.Files {
+		files[n] = b
+	}
+	page := report.Page{Title: r.Title, Notes: r.Notes, Tables: r.Tables, Footnote: r.Footnote}
+	for _, f := range r.Figures {
+		files[f.File] = f.SVG
+		page.Figures = append(page.Figures, report.Figure{Caption: f.Caption, SVG: f.SVG})
+	}
+	html, err := page.HTML()
+	if err != nil {
+		return err
+	}
+	files["report.html"] = html
+	return report.WriteFiles(dir, files)
+}
+
+// PrepareDir creates dir for results; an existing non-empty dir is an
+// error unless force, in which case its old contents are removed.
+func PrepareDir(dir string, force bool) error {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case os.IsNotExist(err):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return err
+	case len(ents) > 0 && !force:
+		return fmt.Errorf("output directory %s is not empty (use --force to replace it)", dir)
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckDir fails early, before any work, when dir exists, is not empty
+// and force is not set.
+func CheckDir(dir string, force bool) error {
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) > 0 && !force {
+		return fmt.Errorf("output directory %s is not empty (use --force to replace it)", dir)
+	}
+	return nil
+}

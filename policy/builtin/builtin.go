@@ -1,0 +1,68 @@
+// Package builtin is the one place that lists wattsched's built-in
+// policies: it builds a registry per policy family (placement scorers, HPC
+// schedulers, elastic schedulers), each entry with typed arguments decoded
+// strictly from YAML. Scenario files, the paper studies and the CLI all
+// build policies through these registries.
+package builtin
+
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/afs"
+	"github.com/wattsched/wattsched/policy/bestfit"
+	"github.com/wattsched/wattsched/policy/dotprod"
+	"github.com/wattsched/wattsched/policy/fcfs"
+	"github.com/wattsched/wattsched/policy/fgd"
+	"github.com/wattsched/wattsched/policy/gandiva"
+	"github.com/wattsched/wattsched/policy/gpuclustering"
+	"github.com/wattsched/wattsched/policy/gpupacking"
+	"github.com/wattsched/wattsched/policy/powerflow"
+	"github.com/wattsched/wattsched/policy/pwr"
+	"github.com/wattsched/wattsched/policy/tiresias"
+	"github.com/wattsched/wattsched/policy/vahrm"
+	"github.com/wattsched/wattsched/policy/zeus"
+)
+
+// scorer, hpc and elastic adapt typed constructors to their family.
+func scorer[A policy.Args[A], P policy.Scorer](mk func(A, policy.Deps) (P, error)) policy.Factory[policy.Scorer, policy.Deps] {
+	return policy.Typed(func(a A, d policy.Deps) (policy.Scorer, error) { return mk(a, d) })
+}
+
+func hpc[A policy.Args[A], P policy.HPCScheduler](mk func(A, policy.HPCDeps) (P, error)) policy.Factory[policy.HPCScheduler, policy.HPCDeps] {
+	return policy.Typed(func(a A, d policy.HPCDeps) (policy.HPCScheduler, error) { return mk(a, d) })
+}
+
+func elastic[A policy.Args[A], P policy.ElasticScheduler](mk func(A, policy.ElasticDeps) (P, error)) policy.Factory[policy.ElasticScheduler, policy.ElasticDeps] {
+	return policy.Typed(func(a A, d policy.ElasticDeps) (policy.ElasticScheduler, error) { return mk(a, d) })
+}
+
+// Registries returns a fresh set of registries with every built-in policy.
+func Registries() *policy.Registries {
+	r := policy.NewRegistries()
+	errs := []error{
+		r.Scorers.Register(fgd.Name, scorer(fgd.New)),
+		r.Scorers.Register(pwr.Name, scorer(pwr.New)),
+		r.Scorers.Register(bestfit.Name, scorer(bestfit.New)),
+		r.Scorers.Register(dotprod.Name, scorer(dotprod.New)),
+		r.Scorers.Register(gpupacking.Name, scorer(gpupacking.New)),
+		r.Scorers.Register(gpuclustering.Name, scorer(gpuclustering.New)),
+
+		r.HPC.Register(fcfs.Name, hpc(fcfs.New)),
+		r.HPC.Register(vahrm.Name, hpc(vahrm.New)),
+
+		r.Elastic.Register(powerflow.Name, elastic(powerflow.New)),
+		r.Elastic.Register(gandiva.Name, elastic(gandiva.New)),
+		r.Elastic.Register(tiresias.Name, elastic(tiresias.New)),
+		r.Elastic.Register(afs.Name, elastic(afs.New)),
+		r.Elastic.Register(zeus.Name, elastic(zeus.New)),
+	}
+	for _, err := range errs {
+		if err != nil {
+			// The list above is fixed: a duplicate is a programming error
+			// that every test run reports.
+			panic(fmt.Sprintf("builtin registries: %v", err))
+		}
+	}
+	return r
+}

@@ -1,0 +1,351 @@
+// Package scenario is the schema of wattsched's scenario files: one typed
+// mode per engine (inflation and replay of GPU-sharing tasks, hpc jobs on
+// exclusive nodes, elastic training jobs), strict decoding (an unknown
+// field is an error), defaults, and validation that names every bad field
+// with its path. Check then verifies policy and system names and their
+// arguments against the policy registries, as kube-scheduler checks its
+// profiles' plugin names, before any work starts.
+package scenario
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/wattsched/wattsched/policy"
+)
+
+// Mode selects the engine and the kind of jobs a scenario runs.
+type Mode string
+
+// Modes.
+const (
+	// Inflation: GPU-sharing tasks sampled with replacement arrive until
+	// the requested GPU capacity reaches Target; none leaves (FGD/PWR).
+	Inflation Mode = "inflation"
+	// Replay: GPU-sharing tasks arrive at their recorded times and leave.
+	Replay Mode = "replay"
+	// HPC: rigid jobs of an SWF log on the VAHRM paper's system.
+	HPC Mode = "hpc"
+	// Elastic: elastic DL training jobs of a GPU job trace (PowerFlow).
+	Elastic Mode = "elastic"
+)
+
+// Modes lists the modes in documentation order.
+var Modes = []Mode{Inflation, Replay, HPC, Elastic}
+
+// Compat modes of inflation.
+const (
+	// CompatNone uses wattsched's own sampling (math/rand/v2) and ties by node ID.
+	CompatNone = ""
+	// CompatFGDSim reproduces the public FGD simulator's task sequence and tie-breaking.
+	CompatFGDSim = "fgd-sim"
+)
+
+// Scenario is one experiment.
+type Scenario struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description,omitempty"`
+	Mode        Mode   `yaml:"mode" json:"mode"`
+	// Trace names the cluster and the tasks (inflation and replay).
+	Trace TraceSpec `yaml:"trace" json:"trace,omitzero"`
+	// Seeds runs seeds FirstSeed..FirstSeed+Seeds-1 (FirstSeed defaults to
+	// 42, as in the FGD simulator's experiments).
+	Seeds     int    `yaml:"seeds" json:"seeds"`
+	FirstSeed uint64 `yaml:"first_seed" json:"first_seed"`
+	// Target is the requested GPU capacity, as a multiple of the cluster's,
+	// at which inflation stops.
+	Target float64 `yaml:"target" json:"target,omitzero"`
+	// Compat is "" or "fgd-sim" (inflation).
+	Compat string `yaml:"compat" json:"compat,omitempty"`
+	// Policies are the placement policies compared (inflation and replay).
+	Policies []PolicySpec `yaml:"policies" json:"policies,omitempty"`
+	// HPC configures mode hpc.
+	HPC *HPCSpec `yaml:"hpc" json:"hpc,omitempty"`
+	// Elastic configures mode elastic.
+	Elastic *ElasticSpec `yaml:"elastic" json:"elastic,omitempty"`
+	// PowerLimit bounds the cluster's power for every policy or system of
+	// the scenario (a system may set its own).
+	PowerLimit *Limit `yaml:"power_limit" json:"power_limit,omitempty"`
+
+	// dir is the directory relative paths resolve from (the file's).
+	dir string
+}
+
+// TraceSpec names the cluster and the task population.
+type TraceSpec struct {
+	// Pods is an embedded openb pod list ("default", "gpushare40", ...) or a CSV path.
+	Pods string `yaml:"pods" json:"pods"`
+	// Nodes is "openb-gpu" (the papers' 1213 GPU nodes, default), "openb-all" or a CSV path.
+	Nodes string `yaml:"nodes" json:"nodes"`
+}
+
+// PolicySpec is one placement policy: weighted scorers combined by a Placer.
+type PolicySpec struct {
+	Name    string       `yaml:"name" json:"name"`
+	Scorers []ScorerSpec `yaml:"scorers" json:"scorers"`
+}
+
+// ScorerSpec is one scorer with its weight and arguments.
+type ScorerSpec struct {
+	Policy string `yaml:"policy" json:"policy"`
+	Weight int64  `yaml:"weight" json:"weight"`
+	// Args are the policy's arguments (see its docs page); omitted fields keep their defaults.
+	Args map[string]any `yaml:"args" json:"args,omitempty"`
+}
+
+// Ref is the scorer as a registry reference.
+func (s ScorerSpec) Ref() policy.Ref { return policy.Ref{Policy: s.Policy, Args: s.Args} }
+
+//go:embed scenarios/*.yaml
+var builtin embed.FS
+
+// Builtin returns an embedded scenario by name ("pwr-default").
+func Builtin(name string) (*Scenario, error) {
+	b, err := builtin.ReadFile("scenarios/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in scenario %q", name)
+	}
+	return Parse(b, name+".yaml")
+}
+
+// Load reads and validates a scenario file; relative paths in it resolve
+// from the file's directory.
+func Load(path string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(b, path)
+	if err != nil {
+		return nil, err
+	}
+	s.dir = filepath.Dir(path)
+	return s, nil
+}
+
+// Parse decodes a scenario strictly (unknown fields are errors), fills
+// defaults and validates it; errors name the file and the field. Relative
+// paths resolve from the working directory.
+func Parse(b []byte, file string) (*Scenario, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var s Scenario
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	s.defaults()
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &s, nil
+}
+
+// Path resolves a path the scenario names: relative paths are relative to
+// the scenario file's directory.
+func (s *Scenario) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) || s.dir == "" {
+		return p
+	}
+	return filepath.Join(s.dir, p)
+}
+
+func (s *Scenario) defaults() {
+	if s.Mode == "" {
+		switch {
+		case s.HPC != nil:
+			s.Mode = HPC
+		case s.Elastic != nil:
+			s.Mode = Elastic
+		default:
+			s.Mode = Inflation
+		}
+	}
+	if s.Seeds == 0 {
+		s.Seeds = 1
+	}
+	if s.FirstSeed == 0 {
+		s.FirstSeed = 42 // the FGD simulator's first seed
+	}
+	switch s.Mode {
+	case Inflation, Replay:
+		if s.Trace.Nodes == "" {
+			s.Trace.Nodes = "openb-gpu"
+		}
+		if s.Target == 0 {
+			s.Target = 1.3
+		}
+	case HPC:
+		if s.HPC != nil {
+			s.HPC.defaults()
+		}
+	case Elastic:
+		if s.Elastic != nil {
+			s.Elastic.defaults()
+		}
+	}
+}
+
+// problems collects validation errors, each with its field path.
+type problems []string
+
+func (p *problems) add(f string, a ...any) { *p = append(*p, fmt.Sprintf(f, a...)) }
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid scenario:\n  %s", strings.Join(p, "\n  "))
+}
+
+// Validate names every bad field with its path.
+func (s *Scenario) Validate() error {
+	var bad problems
+	if s.Name == "" {
+		bad.add("name: empty")
+	}
+	if !slices.Contains(Modes, s.Mode) {
+		bad.add("mode: %q, want one of %v", s.Mode, Modes)
+	}
+	if s.Seeds < 1 || s.Seeds > 1000 {
+		bad.add("seeds: %d, want 1..1000", s.Seeds)
+	}
+	s.PowerLimit.validate("power_limit", &bad)
+	taskMode := s.Mode == Inflation || s.Mode == Replay
+	if !taskMode && (s.Trace != TraceSpec{} || len(s.Policies) > 0 || s.Compat != "" || s.Target != 0) {
+		bad.add("trace, target, compat, policies: only for modes inflation and replay (mode %s lists its systems in its own section)", s.Mode)
+	}
+	if s.HPC != nil && s.Mode != HPC {
+		bad.add("hpc: only for mode hpc")
+	}
+	if s.Elastic != nil && s.Mode != Elastic {
+		bad.add("elastic: only for mode elastic")
+	}
+	switch s.Mode {
+	case Inflation, Replay:
+		s.validateTasks(&bad)
+	case HPC:
+		if s.HPC == nil {
+			bad.add("hpc: missing (mode hpc needs an hpc section)")
+		} else {
+			s.HPC.validate(&bad)
+		}
+	case Elastic:
+		if s.Elastic == nil {
+			bad.add("elastic: missing (mode elastic needs an elastic section)")
+		} else {
+			s.Elastic.validate(&bad)
+		}
+	}
+	return bad.err()
+}
+
+func (s *Scenario) validateTasks(bad *problems) {
+	if s.Trace.Pods == "" {
+		bad.add("trace.pods: empty")
+	}
+	if !(s.Target > 0 && s.Target <= 10) {
+		bad.add("target: %v, want (0, 10]", s.Target)
+	}
+	if s.Compat != CompatNone && s.Compat != CompatFGDSim {
+		bad.add("compat: %q, want %q or empty", s.Compat, CompatFGDSim)
+	}
+	if len(s.Policies) == 0 {
+		bad.add("policies: none")
+	}
+	names := map[string]bool{}
+	for i, p := range s.Policies {
+		if p.Name == "" {
+			bad.add("policies[%d].name: empty", i)
+		}
+		if names[p.Name] {
+			bad.add("policies[%d].name: duplicate %q", i, p.Name)
+		}
+		names[p.Name] = true
+		if len(p.Scorers) == 0 {
+			bad.add("policies[%d].scorers: none", i)
+		}
+		for j, sc := range p.Scorers {
+			if sc.Policy == "" {
+				bad.add("policies[%d].scorers[%d].policy: empty", i, j)
+			}
+			if sc.Weight <= 0 {
+				bad.add("policies[%d].scorers[%d].weight: %d, want > 0", i, j, sc.Weight)
+			}
+		}
+	}
+}
+
+// Check verifies every policy and system the scenario names, and their
+// arguments, against the registries.
+func (s *Scenario) Check(r *policy.Registries) error {
+	var bad problems
+	for i, p := range s.Policies {
+		for j, sc := range p.Scorers {
+			raw, err := sc.Ref().RawArgs()
+			if err == nil {
+				err = r.Scorers.Check(sc.Policy, raw)
+			}
+			if err != nil {
+				bad.add("policies[%d].scorers[%d]: %v", i, j, err)
+			}
+		}
+	}
+	if s.HPC != nil {
+		for i, sys := range s.HPC.Systems {
+			if err := sys.check(r.HPC.Check); err != nil {
+				bad.add("hpc.systems[%d] (%s): %v", i, sys.Name, err)
+			}
+		}
+	}
+	if s.Elastic != nil {
+		for i, sys := range s.Elastic.Systems {
+			if err := sys.check(r.Elastic.Check); err != nil {
+				bad.add("elastic.systems[%d] (%s): %v", i, sys.Name, err)
+			}
+		}
+	}
+	if err := bad.err(); err != nil {
+		return fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// PolicyNames lists the scenario's placement policies in order.
+func (s *Scenario) PolicyNames() []string {
+	out := make([]string, len(s.Policies))
+	for i, p := range s.Policies {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// ReferencePolicy is the policy savings are measured against: the first
+// whose only scorer is FGD ("" when none).
+func (s *Scenario) ReferencePolicy() string {
+	for _, p := range s.Policies {
+		if len(p.Scorers) == 1 && p.Scorers[0].Policy == "fgd" {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// SeedList is the scenario's seeds in order.
+func (s *Scenario) SeedList() []uint64 {
+	out := make([]uint64, s.Seeds)
+	for k := range out {
+		out[k] = s.FirstSeed + uint64(k)
+	}
+	return out
+}
+
+// finite reports whether v is a finite number.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

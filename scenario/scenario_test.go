@@ -1,0 +1,186 @@
+package scenario_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wattsched/wattsched/policy/builtin"
+	"github.com/wattsched/wattsched/scenario"
+)
+
+func TestParseScenarioErrors(t *testing.T) {
+	const pol = "policies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\n"
+	cases := []struct{ name, doc, want string }{
+		{"unknown field", "name: x\ntrace: {pods: default}\n" + pol + "bogus: 1\n", "field bogus not found"},
+		{"no policies", "name: x\ntrace: {pods: default}\n", "policies: none"},
+		{"zero weight", "name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 0}]}]\n", "policies[0].scorers[0].weight: 0"},
+		{"bad compat", "name: x\ntrace: {pods: default}\ncompat: kube\n" + pol, "compat: \"kube\""},
+		{"duplicate name", "name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}, {name: a, scorers: [{policy: pwr, weight: 1}]}]\n", "policies[1].name: duplicate"},
+		{"NaN target", "name: x\ntrace: {pods: default}\ntarget: .nan\n" + pol, "target: NaN"},
+		{"bad mode", "name: x\nmode: slotted\n", "mode: \"slotted\""},
+		{"limit both", "name: x\ntrace: {pods: default}\npower_limit: {watts: 5, tdp_fraction: 0.5}\n" + pol, "power_limit: watts and tdp_fraction both set"},
+		{"limit fraction", "name: x\ntrace: {pods: default}\npower_limit: {tdp_fraction: 1.5}\n" + pol, "power_limit.tdp_fraction: 1.5"},
+		{"limit empty", "name: x\ntrace: {pods: default}\npower_limit: {}\n" + pol, "power_limit: neither"},
+		{"limit unknown", "name: x\ntrace: {pods: default}\npower_limit: {kw: 3}\n" + pol, "field kw not found in type scenario.Limit"},
+		{"hpc system", "name: x\nhpc: {swf: nasa-ipsc, systems: [VU-FCFS, EDF]}\n", "hpc.systems[1]: \"EDF\""},
+		{"hpc system field", "name: x\nhpc: {swf: nasa-ipsc, systems: [{name: a, policy: fcfs, predictions: ideal, colour: red}]}\n", "field colour not found in type scenario.System"},
+		{"hpc predictions", "name: x\nhpc: {swf: nasa-ipsc, systems: [{name: a, policy: fcfs}]}\n", "hpc.systems[0].predictions: \"\""},
+		{"hpc duplicate", "name: x\nhpc: {swf: nasa-ipsc, systems: [VU-FCFS, VU-FCFS]}\n", "hpc.systems[1].name: \"VU-FCFS\", want a distinct name"},
+		{"hpc workload", "name: x\nhpc: {swf: nasa-ipsc, workloads: [0, 9]}\n", "hpc.workloads[1]: 9"},
+		{"hpc sr", "name: x\nhpc: {swf: nasa-ipsc, sr: -1}\n", "hpc.sr: -1"},
+		{"hpc missing", "name: x\nmode: hpc\n", "hpc: missing"},
+		{"hpc no swf", "name: x\nhpc: {jobs: 10}\n", "hpc.swf: empty"},
+		{"hpc + pods", "name: x\nmode: hpc\ntrace: {pods: default}\nhpc: {swf: nasa-ipsc}\n", "only for modes inflation and replay"},
+		{"hpc elsewhere", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "hpc: {swf: nasa-ipsc}\n", "hpc: only for mode hpc"},
+		{"elastic nodes", "name: x\nelastic: {jobs: philly-day, nodes: 0, systems: [PowerFlow]}\n", ""},
+		{"elastic start", "name: x\nelastic: {jobs: philly-day, start: '2017-10-13 00:00:00', systems: [Gandiva]}\n", "elastic.start: only for a Philly job table file"},
+		{"elastic no systems", "name: x\nelastic: {jobs: philly-day}\n", "elastic.systems: none"},
+		{"elastic predictions", "name: x\nelastic: {jobs: philly-day, systems: [{name: p, policy: powerflow, predictions: psychic}]}\n", "elastic.systems[0].predictions: \"psychic\""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := scenario.Parse([]byte(c.doc), "s.yaml")
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("Parse = %v, want no error (a default applies)", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "s.yaml") {
+				t.Fatalf("Parse = %v, want an error naming s.yaml and %q", err, c.want)
+			}
+		})
+	}
+}
+
+// Names and arguments are checked against the registries before any work,
+// with the field path of each bad one.
+func TestCheckAgainstRegistries(t *testing.T) {
+	cases := []struct{ doc, want string }{
+		{"name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fdg, weight: 1}]}]\n",
+			`policies[0].scorers[0]: unknown placement policy "fdg" (known: fgd, pwr, bestfit, dotprod, gpupacking, gpuclustering)`},
+		{"name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1, args: {popularity_threshold: 0}}]}]\n",
+			"policies[0].scorers[0]: fgd args: fgd.popularity_threshold"},
+		{"name: x\nhpc: {swf: nasa-ipsc, systems: [{name: v, policy: vahrm, args: {beta: 2}, predictions: ideal}]}\n",
+			"hpc.systems[0] (v): vahrm args: vahrm.beta: 2"},
+		{"name: x\nhpc: {swf: nasa-ipsc, systems: [{name: v, policy: edf, predictions: ideal}]}\n",
+			`hpc.systems[0] (v): unknown HPC policy "edf"`},
+		{"name: x\nelastic: {jobs: philly-day, systems: [{name: g, policy: gandiva, args: {freq: 1}}]}\n",
+			"elastic.systems[0] (g): gandiva args: yaml: unmarshal errors:\n  line 1: field freq not found"},
+		{"name: x\nelastic: {jobs: philly-day, systems: [{name: z, policy: zeus, args: {base: {policy: zeus}}}]}\n",
+			"zeus.base.policy"},
+	}
+	r := builtin.Registries()
+	for _, c := range cases {
+		s, err := scenario.Parse([]byte(c.doc), "s.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", c.doc, err)
+		}
+		if err := s.Check(r); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check = %v, want %q", err, c.want)
+		}
+	}
+}
+
+func TestHPCScenarioDefaults(t *testing.T) {
+	s, err := scenario.Parse([]byte("name: x\nhpc: {swf: nasa-ipsc}\n"), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.HPC
+	if s.Mode != scenario.HPC || h.SR != 1 || s.PowerLimit != nil || h.ProcsPerNode != 1 || len(h.Workloads) != 9 || len(h.Systems) != 8 ||
+		h.Systems[0].Name != "VU-FCFS" || h.Systems[0].Policy != "fcfs" || h.Systems[7].Predictions != "ideal" {
+		t.Fatalf("defaults: mode %q, %+v", s.Mode, h)
+	}
+	if err := s.Check(builtin.Registries()); err != nil {
+		t.Fatalf("the paper's systems fail the registries: %v", err)
+	}
+}
+
+func TestElasticPresetsPassTheRegistries(t *testing.T) {
+	var names []string
+	for _, p := range scenario.ElasticSystems() {
+		names = append(names, p.Name)
+	}
+	s, err := scenario.Parse([]byte("name: x\nelastic: {jobs: philly-day, systems: ["+strings.Join(names, ", ")+"]}\n"), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Mode != scenario.Elastic || s.Elastic.Nodes != 24 || s.Elastic.Hours != 24 || len(s.Elastic.Systems) != 7 {
+		t.Fatalf("defaults: %+v", s.Elastic)
+	}
+	if err := s.Check(builtin.Registries()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBuiltinScenarioDefaults(t *testing.T) {
+	s, err := scenario.Builtin("pwr-default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.FirstSeed != 42 || s.Target != 1.3 || s.Mode != scenario.Inflation || s.ReferencePolicy() != "FGD" || len(s.Policies) != 9 {
+		t.Errorf("pwr-default = %+v", s)
+	}
+	if err := s.Check(builtin.Registries()); err != nil {
+		t.Error(err)
+	}
+}
+
+// The power limit resolves against the TDP the engine models.
+func TestLimitResolve(t *testing.T) {
+	var none *scenario.Limit
+	if none.Resolve(1000) != 0 || (&scenario.Limit{Watts: 300}).Resolve(1000) != 300 || (&scenario.Limit{TDPFraction: 0.25}).Resolve(1000) != 250 {
+		t.Error("Resolve: want none, 300 W and 0.25 x 1000 W")
+	}
+}
+
+// Relative paths resolve from the scenario file's directory.
+func TestPathsFromTheScenarioFile(t *testing.T) {
+	s, err := scenario.Load("../examples/hpc-vahrm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Path("logs/a.swf"), filepath.Join("..", "examples", "logs", "a.swf"); got != want {
+		t.Errorf("Path = %q, want %q", got, want)
+	}
+	if got := s.Path("/abs/a.swf"); got != "/abs/a.swf" {
+		t.Errorf("absolute path changed: %q", got)
+	}
+}
+
+func FuzzParseScenario(f *testing.F) {
+	f.Add("name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\n")
+	f.Add("name: x\nhpc: {swf: nasa-ipsc, systems: [VU-FCFS, {name: v, policy: vahrm, predictions: ideal}]}\npower_limit: {tdp_fraction: 0.5}\n")
+	f.Add("name: x\nelastic: {jobs: philly-day, systems: [PowerFlow, Gandiva]}\n")
+	f.Add("name: [\n")
+	r := builtin.Registries()
+	f.Fuzz(func(t *testing.T, doc string) {
+		s, err := scenario.Parse([]byte(doc), "f.yaml")
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("Parse accepted a scenario that fails Validate: %v", err)
+		}
+		_ = s.Check(r) // must not panic
+	})
+}
+
+func TestExamplesParse(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	for _, f := range files {
+		s, err := scenario.Load(f)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if err := s.Check(builtin.Registries()); err != nil {
+			t.Error(err)
+		}
+	}
+}
