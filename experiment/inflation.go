@@ -218,7 +218,8 @@ func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64
 	for _, n := range c.Nodes {
 		initFrag += fw.NodeFrag(n)
 	}
-	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag, Seed: seed})
+	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag,
+		PowerLimit: limit(s, c), Seed: seed})
 	if err != nil {
 		return nil, err
 	}
@@ -235,6 +236,16 @@ func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64
 	}
 	r.CacheHits, r.CacheMisses = placer.CacheStats()
 	return r, nil
+}
+
+// limit is the scenario's power limit on cluster c (a fraction of the
+// summed TDP of its nodes, or watts).
+func limit(s *scenario.Scenario, c *cluster.Cluster) power.Limit {
+	var tdp hw.Watts
+	for _, n := range c.Nodes {
+		tdp += power.TDP(n)
+	}
+	return s.PowerLimit.Resolve(tdp)
 }
 
 func nodeNames(c *cluster.Cluster) []string {

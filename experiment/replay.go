@@ -48,7 +48,7 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 		if err != nil {
 			return nil, err
 		}
-		e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, Seed: s.FirstSeed})
+		e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: s.FirstSeed})
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 )
 
@@ -28,6 +29,7 @@ type cacheEntry struct {
 	ver      uint64 // node.Version+1 when valid
 	feasible bool
 	raw      [maxCachedScorers]int64
+	inc      hw.Watts // the task's power increase (with a gate)
 }
 
 // Placer chains filters and weighted scorers like kube-scheduler: nodes that
@@ -42,6 +44,10 @@ type Placer struct {
 	scorers  []Weighted
 	selector GPUSelector
 	rank     []int
+	gate     *PowerGate
+	// held is set when the last Place found nodes that fit but none
+	// within the power limit.
+	held bool
 
 	cache [][]cacheEntry // [class][node]: one class's entries are contiguous
 	// scratch
@@ -70,6 +76,18 @@ func NewPlacer(filters []Filter, scorers []Weighted) (*Placer, error) {
 	return p, nil
 }
 
+// SetGate makes the Placer filter out nodes where a task would take the
+// cluster's estimated power over the gate's limit (nil: no gate), as
+// kube-scheduler's PowerBudget plugin filters them.
+func (p *Placer) SetGate(g *PowerGate) { p.gate = g }
+
+// Gate is the Placer's power gate (nil when none).
+func (p *Placer) Gate() *PowerGate { return p.gate }
+
+// Held reports whether the last Place found no node because of the power
+// limit: the task fits somewhere, but nowhere within the limit.
+func (p *Placer) Held() bool { return p.held }
+
 // SetRank sets the tie-break rank of every node (lower wins); nil restores ties by node ID.
 func (p *Placer) SetRank(rank []int) { p.rank = rank }
 
@@ -91,6 +109,9 @@ func (p *Placer) evaluate(t *job.Task, n *cluster.Node, e *cacheEntry) {
 		if i < maxCachedScorers {
 			e.raw[i] = s.Scorer.Score(t, n)
 		}
+	}
+	if p.gate != nil {
+		e.inc = p.gate.Increase(&t.Demand, n, p.SelectGPUs(t, n))
 	}
 }
 
@@ -142,8 +163,15 @@ func (p *Placer) SelectGPUs(t *job.Task, n *cluster.Node) []int {
 }
 
 // score fills p.idx with the feasible nodes and p.total with their
-// weighted normalised scores; false when no node is feasible.
+// weighted normalised scores; false when no node is feasible (p.held says
+// whether nodes that fit were all over the power limit).
 func (p *Placer) score(t *job.Task, c *cluster.Cluster) bool {
+	p.held = false
+	var clusterW hw.Watts
+	if p.gate != nil {
+		clusterW = p.gate.ClusterPower(c.Nodes)
+	}
+	fit := false
 	cacheable := t.Class >= 0 && len(p.scorers) <= maxCachedScorers
 	var row []cacheEntry
 	if cacheable {
@@ -177,6 +205,12 @@ func (p *Placer) score(t *job.Task, c *cluster.Cluster) bool {
 		if !ep.feasible {
 			continue
 		}
+		fit = true
+		if p.gate != nil {
+			if ok, _ := p.gate.Admit(clusterW, ep.inc); !ok {
+				continue
+			}
+		}
 		p.idx = append(p.idx, ni)
 		for i, s := range p.scorers {
 			v := int64(0)
@@ -189,6 +223,7 @@ func (p *Placer) score(t *job.Task, c *cluster.Cluster) bool {
 		}
 	}
 	if len(p.idx) == 0 {
+		p.held = fit && p.gate != nil
 		return false
 	}
 	p.total = append(p.total[:0], make([]int64, len(p.idx))...)

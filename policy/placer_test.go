@@ -8,6 +8,7 @@ import (
 	"github.com/wattsched/wattsched/cluster/clustertest"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
 )
 
 // fixed scores node i with scores[i].
@@ -93,5 +94,72 @@ func TestPlacerTop(t *testing.T) {
 	big := &job.Task{ID: 2, Class: -1, Demand: job.Demand{CPUMilli: 1000, GPUCount: 2, GPUMilli: 1000}}
 	if _, _, ok := p.Top(big, c); ok {
 		t.Error("Top found a node for 2 GPUs on 1-GPU nodes")
+	}
+}
+
+// The power gate filters nodes as kube-scheduler's PowerBudget does. Nodes
+// a (1 T4) and b (1 V100) have one 32-vCPU Xeon socket each: idle
+// 15 + 10 = 25 W and 15 + 30 = 45 W, 70 W in all. A task with one vCPU and
+// one whole GPU adds (120-15) + (70-10) = 165 W on a, 105 + (300-30) = 375 W
+// on b; the scorer prefers b.
+func TestPlacerPowerGate(t *testing.T) {
+	task := &job.Task{ID: 1, Class: 0, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 1000}}
+	cases := []struct {
+		name  string
+		limit power.Limit
+		want  cluster.NodeID
+		held  bool
+	}{
+		{"no limit", 0, 1, false},
+		{"b just fits: 70 + 375 = 445", 445, 1, false},
+		{"b over, a fits: 70 + 165 = 235 <= 400", 400, 0, false},
+		{"neither: 235 > 200", 200, -1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "V100M16").Build()
+			p, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "f", Scorer: fixed{10, 90}, Weight: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.limit > 0 {
+				p.SetGate(&policy.PowerGate{Limit: tc.limit, Model: power.PWR{}})
+			}
+			d, ok := p.Place(task, c)
+			if got := cluster.NodeID(-1); ok {
+				got = d.Node
+				if got != tc.want {
+					t.Fatalf("placed on %d, want %d", got, tc.want)
+				}
+			} else if tc.want >= 0 {
+				t.Fatalf("not placed, want node %d", tc.want)
+			}
+			if p.Held() != tc.held {
+				t.Errorf("held = %v, want %v", p.Held(), tc.held)
+			}
+		})
+	}
+}
+
+// Under a power limit, Online admits in arrival order: a task waiting for
+// power holds the ones behind it (replay), and is rejected in inflation,
+// where power never frees up. Same nodes as above; limit 200 W: the GPU
+// task needs 70 + 165 = 235 W, a 1-vCPU task alone 70 + 105 = 175 W.
+func TestOnlineWaitsForPowerInOrder(t *testing.T) {
+	big := &job.Task{ID: 1, Class: 0, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 1000}}
+	small := &job.Task{ID: 2, Class: 1, Demand: job.Demand{CPUMilli: 1000}}
+	for _, inflation := range []bool{false, true} {
+		c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "V100M16").Build()
+		p, _ := policy.NewPlacer(nil, []policy.Weighted{{Name: "f", Scorer: fixed{10, 90}, Weight: 1}})
+		o := &policy.Online{Placer: p}
+		st := &policy.State{Cluster: c, Queue: []*job.Task{big, small}, PowerLimit: 200, Power: power.PWR{}, Inflation: inflation}
+		got := o.Schedule(st)
+		var want []policy.Action
+		if inflation {
+			want = []policy.Action{policy.Reject{Task: 1, Reason: "over the power limit on every node where it fits"}}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("inflation %v (-want +got):\n%s", inflation, diff)
+		}
 	}
 }

@@ -104,8 +104,10 @@ type State struct {
 	Queue []*job.Task
 	// Running holds the running tasks ordered by ID.
 	Running []*job.Task
-	// PowerLimit bounds the cluster's estimated power (zero: none).
+	// PowerLimit bounds the cluster's estimated power (zero: none); Power
+	// is the model the engine estimates it with.
 	PowerLimit power.Limit
+	Power      power.Model
 	// Inflation is true when tasks never leave and a task that does not fit
 	// now never will (FGD/PWR inflation experiments).
 	Inflation bool
@@ -122,16 +124,27 @@ type Scheduler interface {
 // Online places queued tasks in arrival order with a Placer, the way
 // kube-scheduler serves pods one at a time: the first queued task that fits
 // somewhere starts (a task that fits nowhere does not block the ones behind
-// it). In inflation mode a task that fits nowhere is rejected.
+// it). In inflation mode a task that fits nowhere is rejected. Under a
+// power limit, the Placer admits through the shared PowerGate, and a task
+// that fits but waits for power holds the tasks behind it.
 type Online struct{ Placer *Placer }
 
 var _ Scheduler = (*Online)(nil)
 
 // Schedule implements Scheduler.
 func (o *Online) Schedule(st *State) []Action {
+	if st.PowerLimit > 0 && o.Placer.Gate() == nil {
+		o.Placer.SetGate(&PowerGate{Limit: st.PowerLimit, Model: st.Power})
+	}
 	var out []Action
 	for _, t := range st.Queue {
 		d, ok := o.Placer.Place(t, st.Cluster)
+		if !ok && o.Placer.Held() {
+			if st.Inflation { // power never frees up: the task never starts
+				return append(out, Reject{Task: t.ID, Reason: "over the power limit on every node where it fits"})
+			}
+			return out // waits for power, and so do the tasks behind it
+		}
 		if !ok {
 			if st.Inflation {
 				out = append(out, Reject{Task: t.ID, Reason: "no feasible node"})

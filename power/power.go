@@ -44,6 +44,16 @@ func (PWR) NodePower(n *cluster.Node) Breakdown {
 	return Breakdown{CPU: CPUPower(n.CPU, n.CPUMilli, n.FreeCPUMilli), GPU: GPUPower(n)}
 }
 
+// TDP is the node's power with every CPU socket and GPU busy: PWR's
+// largest estimate, the node's share of a limit given as a fraction of TDP.
+func TDP(n *cluster.Node) hw.Watts {
+	var g hw.Watts
+	if n.GPU != nil {
+		g = hw.Watts(len(n.GPUFree)) * n.GPU.TDPW
+	}
+	return CPUPower(n.CPU, n.CPUMilli, 0) + g
+}
+
 // GPUPower is eq. 2: TDP for each GPU with any allocation, idle power otherwise.
 func GPUPower(n *cluster.Node) hw.Watts {
 	if n.GPU == nil {

@@ -321,7 +321,7 @@ func removeInt(s []int, v int) []int {
 func (e *Engine) decide() error {
 	for {
 		st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
-			PowerLimit: e.opt.PowerLimit, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
+			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
 		acts := e.sched.Schedule(st)
 		e.k.Decisions++
 		progressed := false

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -178,5 +179,63 @@ func TestSeededRandomness(t *testing.T) {
 	a, b, c := draws(1), draws(1), draws(2)
 	if len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(a) == fmt.Sprint(c) {
 		t.Fatalf("seed 1: %v and %v; seed 2: %v", a, b, c)
+	}
+}
+
+// Under a power limit the engine refuses a start that takes the estimated
+// cluster power over it, and Online's runs stay within it at every step.
+func TestPowerLimit(t *testing.T) {
+	// One node, 1 T4, one 32-vCPU socket: idle 25 W; a 1-vCPU task adds 105 W.
+	c := clustertest.New().Node("n0").GPUs(1, "T4").Build()
+	greedy := policyFunc(func(st *policy.State) []policy.Action {
+		if len(st.Queue) == 0 {
+			return nil
+		}
+		return []policy.Action{policy.Start{Task: st.Queue[0].ID, Node: 0}}
+	})
+	e, _ := sim.New(c, greedy, sim.Options{Mode: sim.Replay, PowerLimit: 100})
+	_, err := e.Run([]job.Task{{ID: 0, Class: -1, Demand: job.Demand{CPUMilli: 1000}, Work: 1}})
+	if !errors.Is(err, sim.ErrPolicy) {
+		t.Fatalf("start over the limit: %v, want ErrPolicy", err)
+	}
+	waits := func(r *sim.Result) (w job.Time) {
+		for _, x := range r.Tasks {
+			w += x.Start - x.Submit
+		}
+		return w
+	}
+	bound := 0
+	for seed := uint64(0); seed < 20; seed++ {
+		c, tasks := randomScenario(seed)
+		free, _ := sim.New(c, online(t), sim.Options{Mode: sim.Replay})
+		unlimited, err := free.Run(tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, tasks = randomScenario(seed)
+		var idle float64
+		for _, n := range c.Nodes {
+			idle += float64(power.PWR{}.NodePower(n).Total())
+		}
+		limit := power.Limit(idle + 600)
+		e, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay, PowerLimit: limit, CheckInvariants: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Run(tasks)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, s := range res.Samples {
+			if w := s.CPUW + s.GPUW; !limit.AllowsRecomputed(w) {
+				t.Fatalf("seed %d at %d ms: %v W over the %v W limit", seed, s.At, w, limit)
+			}
+		}
+		if waits(res) > waits(unlimited) {
+			bound++
+		}
+	}
+	if bound < 5 {
+		t.Errorf("the limit made tasks wait in %d of 20 runs; the test needs a limit that binds", bound)
 	}
 }

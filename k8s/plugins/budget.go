@@ -15,7 +15,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 )
 
@@ -32,7 +34,8 @@ type BudgetArgs struct {
 
 // Budget holds pods back while the cluster's estimated power with them
 // would exceed the budget, and admits them in order of creation when power
-// frees up.
+// frees up. The rule is the core's policy.PowerGate, which the simulator's
+// Placer applies too (a test checks that both decide the same).
 //
 //   - PreFilter: a pod waits (Unschedulable, with the figures) when an
 //     older pod is already waiting for power, or when even its cheapest
@@ -47,9 +50,8 @@ type BudgetArgs struct {
 // waiting at Permit holds its reservation, whose power would count against
 // the pods ahead of it.
 type Budget struct {
-	budget float64
-	s      *shared
-	model  power.Model
+	gate *policy.PowerGate
+	s    *shared
 
 	mu      sync.Mutex
 	waiting []waiter
@@ -76,7 +78,7 @@ func NewBudget(_ context.Context, obj runtime.Object, h framework.Handle) (frame
 	if !(a.BudgetWatts > 0) || math.IsInf(a.BudgetWatts, 0) {
 		return nil, fmt.Errorf("%s args: budgetWatts %v: want a positive number of watts", BudgetName, a.BudgetWatts)
 	}
-	b := &Budget{budget: a.BudgetWatts, s: sharedState(h), model: power.PWR{}}
+	b := &Budget{gate: &policy.PowerGate{Limit: power.Limit(a.BudgetWatts), Model: power.PWR{}}, s: sharedState(h)}
 	if f := h.SharedInformerFactory(); f != nil {
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			DeleteFunc: func(obj any) {
@@ -97,7 +99,7 @@ func (b *Budget) Name() string { return BudgetName }
 
 const budgetKey fwk.StateKey = "wattsched.io/budget"
 
-type budgetData struct{ clusterW float64 }
+type budgetData struct{ clusterW hw.Watts }
 
 func (d *budgetData) Clone() fwk.StateData { return d }
 
@@ -151,27 +153,28 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		b.wait(pod)
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: waiting behind %s, which waits for power", h.name))
 	}
-	var total float64
-	cheapest := math.Inf(1)
+	ns := make([]*cluster.Node, 0, len(nodes))
 	for _, ni := range nodes {
-		n, err := b.s.node(ni)
-		if err != nil {
-			continue // the GPU plugin's Filter reports it
-		}
-		total += float64(b.model.NodePower(n).Total())
+		if n, err := b.s.node(ni); err == nil {
+			ns = append(ns, n)
+		} // else the GPU plugin's Filter reports it
+	}
+	total := b.gate.ClusterPower(ns)
+	cheapest, fits := hw.Watts(math.Inf(1)), false
+	for _, n := range ns {
 		if inc, ok := b.increase(&cd.task.Demand, n, cd); ok {
-			cheapest = math.Min(cheapest, inc)
+			cheapest, fits = min(cheapest, inc), true
 		}
 	}
 	state.Write(budgetKey, &budgetData{clusterW: total})
-	if math.IsInf(cheapest, 1) {
+	if !fits {
 		// Fits nowhere: a capacity question, not a power one.
 		b.admit(pod.UID)
 		return nil, nil
 	}
-	if total+cheapest > b.budget {
+	if hold, reason := b.gate.Hold(total, cheapest); hold {
 		b.wait(pod)
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: estimated cluster power %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", total, cheapest, b.budget))
+		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	b.admit(pod.UID)
 	return nil, nil
@@ -195,15 +198,15 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 	if !ok {
 		return nil
 	}
-	if total := d.(*budgetData).clusterW; total+inc > b.budget {
-		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: %.0f W more here would take the cluster to %.0f W, over %.0f W", inc, total+inc, b.budget))
+	if ok, reason := b.gate.Admit(d.(*budgetData).clusterW, inc); !ok {
+		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	return nil
 }
 
 // increase is the estimated power the pod adds on n with the GPUs the
 // selector would pick; false when it does not fit there.
-func (b *Budget) increase(d *job.Demand, n *cluster.Node, cd *cycleData) (float64, bool) {
+func (b *Budget) increase(d *job.Demand, n *cluster.Node, cd *cycleData) (hw.Watts, bool) {
 	if ok, _ := cluster.Fits(d, n); !ok {
 		return 0, false
 	}
@@ -211,7 +214,7 @@ func (b *Budget) increase(d *job.Demand, n *cluster.Node, cd *cycleData) (float6
 	if d.GPUCount > 0 && gpus == nil {
 		return 0, false
 	}
-	return float64(power.Increase(b.model, n, d, gpus)), true
+	return b.gate.Increase(d, n, gpus), true
 }
 
 // EventsToRegister implements framework.EnqueueExtensions: power frees up

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,14 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/k8s/gpushare"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/bestfit"
+	"github.com/wattsched/wattsched/power"
 )
 
 func budgetPlugins(watts float64) []tf.RegisterPluginFunc {
@@ -96,4 +105,88 @@ func TestBudgetArgs(t *testing.T) {
 			t.Errorf("args %+v: %v, want an error containing %q", args, err, want)
 		}
 	}
+}
+
+// The PowerBudget plugin and the simulator's Placer decide the same on the
+// same state: whether a pod waits for power (PreFilter vs Placer.Held), and
+// on which nodes it is admitted (Filter vs the core gate on the core
+// cluster), over budgets and pod sizes around the cluster's power.
+func TestBudgetMatchesCoreGate(t *testing.T) {
+	nodes := []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000)}
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{
+		{Name: "a", CPUMilli: 32000, MemMiB: 256 << 10, GPUs: 2, GPUModel: "T4"},
+		{Name: "b", CPUMilli: 96000, MemMiB: 256 << 10, GPUs: 8, GPUModel: "V100M16"},
+		{Name: "c", CPUMilli: 64000, MemMiB: 256 << 10, GPUs: 4, GPUModel: "T4"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range []struct {
+		node  cluster.NodeID
+		gpus  []int
+		cpu   int64
+		milli int64
+	}{{0, []int{1}, 8000, 500}, {2, []int{0}, 2000, 1000}} {
+		tk := job.Task{ID: job.ID(i), Demand: job.Demand{CPUMilli: a.cpu, GPUCount: 1, GPUMilli: a.milli}}
+		if err := c.Allocate(&tk, a.node, a.gpus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bf, _ := bestfit.New(bestfit.Args{}, policy.Deps{})
+	decisions := map[string]int{}
+	idle := float64((&policy.PowerGate{Model: power.PWR{}}).ClusterPower(c.Nodes))
+	for _, headroom := range []float64{50, 120, 200, 300, 400, 1000} {
+		watts := idle + headroom
+		for _, milli := range []int64{0, 300, 1000, 2000} {
+			name := fmt.Sprintf("%.0fW/%dm", watts, milli)
+			e := newEnv(t, nodes, []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0")}, budgetPlugins(watts)...)
+			p := pod("new", 4000, milli, nil)
+			state := framework.NewCycleState()
+			_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p)
+
+			gate := &policy.PowerGate{Limit: power.Limit(watts), Model: power.PWR{}}
+			placer, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "bestfit", Scorer: bf, Weight: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			placer.SetGate(gate)
+			d, _ := gpushare.Demand(p)
+			tk := job.Task{ID: 99, Demand: d, Class: -1}
+			_, placed := placer.Place(&tk, c)
+			if held := placer.Held(); held == st.IsSuccess() {
+				t.Errorf("%s: plugin PreFilter %v, core held %v", name, st, held)
+				continue
+			}
+			if !st.IsSuccess() {
+				decisions["held"]++
+				continue
+			}
+			total := gate.ClusterPower(c.Nodes)
+			admitted := 0
+			for _, ni := range e.nodes {
+				n := c.Nodes[strings.Index("abc", ni.Node().Name)]
+				core := false
+				if ok, _ := cluster.Fits(&d, n); ok {
+					core, _ = gate.Admit(total, gate.Increase(&d, n, placer.SelectGPUs(&tk, n)))
+				}
+				if plugin := e.fw.RunFilterPlugins(context.Background(), state, p, ni).IsSuccess(); plugin != core {
+					t.Errorf("%s node %s: plugin admits %v, core %v", name, n.Name, plugin, core)
+				}
+				if core {
+					admitted++
+				}
+			}
+			if placed != (admitted > 0) {
+				t.Errorf("%s: core placed %v with %d nodes admitted", name, placed, admitted)
+			}
+			decisions[fmt.Sprintf("%d of 3 nodes", admitted)]++
+		}
+	}
+	// The grid must exercise every outcome, or it proves little.
+	for _, k := range []string{"held", "1 of 3 nodes", "3 of 3 nodes"} {
+		if decisions[k] == 0 {
+			t.Errorf("no case with outcome %q (outcomes: %v)", k, decisions)
+		}
+	}
+	t.Logf("outcomes: %v", decisions)
 }

@@ -1,0 +1,55 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
+)
+
+// PowerGate is the power-limit admission rule that the simulator's Placer
+// and the Kubernetes PowerBudget plugin share: a task may start on a node
+// only if the cluster's estimated power (every node's power from Model)
+// plus the task's increase on that node, with the GPUs the placement
+// would pick, stays within Limit. Tasks are admitted in arrival order:
+// while a task that fits somewhere waits for power, the tasks behind it
+// wait too (Online; the plugin's waiting list).
+type PowerGate struct {
+	Limit power.Limit
+	Model power.Model
+}
+
+// ClusterPower is the estimated power of the nodes.
+func (g *PowerGate) ClusterPower(nodes []*cluster.Node) hw.Watts {
+	var w hw.Watts
+	for _, n := range nodes {
+		w += g.Model.NodePower(n).Total()
+	}
+	return w
+}
+
+// Increase is the estimated power demand d adds on n with the listed GPUs.
+func (g *PowerGate) Increase(d *job.Demand, n *cluster.Node, gpus []int) hw.Watts {
+	return power.Increase(g.Model, n, d, gpus)
+}
+
+// Admit reports whether a task adding inc on one node to a cluster drawing
+// total stays within the limit, and why not.
+func (g *PowerGate) Admit(total, inc hw.Watts) (ok bool, reason string) {
+	if g.Limit.Allows(total + inc) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("power budget: %.0f W more here would take the cluster to %.0f W, over %.0f W", inc, total+inc, g.Limit)
+}
+
+// Hold reports whether a task must wait for power before any node is
+// considered: even its cheapest placement (cheapest, over the nodes where
+// it fits) would break the limit.
+func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
+	if g.Limit.Allows(total + cheapest) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("power budget: estimated cluster power %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", total, cheapest, g.Limit)
+}
