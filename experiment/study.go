@@ -73,6 +73,16 @@ type Results struct {
 	Files map[string][]byte
 }
 
+// StandInLines are the printed lines that name what stands in for data
+// that is not public, and a blank line.
+func StandInLines(standIns []string) []string {
+	out := make([]string, 0, len(standIns)+1)
+	for _, x := range standIns {
+		out = append(out, "stand-in: "+x)
+	}
+	return append(out, "")
+}
+
 // Figure is a plot: written as File and shown in report.html.
 type Figure struct {
 	File, Caption string

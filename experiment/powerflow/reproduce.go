@@ -557,12 +557,8 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	head := make([]string, 0, len(rep.StandIns)+1)
-	for _, x := range rep.StandIns {
-		head = append(head, "stand-in: "+x)
-	}
 	return &experiment.Results{Title: "wattsched: PowerFlow reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
-		Footnote: "wattsched " + rep.Version, Files: files, Head: append(head, ""),
+		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
 		Listing: "summary.json, curves.csv, improvement.csv, models.csv, timeline.csv, oracle.csv, sensitivity.csv, *.svg, report.html"}, nil
 }
 

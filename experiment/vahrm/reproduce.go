@@ -416,12 +416,8 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
 	}
 	tables := Tables(rep)
-	head := make([]string, 0, len(rep.StandIns)+1)
-	for _, x := range rep.StandIns {
-		head = append(head, "stand-in: "+x)
-	}
 	return &experiment.Results{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: tables, Figures: figs,
-		Footnote: "wattsched " + rep.Version, Files: files, Head: append(head, ""),
+		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
 		Listing: "summary.json, main.csv, sweep_*.csv, model_error.csv, models.csv, *.svg, report.html"}, nil
 }
 

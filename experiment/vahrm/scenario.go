@@ -168,12 +168,8 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
-	head := make([]string, 0, len(r.StandIns)+1)
-	for _, x := range r.StandIns {
-		head = append(head, "stand-in: "+x)
-	}
 	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description}, r.StandIns...),
 		Tables: []report.Table{ScenarioTable(r)}, Figures: []experiment.Figure{{File: "energy_by_workload.svg", Caption: "Energy saving by workload (mean over seeds)", SVG: svg}},
 		Footnote: "wattsched " + r.Version, Files: map[string][]byte{"summary.json": js, "runs.csv": relCSV(r.Runs)},
-		Head: append(head, ""), Listing: "summary.json, runs.csv, energy_by_workload.svg, report.html"}}, nil
+		Head: experiment.StandInLines(r.StandIns), Listing: "summary.json, runs.csv, energy_by_workload.svg, report.html"}}, nil
 }
