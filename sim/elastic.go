@@ -112,6 +112,10 @@ type elasticJob struct {
 	obsCount  int
 }
 
+// MaxElasticIters bounds a job's iterations so that its completion time
+// in milliseconds stays far inside int64 at any step time below 1,000 s.
+const MaxElasticIters = 1e12
+
 // RunElastic replays jobs (IDs 0..len-1) under scheduler s.
 func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticScheduler, o ElasticOptions) (*ElasticResult, error) {
 	if o.Nodes < 1 || o.GPUsPerNode < 1 || len(o.FreqsMHz) == 0 {
@@ -142,8 +146,8 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 		if j.ID != i {
 			return nil, fmt.Errorf("sim: elastic job %d has ID %d; IDs must be 0..%d in order", i, j.ID, len(jobs)-1)
 		}
-		if j.Iters <= 0 || j.Submit < 0 || !truth.CanRun(j, 1) {
-			return nil, fmt.Errorf("sim: elastic job %d: %v iterations, submit %d ms, or no 1-GPU profile", i, j.Iters, j.Submit)
+		if !(j.Iters > 0 && j.Iters <= MaxElasticIters) || j.Submit < 0 || !truth.CanRun(j, 1) {
+			return nil, fmt.Errorf("sim: elastic job %d: %v iterations (want (0, %g]), submit %d ms, or no 1-GPU profile", i, j.Iters, float64(MaxElasticIters), j.Submit)
 		}
 		e.js[i] = &elasticJob{view: policy.ElasticView{Job: j, Remaining: j.Iters, QueuedSince: j.Submit}, slice: -1}
 		e.res.Jobs[i] = ElasticJobResult{ID: i, Submit: j.Submit, Start: -1, End: -1}

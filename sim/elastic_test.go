@@ -135,3 +135,15 @@ func TestElasticProfileWindow(t *testing.T) {
 		t.Fatalf("job %v J (want %v), idle %v J", res.JobEnergy, want, res.IdleEnergy)
 	}
 }
+
+// A job whose work would overflow the millisecond clock, or is not a
+// number, is refused before the run (1e300 iterations "finished" at once).
+func TestElasticRefusesUnboundedWork(t *testing.T) {
+	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50}
+	for _, it := range []float64{1e300, math.Inf(1), math.NaN(), MaxElasticIters * 2} {
+		jobs := []policy.ElasticJob{{ID: 0, Iters: it, ReqGPUs: 1, MaxGPUs: 2}}
+		if _, err := RunElastic(jobs, fakeTruth{}, &scripted{}, o); err == nil {
+			t.Errorf("%v iterations accepted", it)
+		}
+	}
+}

@@ -349,7 +349,7 @@ func perfDNNStandIns() []string {
 
 // LoadPhillyJobs reads a Philly job table in the Pollux format (the
 // embedded day's format) and keeps the jobs submitted in the hours after
-// start ("2006-01-02 15:04:05"; empty: the first job's timestamp), with
+// start ("2006-01-02 15:04:05"; empty: the earliest timestamp), with
 // times from start.
 func LoadPhillyJobs(path, start string, hours float64) ([]trace.GPUJob, error) {
 	var t0 time.Time

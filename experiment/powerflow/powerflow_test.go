@@ -101,7 +101,7 @@ func TestLoadPhillyJobsWindow(t *testing.T) {
 		t.Errorf("window: %+v, want the one job at 1800 s", got)
 	}
 	if all, err := LoadPhillyJobs(path, "", 24); err != nil || len(all) != 3 || all[0].SubmitSec != 0 {
-		t.Errorf("from the first job: %+v %v", all, err)
+		t.Errorf("from the earliest job: %+v %v", all, err)
 	}
 	if _, err := LoadPhillyJobs(path, "13/10/2017", 24); err == nil {
 		t.Error("bad start accepted")

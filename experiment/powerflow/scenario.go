@@ -59,7 +59,7 @@ func scenarioJobs(s *scenario.Scenario) ([]trace.GPUJob, string, error) {
 	}
 	from := e.Start
 	if from == "" {
-		from = "its first job"
+		from = "its earliest job"
 	}
 	return gj, fmt.Sprintf("Philly job table %s (%d jobs in the %g h from %s)", e.Jobs, len(gj), e.Hours, from), nil
 }

@@ -37,7 +37,7 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&st.paiJobs, "pai-jobs", "", "Alibaba PAI 2020 job table (pai_job_table.csv) to use instead of the embedded Philly day")
 	fs.StringVar(&st.paiTasks, "pai-tasks", "", "with --pai-jobs: the task table (pai_task_table.csv)")
 	fs.StringVar(&st.phillyFile, "philly", "", "a Philly job table in the Pollux format (timestamp,duration,num_gpus,gpu_time,cluster; .gz allowed) to use instead of the embedded day")
-	fs.StringVar(&st.start, "start", "", `with --philly: window start "YYYY-MM-DD HH:MM:SS" (default: the first job)`)
+	fs.StringVar(&st.start, "start", "", `with --philly: window start "YYYY-MM-DD HH:MM:SS" (default: the earliest job)`)
 	fs.Float64Var(&st.hours, "hours", 24, "with --pai-jobs or --philly: keep jobs submitted in the first HOURS hours")
 }
 
@@ -77,7 +77,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 		}
 		from := st.start
 		if from == "" {
-			from = "its first job"
+			from = "its earliest job"
 		}
 		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Philly job table %s (%d jobs in the %g h from %s)", filepath.Base(st.phillyFile), len(jobs), st.hours, from)
 	}

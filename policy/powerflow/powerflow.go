@@ -260,9 +260,13 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	}
 	if p.live > 2*len(st.Jobs)+64 {
 		// Drop the tables of jobs no longer active.
+		// A job newer than every table has none yet: table() grows the
+		// slice for it below.
 		keep := make([]*table, len(p.tables))
 		for _, v := range st.Jobs {
-			keep[v.Job.ID] = p.tables[v.Job.ID]
+			if v.Job.ID < len(p.tables) {
+				keep[v.Job.ID] = p.tables[v.Job.ID]
+			}
 		}
 		p.tables, p.live = keep, 0
 		for _, tb := range keep {

@@ -72,3 +72,33 @@ func TestArgsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A job whose ID is beyond every table built so far arrives at the decision
+// that prunes the tables of ended jobs (it crashed on the Philly day
+// 2017-11-16: index out of range).
+func TestPruneWithANewerJob(t *testing.T) {
+	p, err := New(Args{}.Default(), policy.ElasticDeps{Predictor: fake{}, ProfileFreqs: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func(ids ...int) *policy.ElasticState {
+		st := &policy.ElasticState{Nodes: 4, GPUsPerNode: 8, NodeOn: []bool{true, true, true, true},
+			FreqsMHz: []int{1000, 1400}, IdleGPU: 50}
+		for _, id := range ids {
+			st.Jobs = append(st.Jobs, &policy.ElasticView{Job: &policy.ElasticJob{ID: id, MaxGPUs: 8}, Remaining: 100})
+		}
+		return st
+	}
+	many := make([]int, 100)
+	for i := range many {
+		many[i] = i
+	}
+	p.ScheduleElastic(state(many...))
+	d := p.ScheduleElastic(state(3, 150))
+	if len(d.Allocs) != 2 {
+		t.Fatalf("%d allocations, want both jobs placed", len(d.Allocs))
+	}
+	if p.live != 2 {
+		t.Fatalf("%d live tables after pruning, want 2", p.live)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -42,9 +43,18 @@ func Day() ([]trace.GPUJob, error) {
 	return Read(zr, DayName+".csv", start)
 }
 
+// MaxDurationSec and MaxGPUs bound a row's duration (one year; the
+// longest Philly job ran 54 days) and GPU count (the longest tables have
+// 128-GPU jobs): a value past them is an input error, not a job to run.
+const (
+	MaxDurationSec = 365 * 24 * 3600
+	MaxGPUs        = 4096
+)
+
 // Read parses the table; submission times are seconds from start (the
-// first job's timestamp when start is zero). Errors name file, line and
-// column.
+// earliest timestamp in the table when start is zero: the table is not
+// sorted). Errors name file, line and column; NaN, infinite, negative and
+// out-of-range numbers are errors.
 func Read(r io.Reader, name string, start time.Time) ([]trace.GPUJob, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -63,6 +73,7 @@ func Read(r io.Reader, name string, start time.Time) ([]trace.GPUJob, error) {
 		return nil, bad(1, "", fmt.Errorf("header %q, want %q", strings.Join(head, ","), strings.Join(Columns, ",")))
 	}
 	var out []trace.GPUJob
+	var stamps []time.Time
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -79,17 +90,25 @@ func Read(r io.Reader, name string, start time.Time) ([]trace.GPUJob, error) {
 			return nil, bad(line, "timestamp", fmt.Errorf("%q is not %s", rec[0], Layout))
 		}
 		dur, err := strconv.ParseFloat(rec[1], 64)
-		if err != nil || dur < 0 {
-			return nil, bad(line, "duration", fmt.Errorf("%q is not a non-negative number", rec[1]))
+		if err != nil || !(dur >= 0 && dur <= MaxDurationSec) {
+			return nil, bad(line, "duration", fmt.Errorf("%q is not a number of seconds in [0, %d]", rec[1], MaxDurationSec))
 		}
 		g, err := strconv.ParseFloat(rec[2], 64)
-		if err != nil || g < 1 || g != float64(int(g)) {
-			return nil, bad(line, "num_gpus", fmt.Errorf("%q is not a positive integer", rec[2]))
+		if err != nil || !(g >= 1 && g <= MaxGPUs) || g != math.Trunc(g) {
+			return nil, bad(line, "num_gpus", fmt.Errorf("%q is not an integer in [1, %d]", rec[2], MaxGPUs))
 		}
-		if start.IsZero() {
-			start = ts
+		out = append(out, trace.GPUJob{ID: strconv.Itoa(line - 1), DurationSec: dur, GPUs: int(g), Line: line})
+		stamps = append(stamps, ts)
+	}
+	if start.IsZero() {
+		for i, ts := range stamps {
+			if i == 0 || ts.Before(start) {
+				start = ts
+			}
 		}
-		out = append(out, trace.GPUJob{ID: strconv.Itoa(line - 1), SubmitSec: ts.Sub(start).Seconds(), DurationSec: dur, GPUs: int(g), Line: line})
+	}
+	for i := range out {
+		out[i].SubmitSec = stamps[i].Sub(start).Seconds()
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package philly
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,13 @@ func TestReadErrors(t *testing.T) {
 		{head + "2017-10-13 01:00:00,-5,1,60,vc\n", "f.csv:2: column duration:"},
 		{head + "13/10/2017,60,1,60,vc\n", "f.csv:2: column timestamp:"},
 		{"a,b\n", "f.csv:1: header"},
+		{head + "2017-10-13 01:00:00,NaN,1,60,vc\n", "f.csv:2: column duration:"},
+		{head + "2017-10-13 01:00:00,+Inf,1,60,vc\n", "f.csv:2: column duration:"},
+		{head + "2017-10-13 01:00:00,1e300,1,60,vc\n", "f.csv:2: column duration:"},
+		{head + "2017-10-13 01:00:00,31536001,1,60,vc\n", "f.csv:2: column duration:"},
+		{head + "2017-10-13 01:00:00,60,1e12,60,vc\n", "f.csv:2: column num_gpus:"},
+		{head + "2017-10-13 01:00:00,60,NaN,60,vc\n", "f.csv:2: column num_gpus:"},
+		{head + "2017-10-13 01:00:00,60,9.2e18,60,vc\n", "f.csv:2: column num_gpus:"},
 	} {
 		_, err := Read(strings.NewReader(c.in), "f.csv", time.Time{})
 		var pe *trace.ParseError
@@ -42,6 +50,11 @@ func TestReadErrors(t *testing.T) {
 	jobs, err := Read(strings.NewReader(head+"2017-10-13 01:00:00,60,2,120,vc\n2017-10-13 01:00:30,5,1,5,vc\n"), "f.csv", time.Time{})
 	if err != nil || len(jobs) != 2 || jobs[1].SubmitSec != 30 || jobs[0].GPUs != 2 {
 		t.Fatalf("got %+v, %v", jobs, err)
+	}
+	// The table is not sorted: times count from its earliest timestamp.
+	jobs, err = Read(strings.NewReader(head+"2017-10-13 02:00:00,60,2,120,vc\n2017-10-13 01:00:00,5,1,5,vc\n"), "f.csv", time.Time{})
+	if err != nil || len(jobs) != 2 || jobs[0].SubmitSec != 3600 || jobs[1].SubmitSec != 0 {
+		t.Fatalf("unsorted: got %+v, %v", jobs, err)
 	}
 }
 
@@ -57,7 +70,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		for _, j := range jobs {
-			if j.GPUs < 1 || j.DurationSec < 0 {
+			if j.GPUs < 1 || j.GPUs > MaxGPUs || !(j.DurationSec >= 0 && j.DurationSec <= MaxDurationSec) || j.SubmitSec < 0 || math.IsNaN(j.SubmitSec) {
 				t.Fatalf("bad job %+v", j)
 			}
 		}
