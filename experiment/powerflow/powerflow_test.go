@@ -89,6 +89,32 @@ func TestCurveInterpolation(t *testing.T) {
 	}
 }
 
+// A dominated point (more energy and a longer JCT than another point of the
+// same system) must not bend the curve: the sensitivity study compared
+// PowerFlow with a baseline through such points.
+func TestCurveOnParetoFrontierOnly(t *testing.T) {
+	runs := []RunResult{
+		{System: "A", EnergyMWh: 2, AvgJCTh: 10},
+		{System: "A", EnergyMWh: 3, AvgJCTh: 30}, // dominated by (2, 10)
+		{System: "A", EnergyMWh: 4, AvgJCTh: 6},
+		{System: "A", EnergyMWh: 5, AvgJCTh: 9}, // dominated by (4, 6)
+	}
+	if got := frontier(runs, "A"); len(got) != 2 || got[0].EnergyMWh != 2 || got[1].EnergyMWh != 4 {
+		t.Fatalf("frontier %+v, want (2, 10) and (4, 6)", got)
+	}
+	// Through the dominated point the old helper gave 20 at 2.5 MWh.
+	if v := curveAt(runs, "A", 2.5); v != 9 {
+		t.Fatalf("at 2.5 MWh: %v, want 9 (between (2, 10) and (4, 6))", v)
+	}
+	// Past the frontier, up to the last run's energy: the lowest JCT.
+	if v := curveAt(runs, "A", 4.5); v != 6 {
+		t.Fatalf("at 4.5 MWh: %v, want 6", v)
+	}
+	if v := curveAt(runs, "A", 1); v == v {
+		t.Fatalf("below the frontier: %v, want NaN", v)
+	}
+}
+
 func TestLoadPhillyJobsWindow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "philly.csv")
 	os.WriteFile(path, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n"+

@@ -155,28 +155,58 @@ func (env *Env) runCases(cs []pfCase, jobs []policy.ElasticJob, nodes, workers i
 	return out, nil
 }
 
-// curveAt interpolates a system's JCT at energy e on its curve (points
-// sorted by energy); NaN outside the curve's energy range.
-func curveAt(runs []RunResult, system string, e float64) float64 {
+// frontier is a system's Pareto frontier in (energy, JCT): its points
+// sorted by energy, keeping only those with a lower JCT than every point
+// that uses no more energy. A dominated point (more energy and a longer
+// JCT than another setting of the same system) is never a setting one
+// would choose, so it must not bend the curve.
+func frontier(runs []RunResult, system string) []RunResult {
 	var pts []RunResult
 	for _, r := range runs {
 		if r.System == system {
 			pts = append(pts, r)
 		}
 	}
-	slices.SortStableFunc(pts, func(a, b RunResult) int { return cmp.Compare(a.EnergyMWh, b.EnergyMWh) })
+	slices.SortStableFunc(pts, func(a, b RunResult) int {
+		if c := cmp.Compare(a.EnergyMWh, b.EnergyMWh); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.AvgJCTh, b.AvgJCTh)
+	})
+	out := pts[:0]
+	for _, r := range pts {
+		if len(out) == 0 || r.AvgJCTh < out[len(out)-1].AvgJCTh {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// curveAt is a system's JCT at energy e on its Pareto frontier: linear
+// between frontier points; past the frontier's last point (and up to the
+// most energy any of its runs used) the frontier's lowest JCT, which the
+// system reaches with less energy; NaN below the frontier or past every
+// run.
+func curveAt(runs []RunResult, system string, e float64) float64 {
+	pts := frontier(runs, system)
+	if len(pts) == 0 || e < pts[0].EnergyMWh {
+		return math.NaN()
+	}
 	for i := 1; i < len(pts); i++ {
 		a, b := pts[i-1], pts[i]
-		if e >= a.EnergyMWh && e <= b.EnergyMWh {
-			if b.EnergyMWh == a.EnergyMWh {
-				return math.Min(a.AvgJCTh, b.AvgJCTh)
-			}
+		if e <= b.EnergyMWh {
 			w := (e - a.EnergyMWh) / (b.EnergyMWh - a.EnergyMWh)
 			return a.AvgJCTh + w*(b.AvgJCTh-a.AvgJCTh)
 		}
 	}
-	if len(pts) == 1 && math.Abs(pts[0].EnergyMWh-e) <= 1e-9 {
-		return pts[0].AvgJCTh
+	maxE := math.Inf(-1)
+	for _, r := range runs {
+		if r.System == system {
+			maxE = math.Max(maxE, r.EnergyMWh)
+		}
+	}
+	if e <= maxE {
+		return pts[len(pts)-1].AvgJCTh
 	}
 	return math.NaN()
 }
