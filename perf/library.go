@@ -62,7 +62,7 @@ var Counts = []int{1, 2, 4, 8, 16, 32, 64}
 // supported frequency, built from real measurements only.
 type Library struct {
 	// FreqsMHz are the supported core frequencies, ascending (Perseus A100
-	// SXM: 1005-1410 MHz in 15 MHz steps).
+	// SXM: 855-1410 MHz in 15 MHz steps, 38 frequencies).
 	FreqsMHz []int
 	// TimeRatio[i] and PowerRatio[i] are compute time and GPU power at
 	// FreqsMHz[i] relative to the highest frequency.

@@ -82,6 +82,11 @@ type ElasticResult struct {
 	// waiting).
 	Restarts, Rescales, Migrations, Resumes int
 	Timeline                                []ElasticPoint
+	// How the GPUs were used while jobs progressed (restart pauses
+	// excluded): GPU-hours, their mean frequency, the share on jobs
+	// holding 16 or more GPUs, and that share while some job waited; and
+	// the time-averaged number of jobs that had arrived and held no GPU.
+	GPUHours, MeanMHz, LargeShare, LargeWhileWaiting, AvgWaiting float64
 }
 
 type elasticEvent struct {
@@ -109,6 +114,7 @@ type elasticJob struct {
 	version   uint64
 	slice     int // current profiling slice, -1 when not profiling
 	sliceFi   int
+	mhz       int // the frequency it runs at now
 	obsCount  int
 }
 
@@ -166,6 +172,13 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 	}
 	e.res.AvgJCTSec = sum / 1000 / float64(len(e.js))
 	e.res.Makespan = e.k.Now()
+	if u := e.use; u.gpuMs > 0 {
+		e.res.GPUHours, e.res.MeanMHz = u.gpuMs/3.6e6, u.mhzGPUms/u.gpuMs
+		e.res.LargeShare, e.res.LargeWhileWaiting = u.largeGPUms/u.gpuMs, u.largeWaitGPUms/u.gpuMs
+	}
+	if e.res.Makespan > 0 {
+		e.res.AvgWaiting = e.use.waitJobMs / float64(e.res.Makespan)
+	}
 	e.res.Energy = e.ledger.Total()
 	e.res.JobEnergy, e.res.IdleEnergy = e.ledger.Energy(e.jobs), e.ledger.Energy(e.idle)
 	e.res.PowerOnEnergy, e.res.PreRunEnergy = e.ledger.Energy(e.powerOn), e.ledger.Energy(e.preRunC)
@@ -179,6 +192,7 @@ type elasticEngine struct {
 	truth     ElasticTruth
 	s         policy.ElasticScheduler
 	res       *ElasticResult
+	use       struct{ gpuMs, mhzGPUms, largeGPUms, largeWaitGPUms, waitJobMs float64 } // for the result's usage figures
 	js        []*elasticJob
 	st        policy.ElasticState
 	isActive  []bool
@@ -221,9 +235,27 @@ func (e *elasticEngine) advance(from, to job.Time) {
 	dt := d.Seconds()
 	_, idle := e.powers()
 	e.ledger.Accrue(e.idle, hw.Watts(idle), d)
+	waiting := 0
+	for _, j := range e.active {
+		if !j.running {
+			waiting++
+		}
+	}
+	e.use.waitJobMs += float64(waiting) * float64(d)
 	for _, j := range e.active {
 		if !j.running {
 			continue
+		}
+		if from >= j.restartTo {
+			g := float64(j.view.GPUs) * float64(d)
+			e.use.gpuMs += g
+			e.use.mhzGPUms += g * float64(j.mhz)
+			if j.view.GPUs >= 16 {
+				e.use.largeGPUms += g
+				if waiting > 0 {
+					e.use.largeWaitGPUms += g
+				}
+			}
 		}
 		e.res.Jobs[j.view.Job.ID].Energy += e.ledger.Accrue(e.jobs, hw.Watts(e.jobPower(j)), d)
 		j.view.AttainedGPUms += float64(j.view.GPUs) * float64(d)
@@ -257,6 +289,7 @@ func (e *elasticEngine) reschedule(j *elasticJob) {
 		fi = j.sliceFi
 	}
 	j.iterSec, j.gpuW = e.truth.Truth(j.view.Job, j.view.GPUs, fi)
+	j.mhz = e.o.FreqsMHz[fi]
 	start := max(e.k.Now(), j.restartTo)
 	left := job.Time(math.Ceil(math.Max(0, j.view.Remaining) * j.iterSec * 1000))
 	e.k.Post(start+left, elasticEvent{kind: ekDone, job: j.view.Job.ID, version: j.version})
