@@ -85,8 +85,8 @@ type ElasticResult struct {
 	// How the GPUs were used while jobs progressed (restart pauses
 	// excluded): GPU-hours, their mean frequency, the share on jobs
 	// holding 16 or more GPUs, and that share while some job waited; and
-	// the time-averaged number of jobs that had arrived and held no GPU.
-	GPUHours, MeanMHz, LargeShare, LargeWhileWaiting, AvgWaiting float64
+	// the mean time a job spent after its arrival holding no GPU (s).
+	GPUHours, MeanMHz, LargeShare, LargeWhileWaiting, MeanWaitSec float64
 }
 
 type elasticEvent struct {
@@ -176,9 +176,7 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 		e.res.GPUHours, e.res.MeanMHz = u.gpuMs/3.6e6, u.mhzGPUms/u.gpuMs
 		e.res.LargeShare, e.res.LargeWhileWaiting = u.largeGPUms/u.gpuMs, u.largeWaitGPUms/u.gpuMs
 	}
-	if e.res.Makespan > 0 {
-		e.res.AvgWaiting = e.use.waitJobMs / float64(e.res.Makespan)
-	}
+	e.res.MeanWaitSec = e.use.waitJobMs / 1000 / float64(len(e.js))
 	e.res.Energy = e.ledger.Total()
 	e.res.JobEnergy, e.res.IdleEnergy = e.ledger.Energy(e.jobs), e.ledger.Energy(e.idle)
 	e.res.PowerOnEnergy, e.res.PreRunEnergy = e.ledger.Energy(e.powerOn), e.ledger.Energy(e.preRunC)

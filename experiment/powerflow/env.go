@@ -259,12 +259,12 @@ type RunResult struct {
 	// GPU use (sim.ElasticResult): GPU-hours while progressing, their
 	// mean frequency, the share on jobs with 16+ GPUs (in all and while
 	// some job waited), and the
-	// time-averaged number of jobs waiting with no GPU.
+	// mean time a job waited with no GPU.
 	GPUHours   float64 `json:"gpu_hours"`
 	MeanMHz    float64 `json:"mean_mhz"`
 	LargeShare float64 `json:"large_job_gpu_share"`
 	LargeWait  float64 `json:"large_job_gpu_share_while_waiting"`
-	AvgWaiting float64 `json:"avg_waiting_jobs"`
+	MeanWaitH  float64 `json:"mean_wait_h"`
 	res        *sim.ElasticResult
 }
 
@@ -345,7 +345,7 @@ func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, ti
 	return &RunResult{System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
 		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
 		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
-		GPUHours: res.GPUHours, MeanMHz: res.MeanMHz, LargeShare: res.LargeShare, LargeWait: res.LargeWhileWaiting, AvgWaiting: res.AvgWaiting,
+		GPUHours: res.GPUHours, MeanMHz: res.MeanMHz, LargeShare: res.LargeShare, LargeWait: res.LargeWhileWaiting, MeanWaitH: res.MeanWaitSec / 3600,
 		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, res: res}, nil
 }
 

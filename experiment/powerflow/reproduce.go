@@ -475,7 +475,7 @@ func Tables(rep *Reproduction) []report.Table {
 	for _, m := range rep.Models {
 		models.Rows = append(models.Rows, []string{m.DNN, strconv.Itoa(m.Profiles), experiment.Pct(m.ThroughputMAPE), experiment.Pct(m.PaperTpt), experiment.Pct(m.EnergyMAPE), experiment.Pct(m.PaperEnergy), strconv.Itoa(m.BreakpointMHz)})
 	}
-	curves := report.Table{Title: "Average JCT vs total GPU energy (Fig. 7)", Head: []string{"system", "eta / MHz", "avg JCT (h)", "energy (MWh)", "job", "idle", "pre-run", "makespan (h)", "restarts", "max pred / limit", "mean MHz", "GPU-h on 16+ GPUs", "while jobs wait", "avg waiting"}}
+	curves := report.Table{Title: "Average JCT vs total GPU energy (Fig. 7)", Head: []string{"system", "eta / MHz", "avg JCT (h)", "energy (MWh)", "job", "idle", "pre-run", "makespan (h)", "restarts", "max pred / limit", "mean MHz", "GPU-h on 16+ GPUs", "while jobs wait", "mean wait (h)"}}
 	for _, r := range rep.Curves {
 		lim := "-"
 		if r.LimitW > 0 {
@@ -483,7 +483,7 @@ func Tables(rep *Reproduction) []report.Table {
 		}
 		curves.Rows = append(curves.Rows, []string{r.System, report.F(r.Param), fmt.Sprintf("%.2f", r.AvgJCTh), fmt.Sprintf("%.3f", r.EnergyMWh),
 			fmt.Sprintf("%.3f", r.JobMWh), fmt.Sprintf("%.3f", r.IdleMWh), fmt.Sprintf("%.3f", r.PreRunMWh), fmt.Sprintf("%.0f", r.MakespanH), strconv.Itoa(r.Restarts), lim,
-			fmt.Sprintf("%.0f", r.MeanMHz), fmt.Sprintf("%.0f%%", 100*r.LargeShare), fmt.Sprintf("%.0f%%", 100*r.LargeWait), fmt.Sprintf("%.1f", r.AvgWaiting)})
+			fmt.Sprintf("%.0f", r.MeanMHz), fmt.Sprintf("%.0f%%", 100*r.LargeShare), fmt.Sprintf("%.0f%%", 100*r.LargeWait), fmt.Sprintf("%.2f", r.MeanWaitH)})
 	}
 	claims := experiment.ClaimsTable(rep.Claims)
 	claims.Title = "Paper claims vs this reproduction"
@@ -594,11 +594,11 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 }
 
 func pfRunsCSV(runs []RunResult) []byte {
-	rows := [][]string{{"system", "param", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events", "gpu_hours", "mean_mhz", "large_job_gpu_share", "large_job_gpu_share_while_waiting", "avg_waiting_jobs"}}
+	rows := [][]string{{"system", "param", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events", "gpu_hours", "mean_mhz", "large_job_gpu_share", "large_job_gpu_share_while_waiting", "mean_wait_h"}}
 	for _, r := range runs {
 		rows = append(rows, []string{r.System, report.F(r.Param), report.F(r.AvgJCTh), report.F(r.EnergyMWh), report.F(r.JobMWh), report.F(r.IdleMWh), report.F(r.PowerOnMWh), report.F(r.PreRunMWh),
 			report.F(r.MakespanH), report.F(r.LimitW), report.F(r.MaxPredW), report.F(r.MaxActualW), strconv.Itoa(r.Restarts), strconv.Itoa(r.PowerOns), strconv.Itoa(r.Decisions), strconv.Itoa(r.Events),
-			report.F(r.GPUHours), report.F(r.MeanMHz), report.F(r.LargeShare), report.F(r.LargeWait), report.F(r.AvgWaiting)})
+			report.F(r.GPUHours), report.F(r.MeanMHz), report.F(r.LargeShare), report.F(r.LargeWait), report.F(r.MeanWaitH)})
 	}
 	return report.CSV(rows)
 }
