@@ -216,11 +216,18 @@ func TestPhillyTableFlags(t *testing.T) {
 	os.WriteFile(table, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-13 01:00:00,600,2,1200,c1\n2017-10-13 02:00:00,60,x,60,c1\n"), 0o644)
 	out := filepath.Join(dir, "out")
 	code, _, errs := run(t, "reproduce", "powerflow", "-o", out, "--philly", table)
-	if want := table + `:3: column num_gpus: "x" is not a positive integer`; code != 1 || !strings.Contains(errs, want) {
+	if want := table + `:3: column num_gpus: "x" is not an integer in [1, 4096]`; code != 1 || !strings.Contains(errs, want) {
 		t.Fatalf("exit %d, stderr %q, want 1 and %q", code, errs, want)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("output directory created despite the error")
+	}
+	// A non-finite duration is refused before any run (it used to run for
+	// 20 s and then fail in JSON encoding).
+	os.WriteFile(table, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-13 01:00:00,NaN,2,1200,c1\n"), 0o644)
+	code, _, errs = run(t, "reproduce", "powerflow", "-o", out, "--philly", table)
+	if want := table + `:2: column duration:`; code != 1 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, stderr %q, want 1 and %q", code, errs, want)
 	}
 	for _, args := range [][]string{
 		{"--start", "2017-10-13 00:00:00"},
