@@ -68,7 +68,7 @@ func margin(v, lo, hi float64, f func(float64) string) string {
 	return "margin " + sign + f(math.Abs(m))
 }
 
-func pp(v float64) string   { return fmt.Sprintf("%.1f pp", 100*v) }
+func pp(v float64) string   { return fmt.Sprintf("%.2f pp", 100*v) }
 func num3(v float64) string { return fmt.Sprintf("%.3f", v) }
 
 // minSavingClaim: "policies save more than floor until about until": each
