@@ -187,6 +187,12 @@ func setup(env *Env, ps *scenario.PolicySpec, in *Inputs) (*cluster.Cluster, pow
 	return c, pm, placer, nil
 }
 
+// TieRank is a seeded random order of n nodes, for Placer.SetRank: the
+// tie-break of the default (non-compat) inflation mode.
+func TieRank(n int, seed uint64) []int {
+	return rand.New(rand.NewPCG(seed, 0x74696573)).Perm(n)
+}
+
 func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, in *Inputs) (*Run, error) {
 	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
@@ -202,6 +208,11 @@ func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64
 		if err != nil {
 			return nil, err
 		}
+		// Ties between equally scored nodes go to the earlier node in a
+		// random order of the nodes drawn from the run's seed (as the FGD
+		// simulator's renamed node order does), not to the lowest node ID,
+		// whose fixed order biased the comparison (docs/reproduce-pwr.md).
+		placer.SetRank(TieRank(len(c.Nodes), seed))
 	}
 	// Fragmentation is always measured with FGD's definition and default target workload.
 	fw, err := fgd.NewWorkload(in.Pods, fgd.Args{}.Default())
