@@ -32,13 +32,15 @@ type FGDSimCompare struct {
 }
 
 // CapacityCSV renders capacity.csv: one row per (policy, requested ratio).
+// Watts are written exactly (six significant digits would round 1 MW to
+// 10 W).
 func CapacityCSV(curves []CurvePoint) []byte {
 	rows := [][]string{{"policy", "requested_gpu_ratio", "eopc_w", "eopc_cpu_w", "eopc_gpu_w", "power_saving_vs_fgd",
 		"grar", "frag_ratio", "failed_tasks", "alloc_gpu_share", "frag_gpu_milli", "eopc_w_std", "grar_std"}}
 	for _, c := range curves {
-		rows = append(rows, []string{c.Policy, strconv.FormatFloat(c.Ratio, 'f', 2, 64), report.F(c.EOPCW), report.F(c.CPUW), report.F(c.GPUW),
+		rows = append(rows, []string{c.Policy, strconv.FormatFloat(c.Ratio, 'f', 2, 64), report.Exact(c.EOPCW), report.Exact(c.CPUW), report.Exact(c.GPUW),
 			report.F(c.SavingVsFGD), report.F(c.GRAR), report.F(c.FragRatio), report.F(c.Failed), report.F(c.AllocShare),
-			report.F(c.FragGPUMilli), report.F(c.EOPCStdW), report.F(c.GRARStd)})
+			report.F(c.FragGPUMilli), report.Exact(c.EOPCStdW), report.F(c.GRARStd)})
 	}
 	return report.CSV(rows)
 }

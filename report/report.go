@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -79,6 +80,16 @@ func F(v float64) string {
 		return ""
 	}
 	return fmt.Sprintf("%.6g", v)
+}
+
+// Exact formats v with the fewest digits that read back as exactly v
+// ("" for NaN and infinities): for values whose size makes six significant
+// digits lose units, e.g. watts of a megawatt cluster.
+func Exact(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // Series is one line of a plot.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,23 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(dir, "missing", "x"), nil); err == nil {
 		t.Error("writing into a missing directory must fail")
+	}
+}
+
+// Exact keeps every unit of a megawatt figure (F's six digits round
+// 1,234,567.25 W to 1.23457e+06) and reads back to the same float.
+func TestExact(t *testing.T) {
+	for _, v := range []float64{1234567.25, 864412.3456789, 0.1, 0} {
+		s := Exact(v)
+		got, err := strconv.ParseFloat(s, 64)
+		if err != nil || got != v {
+			t.Errorf("Exact(%v) = %q reads back as %v, %v", v, s, got, err)
+		}
+	}
+	if Exact(1234567.25) != "1234567.25" || F(1234567.25) != "1.23457e+06" {
+		t.Errorf("Exact %q, F %q", Exact(1234567.25), F(1234567.25))
+	}
+	if Exact(math.NaN()) != "" {
+		t.Error("NaN not empty")
 	}
 }
