@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/job"
@@ -30,6 +31,7 @@ type Reproduction struct {
 	Fig8Points  []RunResult   `json:"fig8_points"`
 	Oracle      []OracleRow   `json:"oracle_fig9"`
 	Sensitivity []SensRow     `json:"sensitivity_fig10"`
+	Grid        []GridRow     `json:"grid,omitempty"`
 	Checks      Checks        `json:"checks"`
 	Claims      []ClaimResult `json:"paper_claims"`
 }
@@ -107,6 +109,9 @@ type Options struct {
 	Quick      bool
 	Workers    int
 	Progress   func(done, total int, what string)
+	// Grid adds the sweep on every embedded Philly day at every one of
+	// GridNodes.
+	Grid bool
 	// Jobs replaces the embedded Philly day (e.g. a PAI 2020 job table).
 	Jobs       []trace.GPUJob
 	JobsSource string
@@ -236,13 +241,15 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 		return nil, err
 	}
 	rep.Checks.observe(rep.Curves)
-	for _, r := range rep.Curves {
-		if r.System == NamePowerFlow {
-			continue
+	rep.Improvement = improvements(rep.Curves)
+	if o.Grid {
+		main := rep.Improvement
+		if o.Jobs != nil {
+			main = nil // the main run is not on the embedded day
 		}
-		pf := curveAt(rep.Curves, NamePowerFlow, r.EnergyMWh)
-		rep.Improvement = append(rep.Improvement, Improve{Baseline: r.System, Param: r.Param, EnergyMWh: r.EnergyMWh,
-			JCTh: r.AvgJCTh, PFJCTh: Num(pf), Factor: Num(r.AvgJCTh / pf)})
+		if rep.Grid, err = env.grid(o, etas, freqs, main); err != nil {
+			return nil, err
+		}
 	}
 	// Fig. 8: one point per curve, the one closest in energy to Gandiva+Zeus.
 	var gz float64
@@ -506,6 +513,9 @@ func Tables(rep *Reproduction) []report.Table {
 		}
 		sens.Rows = append(sens.Rows, row)
 	}
+	if rep.Grid != nil {
+		return []report.Table{claims, models, imp, gridTable(rep.Grid), curves, orc, sens}
+	}
 	return []report.Table{claims, models, imp, curves, orc, sens}
 }
 
@@ -584,13 +594,18 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		rows = append(rows, []string{r.Factor, report.F(r.Value), r.System, report.F(r.TargetMWh), report.F(float64(r.JCTh))})
 	}
 	files["sensitivity.csv"] = report.CSV(rows)
+	listing := "summary.json, curves.csv, improvement.csv, models.csv, timeline.csv, oracle.csv, sensitivity.csv, *.svg, report.html"
+	if rep.Grid != nil {
+		files["grid.csv"] = gridCSV(rep.Grid)
+		listing = strings.Replace(listing, "sensitivity.csv", "sensitivity.csv, grid.csv", 1)
+	}
 	figs, err := pfPlots(rep)
 	if err != nil {
 		return nil, err
 	}
 	return &experiment.Results{Title: "wattsched: PowerFlow reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
 		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
-		Listing: "summary.json, curves.csv, improvement.csv, models.csv, timeline.csv, oracle.csv, sensitivity.csv, *.svg, report.html"}, nil
+		Listing: listing}, nil
 }
 
 func pfRunsCSV(runs []RunResult) []byte {

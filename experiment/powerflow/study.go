@@ -12,7 +12,7 @@ import (
 
 // Study is `wattsched reproduce powerflow`.
 type Study struct {
-	quick             bool
+	quick, grid       bool
 	seed              uint64
 	nodes             int
 	paiJobs, paiTasks string
@@ -25,13 +25,14 @@ func (*Study) Name() string { return "powerflow" }
 
 // Synopsis implements experiment.Study.
 func (*Study) Synopsis() string {
-	return `-o DIR [--quick] [--seed S] [--nodes N] [--pai-jobs F --pai-tasks F | --philly F [--start T]] [--hours H] [--force]
+	return `-o DIR [--quick] [--grid] [--seed S] [--nodes N] [--pai-jobs F --pai-tasks F | --philly F [--start T]] [--hours H] [--force]
         reproduce the PowerFlow paper's evaluation (stand-in data, see the output)`
 }
 
 // Flags implements experiment.Study.
 func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&st.quick, "quick", false, "fewer sweep points")
+	fs.BoolVar(&st.grid, "grid", false, "also sweep every embedded Philly day (2017-10-13, -11-10, -11-13, -11-16, -12-08) at 12, 24 and 48 nodes (about 2 min on 2 cores)")
 	fs.Uint64Var(&st.seed, "seed", 42, "seed for DNN/batch assignment, measurement noise and random traces")
 	fs.IntVar(&st.nodes, "nodes", DefaultSetup().Nodes, "8-GPU nodes in the simulated cluster")
 	fs.StringVar(&st.paiJobs, "pai-jobs", "", "Alibaba PAI 2020 job table (pai_job_table.csv) to use instead of the embedded Philly day")
@@ -62,7 +63,7 @@ func (st *Study) Check() error {
 func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Results, error) {
 	setup := DefaultSetup()
 	setup.Nodes, setup.Seed = st.nodes, st.seed
-	o := Options{Registries: env.Registries, Setup: setup, Quick: st.quick, Workers: env.Workers, Progress: env.Progress}
+	o := Options{Registries: env.Registries, Setup: setup, Quick: st.quick, Grid: st.grid, Workers: env.Workers, Progress: env.Progress}
 	if st.paiJobs != "" {
 		jobs, err := LoadPAIJobs(st.paiJobs, st.paiTasks, st.hours)
 		if err != nil {

@@ -26,6 +26,28 @@ func TestDay(t *testing.T) {
 	}
 }
 
+func TestGridDays(t *testing.T) {
+	// Job counts of the shared table's days (README of the Philly folder).
+	want := map[string]int{"2017-10-13": 1896, "2017-11-10": 2027, "2017-11-13": 1717, "2017-11-16": 2040, "2017-12-08": 2073}
+	for _, d := range GridDays {
+		jobs, err := DayOf(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) != want[d] {
+			t.Errorf("%s: %d jobs, want %d", d, len(jobs), want[d])
+		}
+		for _, j := range jobs {
+			if j.SubmitSec < 0 || j.SubmitSec >= 86400 {
+				t.Fatalf("%s: job %+v outside the day", d, j)
+			}
+		}
+	}
+	if _, err := DayOf("2017-10-14"); err == nil {
+		t.Error("a day that is not embedded was accepted")
+	}
+}
+
 func TestReadErrors(t *testing.T) {
 	head := strings.Join(Columns, ",") + "\n"
 	for _, c := range []struct{ in, want string }{
