@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"syscall"
@@ -132,8 +131,8 @@ func benchVAHRM(stdout io.Writer) error {
 	return nil
 }
 
-func cmdBench(args []string, stdout io.Writer) error {
-	fs := newFlags("bench", os.Stderr)
+func cmdBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stderr)
 	pols := fs.String("policies", "", "comma-separated policy names (default: all of the PWR comparison)")
 	trace := fs.String("trace", "default", "openb pod list")
 	if err := fs.Parse(args); err != nil {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,7 +43,10 @@ Usage:
         time one inflation run per policy on the 1213-node cluster (one core)
   wattsched traces
         list the embedded openb traces
-  wattsched version
+  wattsched version | --version
+        wattsched's version and how the binary was built
+  wattsched completion bash
+        a bash completion script (source <(wattsched completion bash))
 `)
 	return b.String()
 }
@@ -61,11 +65,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "reproduce":
 		err = cmdReproduce(ctx, args[1:], stdout, stderr)
 	case "bench":
-		err = cmdBench(args[1:], stdout)
+		err = cmdBench(args[1:], stdout, stderr)
 	case "traces":
 		fmt.Fprintln(stdout, strings.Join(alibaba2023.Traces(), "\n"))
-	case "version":
-		fmt.Fprintln(stdout, "wattsched", Version)
+	case "version", "--version":
+		fmt.Fprintln(stdout, versionLine())
+	case "completion":
+		err = cmdCompletion(args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage())
 	default:
@@ -73,6 +79,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -h or --help: the flag package printed the usage
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "wattsched: %v\n", err)
@@ -86,6 +95,79 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// versionLine is Version and, when the binary carries build information,
+// the module version (a tag with go install ...@vX), the VCS revision and
+// the Go toolchain. Results record Version only, so that they do not
+// depend on how the binary was built.
+func versionLine() string {
+	line := "wattsched " + Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return line
+	}
+	var extra []string
+	if v := bi.Main.Version; v != "" {
+		extra = append(extra, "module "+v)
+	}
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			extra = append(extra, "revision "+st.Value)
+		case "vcs.modified":
+			if st.Value == "true" {
+				extra = append(extra, "modified")
+			}
+		}
+	}
+	extra = append(extra, bi.GoVersion)
+	return line + " (" + strings.Join(extra, ", ") + ")"
+}
+
+// cmdCompletion prints a bash completion script for the subcommands, the
+// studies and each subcommand's flags.
+func cmdCompletion(args []string, stdout io.Writer) error {
+	if len(args) != 1 || args[0] != "bash" {
+		return usageError{errors.New("completion: want 'completion bash'")}
+	}
+	var studiesList, studyFlags []string
+	for _, st := range studies() {
+		studiesList = append(studiesList, st.Name())
+		fs := flag.NewFlagSet(st.Name(), flag.ContinueOnError)
+		st.Flags(fs)
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+		studyFlags = append(studyFlags, fmt.Sprintf("      %s) words=%q ;;", st.Name(), strings.Join(append(names, "-o", "--force"), " ")))
+	}
+	fmt.Fprintf(stdout, `# bash completion for wattsched: source <(wattsched completion bash)
+_wattsched() {
+  local cur=${COMP_WORDS[COMP_CWORD]} words=""
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    words="run reproduce bench traces version completion help --version --help"
+  else
+    case ${COMP_WORDS[1]} in
+    run) words="-c -o --seeds --force" ;;
+    bench) words="--policies --trace" ;;
+    completion) words="bash" ;;
+    reproduce)
+      if [ "$COMP_CWORD" -eq 2 ]; then
+        words=%q
+      else
+        case ${COMP_WORDS[2]} in
+%s
+        esac
+      fi ;;
+    esac
+  fi
+  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+  case $cur in -*) ;; *) [ "${COMP_WORDS[COMP_CWORD-1]}" = -c ] || [ "${COMP_WORDS[COMP_CWORD-1]}" = -o ] && COMPREPLY=($(compgen -f -- "$cur")) ;; esac
+}
+complete -F _wattsched wattsched
+`, strings.Join(studiesList, " "), strings.Join(studyFlags, "\n"))
+	return nil
+}
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)

@@ -239,3 +239,39 @@ func TestPhillyTableFlags(t *testing.T) {
 		}
 	}
 }
+
+// --help on every subcommand exits 0 and prints its flags; --version and
+// version print the version; completion prints a bash script naming every
+// study; an unknown flag still exits 2.
+func TestHelpVersionCompletion(t *testing.T) {
+	cases := [][]string{{"run", "--help"}, {"bench", "-h"}, {"help"}, {"--help"}}
+	for _, st := range studies() {
+		cases = append(cases, []string{"reproduce", st.Name(), "--help"})
+	}
+	for _, args := range cases {
+		code, out, errs := run(t, args...)
+		if code != 0 || !strings.Contains(out+errs, "-") {
+			t.Errorf("%v: exit %d, output %q", args, code, out+errs)
+		}
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		if code, out, _ := run(t, args...); code != 0 || !strings.HasPrefix(out, "wattsched "+Version) {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
+	}
+	code, out, _ := run(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "complete -F _wattsched wattsched") {
+		t.Fatalf("completion: exit %d", code)
+	}
+	for _, st := range studies() {
+		if !strings.Contains(out, st.Name()) {
+			t.Errorf("completion script lacks study %s", st.Name())
+		}
+	}
+	if code, _, _ := run(t, "completion", "zsh"); code != 2 {
+		t.Errorf("completion zsh: exit %d, want 2", code)
+	}
+	if code, _, _ := run(t, "run", "--no-such-flag"); code != 2 {
+		t.Errorf("unknown flag: exit %d, want 2", code)
+	}
+}
