@@ -6,7 +6,11 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"math"
+	"os"
+	"slices"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -97,8 +101,10 @@ func (c *Catalog) index() error {
 		switch {
 		case g.Name == "":
 			return fmt.Errorf("gpus[%d].name: empty", i)
-		case g.IdleW < 0 || g.TDPW <= 0 || g.IdleW > g.TDPW:
-			return fmt.Errorf("gpus[%d] (%s): need 0 <= idle_w <= tdp_w and tdp_w > 0", i, g.Name)
+		case !(g.IdleW >= 0 && g.TDPW > 0 && g.IdleW <= g.TDPW) || math.IsInf(float64(g.TDPW), 0):
+			return fmt.Errorf("gpus[%d] (%s): idle_w %v, tdp_w %v: need finite 0 <= idle_w <= tdp_w and tdp_w > 0", i, g.Name, g.IdleW, g.TDPW)
+		case !(g.MemoryGiB >= 0) || math.IsInf(g.MemoryGiB, 0):
+			return fmt.Errorf("gpus[%d] (%s).memory_gib: %v, want a finite number >= 0", i, g.Name, g.MemoryGiB)
 		case g.Source == "":
 			return fmt.Errorf("gpus[%d] (%s).source: empty", i, g.Name)
 		}
@@ -111,8 +117,8 @@ func (c *Catalog) index() error {
 		switch {
 		case p.Name == "":
 			return fmt.Errorf("cpus[%d].name: empty", i)
-		case p.IdleW < 0 || p.TDPW <= 0 || p.IdleW > p.TDPW:
-			return fmt.Errorf("cpus[%d] (%s): need 0 <= idle_w <= tdp_w and tdp_w > 0", i, p.Name)
+		case !(p.IdleW >= 0 && p.TDPW > 0 && p.IdleW <= p.TDPW) || math.IsInf(float64(p.TDPW), 0):
+			return fmt.Errorf("cpus[%d] (%s): idle_w %v, tdp_w %v: need finite 0 <= idle_w <= tdp_w and tdp_w > 0", i, p.Name, p.IdleW, p.TDPW)
 		case p.Cores <= 0 || p.ThreadsPerCore <= 0:
 			return fmt.Errorf("cpus[%d] (%s): cores and threads_per_core must be positive", i, p.Name)
 		case p.Source == "":
@@ -129,10 +135,69 @@ func (c *Catalog) index() error {
 		if !g && !p {
 			return fmt.Errorf("aliases[%d] (%s).target: unknown model %q", i, a.Name, a.Target)
 		}
+		if _, dup := c.alias[a.Name]; dup {
+			return fmt.Errorf("aliases[%d].name: duplicate %q", i, a.Name)
+		}
 		c.alias[a.Name] = a.Target
 	}
 	return nil
 }
+
+// With returns a catalog with extra's models and aliases added to c's
+// (c is unchanged). A name that is already a model or an alias is an
+// error: give a changed model a new name. from names extra's origin in
+// errors (a file, or a scenario's hardware section).
+func (c *Catalog) With(extra *Catalog, from string) (*Catalog, error) {
+	out := &Catalog{
+		GPUs:    append(slices.Clone(c.GPUs), extra.GPUs...),
+		CPUs:    append(slices.Clone(c.CPUs), extra.CPUs...),
+		Aliases: append(slices.Clone(c.Aliases), extra.Aliases...),
+	}
+	known := func(name string) bool {
+		_, g := c.gpuByName[name]
+		_, p := c.cpuByName[name]
+		_, a := c.alias[name]
+		return g || p || a
+	}
+	for i, g := range extra.GPUs {
+		if known(g.Name) {
+			return nil, fmt.Errorf("%s: gpus[%d].name: %q is already in the catalog; give your model another name", from, i, g.Name)
+		}
+	}
+	for i, p := range extra.CPUs {
+		if known(p.Name) {
+			return nil, fmt.Errorf("%s: cpus[%d].name: %q is already in the catalog; give your model another name", from, i, p.Name)
+		}
+	}
+	for i, a := range extra.Aliases {
+		if known(a.Name) {
+			return nil, fmt.Errorf("%s: aliases[%d].name: %q is already in the catalog", from, i, a.Name)
+		}
+	}
+	if err := out.index(); err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	return out, nil
+}
+
+// ParseFile reads a catalog file (the format of the embedded catalog.yaml)
+// holding models to add; errors name the file.
+func ParseFile(path string) (*Catalog, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var c Catalog
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// addHint says how to add a model the catalog lacks.
+const addHint = "add it to the scenario's hardware section or a --catalog file: {name, idle_w, tdp_w, memory_gib, source} (docs/scenarios.md)"
 
 func (c *Catalog) resolve(name string) string {
 	if t, ok := c.alias[name]; ok {
@@ -145,7 +210,7 @@ func (c *Catalog) resolve(name string) string {
 func (c *Catalog) GPU(name string) (GPUModel, error) {
 	i, ok := c.gpuByName[c.resolve(name)]
 	if !ok {
-		return GPUModel{}, fmt.Errorf("unknown GPU model %q (known: %v)", name, c.names(c.gpuByName))
+		return GPUModel{}, fmt.Errorf("unknown GPU model %q (known: %s); %s", name, strings.Join(c.names(c.gpuByName), ", "), addHint)
 	}
 	return c.GPUs[i], nil
 }
@@ -154,7 +219,7 @@ func (c *Catalog) GPU(name string) (GPUModel, error) {
 func (c *Catalog) CPU(name string) (CPUModel, error) {
 	i, ok := c.cpuByName[c.resolve(name)]
 	if !ok {
-		return CPUModel{}, fmt.Errorf("unknown CPU model %q (known: %v)", name, c.names(c.cpuByName))
+		return CPUModel{}, fmt.Errorf("unknown CPU model %q (known: %s); %s", name, strings.Join(c.names(c.cpuByName), ", "), strings.Replace(addHint, "{name, idle_w, tdp_w, memory_gib, source}", "{name, idle_w, tdp_w, cores, threads_per_core, source}", 1))
 	}
 	return c.CPUs[i], nil
 }

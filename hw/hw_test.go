@@ -1,6 +1,9 @@
 package hw
 
 import (
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,5 +57,60 @@ func TestCatalogErrors(t *testing.T) {
 	}
 	if _, err := Default().GPU("H9000"); err == nil || !strings.Contains(err.Error(), "unknown GPU model") {
 		t.Fatalf("unknown model error = %v", err)
+	}
+}
+
+// A user's models join the embedded ones; a clash with a built-in name, a
+// NaN or infinite figure, or a missing source is an error naming where it
+// came from; an unknown model's error says how to add one.
+func TestWithUserModels(t *testing.T) {
+	base := Default()
+	extra := &Catalog{
+		GPUs:    []GPUModel{{Name: "H100-SXM", IdleW: 70, TDPW: 700, MemoryGiB: 80, Source: "test"}},
+		Aliases: []Alias{{Name: "NVIDIA-H100-80GB-HBM3", Target: "H100-SXM", Source: "test"}},
+	}
+	c, err := base.With(extra, "my.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := c.GPU("NVIDIA-H100-80GB-HBM3"); err != nil || g.TDPW != 700 {
+		t.Fatalf("alias of the added model: %+v %v", g, err)
+	}
+	if _, err := c.GPU("A100"); err != nil {
+		t.Fatal("built-in model lost:", err)
+	}
+	if _, err := base.GPU("H100-SXM"); err == nil {
+		t.Fatal("With changed the base catalog")
+	}
+	for _, bad := range []*Catalog{
+		{GPUs: []GPUModel{{Name: "A100", IdleW: 1, TDPW: 2, Source: "x"}}},
+		{GPUs: []GPUModel{{Name: "X", IdleW: Watts(math.NaN()), TDPW: 2, Source: "x"}}},
+		{GPUs: []GPUModel{{Name: "X", IdleW: 1, TDPW: Watts(math.Inf(1)), Source: "x"}}},
+		{GPUs: []GPUModel{{Name: "X", IdleW: 1, TDPW: 2}}},
+		{CPUs: []CPUModel{{Name: "Y", IdleW: 1, TDPW: Watts(math.NaN()), Cores: 1, ThreadsPerCore: 1, Source: "x"}}},
+		{Aliases: []Alias{{Name: "Z", Target: "nothing", Source: "x"}}},
+	} {
+		if _, err := base.With(bad, "my.yaml"); err == nil || !strings.HasPrefix(err.Error(), "my.yaml: ") {
+			t.Errorf("%+v: error %v, want one naming my.yaml", bad, err)
+		}
+	}
+	_, err = base.GPU("H100")
+	if err == nil || !strings.Contains(err.Error(), "hardware section or a --catalog file") {
+		t.Errorf("unknown model error %v does not say how to add one", err)
+	}
+}
+
+func TestParseFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "c.yaml")
+	os.WriteFile(good, []byte("gpus:\n  - {name: L40S, idle_w: 35, tdp_w: 350, memory_gib: 48, source: test}\n"), 0o644)
+	c, err := ParseFile(good)
+	if err != nil || len(c.GPUs) != 1 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("gpus:\n  - {name: L40S, idle: 35}\n"), 0o644)
+	if _, err := ParseFile(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("error %v, want the file and line 2", err)
 	}
 }

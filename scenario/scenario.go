@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy"
 )
 
@@ -43,7 +44,8 @@ var Modes = []Mode{Inflation, Replay, HPC, Elastic}
 
 // Compat modes of inflation.
 const (
-	// CompatNone uses wattsched's own sampling (math/rand/v2) and ties by node ID.
+	// CompatNone uses wattsched's own sampling (math/rand/v2) and ties by a
+	// seeded node order.
 	CompatNone = ""
 	// CompatFGDSim reproduces the public FGD simulator's task sequence and tie-breaking.
 	CompatFGDSim = "fgd-sim"
@@ -74,6 +76,12 @@ type Scenario struct {
 	// PowerLimit bounds the cluster's power for every policy or system of
 	// the scenario (a system may set its own).
 	PowerLimit *Limit `yaml:"power_limit" json:"power_limit,omitempty"`
+	// Catalog is a hardware catalog file (relative to the scenario file)
+	// whose models join the embedded ones; Hardware lists more models
+	// inline, in the same format (inflation and replay, whose node lists
+	// name GPU models).
+	Catalog  string      `yaml:"catalog" json:"catalog,omitempty"`
+	Hardware *hw.Catalog `yaml:"hardware" json:"hardware,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -157,6 +165,28 @@ func (s *Scenario) Path(p string) string {
 	return filepath.Join(s.dir, p)
 }
 
+// HardwareCatalog is base with the models of the scenario's catalog file
+// and hardware section added (base itself when it has neither).
+func (s *Scenario) HardwareCatalog(base *hw.Catalog) (*hw.Catalog, error) {
+	c := base
+	if s.Catalog != "" {
+		f, err := hw.ParseFile(s.Path(s.Catalog))
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		if c, err = c.With(f, "catalog "+s.Catalog); err != nil {
+			return nil, err
+		}
+	}
+	if s.Hardware != nil {
+		var err error
+		if c, err = c.With(s.Hardware, "hardware"); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
 func (s *Scenario) defaults() {
 	if s.Mode == "" {
 		switch {
@@ -224,6 +254,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.HPC != nil && s.Mode != HPC {
 		bad.add("hpc: only for mode hpc")
+	}
+	if !taskMode && (s.Catalog != "" || s.Hardware != nil) {
+		bad.add("catalog, hardware: only for modes inflation and replay (mode %s runs its paper's hardware)", s.Mode)
 	}
 	if s.Elastic != nil && s.Mode != Elastic {
 		bad.add("elastic: only for mode elastic")

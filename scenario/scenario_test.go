@@ -1,10 +1,12 @@
 package scenario_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/scenario"
 )
@@ -182,5 +184,47 @@ func TestExamplesParse(t *testing.T) {
 		if err := s.Check(builtin.Registries()); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A scenario's catalog file (relative to the scenario) and hardware
+// section add models to the base catalog; both are refused in modes that
+// run a paper's own hardware.
+func TestHardwareCatalog(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cat.yaml"), []byte("gpus:\n  - {name: L40S, idle_w: 35, tdp_w: 350, memory_gib: 48, source: test}\n"), 0o644)
+	path := filepath.Join(dir, "s.yaml")
+	os.WriteFile(path, []byte(`name: hw
+mode: inflation
+seeds: 1
+trace: {pods: default}
+catalog: cat.yaml
+hardware:
+  gpus: [{name: H100-SXM5, idle_w: 70, tdp_w: 700, memory_gib: 80, source: test}]
+policies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]
+`), 0o644)
+	s, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.HardwareCatalog(hw.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"L40S", "H100-SXM5", "A100"} {
+		if _, err := c.GPU(m); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := scenario.Parse([]byte("name: x\nmode: hpc\nhardware: {gpus: []}\nhpc: {}\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "hardware: only for modes inflation and replay") {
+		t.Errorf("hardware in mode hpc: %v", err)
+	}
+	os.WriteFile(path, []byte("name: hw\nmode: inflation\nseeds: 1\ntrace: {pods: default}\ncatalog: missing.yaml\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
+	s, err = scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.HardwareCatalog(hw.Default()); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing catalog file: %v", err)
 	}
 }

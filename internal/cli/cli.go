@@ -148,7 +148,7 @@ _wattsched() {
     words="run reproduce bench traces version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run) words="-c -o --seeds --force" ;;
+    run) words="-c -o --seeds --force --catalog" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
     reproduce)
@@ -211,6 +211,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("o", "", "results directory (required)")
 	seeds := fs.Int("seeds", 0, "override the scenario's number of seeds")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
+	catalog := fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -239,6 +240,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	e := env(stderr)
 	if err := s.Check(e.Registries); err != nil {
 		return err
+	}
+	if *catalog != "" {
+		if s.Mode != scenario.Inflation && s.Mode != scenario.Replay {
+			return usageError{fmt.Errorf("run: --catalog applies to modes inflation and replay, not %s", s.Mode)}
+		}
+		f, err := hw.ParseFile(*catalog)
+		if err != nil {
+			return err
+		}
+		if e.Catalog, err = e.Catalog.With(f, *catalog); err != nil {
+			return err
+		}
+	}
+	if e.Catalog, err = s.HardwareCatalog(e.Catalog); err != nil {
+		return fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	if err := experiment.CheckDir(*out, *force); err != nil {
 		return err

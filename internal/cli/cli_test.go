@@ -275,3 +275,33 @@ func TestHelpVersionCompletion(t *testing.T) {
 		t.Errorf("unknown flag: exit %d, want 2", code)
 	}
 }
+
+// Bring your own hardware: the example's H100/L40S cluster runs with the
+// models of its hardware section; without them the error names the model
+// and says how to add it; a --catalog file adds models too; --catalog in a
+// mode that does not read node lists is a usage error.
+func TestBringYourOwnHardware(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if code, _, errs := run(t, "run", "-c", filepath.Join("..", "..", "examples", "byo-hardware.yaml"), "-o", out, "--seeds", "1"); code != 0 {
+		t.Fatalf("example: exit %d: %s", code, errs)
+	}
+	nodes, _ := filepath.Abs(filepath.Join("..", "..", "examples", "data", "h100-l40s-nodes.csv"))
+	bare := filepath.Join(dir, "bare.yaml")
+	os.WriteFile(bare, []byte("name: bare\nmode: inflation\nseeds: 1\ntarget: 0.5\ntrace: {nodes: "+nodes+", pods: default}\npolicies:\n  - {name: PWR, scorers: [{policy: pwr, weight: 1}]}\n"), 0o644)
+	code, _, errs := run(t, "run", "-c", bare, "-o", filepath.Join(dir, "o2"))
+	if code != 1 || !strings.Contains(errs, `unknown GPU model "H100-SXM5"`) || !strings.Contains(errs, "--catalog file") {
+		t.Fatalf("exit %d, stderr %q: want 1, the model and how to add it", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "o2")); !os.IsNotExist(err) {
+		t.Error("results directory written despite the error")
+	}
+	cat := filepath.Join(dir, "cat.yaml")
+	os.WriteFile(cat, []byte("gpus:\n  - {name: H100-SXM5, idle_w: 70, tdp_w: 700, memory_gib: 80, source: test}\n  - {name: L40S, idle_w: 35, tdp_w: 350, memory_gib: 48, source: test}\n"), 0o644)
+	if code, _, errs := run(t, "run", "-c", bare, "-o", filepath.Join(dir, "o3"), "--catalog", cat); code != 0 {
+		t.Fatalf("--catalog: exit %d: %s", code, errs)
+	}
+	if code, _, _ := run(t, "run", "-c", filepath.Join("..", "..", "examples", "hpc-vahrm.yaml"), "-o", filepath.Join(dir, "o4"), "--catalog", cat); code != 2 {
+		t.Errorf("--catalog with an hpc scenario: exit %d, want 2", code)
+	}
+}
