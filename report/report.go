@@ -106,6 +106,9 @@ type LinePlot struct {
 	YMin, YMax            float64
 	// LegendLeft and LegendBottom place the legend (default: top right).
 	LegendLeft, LegendBottom bool
+	// Steps draws each series as a step function: a value holds until the
+	// next point (power between events, an empirical distribution).
+	Steps bool
 }
 
 var palette = []color.Color{
@@ -136,6 +139,9 @@ func (lp LinePlot) SVG() ([]byte, error) {
 		if len(pts) == 0 {
 			continue
 		}
+		if lp.Steps {
+			pts = steps(pts)
+		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, err
@@ -163,6 +169,18 @@ func (lp LinePlot) SVG() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// steps inserts a corner before each point: (x[i], y[i-1]).
+func steps(pts plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, 0, 2*len(pts))
+	for i, p := range pts {
+		if i > 0 {
+			out = append(out, plotter.XY{X: p.X, Y: pts[i-1].Y})
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // Page is a self-contained HTML report.

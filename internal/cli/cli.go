@@ -35,6 +35,9 @@ func usage() string {
 Usage:
   wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--force]
         run a scenario: inflation, replay, hpc or elastic (default: the embedded pwr-default scenario)
+  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--force]
+        replay your trace on your cluster under several policies and seeds: means with 95% intervals,
+        wait and completion-time distributions, a summary in plain words
 `)
 	for _, st := range studies() {
 		fmt.Fprintf(&b, "  wattsched reproduce %s %s\n", st.Name(), st.Synopsis())
@@ -62,6 +65,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "compare":
+		err = cmdCompare(ctx, args[1:], stdout, stderr)
 	case "reproduce":
 		err = cmdReproduce(ctx, args[1:], stdout, stderr)
 	case "bench":
@@ -145,10 +150,10 @@ func cmdCompletion(args []string, stdout io.Writer) error {
 _wattsched() {
   local cur=${COMP_WORDS[COMP_CWORD]} words=""
   if [ "$COMP_CWORD" -eq 1 ]; then
-    words="run reproduce bench traces version completion help --version --help"
+    words="run compare reproduce bench traces version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run) words="-c -o --seeds --force --catalog" ;;
+    run|compare) words="-c -o --seeds --force --catalog" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
     reproduce)
@@ -205,65 +210,117 @@ func env(stderr io.Writer) *experiment.Env {
 		Note: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }}
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", stderr)
-	cfg := fs.String("c", "", "scenario YAML file (default: embedded pwr-default)")
+// scenarioRun is a parsed run or compare command line: the scenario with
+// its seeds and hardware applied, the environment, and where to write.
+type scenarioRun struct {
+	s     *scenario.Scenario
+	e     *experiment.Env
+	out   string
+	force bool
+}
+
+// parseScenarioRun parses the flags run and compare share and checks the
+// scenario, its policies, its hardware and the output directory before
+// any work.
+func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string) (*scenarioRun, error) {
+	fs := newFlags(cmd, stderr)
+	what := "scenario YAML file"
+	if def != "" {
+		what += " (default: embedded " + def + ")"
+	}
+	cfg := fs.String("c", "", what)
 	out := fs.String("o", "", "results directory (required)")
 	seeds := fs.Int("seeds", 0, "override the scenario's number of seeds")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
 	catalog := fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("run: unexpected argument %q (a scenario file goes with -c)", fs.Arg(0))}
+		return nil, usageError{fmt.Errorf("%s: unexpected argument %q (a scenario file goes with -c)", cmd, fs.Arg(0))}
 	}
 	if *out == "" {
-		return usageError{errors.New("run: -o DIR is required")}
+		return nil, usageError{fmt.Errorf("%s: -o DIR is required", cmd)}
+	}
+	if *cfg == "" && def == "" {
+		return nil, usageError{fmt.Errorf("%s: -c scenario.yaml is required", cmd)}
 	}
 	var s *scenario.Scenario
 	var err error
 	if *cfg == "" {
-		s, err = scenario.Builtin("pwr-default")
+		s, err = scenario.Builtin(def)
 	} else {
 		s, err = scenario.Load(*cfg)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if *seeds > 0 {
 		s.Seeds = *seeds
 		if err := s.Validate(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	e := env(stderr)
 	if err := s.Check(e.Registries); err != nil {
-		return err
+		return nil, err
 	}
 	if *catalog != "" {
 		if s.Mode != scenario.Inflation && s.Mode != scenario.Replay {
-			return usageError{fmt.Errorf("run: --catalog applies to modes inflation and replay, not %s", s.Mode)}
+			return nil, usageError{fmt.Errorf("%s: --catalog applies to modes inflation and replay, not %s", cmd, s.Mode)}
 		}
 		f, err := hw.ParseFile(*catalog)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if e.Catalog, err = e.Catalog.With(f, *catalog); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if e.Catalog, err = s.HardwareCatalog(e.Catalog); err != nil {
-		return fmt.Errorf("scenario %s: %w", s.Name, err)
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	if err := experiment.CheckDir(*out, *force); err != nil {
-		return err
+		return nil, err
 	}
-	results, err := runners(s.Mode)(ctx, e, s)
+	return &scenarioRun{s: s, e: e, out: *out, force: *force}, nil
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	r, err := parseScenarioRun("run", args, stderr, "pwr-default")
 	if err != nil {
 		return err
 	}
-	return emit(stdout, *out, *force, results)
+	results, err := runners(r.s.Mode)(ctx, r.e, r.s)
+	if err != nil {
+		return err
+	}
+	return emit(stdout, r.out, r.force, results)
+}
+
+// cmdCompare replays a scenario's trace under its policies on every seed
+// and reports means with confidence intervals.
+func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	r, err := parseScenarioRun("compare", args, stderr, "")
+	if err != nil {
+		return err
+	}
+	if r.s.Mode != scenario.Replay {
+		return usageError{fmt.Errorf("compare: scenario %s has mode %s; compare replays a trace at its recorded times (mode replay, e.g. examples/replay-openb.yaml)", r.s.Name, r.s.Mode)}
+	}
+	in, err := experiment.LoadInputs(r.s)
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", r.s.Name, err)
+	}
+	runs, err := experiment.RunCompare(r.e, r.s, in)
+	if err != nil {
+		return err
+	}
+	res, err := experiment.CompareResults(Version, r.s, in, runs)
+	if err != nil {
+		return err
+	}
+	return emit(stdout, r.out, r.force, []*experiment.Results{res})
 }
 
 // emit writes the results directories, then prints what each holds.

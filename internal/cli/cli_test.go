@@ -305,3 +305,69 @@ func TestBringYourOwnHardware(t *testing.T) {
 		t.Errorf("--catalog with an hpc scenario: exit %d, want 2", code)
 	}
 }
+
+// compare on a user-made cluster and trace: every policy on every seed,
+// means with 95% intervals, distributions, a summary sentence at the top;
+// two runs give the same bytes; a scenario that is not a replay, or no -c,
+// is a usage error and nothing is written.
+func TestCompareOwnTrace(t *testing.T) {
+	dir := t.TempDir()
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\n"
+	for i := 0; i < 6; i++ {
+		nodes += fmt.Sprintf("n%d,32000,131072,2,%s\n", i, []string{"T4", "V100M16", "A100"}[i%3])
+	}
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+	for i := 0; i < 60; i++ {
+		pods += fmt.Sprintf("p%d,%d,1024,1,%d,,LS,Running,%d,%d,\n", i, 1000+(i%4)*1000, []int{250, 500, 1000}[i%3], i*300, i*300+3600+(i%7)*900)
+	}
+	os.WriteFile(filepath.Join(dir, "nodes.csv"), []byte(nodes), 0o644)
+	os.WriteFile(filepath.Join(dir, "pods.csv"), []byte(pods), 0o644)
+	sc := filepath.Join(dir, "mine.yaml")
+	os.WriteFile(sc, []byte(`name: mine
+mode: replay
+seeds: 4
+trace: {nodes: nodes.csv, pods: pods.csv}
+policies:
+  - {name: FGD, scorers: [{policy: fgd, weight: 1000}]}
+  - {name: PWR, scorers: [{policy: pwr, weight: 1000}]}
+  - {name: BestFit, scorers: [{policy: bestfit, weight: 1000}]}
+`), 0o644)
+	outs := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")}
+	var stdout string
+	for _, o := range outs {
+		code, out, errs := run(t, "compare", "-c", sc, "-o", o)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		stdout = out
+	}
+	if !strings.HasPrefix(stdout, "On 6 nodes with 12 GPUs, replaying 60 tasks") || !strings.Contains(stdout, "95% confidence interval") {
+		t.Errorf("summary or intervals missing:\n%s", stdout)
+	}
+	for _, f := range []string{"summary.json", "runs.csv", "wait_cdf.svg", "power.svg", "report.html"} {
+		a, err1 := os.ReadFile(filepath.Join(outs[0], f))
+		b, err2 := os.ReadFile(filepath.Join(outs[1], f))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs (%v %v)", f, err1, err2)
+		}
+	}
+	runsCSV, _ := os.ReadFile(filepath.Join(outs[0], "runs.csv"))
+	if n := strings.Count(string(runsCSV), "\n"); n != 1+3*4 {
+		t.Errorf("runs.csv has %d lines, want a header and 12 runs", n)
+	}
+	html, _ := os.ReadFile(filepath.Join(outs[0], "report.html"))
+	if i, j := bytes.Index(html, []byte("On 6 nodes")), bytes.Index(html, []byte("<table")); i < 0 || i > j {
+		t.Error("report.html does not open with the summary")
+	}
+	if code, _, _ := run(t, "compare", "-c", filepath.Join("..", "..", "examples", "hpc-vahrm.yaml"), "-o", filepath.Join(dir, "c")); code != 2 {
+		t.Errorf("hpc scenario: exit %d, want 2", code)
+	}
+	if code, _, _ := run(t, "compare", "-o", filepath.Join(dir, "d")); code != 2 {
+		t.Errorf("no -c: exit %d, want 2", code)
+	}
+	for _, d := range []string{"c", "d"} {
+		if _, err := os.Stat(filepath.Join(dir, d)); !os.IsNotExist(err) {
+			t.Errorf("%s written despite the error", d)
+		}
+	}
+}
