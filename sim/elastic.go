@@ -82,6 +82,8 @@ type ElasticResult struct {
 	// waiting).
 	Restarts, Rescales, Migrations, Resumes int
 	Timeline                                []ElasticPoint
+	// Hourly is the energy in each hour of simulated time (sim.Ledger).
+	Hourly []hw.Joules
 	// How the GPUs were used while jobs progressed (restart pauses
 	// excluded): GPU-hours, their mean frequency, the share on jobs
 	// holding 16 or more GPUs, and that share while some job waited; and
@@ -178,6 +180,7 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 	}
 	e.res.MeanWaitSec = e.use.waitJobMs / 1000 / float64(len(e.js))
 	e.res.Energy = e.ledger.Total()
+	e.res.Hourly = e.ledger.Hourly()
 	e.res.JobEnergy, e.res.IdleEnergy = e.ledger.Energy(e.jobs), e.ledger.Energy(e.idle)
 	e.res.PowerOnEnergy, e.res.PreRunEnergy = e.ledger.Energy(e.powerOn), e.ledger.Energy(e.preRunC)
 	e.res.Events, e.res.Decisions = e.k.Events, e.k.Decisions
@@ -232,7 +235,7 @@ func (e *elasticEngine) advance(from, to job.Time) {
 	d := to - from
 	dt := d.Seconds()
 	_, idle := e.powers()
-	e.ledger.Accrue(e.idle, hw.Watts(idle), d)
+	e.ledger.Accrue(e.idle, hw.Watts(idle), from, to)
 	waiting := 0
 	for _, j := range e.active {
 		if !j.running {
@@ -255,7 +258,7 @@ func (e *elasticEngine) advance(from, to job.Time) {
 				}
 			}
 		}
-		e.res.Jobs[j.view.Job.ID].Energy += e.ledger.Accrue(e.jobs, hw.Watts(e.jobPower(j)), d)
+		e.res.Jobs[j.view.Job.ID].Energy += e.ledger.Accrue(e.jobs, hw.Watts(e.jobPower(j)), from, to)
 		j.view.AttainedGPUms += float64(j.view.GPUs) * float64(d)
 		j.view.Ran += d
 		if from >= j.restartTo {
@@ -366,7 +369,7 @@ func (e *elasticEngine) preRun(j *elasticJob) {
 	per := e.o.PreRun.Seconds() / float64(len(e.o.ProfileFreqs))
 	for _, fi := range e.o.ProfileFreqs {
 		_, w := e.truth.Truth(j.view.Job, 1, fi)
-		e.ledger.Charge(e.preRunC, hw.Joules(w*per))
+		e.ledger.Charge(e.preRunC, hw.Joules(w*per), e.k.Now())
 		e.res.Jobs[j.view.Job.ID].PreRun += hw.Joules(w * per)
 		j.view.Obs = append(j.view.Obs, e.observe(j, 1, fi))
 	}
@@ -561,7 +564,7 @@ func (e *elasticEngine) decide() error {
 	for i, b := range on {
 		if b && !e.st.NodeOn[i] {
 			e.res.PowerOns++
-			e.ledger.Charge(e.powerOn, e.o.PowerOn)
+			e.ledger.Charge(e.powerOn, e.o.PowerOn, e.k.Now())
 		}
 	}
 	copy(e.st.NodeOn, on)

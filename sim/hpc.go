@@ -52,6 +52,8 @@ type HPCResult struct {
 	MaxActual, MaxExcess hw.Watts
 	Excess               job.Time
 	Events, Decisions    int
+	// Hourly is the energy in each hour of simulated time (sim.Ledger).
+	Hourly []hw.Joules
 }
 
 // hpcEvent is an arrival or a completion; all events at one time are
@@ -120,6 +122,7 @@ func RunHPC(jobs []policy.HPCJob, s policy.HPCScheduler, o HPCOptions) (*HPCResu
 		return nil, fmt.Errorf("sim: %d of %d HPC jobs never ran (scheduler left them queued with the system idle)", n, len(jobs))
 	}
 	e.res.Energy = e.ledger.Total()
+	e.res.Hourly = e.ledger.Hourly()
 	e.res.Makespan = e.k.Now()
 	e.res.Events, e.res.Decisions = e.k.Events, e.k.Decisions
 	return e.res, nil
@@ -132,7 +135,7 @@ func (e *hpcEngine) finished() bool { return e.k.Open() == 0 }
 func (e *hpcEngine) settled() error { return nil }
 
 func (e *hpcEngine) advance(from, to job.Time) {
-	e.ledger.Accrue(e.system, e.actual, to-from)
+	e.ledger.Accrue(e.system, e.actual, from, to)
 	if e.o.PowerLimit > 0 && e.actual > hw.Watts(e.o.PowerLimit)+1e-9 {
 		e.res.Excess += to - from
 	}

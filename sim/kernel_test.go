@@ -169,7 +169,7 @@ func TestLedgerIsTheIntegralOfPower(t *testing.T) {
 		cur[c], last[c] = r.Float64()*500, now
 		l.Set(c, now, hw.Watts(cur[c]))
 		if r.IntN(10) == 0 {
-			l.Charge(c, 7)
+			l.Charge(c, 7, 0)
 			want[c] += 7
 		}
 	}
@@ -186,7 +186,35 @@ func TestLedgerIsTheIntegralOfPower(t *testing.T) {
 		t.Errorf("total %v J, components %v J", l.Total(), sum)
 	}
 	// Accrue is power x duration: 150 W for 2.5 s.
-	if j := l.Accrue(0, 150, 2500); j != 375 {
+	if j := l.Accrue(0, 150, 0, 2500); j != 375 {
 		t.Errorf("Accrue = %v J, want 375", j)
+	}
+}
+
+// The ledger books every term to the hours of simulated time it covers: a
+// Set power across an hour boundary is split at it, an Accrue interval
+// likewise, a lump goes to its hour; the hours sum to the total.
+func TestLedgerHourly(t *testing.T) {
+	var l Ledger
+	a, b, c := l.Add("a"), l.Add("b"), l.Add("c")
+	const h = 3600 * 1000
+	l.Set(a, 0, 100)           // 100 W from 0 ...
+	l.Set(a, h+h/2, 0)         // ... to 1.5 h: 360 kJ in hour 0, 180 kJ in hour 1
+	l.Accrue(b, 200, h/2, 3*h) // 200 W from 0.5 h to 3 h
+	l.Charge(c, 1000, 2*h+5)   // a lump in hour 2
+	got := l.Hourly()
+	want := []hw.Joules{360e3 + 360e3, 180e3 + 720e3, 720e3 + 1000}
+	if len(got) != len(want) {
+		t.Fatalf("hours %v, want %v", got, want)
+	}
+	var sum hw.Joules
+	for i := range want {
+		if !near(got[i], want[i]) {
+			t.Errorf("hour %d: %v J, want %v", i, got[i], want[i])
+		}
+		sum += got[i]
+	}
+	if !near(sum, l.Total()) {
+		t.Errorf("hours sum to %v J, total %v", sum, l.Total())
 	}
 }

@@ -82,6 +82,9 @@ type Result struct {
 	End        job.Time
 	Events     int
 	Decisions  int
+	// Hourly is the CPU and GPU energy in each hour of simulated time
+	// (sim.Ledger).
+	Hourly []hw.Joules
 }
 
 // taskEvent is an arrival or a completion of task index task.
@@ -247,6 +250,7 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 	}
 	e.res.IdleEnergy = e.res.CPUEnergy + e.res.GPUEnergy - dyn
 	e.res.End = now
+	e.res.Hourly = e.ledger.Hourly()
 	e.res.Events, e.res.Decisions = e.k.Events, e.k.Decisions
 	return &e.res, nil
 }
