@@ -1,0 +1,295 @@
+// Package grid turns energy into money and carbon: hourly electricity
+// prices (USD/MWh) and grid carbon intensities (gCO2eq/kWh) for a region,
+// applied to a run's energy in each hour of simulated time.
+//
+// Embedded: the 2023 hourly series of five regions (US-NY-NYIS,
+// US-CAL-CISO, US-TEX-ERCO, US-MIDA-PJM, DE-LU) from the Green-DCC
+// repository's standardised files: prices from the ISOs' public day-ahead
+// or real-time markets, carbon intensities from Electricity Maps (ODbL).
+// data/README.md gives sources and terms. Users bring other series in the
+// same CSV format.
+package grid
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/trace"
+)
+
+//go:embed data/*.csv.gz
+var data embed.FS
+
+// Regions are the embedded regions (2023).
+var Regions = []string{"US-NY-NYIS", "US-CAL-CISO", "US-TEX-ERCO", "US-MIDA-PJM", "DE-LU"}
+
+// Column names of the CSV format (Green-DCC's standardised files).
+const (
+	TimeColumn   = "Datetime (UTC)"
+	PriceColumn  = "Price (USD/MWh)"
+	DirectColumn = "Carbon Intensity gCO₂eq/kWh (direct)"
+	LCAColumn    = "Carbon Intensity gCO₂eq/kWh (LCA)"
+)
+
+// MaxGapHours is the longest run of missing hours a series may have; each
+// missing hour takes the previous hour's value.
+const MaxGapHours = 3
+
+// Series is one hourly signal: Values[i] holds from Start + i hours.
+type Series struct {
+	Name   string
+	Unit   string
+	Start  time.Time
+	Values []float64
+	// Filled counts the missing hours that took the previous value.
+	Filled int
+}
+
+// End is the first hour after the series.
+func (s *Series) End() time.Time { return s.Start.Add(time.Duration(len(s.Values)) * time.Hour) }
+
+// Read parses a CSV with a "Datetime (UTC)" column (YYYY-MM-DD hh:mm:ss,
+// optionally with a +00:00 offset) and the named value column, one row per
+// hour in order. Prices may be negative; carbon intensities may not (neg
+// is false). Errors name file, line and column.
+func Read(r io.Reader, file, column, unit string, neg bool) (*Series, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	bad := func(line int, col string, err error) error {
+		return &trace.ParseError{File: file, Line: line, Column: col, Err: err}
+	}
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, bad(1, "", errors.New("empty file"))
+	}
+	if err != nil {
+		return nil, bad(1, "", err)
+	}
+	ti, vi := slices.Index(head, TimeColumn), slices.Index(head, column)
+	if ti < 0 || vi < 0 {
+		return nil, bad(1, "", fmt.Errorf("header %q lacks %q or %q", strings.Join(head, ","), TimeColumn, column))
+	}
+	s := &Series{Name: file, Unit: unit}
+	var prev time.Time
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, bad(line, "", err)
+		}
+		if len(rec) != len(head) {
+			return nil, bad(line, "", fmt.Errorf("%d fields, want %d", len(rec), len(head)))
+		}
+		t, err := parseHour(rec[ti])
+		if err != nil {
+			return nil, bad(line, TimeColumn, err)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[vi]), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || !neg && v < 0 {
+			return nil, bad(line, column, fmt.Errorf("%q is not a finite %s", rec[vi], map[bool]string{true: "number", false: "number >= 0"}[neg]))
+		}
+		if len(s.Values) == 0 {
+			s.Start = t
+		} else {
+			gap := int(t.Sub(prev) / time.Hour)
+			switch {
+			case t.Sub(prev)%time.Hour != 0 || gap < 1:
+				return nil, bad(line, TimeColumn, fmt.Errorf("%s does not follow %s by whole hours", t.Format(time.DateTime), prev.Format(time.DateTime)))
+			case gap-1 > MaxGapHours:
+				return nil, bad(line, TimeColumn, fmt.Errorf("%d hours missing before %s (at most %d are filled)", gap-1, t.Format(time.DateTime), MaxGapHours))
+			}
+			for k := 1; k < gap; k++ {
+				s.Values = append(s.Values, s.Values[len(s.Values)-1])
+				s.Filled++
+			}
+		}
+		s.Values = append(s.Values, v)
+		prev = t
+	}
+	if len(s.Values) == 0 {
+		return nil, bad(2, "", errors.New("no rows"))
+	}
+	return s, nil
+}
+
+func parseHour(v string) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{"2006-01-02 15:04:05-07:00", time.DateTime} {
+		if t, err := time.Parse(layout, v); err == nil {
+			t = t.UTC()
+			if t.Minute() != 0 || t.Second() != 0 {
+				return time.Time{}, fmt.Errorf("%q is not on the hour", v)
+			}
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not YYYY-MM-DD hh:mm:ss (UTC)", v)
+}
+
+// ReadFile reads a series file (.gz read compressed).
+func ReadFile(path, column, unit string, neg bool) (*Series, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return readBytes(b, path, strings.HasSuffix(path, ".gz"), column, unit, neg)
+}
+
+func readBytes(b []byte, name string, gz bool, column, unit string, neg bool) (*Series, error) {
+	var r io.Reader = bytes.NewReader(b)
+	if gz {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, &trace.ParseError{File: name, Line: 1, Err: fmt.Errorf("gzip: %w", err)}
+		}
+		r = zr
+	}
+	return Read(r, name, column, unit, neg)
+}
+
+// Embedded returns an embedded region's 2023 price or carbon series
+// (kind "price", or "carbon" with basis "lca" or "direct").
+func Embedded(region, kind, basis string) (*Series, error) {
+	if !slices.Contains(Regions, region) {
+		return nil, fmt.Errorf("grid: no embedded series for region %q (embedded: %s; or give price and carbon files)", region, strings.Join(Regions, ", "))
+	}
+	name := kind + "_" + region + "_2023.csv"
+	b, err := data.ReadFile("data/" + name + ".gz")
+	if err != nil {
+		return nil, fmt.Errorf("grid: no embedded %s series for %s", kind, region)
+	}
+	switch kind {
+	case "price":
+		return readBytes(b, name, true, PriceColumn, "USD/MWh", true)
+	case "carbon":
+		col := LCAColumn
+		if basis == "direct" {
+			col = DirectColumn
+		}
+		return readBytes(b, name, true, col, "gCO2eq/kWh", false)
+	}
+	return nil, fmt.Errorf("grid: kind %q, want price or carbon", kind)
+}
+
+// Apply sums value x energy over the hours of a run whose simulated time 0
+// is start: hourly[h] is the energy of [start + h, start + h + 1 hour),
+// priced at the series' value for that hour. scale converts joules times
+// the series' unit into the result's unit. An hour outside the series is
+// an error.
+func (s *Series) Apply(hourly []hw.Joules, start time.Time, scale float64) (float64, error) {
+	off := start.Sub(s.Start)
+	if off%time.Hour != 0 {
+		return 0, fmt.Errorf("grid: start %s is not on an hour of %s", start.Format(time.DateTime), s.Name)
+	}
+	first := int(off / time.Hour)
+	var sum float64
+	for h, j := range hourly {
+		if j == 0 {
+			continue
+		}
+		i := first + h
+		if i < 0 || i >= len(s.Values) {
+			return 0, fmt.Errorf("grid: hour %d of the run (%s UTC) is outside %s (%s to %s)", h, start.Add(time.Duration(h)*time.Hour).Format(time.DateTime),
+				s.Name, s.Start.Format(time.DateTime), s.End().Format(time.DateTime))
+		}
+		sum += float64(j) * s.Values[i]
+	}
+	return sum * scale, nil
+}
+
+// Joules to the result units: USD/MWh x J -> USD; gCO2/kWh x J -> kgCO2.
+const (
+	USDPerJouleUSDPerMWh  = 1 / 3.6e9
+	KgPerJouleGramsPerKWh = 1 / 3.6e6 / 1000
+)
+
+// Account prices runs: a price and a carbon series and the wall-clock hour
+// (UTC) that simulated time 0 stands for.
+type Account struct {
+	Price, Carbon *Series
+	Start         time.Time
+	// Where says which series and start, for the results.
+	Where string
+}
+
+// DefaultRegion and DefaultStart are used when a scenario names no grid.
+const (
+	DefaultRegion = "US-NY-NYIS"
+	DefaultStart  = "2023-01-01 00:00:00"
+)
+
+// NewAccount builds an account from a region's embedded series, or from
+// price and carbon files (either replaces the region's), starting at start
+// ("YYYY-MM-DD hh:mm:ss" UTC, on the hour; empty: the price series' first
+// hour). basis is "lca" (life-cycle, the default) or "direct".
+func NewAccount(region, start, priceFile, carbonFile, basis string) (*Account, error) {
+	if basis == "" {
+		basis = "lca"
+	}
+	if basis != "lca" && basis != "direct" {
+		return nil, fmt.Errorf("grid: carbon basis %q, want lca or direct", basis)
+	}
+	col := LCAColumn
+	if basis == "direct" {
+		col = DirectColumn
+	}
+	a := &Account{}
+	var err error
+	var from []string
+	if priceFile != "" {
+		a.Price, err = ReadFile(priceFile, PriceColumn, "USD/MWh", true)
+		from = append(from, "prices from "+priceFile)
+	} else {
+		a.Price, err = Embedded(region, "price", "")
+		from = append(from, "prices: "+region+" 2023 hourly wholesale (embedded, grid/data/README.md)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if carbonFile != "" {
+		a.Carbon, err = ReadFile(carbonFile, col, "gCO2eq/kWh", false)
+		from = append(from, "carbon intensity ("+basis+") from "+carbonFile)
+	} else {
+		a.Carbon, err = Embedded(region, "carbon", basis)
+		from = append(from, "carbon intensity ("+basis+"): "+region+" 2023 hourly, Electricity Maps via Green-DCC (ODbL)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Start = a.Price.Start
+	if start != "" {
+		if a.Start, err = parseHour(start); err != nil {
+			return nil, fmt.Errorf("grid: start: %w", err)
+		}
+	}
+	for _, s := range []*Series{a.Price, a.Carbon} {
+		if a.Start.Before(s.Start) || !a.Start.Before(s.End()) {
+			return nil, fmt.Errorf("grid: start %s UTC is outside %s (%s to %s)", a.Start.Format(time.DateTime), s.Name, s.Start.Format(time.DateTime), s.End().Format(time.DateTime))
+		}
+	}
+	a.Where = strings.Join(from, "; ") + "; simulated time 0 is " + a.Start.Format("2006-01-02 15:04") + " UTC"
+	return a, nil
+}
+
+// Cost is the money (USD) and carbon (kg CO2eq) of a run's hourly energy.
+func (a *Account) Cost(hourly []hw.Joules) (usd, kgCO2 float64, err error) {
+	if usd, err = a.Price.Apply(hourly, a.Start, USDPerJouleUSDPerMWh); err != nil {
+		return 0, 0, err
+	}
+	kgCO2, err = a.Carbon.Apply(hourly, a.Start, KgPerJouleGramsPerKWh)
+	return usd, kgCO2, err
+}

@@ -1,0 +1,128 @@
+package grid
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/trace"
+)
+
+// Every embedded series covers 2023 hour by hour; NYISO's price mean is
+// the README's 36.4 USD/MWh.
+func TestEmbedded(t *testing.T) {
+	for _, r := range Regions {
+		for _, k := range []string{"price", "carbon"} {
+			s, err := Embedded(r, k, "lca")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Values) != 8760 || s.Start != time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC) {
+				t.Errorf("%s %s: %d hours from %v", r, k, len(s.Values), s.Start)
+			}
+		}
+	}
+	p, _ := Embedded("US-NY-NYIS", "price", "")
+	var m float64
+	for _, v := range p.Values {
+		m += v
+	}
+	if m /= float64(len(p.Values)); math.Abs(m-36.4) > 0.05 {
+		t.Errorf("NYISO 2023 mean price %.2f USD/MWh, README says 36.4", m)
+	}
+	if _, err := Embedded("JP-TK", "price", ""); err == nil {
+		t.Error("unknown region accepted")
+	}
+}
+
+// Energy in each hour is priced at that hour's value: 1 MWh at 10 USD/MWh
+// in hour 0 and 2 MWh at 20 USD/MWh in hour 1 cost 50 USD; a start two
+// hours in shifts the hours; an hour past the series is an error.
+func TestCost(t *testing.T) {
+	in := "Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00+00:00,10\n2023-01-01 01:00:00+00:00,20\n2023-01-01 02:00:00+00:00,-5\n2023-01-01 03:00:00+00:00,30\n"
+	s, err := Read(strings.NewReader(in), "p.csv", PriceColumn, "USD/MWh", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mwh := hw.Joules(3.6e9)
+	hourly := []hw.Joules{mwh, 2 * mwh}
+	if c, err := s.Apply(hourly, s.Start, USDPerJouleUSDPerMWh); err != nil || math.Abs(c-50) > 1e-9 {
+		t.Errorf("cost %v, %v; want 50", c, err)
+	}
+	if c, _ := s.Apply(hourly, s.Start.Add(2*time.Hour), USDPerJouleUSDPerMWh); math.Abs(c-55) > 1e-9 {
+		t.Errorf("from hour 2: %v, want -5 + 60 = 55", c)
+	}
+	if _, err := s.Apply(hourly, s.Start.Add(3*time.Hour), USDPerJouleUSDPerMWh); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("past the series: %v", err)
+	}
+}
+
+// Missing hours up to MaxGapHours take the previous value; longer gaps,
+// disorder, NaN and negative intensities are errors naming file, line and
+// column.
+func TestReadErrors(t *testing.T) {
+	head := "Datetime (UTC),Price (USD/MWh)\n"
+	s, err := Read(strings.NewReader(head+"2023-01-01 00:00:00,1\n2023-01-01 03:00:00,4\n"), "p.csv", PriceColumn, "", true)
+	if err != nil || len(s.Values) != 4 || s.Values[2] != 1 || s.Filled != 2 {
+		t.Fatalf("gap fill: %+v %v", s, err)
+	}
+	for _, c := range []struct{ in, col, want string }{
+		{head + "2023-01-01 00:00:00,1\n2023-01-01 05:00:00,4\n", PriceColumn, "p.csv:3: column Datetime (UTC): 4 hours missing"},
+		{head + "2023-01-01 01:00:00,1\n2023-01-01 00:00:00,4\n", PriceColumn, "p.csv:3: column Datetime (UTC)"},
+		{head + "2023-01-01 00:30:00,1\n", PriceColumn, "not on the hour"},
+		{head + "2023-01-01 00:00:00,NaN\n", PriceColumn, "p.csv:2: column Price (USD/MWh)"},
+		{"Datetime (UTC),Carbon Intensity gCO₂eq/kWh (LCA)\n2023-01-01 00:00:00,-3\n", LCAColumn, "p.csv:2: column Carbon"},
+		{"a,b\n", PriceColumn, "p.csv:1: header"},
+		{head, PriceColumn, "p.csv:2: no rows"},
+	} {
+		_, err := Read(strings.NewReader(c.in), "p.csv", c.col, "", c.col == PriceColumn)
+		var pe *trace.ParseError
+		if err == nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestNewAccount(t *testing.T) {
+	a, err := NewAccount(DefaultRegion, "2023-06-01 00:00:00", "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	usd, kg, err := a.Cost([]hw.Joules{3.6e9}) // 1 MWh in the first hour of June
+	if err != nil || usd <= -1000 || usd > 1000 || kg <= 0 || kg > 1000 {
+		t.Errorf("1 MWh: %v USD, %v kg, %v", usd, kg, err)
+	}
+	if want := a.Price.Values[int(a.Start.Sub(a.Price.Start)/time.Hour)]; math.Abs(usd-want) > 1e-9 {
+		t.Errorf("1 MWh costs %v USD, want the hour's price %v", usd, want)
+	}
+	for _, bad := range [][]string{{DefaultRegion, "2024-06-01 00:00:00", ""}, {DefaultRegion, "2023-06-01 00:10:00", ""}, {DefaultRegion, "", "scope3"}} {
+		if _, err := NewAccount(bad[0], bad[1], "", "", bad[2]); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add("Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00,1\n2023-01-01 01:00:00,2\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := Read(strings.NewReader(in), "f.csv", PriceColumn, "", true)
+		if err != nil {
+			var pe *trace.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a ParseError", err)
+			}
+			return
+		}
+		for _, v := range s.Values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("non-finite value %v", v)
+			}
+		}
+		if len(s.Values) == 0 {
+			t.Fatal("empty series without an error")
+		}
+	})
+}
