@@ -24,6 +24,8 @@ type CompareRun struct {
 	Policy string
 	Seed   uint64
 	Result *sim.Result
+	// CostUSD and CO2Kg price the run's hourly energy (scenario.Account).
+	CostUSD, CO2Kg float64
 }
 
 // RunCompare replays the scenario's trace under every policy on every seed
@@ -31,6 +33,10 @@ type CompareRun struct {
 func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, error) {
 	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: compare replays a trace at its recorded times: mode %q, want replay", s.Name, s.Mode)
+	}
+	acct, err := s.Account()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	n := len(s.Policies) * s.Seeds
 	out := make([]*CompareRun, n)
@@ -50,7 +56,11 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 		if err != nil {
 			return fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
 		}
-		out[i] = &CompareRun{Policy: ps.Name, Seed: seed, Result: res}
+		usd, kg, err := acct.Cost(res.Hourly)
+		if err != nil {
+			return fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
+		}
+		out[i] = &CompareRun{Policy: ps.Name, Seed: seed, Result: res, CostUSD: usd, CO2Kg: kg}
 		return nil
 	}, env.Progress, func(i int) string {
 		return fmt.Sprintf("%s seed %d", s.Policies[i/s.Seeds].Name, s.FirstSeed+uint64(i%s.Seeds))
@@ -106,6 +116,10 @@ var compareMetrics = []compareMetric{
 		func(r *CompareRun) float64 { return (r.Result.CPUEnergy + r.Result.GPUEnergy).KWh() }},
 	{"idle_kwh", "idle kWh", "kWh", "%.1f", "the part of the energy the nodes would draw with nothing allocated",
 		func(r *CompareRun) float64 { return r.Result.IdleEnergy.KWh() }},
+	{"cost_usd", "cost USD", "USD", "%.0f", "the energy of each hour times that hour's wholesale electricity price (the scenario's grid; see the note above)",
+		func(r *CompareRun) float64 { return r.CostUSD }},
+	{"co2_kg", "CO2 kg", "kg", "%.0f", "the energy of each hour times that hour's grid carbon intensity (kg CO2-equivalent)",
+		func(r *CompareRun) float64 { return r.CO2Kg }},
 	{"mean_wait_s", "mean wait s", "s", "%.1f", "wait: time from a task's submission to its start, averaged over the tasks that started",
 		func(r *CompareRun) float64 { w, _ := taskTimes(r.Result); return mean(w) }},
 	{"p90_wait_s", "p90 wait s", "s", "%.1f", "the wait that 90% of started tasks do not exceed",
@@ -278,6 +292,10 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		return nil, err
 	}
 	summary := compareSentence(s, in, sums)
+	acct, err := s.Account()
+	if err != nil {
+		return nil, err
+	}
 	js, err := report.JSON(struct {
 		Version  string             `json:"version"`
 		Scenario *scenario.Scenario `json:"scenario"`
@@ -288,8 +306,8 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Title: "wattsched compare: " + s.Name, Notes: []string{summary, s.Description, "Data: " + in.Source},
-		Head: []string{summary, ""}, Tables: []report.Table{means, dist, defs},
+	return &Results{Title: "wattsched compare: " + s.Name, Notes: []string{summary, s.Description, "Data: " + in.Source, "Cost and carbon: " + acct.Where},
+		Head: []string{summary, ""}, Tail: []string{"cost and carbon: " + acct.Where, ""}, Tables: []report.Table{means, dist, defs},
 		Figures: []Figure{
 			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
 			{File: "power.svg", Caption: "Estimated cluster power over time (steps: power is constant between events)", SVG: powSVG},
@@ -374,6 +392,9 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary) st
 	default:
 		fmt.Fprintf(&b, "; the 95%% interval of that saving, %.1f%% to %.1f%%, includes zero: the difference is within the run-to-run noise", -100*float64(d.Hi), -100*float64(d.Lo))
 	}
-	fmt.Fprintf(&b, ". Its tasks waited %.1f s on average (%s: %.1f s) and completed in %.0f s (%.0f s).", w(top), first.Policy, w(first), j(top), j(first))
+	c := func(x CompareSummary) float64 { return float64(x.Metrics["cost_usd"].Mean) }
+	k := func(x CompareSummary) float64 { return float64(x.Metrics["co2_kg"].Mean) }
+	fmt.Fprintf(&b, ". It cost %.2f USD and emitted %.1f kg CO2eq (%s: %.2f USD, %.1f kg). Its tasks waited %.1f s on average (%.1f s) and completed in %.0f s (%.0f s).",
+		c(top), k(top), first.Policy, c(first), k(first), w(top), w(first), j(top), j(first))
 	return b.String()
 }

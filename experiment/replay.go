@@ -16,6 +16,8 @@ import (
 type ReplayRun struct {
 	Policy string
 	Result *sim.Result
+	// CostUSD and CO2Kg price the run's hourly energy (scenario.Account).
+	CostUSD, CO2Kg float64
 }
 
 // ReplaySummary condenses one replay.
@@ -33,6 +35,8 @@ type ReplaySummary struct {
 	MakespanS  Num    `json:"makespan_s"`
 	PeakPowerW Num    `json:"peak_power_w"`
 	MeanPowerW Num    `json:"mean_power_w"`
+	CostUSD    Num    `json:"cost_usd"`
+	CO2Kg      Num    `json:"co2_kg"`
 }
 
 // RunReplay replays the scenario's pod list under each policy. Replay is
@@ -40,6 +44,10 @@ type ReplaySummary struct {
 func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error) {
 	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: mode %q is not replay", s.Name, s.Mode)
+	}
+	acct, err := s.Account()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	var out []*ReplayRun
 	for i := range s.Policies {
@@ -56,7 +64,11 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
-		out = append(out, &ReplayRun{Policy: ps.Name, Result: res})
+		usd, kg, err := acct.Cost(res.Hourly)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
+		}
+		out = append(out, &ReplayRun{Policy: ps.Name, Result: res, CostUSD: usd, CO2Kg: kg})
 		if env.Progress != nil {
 			env.Progress(i+1, len(s.Policies), ps.Name)
 		}
@@ -73,7 +85,7 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 		EnergyKWh: kwh(res.CPUEnergy + res.GPUEnergy), CPUKWh: kwh(res.CPUEnergy), GPUKWh: kwh(res.GPUEnergy),
 		IdleKWh:    kwh(res.IdleEnergy),
 		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy),
-		MakespanS:  Num(float64(res.End) / 1000)}
+		MakespanS:  Num(float64(res.End) / 1000), CostUSD: Num(r.CostUSD), CO2Kg: Num(r.CO2Kg)}
 	var wait, jct float64
 	ended := 0
 	for _, t := range res.Tasks {
@@ -156,7 +168,12 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Title: "wattsched: " + s.Name, Notes: []string{s.Description, "Data: " + in.Source}, Tables: []report.Table{ReplayTable(runs)},
+	acct, err := s.Account()
+	if err != nil {
+		return nil, err
+	}
+	return &Results{Title: "wattsched: " + s.Name, Notes: []string{s.Description, "Data: " + in.Source, "Cost and carbon: " + acct.Where},
+		Tail: []string{"cost and carbon: " + acct.Where, ""}, Tables: []report.Table{ReplayTable(runs)},
 		Figures: []Figure{{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
 		Files:   map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
 		Listing: "summary.json, jobs.csv, timeline.csv, power.svg, report.html"}, nil
@@ -164,11 +181,12 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 
 // ReplayTable renders the replay summaries for the terminal.
 func ReplayTable(runs []*ReplayRun) report.Table {
-	t := report.Table{Title: "Replay", Head: []string{"policy", "tasks", "started", "energy kWh", "idle kWh", "mean wait s", "mean JCT s", "peak kW"}}
+	t := report.Table{Title: "Replay", Head: []string{"policy", "tasks", "started", "energy kWh", "idle kWh", "mean wait s", "mean JCT s", "peak kW", "cost USD", "CO2 kg"}}
 	for _, r := range runs {
 		x := r.Summarize()
 		t.Rows = append(t.Rows, []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
-			fmt.Sprintf("%.1f", float64(x.IdleKWh)), fmt.Sprintf("%.1f", float64(x.MeanWaitS)), fmt.Sprintf("%.0f", float64(x.MeanJCTS)), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000)})
+			fmt.Sprintf("%.1f", float64(x.IdleKWh)), fmt.Sprintf("%.1f", float64(x.MeanWaitS)), fmt.Sprintf("%.0f", float64(x.MeanJCTS)), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000),
+			fmt.Sprintf("%.0f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))})
 	}
 	return t
 }

@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy"
 )
@@ -82,6 +83,10 @@ type Scenario struct {
 	// name GPU models).
 	Catalog  string      `yaml:"catalog" json:"catalog,omitempty"`
 	Hardware *hw.Catalog `yaml:"hardware" json:"hardware,omitempty"`
+	// Grid prices the energy of every run in money and carbon (modes
+	// replay, hpc and elastic; default: the embedded US-NY-NYIS 2023
+	// series from 2023-01-01 00:00 UTC).
+	Grid *GridSpec `yaml:"grid" json:"grid,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -163,6 +168,41 @@ func (s *Scenario) Path(p string) string {
 		return p
 	}
 	return filepath.Join(s.dir, p)
+}
+
+// GridSpec names the electricity price and carbon-intensity series a
+// scenario's runs are charged with, and the hour simulated time 0 stands for.
+type GridSpec struct {
+	// Region is an embedded region (grid.Regions).
+	Region string `yaml:"region" json:"region,omitempty"`
+	// Start is "YYYY-MM-DD hh:mm:ss" UTC, on the hour.
+	Start string `yaml:"start" json:"start,omitempty"`
+	// Price and Carbon are CSV files (relative to the scenario file) that
+	// replace the region's series (docs/formats.md).
+	Price  string `yaml:"price" json:"price,omitempty"`
+	Carbon string `yaml:"carbon" json:"carbon,omitempty"`
+	// CarbonBasis is lca (life-cycle, default) or direct.
+	CarbonBasis string `yaml:"carbon_basis" json:"carbon_basis,omitempty"`
+}
+
+// Account is the price and carbon account of the scenario's runs.
+func (s *Scenario) Account() (*grid.Account, error) {
+	g := s.Grid
+	if g == nil {
+		g = &GridSpec{}
+	}
+	region, start := g.Region, g.Start
+	if region == "" {
+		region = grid.DefaultRegion
+	}
+	if start == "" && g.Price == "" {
+		start = grid.DefaultStart
+	}
+	a, err := grid.NewAccount(region, start, s.Path(g.Price), s.Path(g.Carbon), g.CarbonBasis)
+	if err != nil {
+		return nil, fmt.Errorf("grid: %w", err)
+	}
+	return a, nil
 }
 
 // HardwareCatalog is base with the models of the scenario's catalog file
@@ -254,6 +294,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.HPC != nil && s.Mode != HPC {
 		bad.add("hpc: only for mode hpc")
+	}
+	if s.Mode == Inflation && s.Grid != nil {
+		bad.add("grid: not for mode inflation (tasks never leave and time has no meaning there; use replay)")
 	}
 	if !taskMode && (s.Catalog != "" || s.Hardware != nil) {
 		bad.add("catalog, hardware: only for modes inflation and replay (mode %s runs its paper's hardware)", s.Mode)

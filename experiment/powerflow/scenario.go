@@ -17,6 +17,9 @@ import (
 // ScenarioRun is one system on one seed of an elastic scenario.
 type ScenarioRun struct {
 	Seed uint64 `json:"seed"`
+	// CostUSD and CO2Kg price the run's hourly energy (scenario.Account).
+	CostUSD float64 `json:"cost_usd"`
+	CO2Kg   float64 `json:"co2_kg"`
 	RunResult
 }
 
@@ -31,6 +34,8 @@ type ScenarioSummary struct {
 	LimitW       float64 `json:"power_limit_w"`
 	MaxActualW   float64 `json:"max_actual_w"`
 	Restarts     float64 `json:"restarts"`
+	CostUSD      float64 `json:"cost_usd"`
+	CO2Kg        float64 `json:"co2_kg"`
 }
 
 // ScenarioResult is a run of an elastic scenario.
@@ -41,6 +46,8 @@ type ScenarioResult struct {
 	Workload WorkloadInfo       `json:"workload"`
 	Systems  []ScenarioSummary  `json:"systems"`
 	Runs     []ScenarioRun      `json:"runs"`
+	// Grid says which price and carbon series charged the runs.
+	Grid string `json:"grid"`
 }
 
 // scenarioJobs reads the scenario's GPU job trace.
@@ -82,8 +89,12 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		}
 		systems[i] = sys
 	}
+	acct, err := s.Account()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	env.Notef("%s: %d jobs of %s on %d nodes, %d systems x %d seeds", s.Name, len(gj), src, e.Nodes, len(systems), s.Seeds)
-	res := &ScenarioResult{Version: env.Version, Scenario: s, StandIns: StandIns(src)}
+	res := &ScenarioResult{Version: env.Version, Scenario: s, StandIns: StandIns(src), Grid: acct.Where}
 	seeds := s.SeedList()
 	runs := make([]ScenarioRun, len(seeds)*len(systems))
 	for k, seed := range seeds {
@@ -102,7 +113,11 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
 			}
-			runs[k*len(systems)+i] = ScenarioRun{Seed: seed, RunResult: *r}
+			usd, kg, err := acct.Cost(r.res.Hourly)
+			if err != nil {
+				return fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
+			}
+			runs[k*len(systems)+i] = ScenarioRun{Seed: seed, CostUSD: usd, CO2Kg: kg, RunResult: *r}
 			return nil
 		}, env.Progress, func(i int) string { return fmt.Sprintf("%s seed %d", systems[i].Name, seed) })
 		for _, err := range errs {
@@ -120,6 +135,8 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			jct, en = append(jct, r.AvgJCTh), append(en, r.EnergyMWh)
 			sum.MakespanH += r.MakespanH / float64(len(seeds))
 			sum.Restarts += float64(r.Restarts) / float64(len(seeds))
+			sum.CostUSD += r.CostUSD / float64(len(seeds))
+			sum.CO2Kg += r.CO2Kg / float64(len(seeds))
 			sum.LimitW, sum.MaxActualW = r.LimitW, max(sum.MaxActualW, r.MaxActualW)
 		}
 		sum.AvgJCTh, sum.AvgJCThStd = experiment.MeanStd(jct)
@@ -132,14 +149,15 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 // ScenarioTable is the printed summary: per system, means over seeds.
 func ScenarioTable(r *ScenarioResult) report.Table {
 	t := report.Table{Title: fmt.Sprintf("%s: %d jobs on %d nodes, mean (std) over %d seeds", r.Scenario.Name, r.Workload.Jobs, r.Scenario.Elastic.Nodes, r.Scenario.Seeds),
-		Head: []string{"system", "avg JCT (h)", "energy (MWh)", "makespan (h)", "power limit (kW)", "max power (kW)", "restarts"}}
+		Head: []string{"system", "avg JCT (h)", "energy (MWh)", "makespan (h)", "power limit (kW)", "max power (kW)", "restarts", "cost (USD)", "CO2 (t)"}}
 	for _, s := range r.Systems {
 		lim := "-"
 		if s.LimitW > 0 {
 			lim = fmt.Sprintf("%.1f", s.LimitW/1000)
 		}
 		t.Rows = append(t.Rows, []string{s.System, fmt.Sprintf("%.2f (%.2f)", s.AvgJCTh, s.AvgJCThStd), fmt.Sprintf("%.3f (%.3f)", s.EnergyMWh, s.EnergyMWhStd),
-			fmt.Sprintf("%.1f", s.MakespanH), lim, fmt.Sprintf("%.1f", s.MaxActualW/1000), fmt.Sprintf("%.0f", s.Restarts)})
+			fmt.Sprintf("%.1f", s.MakespanH), lim, fmt.Sprintf("%.1f", s.MaxActualW/1000), fmt.Sprintf("%.0f", s.Restarts),
+			fmt.Sprintf("%.0f", s.CostUSD), fmt.Sprintf("%.2f", s.CO2Kg/1000)})
 	}
 	return t
 }
@@ -149,11 +167,11 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := [][]string{{"seed", "system", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events"}}
+	rows := [][]string{{"seed", "system", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events", "cost_usd", "co2_kg"}}
 	for _, x := range r.Runs {
 		rows = append(rows, []string{strconv.FormatUint(x.Seed, 10), x.System, report.F(x.AvgJCTh), report.F(x.EnergyMWh), report.F(x.JobMWh), report.F(x.IdleMWh),
 			report.F(x.PowerOnMWh), report.F(x.PreRunMWh), report.F(x.MakespanH), report.F(x.LimitW), report.F(x.MaxPredW), report.F(x.MaxActualW),
-			strconv.Itoa(x.Restarts), strconv.Itoa(x.PowerOns), strconv.Itoa(x.Decisions), strconv.Itoa(x.Events)})
+			strconv.Itoa(x.Restarts), strconv.Itoa(x.PowerOns), strconv.Itoa(x.Decisions), strconv.Itoa(x.Events), report.F(x.CostUSD), report.F(x.CO2Kg)})
 	}
 	lp := report.LinePlot{Title: "Average JCT vs total GPU energy (" + r.Scenario.Name + ")", XLabel: "total energy (MWh)", YLabel: "average JCT (h)"}
 	for _, s := range r.Systems {
@@ -177,7 +195,8 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
-	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description}, r.StandIns...),
+	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Cost and carbon: " + r.Grid}, r.StandIns...),
+		Tail:     []string{"cost and carbon: " + r.Grid, ""},
 		Tables:   []report.Table{ScenarioTable(r)},
 		Figures:  []experiment.Figure{{File: "jct_vs_energy.svg", Caption: "Average JCT vs total GPU energy, one cross per seed", SVG: svg}},
 		Footnote: "wattsched " + r.Version, Files: map[string][]byte{"summary.json": js, "runs.csv": report.CSV(rows)},

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -369,5 +370,59 @@ policies:
 		if _, err := os.Stat(filepath.Join(dir, d)); !os.IsNotExist(err) {
 			t.Errorf("%s written despite the error", d)
 		}
+	}
+}
+
+// Money and carbon: a replay is charged hour by hour with the scenario's
+// grid (default: NYISO 2023); the same energy in a dearer month costs
+// more; an unknown region, a start outside the series or a grid section in
+// inflation mode is an error before any run.
+func TestReplayCostAndCarbon(t *testing.T) {
+	dir := t.TempDir()
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,T4\nn1,32000,131072,2,A100\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n" +
+		"p0,2000,1024,1,1000,,LS,Running,0,36000,\np1,2000,1024,1,500,,LS,Running,1800,9000,\n"
+	os.WriteFile(filepath.Join(dir, "nodes.csv"), []byte(nodes), 0o644)
+	os.WriteFile(filepath.Join(dir, "pods.csv"), []byte(pods), 0o644)
+	cost := func(grid string) (float64, float64, int, string) {
+		sc := filepath.Join(dir, "s.yaml")
+		os.WriteFile(sc, []byte("name: s\nmode: replay\ntrace: {nodes: nodes.csv, pods: pods.csv}\n"+grid+"policies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
+		out := filepath.Join(dir, "o")
+		code, _, errs := run(t, "run", "-c", sc, "-o", out, "--force")
+		if code != 0 {
+			return 0, 0, code, errs
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		var sum struct {
+			Policies []struct {
+				EnergyKWh float64 `json:"energy_kwh"`
+				CostUSD   float64 `json:"cost_usd"`
+				CO2Kg     float64 `json:"co2_kg"`
+			} `json:"policies"`
+		}
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		p := sum.Policies[0]
+		if !(p.CostUSD > 0 && p.CO2Kg > 0 && p.EnergyKWh > 0) {
+			t.Fatalf("%s: %+v", grid, p)
+		}
+		return p.CostUSD, p.CO2Kg, 0, ""
+	}
+	jan, _, _, _ := cost("")
+	aug, _, _, _ := cost("grid: {start: \"2023-08-01 12:00:00\"}\n")
+	de, _, _, _ := cost("grid: {region: DE-LU, start: \"2023-08-01 12:00:00\"}\n")
+	if jan == aug || aug == de {
+		t.Errorf("the same energy cost the same at other hours or regions: %v %v %v", jan, aug, de)
+	}
+	for _, bad := range []string{"grid: {region: MARS}\n", "grid: {start: \"2031-01-01 00:00:00\"}\n", "grid: {carbon_basis: scope3}\n"} {
+		if _, _, code, errs := cost(bad); code != 1 || !strings.Contains(errs, "grid") {
+			t.Errorf("%q: exit %d, %q", bad, code, errs)
+		}
+	}
+	sc := filepath.Join(dir, "infl.yaml")
+	os.WriteFile(sc, []byte("name: i\nmode: inflation\ntrace: {pods: default}\ngrid: {region: DE-LU}\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
+	if code, _, errs := run(t, "run", "-c", sc, "-o", filepath.Join(dir, "i")); code != 1 || !strings.Contains(errs, "grid: not for mode inflation") {
+		t.Errorf("grid in inflation: exit %d, %q", code, errs)
 	}
 }
