@@ -10,7 +10,6 @@ package experiment
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -90,7 +89,7 @@ type Figure struct {
 }
 
 // Write writes the files, the figures and report.html into dir, which
-// must have been prepared with PrepareDir.
+// exists (Publish writes every result into a fresh directory).
 func (r *Results) Write(dir string) error {
 	if r.Dir != "" {
 		dir = filepath.Join(dir, r.Dir)
@@ -113,34 +112,4 @@ func (r *Results) Write(dir string) error {
 	}
 	files["report.html"] = html
 	return report.WriteFiles(dir, files)
-}
-
-// PrepareDir creates dir for results; an existing non-empty dir is an
-// error unless force, in which case its old contents are removed.
-func PrepareDir(dir string, force bool) error {
-	ents, err := os.ReadDir(dir)
-	switch {
-	case os.IsNotExist(err):
-		return os.MkdirAll(dir, 0o755)
-	case err != nil:
-		return err
-	case len(ents) > 0 && !force:
-		return fmt.Errorf("output directory %s is not empty (use --force to replace it)", dir)
-	}
-	for _, e := range ents {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// CheckDir fails early, before any work, when dir exists, is not empty
-// and force is not set.
-func CheckDir(dir string, force bool) error {
-	ents, err := os.ReadDir(dir)
-	if err == nil && len(ents) > 0 && !force {
-		return fmt.Errorf("output directory %s is not empty (use --force to replace it)", dir)
-	}
-	return nil
 }

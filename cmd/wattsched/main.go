@@ -9,5 +9,6 @@ import (
 )
 
 func main() {
+	cli.HandleSignals(os.Stderr)
 	os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }

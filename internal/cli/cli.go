@@ -10,9 +10,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -97,6 +99,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// HandleSignals makes SIGINT and SIGTERM stop the process with one line
+// and exit status 130, after removing any results directory being written
+// (the output directory keeps its earlier contents).
+func HandleSignals(stderr io.Writer) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		experiment.Abandon()
+		fmt.Fprintf(stderr, "wattsched: %v: stopped; no partial results were written\n", s)
+		os.Exit(130)
+	}()
 }
 
 type usageError struct{ error }
@@ -325,13 +341,8 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) erro
 
 // emit writes the results directories, then prints what each holds.
 func emit(stdout io.Writer, dir string, force bool, results []*experiment.Results) error {
-	if err := experiment.PrepareDir(dir, force); err != nil {
+	if err := experiment.Publish(dir, force, Version, results); err != nil {
 		return err
-	}
-	for _, r := range results {
-		if err := r.Write(dir); err != nil {
-			return err
-		}
 	}
 	for _, r := range results {
 		for _, l := range r.Head {

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wattsched/wattsched/policy/builtin"
 )
@@ -424,5 +428,46 @@ func TestReplayCostAndCarbon(t *testing.T) {
 	os.WriteFile(sc, []byte("name: i\nmode: inflation\ntrace: {pods: default}\ngrid: {region: DE-LU}\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
 	if code, _, errs := run(t, "run", "-c", sc, "-o", filepath.Join(dir, "i")); code != 1 || !strings.Contains(errs, "grid: not for mode inflation") {
 		t.Errorf("grid in inflation: exit %d, %q", code, errs)
+	}
+}
+
+// SIGINT in the middle of a run stops it with exit 130 and one line; the
+// earlier results in the output directory are untouched and nothing
+// temporary is left beside them. (The child is this test binary.)
+func TestInterruptKeepsOldResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a reproduction in a child process")
+	}
+	if os.Getenv("WATTSCHED_SIGNAL_CHILD") != "" {
+		HandleSignals(os.Stderr)
+		os.Exit(Run(context.Background(), []string{"reproduce", "powerflow", "-o", os.Getenv("WATTSCHED_SIGNAL_CHILD"), "--force"}, io.Discard, os.Stderr))
+	}
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	if code, _, errs := run(t, "reproduce", "vahrm", "--quick", "-o", out); code != 0 {
+		t.Fatalf("first run: %d %s", code, errs)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestInterruptKeepsOldResults$")
+	cmd.Env = append(os.Environ(), "WATTSCHED_SIGNAL_CHILD="+out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "no partial results were written") {
+		t.Fatalf("child: %v, stderr %q; want exit 130 and one line", err, stderr.String())
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if !bytes.Equal(before, after) {
+		t.Error("the earlier results changed")
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 1 {
+		t.Errorf("%d entries beside the results, want none", len(ents)-1)
 	}
 }
