@@ -201,7 +201,9 @@ func FGDSimPublished() (map[uint64][]float64, error) {
 func CompareFGDSim(r *InflationResult) (*FGDSimCompare, error) {
 	ref := r.Scenario.ReferencePolicy()
 	runs := r.RunsOf(ref)
-	if ref == "" || len(runs) == 0 || r.Scenario.Trace.Pods != "default" || r.Scenario.Target != 1.3 {
+	// The published curves are FGD's on the Default trace and the 1213-node
+	// GPU cluster to 1.3x: any other cluster or trace has nothing to match.
+	if ref == "" || len(runs) == 0 || r.Scenario.Trace.Pods != "default" || r.Scenario.Trace.Nodes != "openb-gpu" || r.Scenario.Target != 1.3 {
 		return nil, nil
 	}
 	pub, err := FGDSimPublished()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -47,7 +48,23 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace.nodes: %w", err)
 	}
-	if path := s.Path(t.Pods); fileExists(path) {
+	if len(in.Nodes) == 0 {
+		return nil, fmt.Errorf("trace.nodes: %s lists no nodes", t.Nodes)
+	}
+	gpus := 0
+	for _, n := range in.Nodes {
+		gpus += n.GPUs
+	}
+	if gpus == 0 && s.Mode == scenario.Inflation {
+		return nil, fmt.Errorf("trace.nodes: %s has no GPUs: inflation fills a cluster's GPUs and needs some", t.Nodes)
+	}
+	if embeddedName(t.Pods) {
+		if in.Pods, err = alibaba2023.Pods(t.Pods); err != nil {
+			return nil, fmt.Errorf("trace.pods: %w (a file path needs a directory or an extension, e.g. ./%s)", err, t.Pods)
+		}
+		in.Source = fmt.Sprintf("embedded openb_pod_list_%s and %s nodes: %s", t.Pods, t.Nodes, alibaba2023.Source)
+	} else {
+		path := s.Path(t.Pods)
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("trace.pods: %w", err)
@@ -57,19 +74,25 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 			return nil, fmt.Errorf("trace.pods: %w", err)
 		}
 		in.Source = fmt.Sprintf("pods from %s, nodes %s", t.Pods, t.Nodes)
-	} else {
-		if in.Pods, err = alibaba2023.Pods(t.Pods); err != nil {
-			return nil, fmt.Errorf("trace.pods: %w", err)
+	}
+	if s.Mode == scenario.Replay {
+		timed := false
+		for _, p := range in.Pods {
+			timed = timed || p.Submit != 0 || p.Work != 0
 		}
-		in.Source = fmt.Sprintf("embedded openb_pod_list_%s and %s nodes: %s", t.Pods, t.Nodes, alibaba2023.Source)
+		if !timed {
+			return nil, fmt.Errorf("trace.pods: %s has no creation and deletion times (a 5-column pod list?): replay needs the 11-column form (docs/formats.md)", t.Pods)
+		}
 	}
 	job.Classify(in.Pods)
 	return in, nil
 }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+// embeddedName reports whether a trace name means an embedded trace: a
+// bare name (no directory, no extension). Anything else is a file path, so
+// a local file never shadows an embedded trace silently.
+func embeddedName(name string) bool {
+	return !strings.ContainsAny(name, `/\.`)
 }
 
 // GridPoint is the cluster state at one requested-GPU ratio (0.01 grid).

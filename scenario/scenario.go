@@ -348,12 +348,18 @@ func (s *Scenario) validateTasks(bad *problems) {
 		if len(p.Scorers) == 0 {
 			bad.add("policies[%d].scorers: none", i)
 		}
+		// As kube-scheduler checks its plugins' weights: the weighted total
+		// of the best scores (MaxScore each) must fit an int64, or scores
+		// would overflow and wrap silently.
+		var total int64
 		for j, sc := range p.Scorers {
 			if sc.Policy == "" {
 				bad.add("policies[%d].scorers[%d].policy: empty", i, j)
 			}
 			if sc.Weight <= 0 {
 				bad.add("policies[%d].scorers[%d].weight: %d, want > 0", i, j, sc.Weight)
+			} else if total += sc.Weight; sc.Weight > math.MaxInt64/policy.MaxScore || total > math.MaxInt64/policy.MaxScore {
+				bad.add("policies[%d].scorers[%d].weight: %d: the weights' sum times the highest score (%d) overflows int64", i, j, sc.Weight, policy.MaxScore)
 			}
 		}
 	}

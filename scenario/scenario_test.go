@@ -19,6 +19,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"zero weight", "name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 0}]}]\n", "policies[0].scorers[0].weight: 0"},
 		{"bad compat", "name: x\ntrace: {pods: default}\ncompat: kube\n" + pol, "compat: \"kube\""},
 		{"duplicate name", "name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}, {name: a, scorers: [{policy: pwr, weight: 1}]}]\n", "policies[1].name: duplicate"},
+		{"overflowing weights", "name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 92233720368547758}, {policy: pwr, weight: 2}]}]\n", "policies[0].scorers[1].weight: 2: the weights' sum"},
 		{"NaN target", "name: x\ntrace: {pods: default}\ntarget: .nan\n" + pol, "target: NaN"},
 		{"bad mode", "name: x\nmode: slotted\n", "mode: \"slotted\""},
 		{"limit both", "name: x\ntrace: {pods: default}\npower_limit: {watts: 5, tdp_fraction: 0.5}\n" + pol, "power_limit: watts and tdp_fraction both set"},

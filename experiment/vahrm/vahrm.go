@@ -2,6 +2,7 @@ package vahrm
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -332,13 +333,40 @@ type Relative struct {
 	ThroughputH   float64 `json:"throughput_jobs_per_h"`
 }
 
+// MarshalJSON writes the fields in order, an undefined ratio (NaN) as null.
+func (r Relative) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Setting       string  `json:"setting"`
+		System        string  `json:"system"`
+		Workload      int     `json:"workload"`
+		EnergySave    float64 `json:"energy_saving"`
+		AboveIdleSave float64 `json:"above_idle_energy_saving"`
+		BaseIdleShare float64 `json:"base_all_idle_share"`
+		TATRatio      Num     `json:"turnaround_ratio"`
+		ThroughRat    Num     `json:"throughput_ratio"`
+		WaitRatio     Num     `json:"waiting_ratio"`
+		EnergyJ       float64 `json:"energy_j"`
+		MeanTATS      float64 `json:"mean_turnaround_s"`
+		MeanWaitS     float64 `json:"mean_wait_s"`
+		MaxWaitS      float64 `json:"max_wait_s"`
+		ExcessS       float64 `json:"actual_above_cap_s"`
+		MaxExcessW    float64 `json:"max_actual_excess_w"`
+		MaxPredW      float64 `json:"max_predicted_w_at_start"`
+		CapW          float64 `json:"cap_w"`
+		ThroughputH   float64 `json:"throughput_jobs_per_h"`
+	}{r.Setting, r.System, r.Workload, r.EnergySave, r.AboveIdleSave, r.BaseIdleShare, Num(r.TATRatio), Num(r.ThroughRat), Num(r.WaitRatio),
+		r.EnergyJ, r.MeanTATS, r.MeanWaitS, r.MaxWaitS, r.ExcessS, r.MaxExcessW, r.MaxPredW, r.CapW, r.ThroughputH})
+}
+
 func relative(setting string, r, base *RunResult) Relative {
+	// A ratio to a baseline figure of 0 is undefined (NaN; null in JSON)
+	// unless both are 0 (e.g. nobody waited under the baseline).
 	ratio := func(a, b float64) float64 {
 		if b == 0 {
 			if a == 0 {
 				return 1
 			}
-			return math.Inf(1)
+			return math.NaN()
 		}
 		return a / b
 	}

@@ -471,3 +471,33 @@ func TestInterruptKeepsOldResults(t *testing.T) {
 		t.Errorf("%d entries beside the results, want none", len(ents)-1)
 	}
 }
+
+// Inputs that used to give NaN tables or silent results are errors before
+// any run: a header-only node list, a cluster without GPUs in inflation, a
+// replay of a pod list without times, a bare name that is no embedded
+// trace (a local file must be given as a path).
+func TestDegenerateInputs(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "empty.csv"), []byte("sn,cpu_milli,memory_mib,gpu,model\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cpu.csv"), []byte("sn,cpu_milli,memory_mib,gpu,model\nc0,32000,1024,0,\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "nodes.csv"), []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,T4\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "five.csv"), []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n"), 0o644)
+	pol := "policies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"mode: inflation\ntrace: {nodes: empty.csv, pods: default}\n", "lists no nodes"},
+		{"mode: inflation\ntrace: {nodes: cpu.csv, pods: default}\n", "has no GPUs"},
+		{"mode: replay\ntrace: {nodes: nodes.csv, pods: five.csv}\n", "no creation and deletion times"},
+		{"mode: inflation\ntrace: {nodes: nodes.csv, pods: mypods}\n", "a file path needs a directory or an extension"},
+	} {
+		sc := filepath.Join(dir, "s.yaml")
+		os.WriteFile(sc, []byte("name: s\n"+c.yaml+pol), 0o644)
+		out := filepath.Join(dir, "out")
+		code, _, errs := run(t, "run", "-c", sc, "-o", out)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, %q; want 1 and %q", c.yaml, code, errs, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%q: output written", c.yaml)
+		}
+	}
+}

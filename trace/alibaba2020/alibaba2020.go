@@ -59,11 +59,27 @@ func eachRow(r io.Reader, name string, cols []string, each func(rec []string, li
 	}
 }
 
-func float(s string) (float64, error) {
+// Bounds on the tables' numbers: times in seconds since the trace's epoch,
+// a job's run time at most one year, a task's instances and its GPU plan
+// (percent of one GPU) at most what a 2020 cluster could hold.
+const (
+	MaxTimeSec     = 1e10
+	MaxDurationSec = 365 * 24 * 3600
+	MaxInstances   = 1e5
+	MaxPlanGPU     = 100 * 128
+)
+
+// float parses a field: empty is unknown (NaN); a number must be finite and
+// in [0, max].
+func float(s string, max float64) (float64, error) {
 	if s == "" {
 		return math.NaN(), nil
 	}
-	return strconv.ParseFloat(s, 64)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v <= max) {
+		return 0, fmt.Errorf("%q is not a number in [0, %g] (empty: unknown)", s, max)
+	}
+	return v, nil
 }
 
 // ReadJobs parses a job table.
@@ -73,9 +89,12 @@ func ReadJobs(r io.Reader, name string) ([]Job, error) {
 		j := Job{Name: rec[0], User: rec[2], Status: rec[3], Line: line}
 		for i, p := range []*float64{&j.Start, &j.End} {
 			var err error
-			if *p, err = float(rec[4+i]); err != nil {
-				return &trace.ParseError{File: name, Line: line, Column: JobColumns[4+i], Err: fmt.Errorf("%q is not a number", rec[4+i])}
+			if *p, err = float(rec[4+i], MaxTimeSec); err != nil {
+				return &trace.ParseError{File: name, Line: line, Column: JobColumns[4+i], Err: err}
 			}
+		}
+		if d := j.End - j.Start; d > MaxDurationSec {
+			return &trace.ParseError{File: name, Line: line, Column: "end_time", Err: fmt.Errorf("the job runs %.0f s, more than a year (%d s)", d, MaxDurationSec)}
 		}
 		out = append(out, j)
 		return nil
@@ -91,10 +110,11 @@ func ReadTasks(r io.Reader, name string) ([]Task, error) {
 		for _, c := range []struct {
 			p   *float64
 			col int
-		}{{&t.InstNum, 2}, {&t.PlanGPU, 8}} {
+			max float64
+		}{{&t.InstNum, 2, MaxInstances}, {&t.PlanGPU, 8, MaxPlanGPU}} {
 			var err error
-			if *c.p, err = float(rec[c.col]); err != nil || *c.p < 0 {
-				return &trace.ParseError{File: name, Line: line, Column: TaskColumns[c.col], Err: fmt.Errorf("%q is not a non-negative number", rec[c.col])}
+			if *c.p, err = float(rec[c.col], c.max); err != nil {
+				return &trace.ParseError{File: name, Line: line, Column: TaskColumns[c.col], Err: err}
 			}
 		}
 		out = append(out, t)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -76,6 +77,25 @@ func (l *Log) HeaderValue(key string) (string, bool) {
 	return "", false
 }
 
+// Bounds: times (submit, wait, run, requested and think time) in seconds
+// and processor counts above these are input errors, not jobs (an int64
+// extreme became a negative run time in milliseconds deep in a run).
+const (
+	MaxSeconds = 1e9 // 31 years
+	MaxProcs   = 1e7
+)
+
+// bound is the upper bound of field i, 0 for none.
+func bound(i int) int64 {
+	switch i {
+	case 1, 2, 3, 8, 17:
+		return MaxSeconds
+	case 4, 7:
+		return MaxProcs
+	}
+	return 0
+}
+
 // ParseError locates a bad line or field: file, line, column.
 type ParseError = trace.ParseError
 
@@ -105,8 +125,8 @@ func Read(r io.Reader, file string) (*Log, error) {
 			switch i {
 			case 5, 6, 9: // average CPU time and memory may be fractional
 				x, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					return nil, &ParseError{File: file, Line: line, Column: Fields[i], Err: fmt.Errorf("%q is not a number", v)}
+				if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 && x != Missing {
+					return nil, &ParseError{File: file, Line: line, Column: Fields[i], Err: fmt.Errorf("%q is not a finite number >= 0 (or -1)", v)}
 				}
 				floats[i] = x
 			default:
@@ -116,6 +136,9 @@ func Read(r io.Reader, file string) (*Log, error) {
 				}
 				if x < -1 {
 					return nil, &ParseError{File: file, Line: line, Column: Fields[i], Err: fmt.Errorf("%d: only -1 may be negative", x)}
+				}
+				if b := bound(i); b > 0 && x > b {
+					return nil, &ParseError{File: file, Line: line, Column: Fields[i], Err: fmt.Errorf("%d is above %d", x, b)}
 				}
 				ints[i] = x
 			}

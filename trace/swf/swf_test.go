@@ -2,6 +2,7 @@ package swf
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,23 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// int64 extremes, NaN and infinities are errors naming the field.
+func TestReadBounds(t *testing.T) {
+	for _, c := range []struct{ row, col string }{
+		{"1 0 -1 9223372036854775807 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1", "run_time"},
+		{"1 0 -1 10 99999999999 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1", "allocated_processors"},
+		{"1 0 -1 10 4 NaN -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1", "average_cpu_time"},
+		{"1 0 -1 10 4 -1 +Inf 4 -1 -1 1 1 1 -1 -1 -1 -1 -1", "used_memory"},
+		{"1 -5 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1", "submit_time"},
+	} {
+		_, err := Read(strings.NewReader(c.row+"\n"), "x.swf")
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Column != c.col || pe.Line != 1 {
+			t.Errorf("%q: %v, want column %s", c.row, err, c.col)
+		}
+	}
+}
+
 func FuzzRead(f *testing.F) {
 	f.Add("; Version: 2.2\n1 0 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n")
 	f.Add("1 2 3\n")
@@ -64,6 +82,14 @@ func FuzzRead(f *testing.F) {
 		for _, j := range l.Jobs {
 			if j.Run < -1 || j.Submit < -1 || j.AllocProcs < -1 {
 				t.Fatalf("accepted negative field: %+v", j)
+			}
+			if j.Run > MaxSeconds || j.Submit > MaxSeconds || j.ReqTime > MaxSeconds || j.AllocProcs > MaxProcs || j.ReqProcs > MaxProcs {
+				t.Fatalf("accepted an out-of-range field: %+v", j)
+			}
+			for _, v := range []float64{j.AvgCPUTime, j.UsedMemory, j.ReqMemory} {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < -1 {
+					t.Fatalf("accepted %v", v)
+				}
 			}
 		}
 	})
