@@ -49,6 +49,9 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime 30s ./scenario
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/swf
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/philly
+	$(GO) test -run '^$$' -fuzz FuzzReadTables -fuzztime 30s ./trace/alibaba2020
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./grid
+	$(GO) test -run '^$$' -fuzz FuzzTaskEngine -fuzztime 30s ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
 
 clean:

@@ -225,11 +225,11 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 			return nil, fmt.Errorf("sim: task %d (%s): %w", t.ID, t.Name, err)
 		}
 		e.byID[t.ID] = i
-		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: t.Submit, Start: -1, End: -1, Node: -1}
 		at := t.Submit
 		if e.opt.Mode == Inflation {
-			at = job.Time(i)
+			at = job.Time(i) // one arrival per ms, whatever the trace's times
 		}
+		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: at, Start: -1, End: -1, Node: -1}
 		e.k.Post(at, taskEvent{arrival: true, task: i})
 	}
 	e.k.Track(len(tasks))
