@@ -64,6 +64,18 @@ type Node struct {
 	Tasks int
 }
 
+// IdleCopy is a copy of n with nothing allocated (for what-if questions
+// such as "could this task ever start here?").
+func (n *Node) IdleCopy() *Node {
+	c := *n
+	c.FreeCPUMilli, c.FreeMemMiB, c.Tasks, c.Affinity = n.CPUMilli, n.MemMiB, 0, [9]int32{}
+	c.GPUFree = make([]int64, len(n.GPUFree))
+	for i := range c.GPUFree {
+		c.GPUFree[i] = job.MilliPerGPU
+	}
+	return &c
+}
+
 // NumGPUs is the number of GPUs on the node.
 func (n *Node) NumGPUs() int { return len(n.GPUFree) }
 

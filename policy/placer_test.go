@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -148,11 +149,19 @@ func TestPlacerPowerGate(t *testing.T) {
 func TestOnlineWaitsForPowerInOrder(t *testing.T) {
 	big := &job.Task{ID: 1, Class: 0, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 1000}}
 	small := &job.Task{ID: 2, Class: 1, Demand: job.Demand{CPUMilli: 1000}}
+	// Idle cluster: T4 10 + V100 30 + two sockets 15 = 70 W. A running
+	// CPU task on b wakes its socket: 175 W. big adds 165 W on a (T4 to
+	// 70 W, the socket to 120 W): 340 W > 250 W, but 235 W on an idle
+	// cluster, so it waits for power (replay) and blocks small.
 	for _, inflation := range []bool{false, true} {
 		c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "V100M16").Build()
+		run := &job.Task{ID: 9, Class: 2, Demand: job.Demand{CPUMilli: 1000}}
+		if err := c.Allocate(run, 1, nil); err != nil {
+			t.Fatal(err)
+		}
 		p, _ := policy.NewPlacer(nil, []policy.Weighted{{Name: "f", Scorer: fixed{10, 90}, Weight: 1}})
 		o := &policy.Online{Placer: p}
-		st := &policy.State{Cluster: c, Queue: []*job.Task{big, small}, PowerLimit: 200, Power: power.PWR{}, Inflation: inflation}
+		st := &policy.State{Cluster: c, Queue: []*job.Task{big, small}, PowerLimit: 250, Power: power.PWR{}, Inflation: inflation}
 		got := o.Schedule(st)
 		var want []policy.Action
 		if inflation {
@@ -161,5 +170,27 @@ func TestOnlineWaitsForPowerInOrder(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("inflation %v (-want +got):\n%s", inflation, diff)
 		}
+	}
+}
+
+// A task that could not start even on an idle cluster is rejected in
+// replay too, instead of blocking every task behind it forever.
+func TestOnlineRejectsWhatNeverFitsTheLimit(t *testing.T) {
+	big := &job.Task{ID: 1, Class: 0, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 1000}}
+	small := &job.Task{ID: 2, Class: 1, Demand: job.Demand{CPUMilli: 1000}}
+	c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "V100M16").Build()
+	p, _ := policy.NewPlacer(nil, []policy.Weighted{{Name: "f", Scorer: fixed{10, 90}, Weight: 1}})
+	o := &policy.Online{Placer: p}
+	// 70 W idle + 165 W at least for big = 235 W > 200 W.
+	st := &policy.State{Cluster: c, Queue: []*job.Task{big, small}, PowerLimit: 200, Power: power.PWR{}}
+	got := o.Schedule(st)
+	if len(got) != 2 {
+		t.Fatalf("actions %+v, want big rejected and small started", got)
+	}
+	if r, ok := got[0].(policy.Reject); !ok || r.Task != 1 || !strings.Contains(r.Reason, "can never be admitted") {
+		t.Errorf("first action %+v", got[0])
+	}
+	if s, ok := got[1].(policy.Start); !ok || s.Task != 2 {
+		t.Errorf("second action %+v", got[1])
 	}
 }

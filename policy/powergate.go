@@ -53,3 +53,35 @@ func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
 	}
 	return true, fmt.Sprintf("power budget: estimated cluster power %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", total, cheapest, g.Limit)
 }
+
+// NeverFits reports whether demand d could not start within the limit
+// even on an idle cluster: the idle cluster's power plus d's smallest
+// increase on any idle node where it fits (with the GPUs pick chooses)
+// exceeds the limit, or it fits on no idle node at all. Such a task must
+// not wait for power: nothing will ever free enough, and the tasks behind
+// it would wait forever.
+func (g *PowerGate) NeverFits(d *job.Demand, nodes []*cluster.Node, pick func(d *job.Demand, n *cluster.Node) []int) (bool, string) {
+	var idle hw.Watts
+	cheapest, fits := hw.Watts(0), false
+	for _, n := range nodes {
+		e := n.IdleCopy()
+		idle += g.Model.NodePower(e).Total()
+		if ok, _ := cluster.Fits(d, e); !ok {
+			continue
+		}
+		gpus := pick(d, e)
+		if d.GPUCount > 0 && gpus == nil {
+			continue
+		}
+		if inc := g.Increase(d, e, gpus); !fits || inc < cheapest {
+			cheapest, fits = inc, true
+		}
+	}
+	if fits && g.Limit.Allows(idle+cheapest) {
+		return false, ""
+	}
+	if !fits {
+		return true, "power budget: the pod fits on no node even when the cluster is idle"
+	}
+	return true, fmt.Sprintf("power budget: even on an idle cluster (%.0f W) this pod would add at least %.0f W, over the budget of %.0f W: it can never be admitted", idle, cheapest, g.Limit)
+}

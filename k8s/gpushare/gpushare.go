@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -53,12 +54,26 @@ const (
 	maxGPUsPerNode = 64
 )
 
+// Bounds on a pod's requests: a million cores, an exbibyte.
+var (
+	maxCPU    = resource.MustParse("1M")
+	maxMemory = resource.MustParse("1Ei")
+)
+
 // Demand is what pod asks of one node, in the cluster model's units:
 // CPU and memory from its effective requests (as NodeResourcesFit counts
 // them), GPUs from nvidia.com/gpu or wattsched.io/gpu-milli, accepted
 // models from wattsched.io/gpu-models.
 func Demand(pod *v1.Pod) (job.Demand, error) {
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	// Quantities too large for the model's int64 milli-units would wrap
+	// (a request of 1e30 CPUs became 0 and fitted everywhere).
+	if q := req.Cpu(); q.Cmp(maxCPU) > 0 {
+		return job.Demand{}, fmt.Errorf("cpu request %s: above %s", q.String(), maxCPU.String())
+	}
+	if q := req.Memory(); q.Cmp(maxMemory) > 0 {
+		return job.Demand{}, fmt.Errorf("memory request %s: above %s", q.String(), maxMemory.String())
+	}
 	d := job.Demand{CPUMilli: req.Cpu().MilliValue()}
 	mem := req.Memory().Value()
 	d.MemMiB = (mem + bytesPerMiB - 1) / bytesPerMiB
@@ -127,6 +142,9 @@ func FormatGPUIndex(gpus []int) string {
 // Spec is a node's capacity in the cluster model's units.
 func Spec(node *v1.Node) (cluster.NodeSpec, error) {
 	a := node.Status.Allocatable
+	if a.Cpu().Cmp(maxCPU) > 0 || a.Memory().Cmp(maxMemory) > 0 {
+		return cluster.NodeSpec{Name: node.Name}, fmt.Errorf("allocatable cpu %s or memory %s above %s / %s", a.Cpu().String(), a.Memory().String(), maxCPU.String(), maxMemory.String())
+	}
 	s := cluster.NodeSpec{Name: node.Name, CPUMilli: a.Cpu().MilliValue(), MemMiB: a.Memory().Value() / bytesPerMiB}
 	gq := a[ResourceGPU]
 	if g := gq.Value(); g < 0 || g > maxGPUsPerNode {
@@ -153,57 +171,127 @@ type Allocation struct {
 	// GPUs are the pod's device indices; nil when unknown (a pod bound by
 	// another scheduler, or before wattsched wrote the annotation).
 	GPUs []int
+	// IndexErr is set when the pod's gpu-index annotation is malformed
+	// (GPUs is then nil).
+	IndexErr error
+}
+
+// Problem is a pod on a node whose annotations or requests do not add up
+// (malformed, over capacity, two pods on one full GPU, a GPU the node
+// lacks). The pod still runs there: BuildNode counts what it can of it
+// instead of failing the node.
+type Problem struct {
+	Pod    *v1.Pod
+	Reason string
 }
 
 // BuildNode rebuilds node's state in the cluster model from the pods placed
 // on it: pods whose GPUs are known first, in order, then the others on the
-// GPUs cluster.BestFitGPUs picks. Any inconsistency (a malformed
-// annotation, two pods on a full GPU, an unknown GPU model) is an error
-// naming the node and the pod.
-func BuildNode(cat *hw.Catalog, node *v1.Node, allocs []Allocation) (*cluster.Node, error) {
+// GPUs cluster.BestFitGPUs picks. A pod that does not add up never fails
+// the node (anyone who can create pods could otherwise take nodes out of
+// scheduling): its CPU and memory are counted, its GPUs are best-fit when
+// its recorded ones are impossible, or left unknown when none fit or its
+// GPU request cannot be read, and it is reported as a Problem. Only the
+// node itself (capacity, labels, power overrides, an unknown GPU model) is
+// an error.
+func BuildNode(cat *hw.Catalog, node *v1.Node, allocs []Allocation) (*cluster.Node, []Problem, error) {
 	spec, err := Spec(node)
 	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", node.Name, err)
+		return nil, nil, fmt.Errorf("node %s: %w", node.Name, err)
 	}
 	c, err := cluster.New(cat, []cluster.NodeSpec{spec})
 	if err != nil {
-		return nil, fmt.Errorf("node %s: %w (label %s or annotation %s)", node.Name, unwrapNode(err), LabelGPUProduct, AnnCPUModel)
+		return nil, nil, fmt.Errorf("node %s: %w (label %s or annotation %s)", node.Name, unwrapNode(err), LabelGPUProduct, AnnCPUModel)
 	}
 	n := c.Nodes[0]
 	if err := overrides(node, n); err != nil {
-		return nil, fmt.Errorf("node %s: %w", node.Name, err)
+		return nil, nil, fmt.Errorf("node %s: %w", node.Name, err)
+	}
+	var problems []Problem
+	report := func(a *Allocation, format string, args ...any) {
+		problems = append(problems, Problem{Pod: a.Pod, Reason: fmt.Sprintf(format, args...)})
 	}
 	tasks := make([]job.Task, len(allocs))
 	var later []int
+	// place allocates task i on gpus; when that fails it counts the pod's
+	// CPU and memory alone (at most what is free), GPUs unknown.
+	place := func(i int, gpus []int) {
+		a := &allocs[i]
+		err := c.Allocate(&tasks[i], 0, gpus)
+		if err == nil {
+			return
+		}
+		d := job.Demand{CPUMilli: min(tasks[i].CPUMilli, n.FreeCPUMilli), MemMiB: min(tasks[i].MemMiB, n.FreeMemMiB)}
+		tasks[i].Demand = d
+		report(a, "does not fit the node's free resources (%v); counted %dm CPU and %d MiB, GPUs unknown", err, d.CPUMilli, d.MemMiB)
+		if err := c.Allocate(&tasks[i], 0, nil); err != nil {
+			report(a, "not counted: %v", err)
+		}
+	}
 	for i := range allocs {
 		a := &allocs[i]
 		d, err := Demand(a.Pod)
 		if err != nil {
-			return nil, fmt.Errorf("node %s: pod %s/%s: %w", node.Name, a.Pod.Namespace, a.Pod.Name, err)
+			// CPU and memory come first in Demand and stay valid.
+			report(a, "%v; counted its CPU and memory, GPUs unknown", err)
+			d = job.Demand{CPUMilli: max(0, d.CPUMilli), MemMiB: max(0, d.MemMiB)}
 		}
 		// The node's placed pods run wherever they are: their model
 		// constraint is not re-checked.
 		d.GPUSpec = nil
 		tasks[i] = job.Task{ID: job.ID(i), Demand: d}
+		if a.IndexErr != nil {
+			report(a, "%v; its GPUs are best-fit", a.IndexErr)
+		}
 		if d.GPUCount > 0 && a.GPUs == nil {
 			later = append(later, i)
 			continue
 		}
-		if err := c.Allocate(&tasks[i], 0, a.GPUs); err != nil {
-			return nil, fmt.Errorf("node %s: pod %s/%s (GPUs %v): %w", node.Name, a.Pod.Namespace, a.Pod.Name, a.GPUs, err)
+		if d.GPUCount == 0 && len(a.GPUs) > 0 {
+			report(a, "has %s %v but asks for no GPU; ignored", AnnGPUIndex, a.GPUs)
+			place(i, nil)
+			continue
 		}
+		if ok, why := fitsOn(&d, n, a.GPUs); !ok {
+			report(a, "%s %v: %s; its GPUs are best-fit", AnnGPUIndex, a.GPUs, why)
+			later = append(later, i)
+			continue
+		}
+		place(i, a.GPUs)
 	}
 	for _, i := range later {
 		a := &allocs[i]
 		g := cluster.BestFitGPUs(&tasks[i].Demand, n)
 		if g == nil {
-			return nil, fmt.Errorf("node %s: pod %s/%s: no GPU left for it", node.Name, a.Pod.Namespace, a.Pod.Name)
+			report(a, "no GPU left for it on the node; counted its CPU and memory, GPUs unknown")
+			d := tasks[i].Demand
+			tasks[i].Demand = job.Demand{CPUMilli: d.CPUMilli, MemMiB: d.MemMiB}
+			place(i, nil)
+			continue
 		}
-		if err := c.Allocate(&tasks[i], 0, g); err != nil {
-			return nil, fmt.Errorf("node %s: pod %s/%s: %w", node.Name, a.Pod.Namespace, a.Pod.Name, err)
-		}
+		place(i, g)
 	}
-	return n, nil
+	return n, problems, nil
+}
+
+// fitsOn says whether d can take exactly gpus on n now.
+func fitsOn(d *job.Demand, n *cluster.Node, gpus []int) (bool, string) {
+	if len(gpus) != d.GPUCount {
+		return false, fmt.Sprintf("%d indices for %d GPUs", len(gpus), d.GPUCount)
+	}
+	seen := map[int]bool{}
+	for _, g := range gpus {
+		switch {
+		case g < 0 || g >= len(n.GPUFree):
+			return false, fmt.Sprintf("GPU %d, the node has %d", g, len(n.GPUFree))
+		case seen[g]:
+			return false, fmt.Sprintf("GPU %d twice", g)
+		case n.GPUFree[g] < d.GPUMilli:
+			return false, fmt.Sprintf("GPU %d has %d milli free, the pod takes %d", g, n.GPUFree[g], d.GPUMilli)
+		}
+		seen[g] = true
+	}
+	return true, ""
 }
 
 func unwrapNode(err error) error {

@@ -3,14 +3,19 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -52,15 +57,27 @@ type BudgetArgs struct {
 type Budget struct {
 	gate *policy.PowerGate
 	s    *shared
+	// pods reads pods' current state, to drop stale waiters (nil in unit
+	// tests without an informer factory).
+	pods corelisters.PodLister
+	// act moves pods back to the active queue: when a waiter is dropped
+	// for a reason other than being admitted, the pods behind it get no
+	// other event to retry on (updates of unscheduled pods requeue only
+	// the pod itself).
+	act framework.PodActivator
 
 	mu      sync.Mutex
 	waiting []waiter
 }
 
 type waiter struct {
-	uid  types.UID
-	at   int64 // creation time, Unix nanoseconds
-	name string
+	uid       types.UID
+	at        int64 // creation time, Unix nanoseconds
+	name      string
+	namespace string
+	pod       string
+	gen       int64             // spec generation when it started waiting
+	ann       map[string]string // annotations then
 }
 
 var (
@@ -78,15 +95,29 @@ func NewBudget(_ context.Context, obj runtime.Object, h framework.Handle) (frame
 	if !(a.BudgetWatts > 0) || math.IsInf(a.BudgetWatts, 0) {
 		return nil, fmt.Errorf("%s args: budgetWatts %v: want a positive number of watts", BudgetName, a.BudgetWatts)
 	}
-	b := &Budget{gate: &policy.PowerGate{Limit: power.Limit(a.BudgetWatts), Model: power.PWR{}}, s: sharedState(h)}
+	b := &Budget{gate: &policy.PowerGate{Limit: power.Limit(a.BudgetWatts), Model: power.PWR{}}, s: sharedState(h), act: h}
 	if f := h.SharedInformerFactory(); f != nil {
+		b.pods = f.Core().V1().Pods().Lister()
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			DeleteFunc: func(obj any) {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
 				}
 				if p, ok := obj.(*v1.Pod); ok {
-					b.admit(p.UID)
+					b.drop(p.UID)
+				}
+			},
+			// A waiting pod that was changed (its requests or annotations,
+			// a binding by another scheduler, a deletion in progress)
+			// leaves the waiting list: it rejoins, in creation order, at
+			// its next scheduling attempt, so a stale entry never holds
+			// the pods behind it.
+			UpdateFunc: func(oldObj, newObj any) {
+				o, ok1 := oldObj.(*v1.Pod)
+				p, ok2 := newObj.(*v1.Pod)
+				if ok1 && ok2 && (p.Spec.NodeName != "" || p.DeletionTimestamp != nil || p.Generation != o.Generation ||
+					!maps.Equal(p.Annotations, o.Annotations)) {
+					b.drop(p.UID)
 				}
 			},
 		})
@@ -114,6 +145,42 @@ func (b *Budget) admit(uid types.UID) {
 	}
 }
 
+// drop removes uid from the waiting list without admitting it and, if it
+// was there, moves the pods still waiting back to the active queue.
+func (b *Budget) drop(uid types.UID) {
+	b.mu.Lock()
+	found := false
+	var rest []waiter
+	for _, w := range b.waiting {
+		if w.uid == uid {
+			found = true
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	b.waiting = rest
+	b.mu.Unlock()
+	if found {
+		b.activate(rest)
+	}
+}
+
+// activate moves the listed waiting pods back to the active queue.
+func (b *Budget) activate(ws []waiter) {
+	if b.act == nil || b.pods == nil || len(ws) == 0 {
+		return
+	}
+	pods := map[string]*v1.Pod{}
+	for _, w := range ws {
+		if p, err := b.pods.Pods(w.namespace).Get(w.pod); err == nil {
+			pods[w.name] = p
+		}
+	}
+	if len(pods) > 0 {
+		b.act.Activate(klog.Background(), pods)
+	}
+}
+
 // wait records pod as waiting (once) and returns the oldest waiting pod.
 func (b *Budget) wait(pod *v1.Pod) waiter {
 	b.mu.Lock()
@@ -123,7 +190,8 @@ func (b *Budget) wait(pod *v1.Pod) waiter {
 		found = found || w.uid == pod.UID
 	}
 	if !found {
-		b.waiting = append(b.waiting, waiter{uid: pod.UID, at: pod.CreationTimestamp.UnixNano(), name: pod.Namespace + "/" + pod.Name})
+		b.waiting = append(b.waiting, waiter{uid: pod.UID, at: pod.CreationTimestamp.UnixNano(), name: pod.Namespace + "/" + pod.Name,
+			namespace: pod.Namespace, pod: pod.Name, gen: pod.Generation, ann: maps.Clone(pod.Annotations)})
 		sort.SliceStable(b.waiting, func(i, j int) bool {
 			if b.waiting[i].at != b.waiting[j].at {
 				return b.waiting[i].at < b.waiting[j].at
@@ -134,19 +202,46 @@ func (b *Budget) wait(pod *v1.Pod) waiter {
 	return b.waiting[0]
 }
 
+// head is the oldest waiting pod that is still waiting: entries for pods
+// that were deleted, bound elsewhere or changed since they started
+// waiting are dropped first (the changed pod rejoins at its next attempt),
+// whatever the order in which the scheduler and this plugin see events.
 func (b *Budget) head() (waiter, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	dropped := false
+	for len(b.waiting) > 0 {
+		w := b.waiting[0]
+		if !b.stale(w) {
+			break
+		}
+		b.waiting, dropped = b.waiting[1:], true
+	}
+	if dropped {
+		go b.activate(slices.Clone(b.waiting))
+	}
 	if len(b.waiting) == 0 {
 		return waiter{}, false
 	}
 	return b.waiting[0], true
 }
 
+func (b *Budget) stale(w waiter) bool {
+	if b.pods == nil {
+		return false
+	}
+	p, err := b.pods.Pods(w.namespace).Get(w.pod)
+	if err != nil {
+		return apierrors.IsNotFound(err)
+	}
+	return p.UID != w.uid || p.Spec.NodeName != "" || p.DeletionTimestamp != nil || p.Generation != w.gen || !maps.Equal(p.Annotations, w.ann)
+}
+
 // PreFilter implements the admission gate.
 func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
 	cd := demand(state, pod)
 	if cd.err != nil {
+		b.drop(pod.UID) // a pod that cannot be read never holds others back
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
 	if h, ok := b.head(); ok && h.uid != pod.UID {
@@ -173,6 +268,14 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		return nil, nil
 	}
 	if hold, reason := b.gate.Hold(total, cheapest); hold {
+		// A pod that could not be admitted even on an idle cluster must
+		// not wait: nothing will free enough power, and every pod behind
+		// it would wait forever.
+		pick := func(d *job.Demand, n *cluster.Node) []int { return b.s.selectGPUs(&cd.task, n) }
+		if never, why := b.gate.NeverFits(&cd.task.Demand, ns, pick); never {
+			b.drop(pod.UID)
+			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why)
+		}
 		b.wait(pod)
 		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
 	}

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
@@ -34,42 +35,97 @@ func created(p *v1.Pod, sec int64) *v1.Pod {
 	return p
 }
 
-// Node a (2 T4, one 32-vCPU Xeon socket) idles at 15 + 2*10 = 35 W under
-// the PWR model; one whole GPU and 1 vCPU add (70-10) + (120-15) = 165 W,
-// a CPU-only pod 105 W.
+// Nodes a and b (2 T4 and one 32-vCPU Xeon socket each) idle at
+// 2 x (15 + 2*10) = 70 W under the PWR model; one whole GPU and 1 vCPU add
+// (70-10) + (120-15) = 165 W, a CPU-only pod on an idle node 105 W. A pod
+// running on b with a whole GPU makes it 235 W.
+func budgetEnv(t *testing.T, watts float64, running bool, pods ...*v1.Pod) *env {
+	t.Helper()
+	if running {
+		pods = append([]*v1.Pod{bound(created(pod("run", 1000, 1000, nil), 0), "b", "0")}, pods...)
+	}
+	e := newEnv(t, []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "T4", 2, 32000)}, pods, budgetPlugins(watts)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e.factory.Start(ctx.Done())
+	e.factory.WaitForCacheSync(ctx.Done())
+	return e
+}
+
+// big needs at least 235 + 60 W (on b, whose socket is awake) > 280 W now
+// (235 W on an idle cluster: it can be admitted once power frees up), so
+// it waits; small would fit on b for nothing more but waits behind the
+// older pod; when big leaves, small goes.
 func TestBudgetAdmitsInOrder(t *testing.T) {
 	big := created(pod("big", 1000, 1000, nil), 1)
 	small := created(pod("small", 1000, 0, nil), 2)
-	e := newEnv(t, []*v1.Node{gpuNode("a", "T4", 2, 32000)}, []*v1.Pod{big}, budgetPlugins(150)...)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e.factory.Start(ctx.Done())
-	e.factory.WaitForCacheSync(ctx.Done())
-
+	e := budgetEnv(t, 280, true, big)
 	_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), big)
-	if want := "power budget: estimated cluster power 35 W + at least 165 W for this pod exceeds the budget of 150 W"; st.IsSuccess() || st.Message() != want {
+	if want := "power budget: estimated cluster power 235 W + at least 60 W for this pod exceeds the budget of 280 W"; st.IsSuccess() || st.Message() != want {
 		t.Fatalf("big: %q, want %q", st.Message(), want)
 	}
-	// small alone would fit (35 + 105 <= 150) but waits behind the older pod.
 	_, st, _ = e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), small)
 	if st.IsSuccess() || !strings.Contains(st.Message(), "waiting behind default/big") {
 		t.Fatalf("small: %v, want waiting behind default/big", st)
 	}
-	// When big leaves, small goes.
 	if err := e.cs.CoreV1().Pods("default").Delete(context.Background(), "big", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	waitAdmitted(t, e, small)
+}
+
+func waitAdmitted(t *testing.T, e *env, p *v1.Pod) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, st, _ = e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), small)
+		_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), p)
 		if st.IsSuccess() {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("small still waiting after big was deleted: %v", st)
+			t.Fatalf("%s still waiting: %v", p.Name, st)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// A pod that could not be admitted even on an idle cluster (70 + 165 W >
+// 200 W) is rejected at once, not queued: the pods behind it go (small:
+// 70 + 105 W).
+func TestBudgetNeverBlocksBehindAnImpossiblePod(t *testing.T) {
+	big := created(pod("big", 1000, 1000, nil), 1)
+	small := created(pod("small", 1000, 0, nil), 2)
+	e := budgetEnv(t, 200, false, big)
+	_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), big)
+	if st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), "can never be admitted") {
+		t.Fatalf("big: %v %q", st.Code(), st.Message())
+	}
+	if _, st, _ = e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), small); !st.IsSuccess() {
+		t.Fatalf("small: %v, want admitted (nothing waits ahead of it)", st)
+	}
+}
+
+// A waiting pod that is changed (here its annotations become malformed),
+// bound elsewhere or deleted leaves the waiting list; the pods behind it
+// are not held by a stale entry.
+func TestBudgetDropsUpdatedWaiters(t *testing.T) {
+	big := created(pod("big", 1000, 1000, nil), 1)
+	small := created(pod("small", 1000, 0, nil), 2)
+	e := budgetEnv(t, 280, true, big)
+	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), big); st.IsSuccess() {
+		t.Fatal("big admitted, want waiting")
+	}
+	upd := big.DeepCopy()
+	upd.Annotations[gpushare.AnnGPUMilli] = "abc"
+	if _, err := e.cs.CoreV1().Pods("default").Update(context.Background(), upd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAdmitted(t, e, small)
+	// Its next attempt is an unreadable pod: refused, never queued.
+	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), upd); st.Code() != fwk.UnschedulableAndUnresolvable {
+		t.Fatalf("updated big: %v", st)
+	}
+	waitAdmitted(t, e, small)
 }
 
 // Nodes where the pod would break the budget are filtered out.

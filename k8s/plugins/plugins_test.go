@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/component-base/metrics/testutil"
 	"slices"
 	"strings"
 	"testing"
@@ -207,20 +208,28 @@ func TestClearStatuses(t *testing.T) {
 	}
 	for node, want := range map[string]string{
 		"mystery": `unknown GPU model "Mystery-GPU"`,
-		"broken":  `pod default/bad-index: annotation wattsched.io/gpu-index "zero"`,
+		"broken":  "",
 		"hot":     `annotation wattsched.io/gpu-idle-watts "-5"`,
 		"good":    "",
 	} {
 		st := e.fw.RunFilterPlugins(context.Background(), state, p, e.node(node))
 		if want == "" {
 			if !st.IsSuccess() {
-				t.Errorf("node %s: %v, want success (GPU feature discovery label resolved by alias)", node, st)
+				t.Errorf("node %s: %v, want success (good: GPU feature discovery label resolved by alias; broken: a malformed foreign pod never fails its node)", node, st)
 			}
 			continue
 		}
 		if st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), want) {
 			t.Errorf("node %s: %v %q, want UnschedulableAndUnresolvable containing %q", node, st.Code(), st.Message(), want)
 		}
+	}
+	// The malformed pod was counted (best-fit on one GPU) and reported
+	// once, as a metric naming it.
+	if v, err := testutil.GetCounterMetricValue(inconsistentPods.WithLabelValues("broken", "default/bad-index", `annotation wattsched.io/gpu-index "zero"`)); err != nil || v != 1 {
+		t.Errorf("inconsistent-pod metric %v, %v; want 1", v, err)
+	}
+	if n, err := sharedState(e.fw).node(e.node("broken")); err != nil || n.FreeGPUMilli() != 1500 {
+		t.Errorf("broken node: %v, free GPU milli %d, want the bad pod's 500 counted", err, n.FreeGPUMilli())
 	}
 	for ann, want := range map[string]string{
 		"abc":  `annotation wattsched.io/gpu-milli "abc": not an integer`,

@@ -12,12 +12,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"sigs.k8s.io/yaml"
@@ -40,6 +45,11 @@ import (
 // and the reservation is what keeps the node state right meanwhile. A
 // restarted scheduler has none and reads the annotations.
 type shared struct {
+	// recorder emits Events about pods that do not add up on their node
+	// (nil in unit tests without a client).
+	recorder events.EventRecorder
+	reported map[string]bool // pod UID + reason already reported
+
 	mu       sync.Mutex
 	cat      *hw.Catalog
 	nodes    map[string]nodeEntry
@@ -69,7 +79,7 @@ func sharedState(h framework.Handle) *shared {
 	if s := sharedFor[h]; s != nil {
 		return s
 	}
-	s := &shared{cat: hw.Default(), nodes: map[string]nodeEntry{}, pending: map[types.UID][]int{}}
+	s := &shared{cat: hw.Default(), nodes: map[string]nodeEntry{}, pending: map[types.UID][]int{}, reported: map[string]bool{}, recorder: h.EventRecorder()}
 	sharedFor[h] = s
 	if f := h.SharedInformerFactory(); f != nil {
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -84,6 +94,48 @@ func sharedState(h framework.Handle) *shared {
 		})
 	}
 	return s
+}
+
+// inconsistentPods counts the pods whose annotations or requests did not
+// add up on their node, by node, pod and reason.
+var inconsistentPods = metrics.NewCounterVec(&metrics.CounterOpts{
+	Subsystem:      "wattsched",
+	Name:           "inconsistent_pods_total",
+	Help:           "Pods on a node whose annotations or requests do not add up (malformed, over capacity, impossible GPU indices); counted as well as wattsched can instead of failing the node.",
+	StabilityLevel: metrics.ALPHA,
+}, []string{"node", "pod", "reason"})
+
+func init() { legacyregistry.MustRegister(inconsistentPods) }
+
+// reportProblems emits one Event and one metric increment per pod and
+// reason (not at every rebuild of the node).
+func (s *shared) reportProblems(node *v1.Node, problems []gpushare.Problem) {
+	for _, p := range problems {
+		key := string(p.Pod.UID) + "\x00" + p.Reason
+		s.mu.Lock()
+		seen := s.reported[key]
+		if !seen {
+			if len(s.reported) > 10000 {
+				clear(s.reported)
+			}
+			s.reported[key] = true
+		}
+		s.mu.Unlock()
+		if seen {
+			continue
+		}
+		name := p.Pod.Namespace + "/" + p.Pod.Name
+		short := p.Reason
+		if i := strings.IndexAny(short, ";:("); i > 0 {
+			short = strings.TrimSpace(short[:i])
+		}
+		inconsistentPods.WithLabelValues(node.Name, name, short).Inc()
+		klog.InfoS("wattsched: pod does not add up on its node; counted as well as possible", "pod", klog.KObj(p.Pod), "node", node.Name, "reason", p.Reason)
+		if s.recorder != nil {
+			s.recorder.Eventf(p.Pod, node, v1.EventTypeWarning, "WattschedInconsistentPod", "Scheduling",
+				"on node %s: %s", node.Name, p.Reason)
+		}
+	}
 }
 
 func (s *shared) forget(uid types.UID) {
@@ -118,21 +170,19 @@ func (s *shared) node(ni fwk.NodeInfo) (*cluster.Node, error) {
 			// pod may carry from before (PreBind overwrites it).
 			p := pi.GetPod()
 			gpus, reserved := s.pending[p.UID]
+			var ierr error
 			if !reserved {
-				var err error
-				if gpus, _, err = gpushare.GPUIndex(p); err != nil {
-					s.mu.Unlock()
-					return nil, fmt.Errorf("node %s: pod %s/%s: %w", node.Name, p.Namespace, p.Name, err)
-				}
+				gpus, _, ierr = gpushare.GPUIndex(p)
 			}
-			allocs = append(allocs, gpushare.Allocation{Pod: p, GPUs: gpus})
+			allocs = append(allocs, gpushare.Allocation{Pod: p, GPUs: gpus, IndexErr: ierr})
 		}
 	}
 	s.mu.Unlock()
 	if ok && e.gen == gen {
 		return e.n, e.err
 	}
-	n, err := gpushare.BuildNode(cat, node, allocs)
+	n, problems, err := gpushare.BuildNode(cat, node, allocs)
+	s.reportProblems(node, problems)
 	s.mu.Lock()
 	if len(s.nodes) > 2*s.numNodes+64 {
 		// Entries of deleted nodes linger; start afresh now and then.
