@@ -146,7 +146,9 @@ func (o *Online) Schedule(st *State) []Action {
 			// A task that could not start even on an idle cluster is
 			// rejected rather than blocking the tasks behind it forever
 			// (the Kubernetes PowerBudget plugin does the same).
-			pick := func(d *job.Demand, n *cluster.Node) []int { return o.Placer.SelectGPUs(&job.Task{Demand: *d, Class: -1}, n) }
+			pick := func(d *job.Demand, n *cluster.Node) []int {
+				return o.Placer.SelectGPUs(&job.Task{Demand: *d, Class: -1}, n)
+			}
 			if never, why := o.Placer.Gate().NeverFits(&t.Demand, st.Cluster.Nodes, pick); never {
 				out = append(out, Reject{Task: t.ID, Reason: why})
 				continue
