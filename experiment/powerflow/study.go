@@ -45,8 +45,8 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 // Check implements experiment.Study.
 func (st *Study) Check() error {
 	switch {
-	case st.nodes < 1:
-		return fmt.Errorf("reproduce powerflow: --nodes %d, want >= 1", st.nodes)
+	case st.nodes < 1 || st.nodes > 4096:
+		return fmt.Errorf("reproduce powerflow: --nodes %d, want 1..4096 (as elastic scenarios)", st.nodes)
 	case (st.paiJobs == "") != (st.paiTasks == ""):
 		return errors.New("reproduce powerflow: --pai-jobs and --pai-tasks go together")
 	case st.phillyFile != "" && st.paiJobs != "":
