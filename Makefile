@@ -53,6 +53,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./grid
 	$(GO) test -run '^$$' -fuzz FuzzTaskEngine -fuzztime 30s ./sim
 	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime 30s ./sim
+	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime 30s ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
 
 clean:

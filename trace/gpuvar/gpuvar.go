@@ -39,6 +39,11 @@ type Run struct {
 // ParseError locates a bad line or field: file, line, column.
 type ParseError = trace.ParseError
 
+// maxValue bounds perf, core and memory clock (MHz), temperature (C) and
+// power (W): beyond them a value is an input error (one GPU never draws
+// 10 kW), and NaN or infinity never passes.
+var maxValue = [5]float64{1e12, 1e5, 1e5, 200, 1e4}
+
 // Read parses one aggregated CSV for application app. Power is the run's
 // mean power where the file has it (mean_pwr), else pwr; the memory clock is
 // memfreq, else median_memfreq.
@@ -93,8 +98,8 @@ func Read(r io.Reader, file, app string) ([]Run, error) {
 		for k, p := range vals {
 			cc := cols[k+1]
 			v, err := strconv.ParseFloat(strings.TrimSpace(rec[cc.i]), 64)
-			if err != nil || v < 0 {
-				return nil, &ParseError{File: file, Line: line, Column: cc.name, Err: fmt.Errorf("%q is not a non-negative number", rec[cc.i])}
+			if err != nil || !(v >= 0 && v <= maxValue[k]) {
+				return nil, &ParseError{File: file, Line: line, Column: cc.name, Err: fmt.Errorf("%q is not a number in [0, %g]", rec[cc.i], maxValue[k])}
 			}
 			*p = v
 		}

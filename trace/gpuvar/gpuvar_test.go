@@ -33,12 +33,16 @@ func TestLonghorn(t *testing.T) {
 func TestReadErrors(t *testing.T) {
 	head := "uuid,perf,freq,memfreq,temp,pwr\n"
 	cases := map[string]string{
-		head + "g1,1,2,3,4,x\n": "f.csv:2: column pwr: \"x\" is not a non-negative number",
-		head + ",1,2,3,4,5\n":   "column uuid: empty GPU UUID",
-		"uuid,perf\ng,1\n":      "no column freq",
-		head + "g1,1,2,3,4\n":   "f.csv:2: 5 fields, want 6",
-		head:                    "no runs",
-		head + "g1,1,2,3,4,0\n": "zero power",
+		head + "g1,1,2,3,4,x\n":   "f.csv:2: column pwr: \"x\" is not a number in [0, 10000]",
+		head + "g1,1,2,3,4,NaN\n": "column pwr",
+		head + "g1,1,2,3,4,1e9\n": "column pwr",
+		head + "g1,1,Inf,3,4,5\n": "column freq",
+		head + "g1,1,2,3,-4,5\n":  "column temp",
+		head + ",1,2,3,4,5\n":     "column uuid: empty GPU UUID",
+		"uuid,perf\ng,1\n":        "no column freq",
+		head + "g1,1,2,3,4\n":     "f.csv:2: 5 fields, want 6",
+		head:                      "no runs",
+		head + "g1,1,2,3,4,0\n":   "zero power",
 	}
 	for in, want := range cases {
 		_, err := Read(strings.NewReader(in), "f.csv", "x")
