@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/wattsched/wattsched/job"
-	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
@@ -43,20 +42,7 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 	errs := Parallel(n, env.Workers, func(i int) error {
 		ps := &s.Policies[i/s.Seeds]
 		seed := s.FirstSeed + uint64(i%s.Seeds)
-		c, pm, placer, err := setup(env, ps, in)
-		if err != nil {
-			return err
-		}
-		placer.SetRank(TieRank(len(c.Nodes), seed))
-		e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed})
-		if err != nil {
-			return err
-		}
-		res, err := e.Run(in.Pods)
-		if err != nil {
-			return fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
-		}
-		usd, kg, err := acct.Cost(res.Hourly)
+		res, usd, kg, err := replayOnce(env, s, ps, in, acct, seed, true)
 		if err != nil {
 			return fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
 		}

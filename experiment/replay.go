@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
@@ -39,6 +40,32 @@ type ReplaySummary struct {
 	CO2Kg      Num    `json:"co2_kg"`
 }
 
+// replayOnce replays the pod list under one policy with the given seed
+// (and, with seededTies, ties broken by that seed's node order, as compare
+// does), and prices its energy.
+func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, seed uint64, seededTies bool) (*sim.Result, float64, float64, error) {
+	c, pm, placer, err := setup(env, ps, in)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if seededTies {
+		placer.SetRank(TieRank(len(c.Nodes), seed))
+	}
+	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	res, err := e.Run(in.Pods)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	usd, kg, err := acct.Cost(res.Hourly)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return res, usd, kg, nil
+}
+
 // RunReplay replays the scenario's pod list under each policy. Replay is
 // deterministic: it runs once per policy whatever the seed count.
 func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error) {
@@ -52,19 +79,7 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	var out []*ReplayRun
 	for i := range s.Policies {
 		ps := &s.Policies[i]
-		c, pm, placer, err := setup(env, ps, in)
-		if err != nil {
-			return nil, err
-		}
-		e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: s.FirstSeed})
-		if err != nil {
-			return nil, err
-		}
-		res, err := e.Run(in.Pods)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
-		}
-		usd, kg, err := acct.Cost(res.Hourly)
+		res, usd, kg, err := replayOnce(env, s, ps, in, acct, s.FirstSeed, false)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}

@@ -45,7 +45,9 @@ func FuzzHPCEngine(f *testing.F) {
 			func() (policy.HPCScheduler, error) {
 				return fcfs.New(fcfs.Args{Variation: fcfs.Unaware, Backfill: true}, policy.HPCDeps{Pred: truth})
 			},
-			func() (policy.HPCScheduler, error) { return vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: truth}) },
+			func() (policy.HPCScheduler, error) {
+				return vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: truth})
+			},
 		}
 		for _, m := range mk {
 			s, err := m()
