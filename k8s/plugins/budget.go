@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -96,6 +98,7 @@ func NewBudget(_ context.Context, obj runtime.Object, h framework.Handle) (frame
 		return nil, fmt.Errorf("%s args: budgetWatts %v: want a positive number of watts", BudgetName, a.BudgetWatts)
 	}
 	b := &Budget{gate: &policy.PowerGate{Limit: power.Limit(a.BudgetWatts), Model: power.PWR{}}, s: sharedState(h), act: h}
+	budgetWatts.Set(a.BudgetWatts)
 	if f := h.SharedInformerFactory(); f != nil {
 		b.pods = f.Core().V1().Pods().Lister()
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -242,19 +245,24 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	cd := demand(state, pod)
 	if cd.err != nil {
 		b.drop(pod.UID) // a pod that cannot be read never holds others back
+		budgetDecisions.WithLabelValues("rejected", "unreadable").Inc()
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
 	if h, ok := b.head(); ok && h.uid != pod.UID {
 		b.wait(pod)
+		budgetDecisions.WithLabelValues("waiting", "behind_older_pod").Inc()
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: waiting behind %s, which waits for power", h.name))
 	}
 	ns := make([]*cluster.Node, 0, len(nodes))
 	for _, ni := range nodes {
 		if n, err := b.s.node(ni); err == nil {
 			ns = append(ns, n)
+			nodePower.WithLabelValues(n.Name).Set(float64(b.gate.Model.NodePower(n).Total()))
 		} // else the GPU plugin's Filter reports it
 	}
 	total := b.gate.ClusterPower(ns)
+	clusterPower.Set(float64(total))
+	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
 	cheapest, fits := hw.Watts(math.Inf(1)), false
 	for _, n := range ns {
 		if inc, ok := b.increase(&cd.task.Demand, n, cd); ok {
@@ -265,6 +273,7 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	if !fits {
 		// Fits nowhere: a capacity question, not a power one.
 		b.admit(pod.UID)
+		budgetDecisions.WithLabelValues("passed", "fits_nowhere").Inc()
 		return nil, nil
 	}
 	if hold, reason := b.gate.Hold(total, cheapest); hold {
@@ -274,13 +283,36 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		pick := func(d *job.Demand, n *cluster.Node) []int { return b.s.selectGPUs(&cd.task, n) }
 		if never, why := b.gate.NeverFits(&cd.task.Demand, ns, pick); never {
 			b.drop(pod.UID)
+			budgetDecisions.WithLabelValues("rejected", "never_fits").Inc()
 			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why)
 		}
 		b.wait(pod)
+		budgetDecisions.WithLabelValues("waiting", "over_budget").Inc()
 		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	b.admit(pod.UID)
+	budgetDecisions.WithLabelValues("admitted", "").Inc()
 	return nil, nil
+}
+
+// Metrics on kube-scheduler's metrics endpoint (Prometheus naming: the
+// wattsched_ prefix, units in the names, _total counters).
+var (
+	budgetWatts = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "power_budget_watts",
+		Help: "The PowerBudget plugin's cluster power budget.", StabilityLevel: metrics.ALPHA})
+	clusterPower = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "estimated_cluster_power_watts",
+		Help: "The cluster's estimated power (PWR model, placed and assumed pods) at the last admission decision.", StabilityLevel: metrics.ALPHA})
+	budgetHeadroom = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "power_headroom_watts",
+		Help: "Budget minus the estimated cluster power at the last admission decision (negative: over).", StabilityLevel: metrics.ALPHA})
+	nodePower = metrics.NewGaugeVec(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "estimated_node_power_watts",
+		Help: "Each node's estimated power (PWR model) at the last admission decision.", StabilityLevel: metrics.ALPHA}, []string{"node"})
+	budgetDecisions = metrics.NewCounterVec(&metrics.CounterOpts{Subsystem: "wattsched", Name: "power_budget_decisions_total",
+		Help: "PowerBudget admission decisions: admitted, waiting (over_budget, behind_older_pod), rejected (never_fits, unreadable), passed (fits_nowhere).", StabilityLevel: metrics.ALPHA},
+		[]string{"decision", "reason"})
+)
+
+func init() {
+	legacyregistry.MustRegister(budgetWatts, clusterPower, budgetHeadroom, nodePower, budgetDecisions)
 }
 
 // PreFilterExtensions implements framework.PreFilterPlugin.

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"k8s.io/component-base/metrics/testutil"
 	"strings"
 	"testing"
 	"time"
@@ -60,13 +61,40 @@ func TestBudgetAdmitsInOrder(t *testing.T) {
 	big := created(pod("big", 1000, 1000, nil), 1)
 	small := created(pod("small", 1000, 0, nil), 2)
 	e := budgetEnv(t, 280, true, big)
+	count := func(decision, reason string) float64 {
+		v, err := testutil.GetCounterMetricValue(budgetDecisions.WithLabelValues(decision, reason))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	over, behind := count("waiting", "over_budget"), count("waiting", "behind_older_pod")
 	_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), big)
 	if want := "power budget: estimated cluster power 235 W + at least 60 W for this pod exceeds the budget of 280 W"; st.IsSuccess() || st.Message() != want {
 		t.Fatalf("big: %q, want %q", st.Message(), want)
 	}
+	// The metrics say what the status says.
+	if v, _ := testutil.GetGaugeMetricValue(clusterPower); v != 235 {
+		t.Errorf("wattsched_estimated_cluster_power_watts %v, want 235", v)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(budgetHeadroom); v != 45 {
+		t.Errorf("wattsched_power_headroom_watts %v, want 45", v)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(budgetWatts); v != 280 {
+		t.Errorf("wattsched_power_budget_watts %v, want 280", v)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(nodePower.WithLabelValues("b")); v != 200 {
+		t.Errorf("node b's estimated power %v, want 200", v)
+	}
+	if d := count("waiting", "over_budget") - over; d != 1 {
+		t.Errorf("over_budget decisions +%v, want +1", d)
+	}
 	_, st, _ = e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), small)
 	if st.IsSuccess() || !strings.Contains(st.Message(), "waiting behind default/big") {
 		t.Fatalf("small: %v, want waiting behind default/big", st)
+	}
+	if d := count("waiting", "behind_older_pod") - behind; d != 1 {
+		t.Errorf("behind_older_pod decisions +%v, want +1", d)
 	}
 	if err := e.cs.CoreV1().Pods("default").Delete(context.Background(), "big", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
