@@ -125,3 +125,32 @@ func TestFirstRunProfilingOverhead(t *testing.T) {
 		t.Errorf("first-run job %+v", j)
 	}
 }
+
+// EASY backfilling under a binding power cap: the head's reservation
+// counts power as well as nodes. Three nodes idle at 30 W each (90 W). A
+// (1 node, GPU job: 210 W) runs until 10 s; the head H (2 nodes, GPU job)
+// needs 90 + 360 W: it cannot start beside A under 500 W, but can when A
+// ends (450 W). B (1 node, CPU job, +90..110 W, 60 s) has a node but would
+// still run at 10 s and take 540 W with H: backfilling it on nodes alone
+// delayed H to 62 s. Now H starts at 10 s and B after H.
+func TestEASYBackfillRespectsThePowerCap(t *testing.T) {
+	truth := threeNodes()
+	jobs := []policy.HPCJob{
+		{ID: 0, Submit: 0, Runtime: 10000, Nodes: 1, Type: 1},
+		{ID: 1, Submit: 1000, Runtime: 5000, Nodes: 2, Type: 1},
+		{ID: 2, Submit: 2000, Runtime: 60000, Nodes: 1, Type: 0},
+	}
+	for _, v := range []fcfs.Variation{fcfs.Unaware, fcfs.FullAware} {
+		s, err := fcfs.New(fcfs.Args{Variation: v, Backfill: true}, policy.HPCDeps{Pred: truth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.RunHPC(jobs, s, sim.HPCOptions{Truth: truth, PowerLimit: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := starts(res); got[1] != 10000 || got[2] != 15000 {
+			t.Errorf("%s: starts %v, want the head at 10 s and the long job after it (15 s)", v, got)
+		}
+	}
+}

@@ -175,7 +175,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	p.ends = append(p.ends[:0], st.Running...)
 	for _, s := range p.starts {
 		j := jobByID(st.Queue, s.Job)
-		p.ends = append(p.ends, &policy.HPCRunning{Job: j, End: st.Now + j.Runtime, Nodes: s.Nodes})
+		p.ends = append(p.ends, &policy.HPCRunning{Job: j, End: st.Now + j.Runtime, Nodes: s.Nodes, Pred: s.Pred})
 	}
 	slices.SortStableFunc(p.ends, func(a, b *policy.HPCRunning) int {
 		switch {
@@ -186,11 +186,22 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 		}
 		return 0
 	})
-	avail, shadow, extra := freeCount, job.Time(-1), 0
+	// The head's reservation (EASY) is the first time at which both enough
+	// nodes and enough power (under the limit) are free for it, as running
+	// jobs end and give back their nodes and their predicted power above
+	// idle. Its power is taken at its upper estimate, so that a backfilled
+	// job cannot take power the head will need. extra and extraW are the
+	// nodes and power left over at that time: a job that would still run
+	// then may backfill only within both, so it delays the head neither in
+	// time nor in power.
+	headW := p.upperW(st, head) - hw.Watts(head.Nodes)*st.IdleNode
+	avail, freed, shadow, extra, extraW := freeCount, hw.Watts(0), job.Time(-1), 0, hw.Watts(0)
 	for _, r := range p.ends {
 		avail += len(r.Nodes)
-		if avail >= head.Nodes {
+		freed += r.Pred - hw.Watts(len(r.Nodes))*st.IdleNode
+		if avail >= head.Nodes && st.PowerLimit.Allows(pred-freed+headW) {
 			shadow, extra = r.End, avail-head.Nodes
+			extraW = st.PowerLimit.Headroom(pred - freed + headW)
 			break
 		}
 	}
@@ -202,14 +213,34 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 			continue
 		}
 		endsBefore := shadow >= 0 && st.Now+j.Runtime <= shadow
-		if !endsBefore && (shadow < 0 || j.Nodes > extra) {
+		if !endsBefore && (shadow < 0 || j.Nodes > extra || p.upperW(st, j)-hw.Watts(j.Nodes)*st.IdleNode > extraW) {
 			continue
 		}
 		if try(j) && !endsBefore {
+			s := p.starts[len(p.starts)-1]
 			extra -= j.Nodes
+			extraW -= s.Pred - hw.Watts(j.Nodes)*st.IdleNode
 		}
 	}
 	return p.starts
+}
+
+// upperW is the highest power job j's nodes can be predicted to draw: the
+// most expensive nodes for its type (variation-aware), TDP for a first
+// run, the fleet mean otherwise.
+func (p *Policy) upperW(st *policy.HPCState, j *policy.HPCJob) hw.Watts {
+	switch {
+	case p.aware(j) && !j.FirstRun:
+		o := p.order[j.Type]
+		var w hw.Watts
+		for k := 0; k < j.Nodes && k < len(o); k++ {
+			w += p.pred.NodeW(o[len(o)-1-k], j.Type)
+		}
+		return w
+	case p.aware(j):
+		return hw.Watts(j.Nodes) * st.NodeTDP
+	}
+	return hw.Watts(j.Nodes) * p.mean.NodeW(0, j.Type)
 }
 
 func jobByID(q []*policy.HPCJob, id int) *policy.HPCJob {
