@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -51,6 +52,37 @@ const (
 	// CompatFGDSim reproduces the public FGD simulator's task sequence and tie-breaking.
 	CompatFGDSim = "fgd-sim"
 )
+
+// defaulted lists the fields whose zero value means "the default": an
+// explicit 0 there is an error rather than silently the default (sr: 0
+// used to run as sr: 1).
+var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}}
+
+// explicitZeros reports a defaulted field written as 0, with its line.
+func explicitZeros(b []byte) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil || len(root.Content) == 0 {
+		return nil // the strict decoder reported it
+	}
+	for _, path := range defaulted {
+		n := root.Content[0]
+		for _, key := range path {
+			var next *yaml.Node
+			for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == key {
+					next = n.Content[i+1]
+				}
+			}
+			n = next
+		}
+		if n != nil && n.Kind == yaml.ScalarNode {
+			if v, err := strconv.ParseFloat(n.Value, 64); err == nil && v == 0 {
+				return fmt.Errorf("line %d: %s: 0; leave it out for the default or give a value > 0", n.Line, strings.Join(path, "."))
+			}
+		}
+	}
+	return nil
+}
 
 // Scenario is one experiment.
 type Scenario struct {
@@ -152,6 +184,9 @@ func Parse(b []byte, file string) (*Scenario, error) {
 	dec.KnownFields(true)
 	var s Scenario
 	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := explicitZeros(b); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	s.defaults()

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
@@ -258,6 +259,9 @@ func (e *Env) Run(sys scenario.System, w Workload, s Setting) (*RunResult, error
 	if s.LimitW > 0 {
 		capW = s.LimitW
 	}
+	if err := e.checkCap(jobs, capW); err != nil {
+		return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
+	}
 	res, err := sim.RunHPC(jobs, sch, sim.HPCOptions{Truth: e.Truth, PowerLimit: power.Limit(capW), ProfileOverhead: 0.05, Seed: s.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
@@ -279,6 +283,37 @@ func (e *Env) Run(sys scenario.System, w Workload, s Setting) (*RunResult, error
 		out.ThroughputPH = n / out.MakespanS * 3600
 	}
 	return out, nil
+}
+
+// checkCap refuses, before the run, a job that could never start under
+// the cap: on its type's cheapest nodes, with every other node idle, its
+// power above idle exceeds what the cap leaves (the run used to go on for
+// minutes and end with a generic "never ran").
+func (e *Env) checkCap(jobs []policy.HPCJob, capW float64) error {
+	if !(capW > 0) {
+		return nil
+	}
+	order, _ := policy.NodesByPower(e.Truth, len(e.Truth.GPUJob))
+	idle := e.Truth.Idle()
+	room := hw.Watts(capW) - idle*hw.Watts(e.Truth.Nodes())
+	if room < 0 {
+		return fmt.Errorf("the idle system alone draws %.0f W, above the cap of %.0f W: no job can ever run", idle*hw.Watts(e.Truth.Nodes()), capW)
+	}
+	for _, j := range jobs {
+		var need hw.Watts
+		for k := 0; k < j.Nodes && k < len(order[j.Type]); k++ {
+			need += e.Truth.NodeW(order[j.Type][k], j.Type) - idle
+		}
+		if need > room {
+			line := 0
+			if j.ID < len(e.Log.Jobs) {
+				line = e.Log.Jobs[j.ID].Line
+			}
+			return fmt.Errorf("job %d (%s line %d): %d nodes need at least %.0f W above idle, the cap of %.0f W leaves %.0f W: it can never run (raise the cap or drop the job)",
+				j.ID, e.Log.Source, line, j.Nodes, need, capW, room)
+		}
+	}
+	return nil
 }
 
 // vahrmTask is one run to do.

@@ -488,9 +488,15 @@ func TestDegenerateInputs(t *testing.T) {
 		{"mode: inflation\ntrace: {nodes: cpu.csv, pods: default}\n", "has no GPUs"},
 		{"mode: replay\ntrace: {nodes: nodes.csv, pods: five.csv}\n", "no creation and deletion times"},
 		{"mode: inflation\ntrace: {nodes: nodes.csv, pods: mypods}\n", "a file path needs a directory or an extension"},
+		{"mode: hpc\nhpc: {swf: nasa-ipsc, jobs: 50, workloads: [0], systems: [VU-FCFS]}\npower_limit: {watts: 60000}\n", "above the cap of 60000 W: no job can ever run"},
+		{"mode: hpc\nhpc: {swf: nasa-ipsc, jobs: 50, workloads: [0], systems: [VU-FCFS]}\npower_limit: {watts: 175000}\n", "it can never run"},
 	} {
 		sc := filepath.Join(dir, "s.yaml")
-		os.WriteFile(sc, []byte("name: s\n"+c.yaml+pol), 0o644)
+		body := "name: s\n" + c.yaml
+		if !strings.Contains(c.yaml, "mode: hpc") {
+			body += pol
+		}
+		os.WriteFile(sc, []byte(body), 0o644)
 		out := filepath.Join(dir, "out")
 		code, _, errs := run(t, "run", "-c", sc, "-o", out)
 		if code != 1 || !strings.Contains(errs, c.want) {
