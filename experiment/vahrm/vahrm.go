@@ -349,6 +349,11 @@ type Relative struct {
 	System     string  `json:"system"`
 	Workload   int     `json:"workload"`
 	EnergySave float64 `json:"energy_saving"`
+	// CommonSave is the saving over a common window: every system of the
+	// comparison (same workload and setting) is charged idle power until
+	// the last of them finishes, so a shorter run's idle tail does not
+	// count as a saving.
+	CommonSave float64 `json:"energy_saving_common_window"`
 	// AboveIdleSave is the saving on energy above the all-idle draw over
 	// each run's makespan (a diagnostic: where the saving comes from).
 	AboveIdleSave float64 `json:"above_idle_energy_saving"`
@@ -375,6 +380,7 @@ func (r Relative) MarshalJSON() ([]byte, error) {
 		System        string  `json:"system"`
 		Workload      int     `json:"workload"`
 		EnergySave    float64 `json:"energy_saving"`
+		CommonSave    float64 `json:"energy_saving_common_window"`
 		AboveIdleSave float64 `json:"above_idle_energy_saving"`
 		BaseIdleShare float64 `json:"base_all_idle_share"`
 		TATRatio      Num     `json:"turnaround_ratio"`
@@ -389,7 +395,7 @@ func (r Relative) MarshalJSON() ([]byte, error) {
 		MaxPredW      float64 `json:"max_predicted_w_at_start"`
 		CapW          float64 `json:"cap_w"`
 		ThroughputH   float64 `json:"throughput_jobs_per_h"`
-	}{r.Setting, r.System, r.Workload, r.EnergySave, r.AboveIdleSave, r.BaseIdleShare, Num(r.TATRatio), Num(r.ThroughRat), Num(r.WaitRatio),
+	}{r.Setting, r.System, r.Workload, r.EnergySave, r.CommonSave, r.AboveIdleSave, r.BaseIdleShare, Num(r.TATRatio), Num(r.ThroughRat), Num(r.WaitRatio),
 		r.EnergyJ, r.MeanTATS, r.MeanWaitS, r.MaxWaitS, r.ExcessS, r.MaxExcessW, r.MaxPredW, r.CapW, r.ThroughputH})
 }
 
@@ -434,9 +440,17 @@ func (e *Env) Sweep(labels []string, settings []Setting, systems []scenario.Syst
 	}
 	var out []Relative
 	per := len(systems) + 1
+	idleW := float64(e.Truth.Idle()) * float64(e.Truth.Nodes())
 	for i := 0; i < len(runs); i += per {
+		end := 0.0
+		for k := 0; k < per; k++ {
+			end = math.Max(end, runs[i+k].MakespanS)
+		}
+		common := func(r *RunResult) float64 { return r.EnergyJ + idleW*(end-r.MakespanS) }
 		for k := 1; k < per; k++ {
-			out = append(out, relative(tasks[i].setting, runs[i+k], runs[i]))
+			rel := relative(tasks[i].setting, runs[i+k], runs[i])
+			rel.CommonSave = 1 - common(runs[i+k])/common(runs[i])
+			out = append(out, rel)
 		}
 	}
 	return out, nil
@@ -459,6 +473,7 @@ func Averages(rel []Relative) []Relative {
 		}
 		counts[k]++
 		s.EnergySave += r.EnergySave
+		s.CommonSave += r.CommonSave
 		s.AboveIdleSave += r.AboveIdleSave
 		s.BaseIdleShare += r.BaseIdleShare
 		s.TATRatio += r.TATRatio
@@ -478,6 +493,7 @@ func Averages(rel []Relative) []Relative {
 	for _, k := range order {
 		s, n := sums[k], float64(counts[k])
 		s.EnergySave /= n
+		s.CommonSave /= n
 		s.AboveIdleSave /= n
 		s.BaseIdleShare /= n
 		s.TATRatio /= n
