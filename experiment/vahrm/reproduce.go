@@ -227,23 +227,40 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		add("the metric E_rate/W_rate is largest at beta = (1/4)^6", "Sec. VI-C3, Fig. 15", "beta=(1/4)^6: 4.5% / 0.56",
 			fmt.Sprintf("%s: %.2f%% / waiting %.3f", bestBeta, 100*bestM*waitOf(rep.Beta, bestBeta), waitOf(rep.Beta, bestBeta)), bestBeta == want, bestM)
 	}
-	worst := 0.0
+	// Table VII's deviations from VAHRM+IDEAL, each against the paper's
+	// own bound: energy within 0.003, the time metrics within 0.019.
+	eWorst, tWorst := 0.0, 0.0
 	for _, a := range Averages(rep.ModelErr) {
-		for _, r := range []float64{1 - a.EnergySave, a.TATRatio, a.ThroughRat, a.WaitRatio} {
-			worst = math.Max(worst, math.Abs(r-1))
+		eWorst = math.Max(eWorst, math.Abs(a.EnergySave))
+		for _, r := range []float64{a.TATRatio, a.ThroughRat, a.WaitRatio} {
+			if !math.IsNaN(r) {
+				tWorst = math.Max(tWorst, math.Abs(r-1))
+			}
 		}
 	}
-	add("added prediction error of 5-30% barely changes VAHRM (normalised to ideal)", "Sec. VI-C5, Table VII", "within 0.003 (energy), 0.019 (waiting)",
-		fmt.Sprintf("largest deviation %.3f", worst), worst < 0.05, worst)
+	add("added prediction error of 5-30% barely changes VAHRM (normalised to ideal)", "Sec. VI-C5, Table VII", "energy within 0.003, waiting within 0.019",
+		fmt.Sprintf("largest deviation: energy %.3f (margin %+.3f), time metrics %.3f (margin %+.3f)", eWorst, 0.003-eWorst, tWorst, 0.019-tWorst),
+		eWorst <= 0.003 && tWorst <= 0.019, math.Max(eWorst, tWorst))
 	fr := Averages(rep.FirstRun)
 	if a, ok := find(fr, "first_run=0.4", "VAHRM+TSMVA"); ok {
 		add("energy saving falls to about 1% with 40% first-run jobs", "Sec. VI-C6, Fig. 18", "~1%", fmt.Sprintf("%.2f%%", 100*a.EnergySave), a.EnergySave < 0.02, a.EnergySave)
 	}
-	maxWait := 0.0
-	for _, rel := range [][]Relative{rep.Main, rep.Congested} {
-		maxWait = math.Max(maxWait, maxOver(rel, "VAHRM+TSMVA", func(r Relative) float64 { return r.MaxWaitS }))
+	// Over every run the claim is about: the main tables, every sweep and
+	// the model-error table (not only the main runs).
+	maxWait, where := 0.0, ""
+	for _, set := range []struct {
+		name string
+		rel  []Relative
+	}{{"main SR=1", rep.Main}, {"main SR=8", rep.Congested}, {"SR sweep", rep.SR}, {"PCR sweep", rep.PCR}, {"beta sweep", rep.Beta},
+		{"first-run sweep", rep.FirstRun}, {"model-error table", rep.ModelErr}} {
+		for _, sys := range []string{"VAHRM+TSMVA", "VAHRM+IDEAL"} {
+			if w := maxOver(set.rel, sys, func(r Relative) float64 { return r.MaxWaitS }); w > maxWait {
+				maxWait, where = w, set.name+", "+sys
+			}
+		}
 	}
-	add("no job reaches the waiting-time limit (one week)", "Sec. III-B", "none", fmt.Sprintf("longest wait %.1f h", maxWait/3600), maxWait < 7*24*3600, maxWait)
+	add("no job reaches the waiting-time limit (one week), in any run", "Sec. III-B", "none (< 168 h)",
+		fmt.Sprintf("longest wait %.1f h (%s), margin %+.1f h", maxWait/3600, where, (7*24*3600-maxWait)/3600), maxWait < 7*24*3600, maxWait)
 	var ts, lr float64
 	for _, m := range rep.Models {
 		if m.Protocol == "held-out application" && m.Model == "TSMVA (RF+RF)" {
