@@ -144,60 +144,92 @@ type ModelResult struct {
 	Protocol string             `json:"protocol"`
 	MAPE     Num                `json:"mape_percent"`
 	ByApp    map[string]float64 `json:"mape_percent_by_app"`
+	// Fallbacks counts the predictions for devices the model had no
+	// per-device part for (see gpuPowerModels), out of Predictions.
+	Fallbacks   int `json:"fallback_predictions"`
+	Predictions int `json:"predictions"`
 	// RelErrors are the held-out relative errors (prediction/actual - 1).
 	RelErrors []float64 `json:"-"`
 }
 
 // appProfiles stands in for the paper's per-application PMC profile: the
-// application's mean SM clock, memory clock and temperature over all its
-// runs (the public runs carry no PMCs). Every run of an application gets its
-// application's profile, so models cannot peek at the device's own run.
+// application's mean SM clock and memory clock over all its runs (the public
+// runs carry no PMCs). Temperature is left out: it is caused by the power
+// being predicted, so it would leak the answer. Every run of an application
+// gets its application's profile, so models cannot peek at the device's
+// own run.
 func appProfiles(runs []gpuvar.Run) map[string][]float64 {
-	sum := map[string][4]float64{}
+	sum := map[string][3]float64{}
 	for _, r := range runs {
 		v := sum[r.App]
-		v[0], v[1], v[2], v[3] = v[0]+r.FreqMHz, v[1]+r.MemMHz, v[2]+r.TempC, v[3]+1
+		v[0], v[1], v[2] = v[0]+r.FreqMHz, v[1]+r.MemMHz, v[2]+1
 		sum[r.App] = v
 	}
 	out := map[string][]float64{}
 	for app, v := range sum {
-		out[app] = []float64{v[0] / v[3] / 1000, v[1] / v[3] / 1000, v[2] / v[3] / 100}
+		out[app] = []float64{v[0] / v[2] / 1000, v[1] / v[2] / 1000}
 	}
 	return out
 }
 
 type powerModel struct {
 	name string
-	fit  func(train []fit.Sample) (func(s fit.Sample) float64, error)
+	// fit returns the model's predictor; its second result says whether
+	// the prediction came from the fallback (no model for the device).
+	fit func(train []fit.Sample) (func(s fit.Sample) (float64, bool), error)
 }
 
 func gpuPowerModels(seed uint64) []powerModel {
 	small := fit.ForestLearner(fit.ForestParams{Trees: 15, Tree: fit.TreeParams{MinLeaf: 2}, Seed: seed})
 	big := fit.ForestLearner(fit.ForestParams{Trees: 10, Tree: fit.TreeParams{MinLeaf: 5, MaxDepth: 12}, Seed: seed})
-	perDevice := func(l fit.Learner) func([]fit.Sample) (func(fit.Sample) float64, error) {
-		return func(train []fit.Sample) (func(fit.Sample) float64, error) {
+	// A single-stage per-device model has nothing to say about a device it
+	// never saw (in the held-out-application protocol the devices differ
+	// between the applications' files): it falls back to the same learner
+	// fitted on every device's training runs, and the fallbacks are
+	// counted. (It used to predict 0 W there, which made its error an
+	// artefact.)
+	perDevice := func(l fit.Learner) func([]fit.Sample) (func(fit.Sample) (float64, bool), error) {
+		return func(train []fit.Sample) (func(fit.Sample) (float64, bool), error) {
 			pd, err := fit.FitPerDevice(train, l)
 			if err != nil {
 				return nil, err
 			}
-			return func(s fit.Sample) float64 { v, _ := pd.Predict(s.Device, s.Features); return v }, nil
+			var all fit.Dataset
+			for _, s := range train {
+				all.X, all.Y = append(all.X, s.Features), append(all.Y, s.Power)
+			}
+			pooled, err := l(all)
+			if err != nil {
+				return nil, err
+			}
+			return func(s fit.Sample) (float64, bool) {
+				if v, err := pd.Predict(s.Device, s.Features); err == nil {
+					return v, false
+				}
+				return pooled.Predict(s.Features), true
+			}, nil
 		}
 	}
-	twoStage := func(s1 fit.Learner) func([]fit.Sample) (func(fit.Sample) float64, error) {
-		return func(train []fit.Sample) (func(fit.Sample) float64, error) {
+	// TSMVA's stage 2 is per device; a device without one gets the stage-1
+	// baseline (the model's own rule), counted as a fallback too.
+	twoStage := func(s1 fit.Learner) func([]fit.Sample) (func(fit.Sample) (float64, bool), error) {
+		return func(train []fit.Sample) (func(fit.Sample) (float64, bool), error) {
 			ts, err := fit.FitTwoStage(train, s1, small)
 			if err != nil {
 				return nil, err
 			}
-			return func(s fit.Sample) float64 { return ts.Predict(s.Device, s.Features) }, nil
+			return func(s fit.Sample) (float64, bool) {
+				_, ok := ts.Stage2[s.Device]
+				return ts.Predict(s.Device, s.Features), !ok
+			}, nil
 		}
 	}
 	return []powerModel{{"LR", perDevice(fit.LinearLearner)}, {"RF", perDevice(small)},
 		{"TSMVA (LR+RF)", twoStage(fit.LinearLearner)}, {"TSMVA (RF+RF)", twoStage(big)}}
 }
 
-func evaluate(name, protocol string, preds []float64, test []fit.Sample) ModelResult {
-	mr := ModelResult{Model: name, Protocol: protocol, ByApp: map[string]float64{}}
+func evaluate(name, protocol string, preds []float64, fallbacks int, test []fit.Sample) ModelResult {
+	mr := ModelResult{Model: name, Protocol: protocol, ByApp: map[string]float64{}, Fallbacks: fallbacks, Predictions: len(test)}
 	var act []float64
 	byApp := map[string][2][]float64{}
 	for i, s := range test {
@@ -249,14 +281,20 @@ func FitGPUPowerModels(runs []gpuvar.Run, seed uint64) ([]ModelResult, error) {
 			return nil, fmt.Errorf("%s: %w", m.name, err)
 		}
 		preds := make([]float64, len(test))
+		fb := 0
 		for i, s := range test {
-			preds[i] = pred(s)
+			var f bool
+			preds[i], f = pred(s)
+			if f {
+				fb++
+			}
 		}
-		out = append(out, evaluate(m.name, "held-out runs", preds, test))
+		out = append(out, evaluate(m.name, "held-out runs", preds, fb, test))
 	}
 	for _, m := range gpuPowerModels(seed) {
 		var all []fit.Sample
 		var preds []float64
+		fb := 0
 		for _, app := range gpuvar.Apps {
 			var tr []fit.Sample
 			var te []fit.Sample
@@ -273,10 +311,14 @@ func FitGPUPowerModels(runs []gpuvar.Run, seed uint64) ([]ModelResult, error) {
 			}
 			for _, s := range te {
 				all = append(all, s)
-				preds = append(preds, pred(s))
+				p, f := pred(s)
+				preds = append(preds, p)
+				if f {
+					fb++
+				}
 			}
 		}
-		out = append(out, evaluate(m.name, "held-out application", preds, all))
+		out = append(out, evaluate(m.name, "held-out application", preds, fb, all))
 	}
 	return out, nil
 }
