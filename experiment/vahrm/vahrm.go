@@ -544,20 +544,31 @@ func NewEnvIdeal(r *policy.Registries, jobs int, seed uint64) (*Env, error) {
 // jobs of workload 4 with free nodes spread over the system, and returns a
 // function that makes that decision (the state is not changed by it).
 func (e *Env) DecisionBench(queued, free int) (func(), error) {
+	decide, _, err := e.DecisionBenchStarts(queued, free)
+	return decide, err
+}
+
+// DecisionBenchStarts is DecisionBench on a state where the power cap
+// binds: the busy nodes already draw all but room for about ten more
+// nodes at TDP under the cap (0.8 x system TDP), so the decision has to
+// weigh power, and some jobs start. It also returns how many jobs one
+// decision starts.
+func (e *Env) DecisionBenchStarts(queued, free int) (func(), int, error) {
 	sys, err := Systems("VAHRM+IDEAL")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	p, err := e.NewScheduler(sys[0], DefaultSetting())
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	jobs := e.Log.JobsFor(Workloads()[4], DefaultSetting())
 	if len(jobs) < queued {
-		return nil, fmt.Errorf("vahrm bench: %d jobs, want %d", len(jobs), queued)
+		return nil, 0, fmt.Errorf("vahrm bench: %d jobs, want %d", len(jobs), queued)
 	}
+	limit := 0.8 * e.Truth.TDP() * Nodes
 	st := &policy.HPCState{Now: 3_600_000, Free: make([]bool, Nodes), IdleNode: e.Truth.Idle(),
-		NodeTDP: e.Truth.TDP(), PowerLimit: power.Limit(0.8 * e.Truth.TDP() * Nodes), Predicted: Nodes * e.Truth.Idle()}
+		NodeTDP: e.Truth.TDP(), PowerLimit: power.Limit(limit), Predicted: limit - 10*(e.Truth.TDP()-e.Truth.Idle())}
 	for n := 0; n < free; n++ {
 		st.Free[n*Nodes/free] = true
 	}
@@ -566,7 +577,11 @@ func (e *Env) DecisionBench(queued, free int) (func(), error) {
 		jobs[i].Submit = job.Time(i)
 		st.Queue = append(st.Queue, &jobs[i])
 	}
-	return func() { p.ScheduleHPC(st) }, nil
+	starts := len(p.ScheduleHPC(st))
+	if starts == 0 {
+		return nil, 0, fmt.Errorf("vahrm bench: no job starts in the benchmark state")
+	}
+	return func() { p.ScheduleHPC(st) }, starts, nil
 }
 
 // Num and ClaimResult are the kit's.
