@@ -247,12 +247,51 @@ func evaluate(name, protocol string, preds []float64, fallbacks int, test []fit.
 	return mr
 }
 
-// FitGPUPowerModels trains LR and RF (one model per device, single stage,
-// like Variability-Trained Prediction), TSMVA LR+RF and TSMVA RF+RF on the
-// Longhorn runs and reports held-out MAPE under two protocols: 90%/10% of
-// each device's runs (split seeded), and leave-one-application-out.
-func FitGPUPowerModels(runs []gpuvar.Run, seed uint64) ([]ModelResult, error) {
+// FittedGPU is the GPU half of the prediction table the schedulers use:
+// TSMVA (RF+RF) fitted on the held-out-runs training split (the runs a
+// profile could have come from before), predicting each measured device's
+// power for each GPU application from the application's profile; a device
+// the model never saw (the system's unmeasured GPUs) gets stage 1's
+// application baseline, as TSMVA does for a device without history.
+// Predictions never go below idle power.
+func FittedGPU(runs []gpuvar.Run, truth *power.HPCNodes, seed uint64) ([][]float64, error) {
+	train, _, _ := heldOutSplit(runs, seed)
+	var m powerModel
+	for _, x := range gpuPowerModels(seed) {
+		if x.name == "TSMVA (RF+RF)" {
+			m = x
+		}
+	}
+	pred, err := m.fit(train)
+	if err != nil {
+		return nil, err
+	}
 	prof := appProfiles(runs)
+	devSet := map[string]bool{}
+	for _, x := range runs {
+		devSet[x.Device] = true
+	}
+	devs := slices.Sorted(maps.Keys(devSet))
+	out := make([][]float64, len(truth.GPU))
+	for d, row := range truth.GPU {
+		out[d] = append([]float64(nil), row...)
+		dev := ""
+		if d < len(devs) {
+			dev = devs[d]
+		}
+		for k, app := range vahrmGPUApps {
+			v, _ := pred(fit.Sample{Device: dev, App: app, Features: prof[app]})
+			out[d][3+k] = math.Max(vahrmGPUIdleW, v)
+		}
+	}
+	return out, nil
+}
+
+// heldOutSplit is the held-out-runs protocol's split: one run in ten of
+// each device (seeded) is held out; the rest trains. prof gives every run
+// its application's profile.
+func heldOutSplit(runs []gpuvar.Run, seed uint64) (train, test []fit.Sample, prof map[string][]float64) {
+	prof = appProfiles(runs)
 	r := rand.New(rand.NewPCG(seed, 0x73706c6974))
 	byDev := map[string][]int{}
 	for i, x := range runs {
@@ -261,7 +300,6 @@ func FitGPUPowerModels(runs []gpuvar.Run, seed uint64) ([]ModelResult, error) {
 	sample := func(i int) fit.Sample {
 		return fit.Sample{Device: runs[i].Device, App: runs[i].App, Features: prof[runs[i].App], Power: runs[i].PowerW}
 	}
-	var train, test []fit.Sample
 	for _, dev := range slices.Sorted(maps.Keys(byDev)) {
 		idx := byDev[dev]
 		r.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
@@ -273,6 +311,18 @@ func FitGPUPowerModels(runs []gpuvar.Run, seed uint64) ([]ModelResult, error) {
 				train = append(train, sample(i))
 			}
 		}
+	}
+	return train, test, prof
+}
+
+// FitGPUPowerModels trains LR and RF (one model per device, single stage,
+// like Variability-Trained Prediction), TSMVA LR+RF and TSMVA RF+RF on the
+// Longhorn runs and reports held-out MAPE under two protocols: 90%/10% of
+// each device's runs (split seeded), and leave-one-application-out.
+func FitGPUPowerModels(runs []gpuvar.Run, seed uint64) ([]ModelResult, error) {
+	train, test, prof := heldOutSplit(runs, seed)
+	sample := func(i int) fit.Sample {
+		return fit.Sample{Device: runs[i].Device, App: runs[i].App, Features: prof[runs[i].App], Power: runs[i].PowerW}
 	}
 	var out []ModelResult
 	for _, m := range gpuPowerModels(seed) {

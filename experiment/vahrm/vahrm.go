@@ -187,7 +187,10 @@ type Env struct {
 	Registries *policy.Registries
 	Truth      *power.HPCNodes
 	Log        *Log
-	RelErrs    []float64 // TSMVA held-out relative errors used for its predictions
+	RelErrs    []float64 // TSMVA held-out relative errors (the CPU side's stand-in predictions)
+	// FittedGPU are the GPU rows of the prediction table from the fitted
+	// TSMVA model (FittedGPU).
+	FittedGPU [][]float64
 	// Workloads run by Sweep (nil: all nine).
 	Workloads []Workload
 }
@@ -209,9 +212,13 @@ func BuildEnv(r *policy.Registries, log *Log, seed uint64) (*Env, []GPUStats, []
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	fitted, err := FittedGPU(runs, truth, seed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	for _, m := range models {
 		if m.Model == "TSMVA (RF+RF)" && m.Protocol == "held-out runs" {
-			return &Env{Registries: r, Truth: truth, Log: log, RelErrs: m.RelErrors}, stats, models, nil
+			return &Env{Registries: r, Truth: truth, Log: log, RelErrs: m.RelErrors, FittedGPU: fitted}, stats, models, nil
 		}
 	}
 	return nil, nil, nil, fmt.Errorf("vahrm: no TSMVA (RF+RF) model fitted")
@@ -226,7 +233,14 @@ func (e *Env) predictions(s Setting, ideal bool) *power.HPCNodes {
 	if s.ModelNoise > 0 {
 		return Perturbed(e.Truth, func() float64 { return r.NormFloat64() * s.ModelNoise })
 	}
-	return Perturbed(e.Truth, func() float64 { return e.RelErrs[r.IntN(len(e.RelErrs))] })
+	// GPUs: the fitted model's predictions. CPUs: no per-CPU power data is
+	// public, so there is nothing to fit; they keep the stand-in of the
+	// truth times a held-out relative error of the GPU model.
+	p := Perturbed(e.Truth, func() float64 { return e.RelErrs[r.IntN(len(e.RelErrs))] })
+	if e.FittedGPU != nil {
+		p.GPU = e.FittedGPU
+	}
+	return p
 }
 
 // NewScheduler builds a system with the setting's predictions (the truth
