@@ -90,6 +90,16 @@ func minSavingClaim(policies []string, floor, until float64, where string) Claim
 	}
 }
 
+// maxSaving is the largest saving vs FGD of any of policies over
+// lo <= ratio <= hi.
+func maxSaving(cs []CurvePoint, policies []string, lo, hi float64) float64 {
+	best := math.Inf(-1)
+	for _, p := range policies {
+		best = max(best, experiment.MaxOf(experiment.Over(experiment.Series(cs, p), lo, hi, savingFn)))
+	}
+	return best
+}
+
 // maxGap is the largest GRAR difference a - b over the points of policy b
 // with lo <= ratio <= hi (sign: a better than b is positive).
 func maxGap(cs []CurvePoint, a, b string, lo, hi float64) float64 {
@@ -159,20 +169,14 @@ func Claims(trace string) []Claim {
 			Claim{What: "PWR+FGD combinations save more than 20% vs FGD for moderate workloads (largest saving, 0.15..0.80 requested)",
 				Where: "Abstract, Sec. VII", Paper: "> 20%",
 				Measure: func(cs []CurvePoint) (float64, bool) {
-					best := math.Inf(-1)
-					for _, p := range combos {
-						best = max(best, experiment.MaxOf(experiment.Over(experiment.Series(cs, p), 0.15, 0.80, savingFn)))
-					}
+					best := maxSaving(cs, combos, 0.15, 0.80)
 					return best, best > 0.20
 				},
 				Format: func(v float64) string { return "max " + pct(v) + ", " + margin(v, 0.20, math.Inf(1), pp) }},
 			Claim{What: "competitors (BestFit, DotProd, GpuPacking, GpuClustering) never exceed 5% saving vs FGD (0..1.0)",
 				Where: "Sec. VI-C1, Fig. 3", Paper: "< 5%",
 				Measure: func(cs []CurvePoint) (float64, bool) {
-					best := math.Inf(-1)
-					for _, p := range competitors {
-						best = max(best, experiment.MaxOf(experiment.Over(experiment.Series(cs, p), 0.01, 1.0, savingFn)))
-					}
+					best := maxSaving(cs, competitors, 0.01, 1.0)
 					return best, best < 0.05
 				},
 				Format: func(v float64) string { return "max " + pct(v) + ", " + margin(v, math.Inf(-1), 0.05, pp) }},
