@@ -288,11 +288,11 @@ func waitOf(rel []Relative, setting string) float64 {
 
 func relCSV(rel []Relative) []byte {
 	rows := [][]string{{"setting", "system", "workload", "energy_saving_vs_base", "energy_saving_common_window_vs_base", "above_idle_energy_saving_vs_base", "turnaround_ratio", "throughput_ratio", "waiting_ratio",
-		"energy_j", "mean_turnaround_s", "mean_wait_s", "max_wait_s", "throughput_jobs_per_h", "max_predicted_w_at_start", "cap_w", "actual_above_cap_s", "max_actual_excess_w"}}
+		"energy_j", "mean_turnaround_s", "mean_wait_s", "max_wait_s", "throughput_jobs_per_h", "max_predicted_w_at_start", "cap_w", "actual_above_cap_s", "max_actual_excess_w", "cost_usd", "co2_kg"}}
 	for _, r := range rel {
 		rows = append(rows, []string{r.Setting, r.System, strconv.Itoa(r.Workload), report.F(r.EnergySave), report.F(r.CommonSave), report.F(r.AboveIdleSave), report.F(r.TATRatio), report.F(r.ThroughRat),
 			report.F(r.WaitRatio), report.F(r.EnergyJ), report.F(r.MeanTATS), report.F(r.MeanWaitS), report.F(r.MaxWaitS), report.F(r.ThroughputH),
-			report.F(r.MaxPredW), report.F(r.CapW), report.F(r.ExcessS), report.F(r.MaxExcessW)})
+			report.F(r.MaxPredW), report.F(r.CapW), report.F(r.ExcessS), report.F(r.MaxExcessW), report.F(r.CostUSD), report.F(r.CO2Kg)})
 	}
 	return report.CSV(rows)
 }

@@ -40,6 +40,8 @@ type ScenarioResult struct {
 	// system on the same seed and workload; Averages the means per system.
 	Runs     []Relative `json:"runs"`
 	Averages []Relative `json:"averages"`
+	// Grid says which price and carbon series charged the runs.
+	Grid string `json:"grid"`
 }
 
 // LoadScenarioLog reads the scenario's SWF log (a relative path from the
@@ -114,6 +116,10 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			return nil, err
 		}
 		e.Workloads = ws
+		if e.Account, err = s.Account(); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		res.Grid = e.Account.Where
 		// The first system is the baseline; it is listed again so that its
 		// own row (ratios 1) appears with its absolute figures.
 		rel, err := e.Sweep([]string{"seed=" + strconv.FormatUint(seed, 10)}, []Setting{settingOf(s, seed)}, h.Systems, h.Systems[0], env.Workers, env.Progress)
@@ -137,9 +143,9 @@ func ScenarioTable(r *ScenarioResult) report.Table {
 	h := r.Scenario.HPC
 	t := report.Table{Title: fmt.Sprintf("%s: %d jobs, SR=%g (offered load %.1f%%), %s, first-run ratio %g; relative to %s, mean of %d workloads x %d seeds",
 		r.Scenario.Name, r.Jobs, h.SR, 100*float64(r.OfferedLoad), limitLabel(r.Scenario), h.FirstRunRatio, h.Systems[0].Name, len(h.Workloads), len(r.Seeds)),
-		Head: []string{"system", "energy saving", "common window", "above idle", "energy MWh", "turnaround", "throughput", "waiting", "mean wait h", "longest wait h", "max s above cap", "max excess W"}}
+		Head: []string{"system", "energy saving", "common window", "above idle", "energy MWh", "cost USD", "CO2 t", "turnaround", "throughput", "waiting", "mean wait h", "longest wait h", "max s above cap", "max excess W"}}
 	for _, a := range r.Averages {
-		t.Rows = append(t.Rows, []string{a.System, fmt.Sprintf("%.2f%%", 100*a.EnergySave), fmt.Sprintf("%.2f%%", 100*a.CommonSave), fmt.Sprintf("%.2f%%", 100*a.AboveIdleSave), fmt.Sprintf("%.3f", a.EnergyJ/3.6e9), fmt.Sprintf("%.3f", a.TATRatio),
+		t.Rows = append(t.Rows, []string{a.System, fmt.Sprintf("%.2f%%", 100*a.EnergySave), fmt.Sprintf("%.2f%%", 100*a.CommonSave), fmt.Sprintf("%.2f%%", 100*a.AboveIdleSave), fmt.Sprintf("%.3f", a.EnergyJ/3.6e9), fmt.Sprintf("%.0f", a.CostUSD), fmt.Sprintf("%.1f", a.CO2Kg/1000), fmt.Sprintf("%.3f", a.TATRatio),
 			fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio), fmt.Sprintf("%.2f", a.MeanWaitS/3600), fmt.Sprintf("%.1f", a.MaxWaitS/3600),
 			fmt.Sprintf("%.0f", a.ExcessS), fmt.Sprintf("%.0f", a.MaxExcessW)})
 	}
@@ -168,7 +174,8 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
-	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description}, r.StandIns...),
+	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Cost and carbon: " + r.Grid}, r.StandIns...),
+		Tail:   []string{"cost and carbon: " + r.Grid, ""},
 		Tables: []report.Table{ScenarioTable(r)}, Figures: []experiment.Figure{{File: "energy_by_workload.svg", Caption: "Energy saving by workload (mean over seeds)", SVG: svg}},
 		Footnote: "wattsched " + r.Version, Files: map[string][]byte{"summary.json": js, "runs.csv": relCSV(r.Runs)},
 		Head: experiment.StandInLines(r.StandIns), Listing: "summary.json, runs.csv, energy_by_workload.svg, report.html"}}, nil

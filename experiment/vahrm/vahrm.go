@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
@@ -179,6 +180,9 @@ type RunResult struct {
 	ExcessS      float64 `json:"actual_above_cap_s"`
 	MaxExcessW   float64 `json:"max_actual_excess_w"`
 	Decisions    int     `json:"decisions"`
+	// CostUSD and CO2Kg price the run's hourly energy (Env.Account).
+	CostUSD float64 `json:"cost_usd"`
+	CO2Kg   float64 `json:"co2_kg"`
 }
 
 // Env is what every run shares.
@@ -193,6 +197,9 @@ type Env struct {
 	FittedGPU [][]float64
 	// Workloads run by Sweep (nil: all nine).
 	Workloads []Workload
+	// Account prices every run's energy (BuildEnv: grid's default; a
+	// scenario's grid section replaces it; nil: no price).
+	Account *grid.Account
 }
 
 // BuildEnv builds the system (true per-device power from the Longhorn
@@ -216,9 +223,13 @@ func BuildEnv(r *policy.Registries, log *Log, seed uint64) (*Env, []GPUStats, []
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	acct, err := grid.NewAccount(grid.DefaultRegion, grid.DefaultStart, "", "", "")
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	for _, m := range models {
 		if m.Model == "TSMVA (RF+RF)" && m.Protocol == "held-out runs" {
-			return &Env{Registries: r, Truth: truth, Log: log, RelErrs: m.RelErrors, FittedGPU: fitted}, stats, models, nil
+			return &Env{Registries: r, Truth: truth, Log: log, RelErrs: m.RelErrors, FittedGPU: fitted, Account: acct}, stats, models, nil
 		}
 	}
 	return nil, nil, nil, fmt.Errorf("vahrm: no TSMVA (RF+RF) model fitted")
@@ -284,6 +295,11 @@ func (e *Env) Run(sys scenario.System, w Workload, s Setting) (*RunResult, error
 		AllIdleJ: float64(e.Truth.Idle()) * float64(e.Truth.Nodes()) * float64(res.Makespan) / 1000,
 		MaxPredW: float64(res.MaxPredictedAtStart), MaxActualW: float64(res.MaxActual), CapW: capW, ExcessS: float64(res.Excess) / 1000,
 		MaxExcessW: math.Max(0, float64(res.MaxExcess)), Decisions: res.Decisions}
+	if e.Account != nil {
+		if out.CostUSD, out.CO2Kg, err = e.Account.Cost(res.Hourly); err != nil {
+			return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
+		}
+	}
 	for _, j := range res.Jobs {
 		out.MeanTATS += float64(j.End-j.Submit) / 1000
 		wait := float64(j.Start-j.Submit) / 1000
@@ -385,6 +401,8 @@ type Relative struct {
 	MaxPredW      float64 `json:"max_predicted_w_at_start"`
 	CapW          float64 `json:"cap_w"`
 	ThroughputH   float64 `json:"throughput_jobs_per_h"`
+	CostUSD       float64 `json:"cost_usd"`
+	CO2Kg         float64 `json:"co2_kg"`
 }
 
 // MarshalJSON writes the fields in order, an undefined ratio (NaN) as null.
@@ -409,8 +427,10 @@ func (r Relative) MarshalJSON() ([]byte, error) {
 		MaxPredW      float64 `json:"max_predicted_w_at_start"`
 		CapW          float64 `json:"cap_w"`
 		ThroughputH   float64 `json:"throughput_jobs_per_h"`
+		CostUSD       float64 `json:"cost_usd"`
+		CO2Kg         float64 `json:"co2_kg"`
 	}{r.Setting, r.System, r.Workload, r.EnergySave, r.CommonSave, r.AboveIdleSave, r.BaseIdleShare, Num(r.TATRatio), Num(r.ThroughRat), Num(r.WaitRatio),
-		r.EnergyJ, r.MeanTATS, r.MeanWaitS, r.MaxWaitS, r.ExcessS, r.MaxExcessW, r.MaxPredW, r.CapW, r.ThroughputH})
+		r.EnergyJ, r.MeanTATS, r.MeanWaitS, r.MaxWaitS, r.ExcessS, r.MaxExcessW, r.MaxPredW, r.CapW, r.ThroughputH, r.CostUSD, r.CO2Kg})
 }
 
 func relative(setting string, r, base *RunResult) Relative {
@@ -429,7 +449,8 @@ func relative(setting string, r, base *RunResult) Relative {
 		AboveIdleSave: 1 - ratio(r.EnergyJ-r.AllIdleJ, base.EnergyJ-base.AllIdleJ), BaseIdleShare: base.AllIdleJ / base.EnergyJ,
 		TATRatio: ratio(r.MeanTATS, base.MeanTATS), ThroughRat: ratio(r.ThroughputPH, base.ThroughputPH),
 		WaitRatio: ratio(r.MeanWaitS, base.MeanWaitS), EnergyJ: r.EnergyJ, MeanTATS: r.MeanTATS, MeanWaitS: r.MeanWaitS,
-		MaxWaitS: r.MaxWaitS, ExcessS: r.ExcessS, MaxExcessW: r.MaxExcessW, MaxPredW: r.MaxPredW, CapW: r.CapW, ThroughputH: r.ThroughputPH}
+		MaxWaitS: r.MaxWaitS, ExcessS: r.ExcessS, MaxExcessW: r.MaxExcessW, MaxPredW: r.MaxPredW, CapW: r.CapW, ThroughputH: r.ThroughputPH,
+		CostUSD: r.CostUSD, CO2Kg: r.CO2Kg}
 }
 
 // Sweep runs systems x workloads at each setting and returns the metrics
@@ -494,6 +515,8 @@ func Averages(rel []Relative) []Relative {
 		s.ThroughRat += r.ThroughRat
 		s.WaitRatio += r.WaitRatio
 		s.EnergyJ += r.EnergyJ
+		s.CostUSD += r.CostUSD
+		s.CO2Kg += r.CO2Kg
 		s.MeanTATS += r.MeanTATS
 		s.MeanWaitS += r.MeanWaitS
 		s.MaxWaitS = math.Max(s.MaxWaitS, r.MaxWaitS)
@@ -514,6 +537,8 @@ func Averages(rel []Relative) []Relative {
 		s.ThroughRat /= n
 		s.WaitRatio /= n
 		s.EnergyJ /= n
+		s.CostUSD /= n
+		s.CO2Kg /= n
 		s.MeanTATS /= n
 		s.MeanWaitS /= n
 		s.ThroughputH /= n
