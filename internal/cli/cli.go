@@ -206,16 +206,28 @@ func progress(stderr io.Writer) func(done, total int, what string) {
 			tty = st.Mode()&os.ModeCharDevice != 0
 		}
 	}
+	phase, lastDone, lastTotal := start, 0, 0
 	return func(done, total int, what string) {
-		el := time.Since(start).Seconds()
+		now := time.Now()
+		el := now.Sub(start).Seconds()
+		if total != lastTotal || done <= lastDone { // a new batch of runs
+			phase = now
+		}
+		lastDone, lastTotal = done, total
+		// After a few seconds of a batch, an estimate of what is left of
+		// it (linear in the runs done so far).
+		eta := ""
+		if pe := now.Sub(phase).Seconds(); pe > 3 && done < total && done > 1 {
+			eta = fmt.Sprintf(", about %.0fs left", pe/float64(done-1)*float64(total-done))
+		}
 		switch {
 		case tty:
-			fmt.Fprintf(stderr, "\r[%d/%d] %-40s %6.1fs", done, total, what, el)
+			fmt.Fprintf(stderr, "\r[%d/%d] %-40s %6.1fs%-22s", done, total, what, el, eta)
 			if done == total {
 				fmt.Fprintln(stderr)
 			}
 		case done == total || done*10/total != (done-1)*10/total:
-			fmt.Fprintf(stderr, "[%d/%d] %s %.1fs\n", done, total, what, el)
+			fmt.Fprintf(stderr, "[%d/%d] %s %.1fs%s\n", done, total, what, el, eta)
 		}
 	}
 }
