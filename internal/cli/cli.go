@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -24,6 +25,7 @@ import (
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
+	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
 // Version is wattsched's version, written into every result.
@@ -50,6 +52,8 @@ Usage:
         list the embedded openb traces
   wattsched version | --version
         wattsched's version and how the binary was built
+  wattsched import k8s -f cluster.json -o DIR [--force]
+        turn 'kubectl get nodes,pods -A -o json' into an openb node list, pod list and scenario
   wattsched completion bash
         a bash completion script (source <(wattsched completion bash))
 `)
@@ -79,6 +83,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionLine())
 	case "completion":
 		err = cmdCompletion(args[1:], stdout)
+	case "import":
+		err = cmdImport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage())
 	default:
@@ -147,6 +153,53 @@ func versionLine() string {
 	return line + " (" + strings.Join(extra, ", ") + ")"
 }
 
+// cmdImport turns a Kubernetes dump into a scenario directory.
+func cmdImport(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "k8s" {
+		return usageError{errors.New("import: want 'import k8s -f cluster.json -o DIR' (kubectl get nodes,pods -A -o json > cluster.json)")}
+	}
+	fs := newFlags("import k8s", stderr)
+	in := fs.String("f", "", "the JSON of 'kubectl get nodes,pods -A -o json' (- for standard input)")
+	out := fs.String("o", "", "directory for nodes.csv, pods.csv and scenario.yaml (required)")
+	force := fs.Bool("force", false, "replace an earlier wattsched output directory")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 || *in == "" || *out == "" {
+		return usageError{errors.New("import k8s: -f FILE and -o DIR are required, nothing else")}
+	}
+	if err := experiment.CheckDir(*out, *force); err != nil {
+		return err
+	}
+	var r io.Reader = os.Stdin
+	name := "standard input"
+	if *in != "-" {
+		f, err := os.Open(*in)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, name = f, *in
+	}
+	d, err := k8sdump.Read(r, name)
+	if err != nil {
+		return err
+	}
+	cat := hw.Default()
+	var unknown []string
+	for _, n := range d.Nodes {
+		if _, err := cat.GPU(n.GPUModel); n.GPUs > 0 && err != nil && !slices.Contains(unknown, n.GPUModel) {
+			unknown = append(unknown, n.GPUModel)
+		}
+	}
+	res := &experiment.Results{Title: "wattsched import k8s", Files: d.Files(filepath.Base(name)), Listing: "nodes.csv, pods.csv, scenario.yaml",
+		Head: []string{fmt.Sprintf("%d nodes and %d pods from %s", len(d.Nodes), len(d.Pods), name)}}
+	if len(unknown) > 0 {
+		res.Tail = []string{fmt.Sprintf("GPU models not in the catalog: %s: add them to the scenario's hardware section before running it (docs/scenarios.md)", strings.Join(unknown, ", ")), ""}
+	}
+	return emit(stdout, *out, *force, []*experiment.Results{res})
+}
+
 // cmdCompletion prints a bash completion script for the subcommands, the
 // studies and each subcommand's flags.
 func cmdCompletion(args []string, stdout io.Writer) error {
@@ -166,12 +219,13 @@ func cmdCompletion(args []string, stdout io.Writer) error {
 _wattsched() {
   local cur=${COMP_WORDS[COMP_CWORD]} words=""
   if [ "$COMP_CWORD" -eq 1 ]; then
-    words="run compare reproduce bench traces version completion help --version --help"
+    words="run compare reproduce bench traces import version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
     run|compare) words="-c -o --seeds --force --catalog" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
+    import) words="k8s -f -o --force" ;;
     reproduce)
       if [ "$COMP_CWORD" -eq 2 ]; then
         words=%q

@@ -507,3 +507,35 @@ func TestDegenerateInputs(t *testing.T) {
 		}
 	}
 }
+
+// import k8s turns a kubectl dump into a scenario directory that runs.
+func TestImportK8s(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "c.json")
+	var items []string
+	items = append(items, `{"kind": "Node", "metadata": {"name": "gpu-0", "labels": {"nvidia.com/gpu.product": "Tesla-T4"}}, "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "nvidia.com/gpu": "4"}}}`,
+		`{"kind": "Node", "metadata": {"name": "gpu-1", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}}, "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "nvidia.com/gpu": "8"}}}`)
+	for i := 0; i < 30; i++ {
+		ann := ""
+		req := `"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "1"`
+		if i%2 == 0 {
+			ann = `, "annotations": {"wattsched.io/gpu-milli": "300"}`
+			req = `"cpu": "500m", "memory": "1Gi"`
+		}
+		items = append(items, fmt.Sprintf(`{"kind": "Pod", "metadata": {"name": "p%d", "namespace": "ml", "creationTimestamp": "2026-11-20T10:%02d:00Z"%s}, "spec": {"containers": [{"resources": {"requests": {%s}}}]}, "status": {"phase": "Running"}}`, i, i, ann, req))
+	}
+	os.WriteFile(in, []byte(`{"kind": "List", "items": [`+strings.Join(items, ",")+`]}`), 0o644)
+	out := filepath.Join(dir, "imp")
+	if code, stdout, errs := run(t, "import", "k8s", "-f", in, "-o", out); code != 0 || !strings.Contains(stdout, "2 nodes and 30 pods") {
+		t.Fatalf("import: exit %d %q %s", code, stdout, errs)
+	}
+	if code, _, errs := run(t, "run", "-c", filepath.Join(out, "scenario.yaml"), "-o", filepath.Join(dir, "res"), "--seeds", "1"); code != 0 {
+		t.Fatalf("running the imported scenario: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, "import", "k8s", "-f", filepath.Join(dir, "missing.json"), "-o", filepath.Join(dir, "x")); code != 1 || !strings.Contains(errs, "missing.json") {
+		t.Errorf("missing dump: exit %d %q", code, errs)
+	}
+	if code, _, _ := run(t, "import", "slurm", "-f", in, "-o", filepath.Join(dir, "y")); code != 2 {
+		t.Errorf("import slurm: exit %d, want 2", code)
+	}
+}
