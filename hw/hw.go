@@ -31,6 +31,43 @@ type GPUModel struct {
 	TDPW      Watts   `yaml:"tdp_w"`
 	MemoryGiB float64 `yaml:"memory_gib"`
 	Source    string  `yaml:"source"`
+	// Curve, when given, is a measured power curve: watts at allocated
+	// shares of the GPU from 0 (idle_w) to 1 (tdp_w), piecewise linear in
+	// between. Without it a GPU with any allocation draws its TDP (the PWR
+	// model, pwr-fgd eq. 2).
+	Curve []CurvePoint `yaml:"curve,omitempty"`
+}
+
+// CurvePoint is one point of a measured power curve.
+type CurvePoint struct {
+	Share float64 `yaml:"share"`
+	Watts Watts   `yaml:"watts"`
+}
+
+// At is the power at allocated share u in [0, 1]: idle at 0, the curve's
+// value in between (linear between points), TDP at 1 without a curve
+// point there. Without a curve: idle at 0, TDP above.
+func (g *GPUModel) At(u float64) Watts {
+	if u <= 0 {
+		return g.IdleW
+	}
+	if len(g.Curve) == 0 {
+		return g.TDPW
+	}
+	px, py := 0.0, g.IdleW
+	for _, p := range g.Curve {
+		if u <= p.Share {
+			if p.Share == px {
+				return p.Watts
+			}
+			return py + Watts((u-px)/(p.Share-px))*(p.Watts-py)
+		}
+		px, py = p.Share, p.Watts
+	}
+	if px >= 1 {
+		return py
+	}
+	return py + Watts((u-px)/(1-px))*(g.TDPW-py)
 }
 
 // CPUModel describes one CPU model (one socket).
@@ -105,6 +142,8 @@ func (c *Catalog) index() error {
 			return fmt.Errorf("gpus[%d] (%s): idle_w %v, tdp_w %v: need finite 0 <= idle_w <= tdp_w and tdp_w > 0", i, g.Name, g.IdleW, g.TDPW)
 		case !(g.MemoryGiB >= 0) || math.IsInf(g.MemoryGiB, 0):
 			return fmt.Errorf("gpus[%d] (%s).memory_gib: %v, want a finite number >= 0", i, g.Name, g.MemoryGiB)
+		case !curveOK(g):
+			return fmt.Errorf("gpus[%d] (%s).curve: want shares strictly increasing in (0, 1] and finite watts from idle_w to tdp_w, not decreasing", i, g.Name)
 		case g.Source == "":
 			return fmt.Errorf("gpus[%d] (%s).source: empty", i, g.Name)
 		}
@@ -141,6 +180,17 @@ func (c *Catalog) index() error {
 		c.alias[a.Name] = a.Target
 	}
 	return nil
+}
+
+func curveOK(g GPUModel) bool {
+	px, py := 0.0, g.IdleW
+	for _, p := range g.Curve {
+		if !(p.Share > px && p.Share <= 1) || !(p.Watts >= py && p.Watts <= g.TDPW) {
+			return false
+		}
+		px, py = p.Share, p.Watts
+	}
+	return true
 }
 
 // With returns a catalog with extra's models and aliases added to c's

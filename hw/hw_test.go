@@ -114,3 +114,25 @@ func TestParseFile(t *testing.T) {
 		t.Errorf("error %v, want the file and line 2", err)
 	}
 }
+
+// A measured curve is piecewise linear from idle (share 0) through its
+// points to TDP (share 1); without one any allocation draws TDP; a curve
+// out of order or outside idle..TDP is refused.
+func TestPowerCurve(t *testing.T) {
+	g := GPUModel{Name: "X", IdleW: 50, TDPW: 400, Source: "test", Curve: []CurvePoint{{Share: 0.5, Watts: 300}}}
+	for u, want := range map[float64]Watts{0: 50, 0.25: 175, 0.5: 300, 0.75: 350, 1: 400} {
+		if got := g.At(u); math.Abs(float64(got-want)) > 1e-9 {
+			t.Errorf("At(%v) = %v, want %v", u, got, want)
+		}
+	}
+	plain := GPUModel{IdleW: 50, TDPW: 400}
+	if plain.At(0) != 50 || plain.At(0.01) != 400 {
+		t.Error("without a curve: idle at 0, TDP above")
+	}
+	for _, bad := range [][]CurvePoint{{{0.5, 300}, {0.4, 350}}, {{0.5, 500}}, {{0.5, 20}}, {{1.5, 300}}, {{0.5, 300}, {0.8, 250}}} {
+		c := &Catalog{GPUs: []GPUModel{{Name: "Y", IdleW: 50, TDPW: 400, Source: "t", Curve: bad}}}
+		if _, err := Default().With(c, "c.yaml"); err == nil || !strings.Contains(err.Error(), "curve") {
+			t.Errorf("curve %v: %v", bad, err)
+		}
+	}
+}

@@ -54,10 +54,19 @@ func TDP(n *cluster.Node) hw.Watts {
 	return CPUPower(n.CPU, n.CPUMilli, 0) + g
 }
 
-// GPUPower is eq. 2: TDP for each GPU with any allocation, idle power otherwise.
+// GPUPower is eq. 2: TDP for each GPU with any allocation, idle power
+// otherwise; a GPU model with a measured curve draws the curve's power at
+// each GPU's allocated share instead.
 func GPUPower(n *cluster.Node) hw.Watts {
 	if n.GPU == nil {
 		return 0
+	}
+	if len(n.GPU.Curve) > 0 {
+		var w hw.Watts
+		for _, free := range n.GPUFree {
+			w += n.GPU.At(float64(job.MilliPerGPU-free) / job.MilliPerGPU)
+		}
+		return w
 	}
 	idle := n.IdleGPUs()
 	busy := len(n.GPUFree) - idle

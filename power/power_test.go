@@ -3,6 +3,7 @@ package power_test
 import (
 	"testing"
 
+	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/cluster/clustertest"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
@@ -51,5 +52,28 @@ func TestIncreaseLeavesNodeUnchanged(t *testing.T) {
 	}
 	if n.FreeCPUMilli != 64000 || n.GPUFree[1] != 1000 {
 		t.Errorf("node changed: %+v", n)
+	}
+}
+
+// With a measured curve, a node's GPU power follows each GPU's allocated
+// share: a quarter-used GPU on the curve idle 50 W -> 300 W at half -> TDP
+// 400 W draws 175 W, not the PWR model's TDP.
+func TestGPUPowerFollowsACurve(t *testing.T) {
+	cat, err := hw.Default().With(&hw.Catalog{GPUs: []hw.GPUModel{{Name: "Curved", IdleW: 50, TDPW: 400, Source: "test",
+		Curve: []hw.CurvePoint{{Share: 0.5, Watts: 300}}}}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.New(cat, []cluster.NodeSpec{{Name: "n", CPUMilli: 32000, MemMiB: 1024, GPUs: 2, GPUModel: "Curved"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	task := &job.Task{ID: 1, Class: -1, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 250}}
+	if err := c.Allocate(task, 0, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := power.GPUPower(n); got != 175+50 {
+		t.Errorf("GPU power %v W, want 225 W (175 W at a quarter, 50 W idle)", got)
 	}
 }
