@@ -222,6 +222,9 @@ const (
 type Account struct {
 	Price, Carbon *Series
 	Start         time.Time
+	// PUE scales the IT energy the engines report to the facility's
+	// (cooling, power conversion): 1 (none) unless set.
+	PUE float64
 	// Where says which series and start, for the results.
 	Where string
 }
@@ -285,11 +288,16 @@ func NewAccount(region, start, priceFile, carbonFile, basis string) (*Account, e
 	return a, nil
 }
 
-// Cost is the money (USD) and carbon (kg CO2eq) of a run's hourly energy.
+// Cost is the money (USD) and carbon (kg CO2eq) of a run's hourly IT
+// energy, times the PUE.
 func (a *Account) Cost(hourly []hw.Joules) (usd, kgCO2 float64, err error) {
-	if usd, err = a.Price.Apply(hourly, a.Start, USDPerJouleUSDPerMWh); err != nil {
+	pue := a.PUE
+	if pue == 0 {
+		pue = 1
+	}
+	if usd, err = a.Price.Apply(hourly, a.Start, USDPerJouleUSDPerMWh*pue); err != nil {
 		return 0, 0, err
 	}
-	kgCO2, err = a.Carbon.Apply(hourly, a.Start, KgPerJouleGramsPerKWh)
+	kgCO2, err = a.Carbon.Apply(hourly, a.Start, KgPerJouleGramsPerKWh*pue)
 	return usd, kgCO2, err
 }

@@ -56,7 +56,7 @@ const (
 // defaulted lists the fields whose zero value means "the default": an
 // explicit 0 there is an error rather than silently the default (sr: 0
 // used to run as sr: 1).
-var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}}
+var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"}}
 
 // explicitZeros reports a defaulted field written as 0, with its line.
 func explicitZeros(b []byte) error {
@@ -218,6 +218,9 @@ type GridSpec struct {
 	Carbon string `yaml:"carbon" json:"carbon,omitempty"`
 	// CarbonBasis is lca (life-cycle, default) or direct.
 	CarbonBasis string `yaml:"carbon_basis" json:"carbon_basis,omitempty"`
+	// PUE is the facility's power usage effectiveness (1..3; default 1):
+	// cost and carbon are charged on the IT energy times PUE.
+	PUE float64 `yaml:"pue" json:"pue,omitempty"`
 }
 
 // Account is the price and carbon account of the scenario's runs.
@@ -236,6 +239,13 @@ func (s *Scenario) Account() (*grid.Account, error) {
 	a, err := grid.NewAccount(region, start, s.Path(g.Price), s.Path(g.Carbon), g.CarbonBasis)
 	if err != nil {
 		return nil, fmt.Errorf("grid: %w", err)
+	}
+	if g.PUE != 0 {
+		if !(g.PUE >= 1 && g.PUE <= 3) {
+			return nil, fmt.Errorf("grid.pue: %v, want 1..3", g.PUE)
+		}
+		a.PUE = g.PUE
+		a.Where += fmt.Sprintf("; PUE %g (cost and carbon on the IT energy x %g)", g.PUE, g.PUE)
 	}
 	return a, nil
 }

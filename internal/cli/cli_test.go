@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -413,13 +414,16 @@ func TestReplayCostAndCarbon(t *testing.T) {
 		}
 		return p.CostUSD, p.CO2Kg, 0, ""
 	}
-	jan, _, _, _ := cost("")
+	jan, janCO2, _, _ := cost("")
+	if usd, kg, _, _ := cost("grid: {pue: 1.5}\n"); math.Abs(usd-1.5*jan) > 1e-6*jan || math.Abs(kg-1.5*janCO2) > 1e-6*janCO2 {
+		t.Errorf("PUE 1.5: %v USD %v kg, want 1.5 x %v, %v", usd, kg, jan, janCO2)
+	}
 	aug, _, _, _ := cost("grid: {start: \"2023-08-01 12:00:00\"}\n")
 	de, _, _, _ := cost("grid: {region: DE-LU, start: \"2023-08-01 12:00:00\"}\n")
 	if jan == aug || aug == de {
 		t.Errorf("the same energy cost the same at other hours or regions: %v %v %v", jan, aug, de)
 	}
-	for _, bad := range []string{"grid: {region: MARS}\n", "grid: {start: \"2031-01-01 00:00:00\"}\n", "grid: {carbon_basis: scope3}\n"} {
+	for _, bad := range []string{"grid: {region: MARS}\n", "grid: {start: \"2031-01-01 00:00:00\"}\n", "grid: {carbon_basis: scope3}\n", "grid: {pue: 0.5}\n"} {
 		if _, _, code, errs := cost(bad); code != 1 || !strings.Contains(errs, "grid") {
 			t.Errorf("%q: exit %d, %q", bad, code, errs)
 		}
