@@ -190,19 +190,19 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		var nb, bf float64
 		for _, s := range []string{"CVA-FCFS", "CGVA-FCFS"} {
 			a, _ := find(avg, main.setting, s)
-			nb += a.TATRatio / 3
+			nb += float64(a.TATRatio) / 3
 		}
 		nb += 1.0 / 3 // VU-FCFS itself
 		for _, s := range []string{"VU-FCFS-B", "CVA-FCFS-B", "CGVA-FCFS-B"} {
 			a, _ := find(avg, main.setting, s)
-			bf += a.TATRatio / 3
+			bf += float64(a.TATRatio) / 3
 		}
 		add("VAHRM+TSMVA shortens turnaround vs systems without backfilling ("+main.setting+")", "Sec. VI-C1, Fig. 8", "-21.2% avg",
-			fmt.Sprintf("%+.1f%%", 100*(v.TATRatio/nb-1)), v.TATRatio < nb, v.TATRatio/nb-1)
+			fmt.Sprintf("%+.1f%%", 100*(float64(v.TATRatio)/nb-1)), float64(v.TATRatio) < nb, float64(v.TATRatio)/nb-1)
 		add("VAHRM+TSMVA shortens turnaround vs systems with backfilling ("+main.setting+")", "Sec. VI-C1, Fig. 8", "-11.9% avg",
-			fmt.Sprintf("%+.1f%%", 100*(v.TATRatio/bf-1)), v.TATRatio < bf, v.TATRatio/bf-1)
+			fmt.Sprintf("%+.1f%%", 100*(float64(v.TATRatio)/bf-1)), float64(v.TATRatio) < bf, float64(v.TATRatio)/bf-1)
 		add("VAHRM+TSMVA raises throughput vs VU-FCFS ("+main.setting+")", "Sec. VI-C1, Fig. 9", "+7.1%",
-			fmt.Sprintf("%+.1f%%", 100*(v.ThroughRat-1)), v.ThroughRat > 1, v.ThroughRat-1)
+			fmt.Sprintf("%+.1f%%", 100*(float64(v.ThroughRat)-1)), float64(v.ThroughRat) > 1, float64(v.ThroughRat)-1)
 		id, _ := find(avg, main.setting, "VAHRM+IDEAL")
 		add("TSMVA and ideal predictions give nearly the same results ("+main.setting+")", "Sec. VI-C1", "very small differences",
 			fmt.Sprintf("energy saving %.2f%% vs %.2f%%", 100*v.EnergySave, 100*id.EnergySave), math.Abs(v.EnergySave-id.EnergySave) < 0.005, v.EnergySave-id.EnergySave)
@@ -219,8 +219,8 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 	// both vs VU-FCFS) is largest at beta = (1/4)^6.
 	bestBeta, bestM := "", math.Inf(-1)
 	for _, a := range Averages(rep.Beta) {
-		if a.WaitRatio > 0 && a.EnergySave/a.WaitRatio > bestM {
-			bestBeta, bestM = a.Setting, a.EnergySave/a.WaitRatio
+		if float64(a.WaitRatio) > 0 && a.EnergySave/float64(a.WaitRatio) > bestM {
+			bestBeta, bestM = a.Setting, a.EnergySave/float64(a.WaitRatio)
 		}
 	}
 	if bestBeta != "" {
@@ -233,7 +233,7 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 	eWorst, tWorst := 0.0, 0.0
 	for _, a := range Averages(rep.ModelErr) {
 		eWorst = math.Max(eWorst, math.Abs(a.EnergySave))
-		for _, r := range []float64{a.TATRatio, a.ThroughRat, a.WaitRatio} {
+		for _, r := range []float64{float64(a.TATRatio), float64(a.ThroughRat), float64(a.WaitRatio)} {
 			if !math.IsNaN(r) {
 				tWorst = math.Max(tWorst, math.Abs(r-1))
 			}
@@ -280,7 +280,7 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 func waitOf(rel []Relative, setting string) float64 {
 	for _, a := range Averages(rel) {
 		if a.Setting == setting {
-			return a.WaitRatio
+			return float64(a.WaitRatio)
 		}
 	}
 	return math.NaN()
@@ -290,8 +290,8 @@ func relCSV(rel []Relative) []byte {
 	rows := [][]string{{"setting", "system", "workload", "energy_saving_vs_base", "energy_saving_common_window_vs_base", "above_idle_energy_saving_vs_base", "turnaround_ratio", "throughput_ratio", "waiting_ratio",
 		"energy_j", "mean_turnaround_s", "mean_wait_s", "max_wait_s", "throughput_jobs_per_h", "max_predicted_w_at_start", "cap_w", "actual_above_cap_s", "max_actual_excess_w", "cost_usd", "co2_kg"}}
 	for _, r := range rel {
-		rows = append(rows, []string{r.Setting, r.System, strconv.Itoa(r.Workload), report.F(r.EnergySave), report.F(r.CommonSave), report.F(r.AboveIdleSave), report.F(r.TATRatio), report.F(r.ThroughRat),
-			report.F(r.WaitRatio), report.F(r.EnergyJ), report.F(r.MeanTATS), report.F(r.MeanWaitS), report.F(r.MaxWaitS), report.F(r.ThroughputH),
+		rows = append(rows, []string{r.Setting, r.System, strconv.Itoa(r.Workload), report.F(r.EnergySave), report.F(r.CommonSave), report.F(r.AboveIdleSave), report.F(float64(r.TATRatio)), report.F(float64(r.ThroughRat)),
+			report.F(float64(r.WaitRatio)), report.F(r.EnergyJ), report.F(r.MeanTATS), report.F(r.MeanWaitS), report.F(r.MaxWaitS), report.F(r.ThroughputH),
 			report.F(r.MaxPredW), report.F(r.CapW), report.F(r.ExcessS), report.F(r.MaxExcessW), report.F(r.CostUSD), report.F(r.CO2Kg)})
 	}
 	return report.CSV(rows)
@@ -407,7 +407,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		return f
 	}
 	saveY := func(r Relative) float64 { return 100 * r.EnergySave }
-	tatY := func(r Relative) float64 { return r.TATRatio }
+	tatY := func(r Relative) float64 { return float64(r.TATRatio) }
 	var figs []experiment.Figure
 	for _, p := range []struct {
 		file, caption string
@@ -417,7 +417,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		{"sr_energy.svg", "Energy saving vs VU-FCFS over SR (Fig. 10)", sweepPlot("Energy saving vs SR", "energy saving vs VU-FCFS (%)", rep.SR, xsOf(rep.SR, num), saveY, true), "log2(SR)"},
 		{"sr_turnaround.svg", "Turnaround relative to VU-FCFS over SR (Fig. 11)", sweepPlot("Turnaround vs SR", "turnaround / VU-FCFS", rep.SR, xsOf(rep.SR, num), tatY, true), "log2(SR)"},
 		{"beta_energy.svg", "Energy saving over beta (Fig. 12)", sweepPlot("Energy saving vs beta", "energy saving vs VU-FCFS (%)", rep.Beta, xsOf(rep.Beta, num), saveY, true), "log2(beta) (beta=0 at the left edge)"},
-		{"beta_wait.svg", "Waiting time relative to VU-FCFS over beta (Fig. 14)", sweepPlot("Waiting vs beta", "waiting / VU-FCFS", rep.Beta, xsOf(rep.Beta, num), func(r Relative) float64 { return r.WaitRatio }, true), "log2(beta)"},
+		{"beta_wait.svg", "Waiting time relative to VU-FCFS over beta (Fig. 14)", sweepPlot("Waiting vs beta", "waiting / VU-FCFS", rep.Beta, xsOf(rep.Beta, num), func(r Relative) float64 { return float64(r.WaitRatio) }, true), "log2(beta)"},
 		{"pcr_energy.svg", "Energy saving over PCR (Fig. 16)", sweepPlot("Energy saving vs PCR", "energy saving vs VU-FCFS (%)", rep.PCR, xsOf(rep.PCR, num), saveY, false), "PCR"},
 		{"pcr_turnaround.svg", "Turnaround over PCR (Fig. 17)", sweepPlot("Turnaround vs PCR", "turnaround / VU-FCFS", rep.PCR, xsOf(rep.PCR, num), tatY, false), "PCR"},
 		{"first_run_energy.svg", "Energy saving over the first-run ratio (Fig. 18)", sweepPlot("Energy saving vs first-run ratio", "energy saving vs VU-FCFS (%)", rep.FirstRun, xsOf(rep.FirstRun, num), saveY, false), "first-run ratio"},

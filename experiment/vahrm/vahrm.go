@@ -2,7 +2,6 @@ package vahrm
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -389,64 +388,38 @@ type Relative struct {
 	AboveIdleSave float64 `json:"above_idle_energy_saving"`
 	// BaseIdleShare is the share of the baseline's energy that is all-idle draw.
 	BaseIdleShare float64 `json:"base_all_idle_share"`
-	TATRatio      float64 `json:"turnaround_ratio"`
-	ThroughRat    float64 `json:"throughput_ratio"`
-	WaitRatio     float64 `json:"waiting_ratio"`
-	EnergyJ       float64 `json:"energy_j"`
-	MeanTATS      float64 `json:"mean_turnaround_s"`
-	MeanWaitS     float64 `json:"mean_wait_s"`
-	MaxWaitS      float64 `json:"max_wait_s"`
-	ExcessS       float64 `json:"actual_above_cap_s"`
-	MaxExcessW    float64 `json:"max_actual_excess_w"`
-	MaxPredW      float64 `json:"max_predicted_w_at_start"`
-	CapW          float64 `json:"cap_w"`
-	ThroughputH   float64 `json:"throughput_jobs_per_h"`
-	CostUSD       float64 `json:"cost_usd"`
-	CO2Kg         float64 `json:"co2_kg"`
-}
-
-// MarshalJSON writes the fields in order, an undefined ratio (NaN) as null.
-func (r Relative) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Setting       string  `json:"setting"`
-		System        string  `json:"system"`
-		Workload      int     `json:"workload"`
-		EnergySave    float64 `json:"energy_saving"`
-		CommonSave    float64 `json:"energy_saving_common_window"`
-		AboveIdleSave float64 `json:"above_idle_energy_saving"`
-		BaseIdleShare float64 `json:"base_all_idle_share"`
-		TATRatio      Num     `json:"turnaround_ratio"`
-		ThroughRat    Num     `json:"throughput_ratio"`
-		WaitRatio     Num     `json:"waiting_ratio"`
-		EnergyJ       float64 `json:"energy_j"`
-		MeanTATS      float64 `json:"mean_turnaround_s"`
-		MeanWaitS     float64 `json:"mean_wait_s"`
-		MaxWaitS      float64 `json:"max_wait_s"`
-		ExcessS       float64 `json:"actual_above_cap_s"`
-		MaxExcessW    float64 `json:"max_actual_excess_w"`
-		MaxPredW      float64 `json:"max_predicted_w_at_start"`
-		CapW          float64 `json:"cap_w"`
-		ThroughputH   float64 `json:"throughput_jobs_per_h"`
-		CostUSD       float64 `json:"cost_usd"`
-		CO2Kg         float64 `json:"co2_kg"`
-	}{r.Setting, r.System, r.Workload, r.EnergySave, r.CommonSave, r.AboveIdleSave, r.BaseIdleShare, Num(r.TATRatio), Num(r.ThroughRat), Num(r.WaitRatio),
-		r.EnergyJ, r.MeanTATS, r.MeanWaitS, r.MaxWaitS, r.ExcessS, r.MaxExcessW, r.MaxPredW, r.CapW, r.ThroughputH, r.CostUSD, r.CO2Kg})
+	// The ratios are NaN (null in JSON) where undefined: the baseline's
+	// figure is 0 and this system's is not.
+	TATRatio    Num     `json:"turnaround_ratio"`
+	ThroughRat  Num     `json:"throughput_ratio"`
+	WaitRatio   Num     `json:"waiting_ratio"`
+	EnergyJ     float64 `json:"energy_j"`
+	MeanTATS    float64 `json:"mean_turnaround_s"`
+	MeanWaitS   float64 `json:"mean_wait_s"`
+	MaxWaitS    float64 `json:"max_wait_s"`
+	ExcessS     float64 `json:"actual_above_cap_s"`
+	MaxExcessW  float64 `json:"max_actual_excess_w"`
+	MaxPredW    float64 `json:"max_predicted_w_at_start"`
+	CapW        float64 `json:"cap_w"`
+	ThroughputH float64 `json:"throughput_jobs_per_h"`
+	CostUSD     float64 `json:"cost_usd"`
+	CO2Kg       float64 `json:"co2_kg"`
 }
 
 func relative(setting string, r, base *RunResult) Relative {
 	// A ratio to a baseline figure of 0 is undefined (NaN; null in JSON)
 	// unless both are 0 (e.g. nobody waited under the baseline).
-	ratio := func(a, b float64) float64 {
+	ratio := func(a, b float64) Num {
 		if b == 0 {
 			if a == 0 {
 				return 1
 			}
-			return math.NaN()
+			return Num(math.NaN())
 		}
-		return a / b
+		return Num(a / b)
 	}
 	return Relative{Setting: setting, System: r.System, Workload: r.Workload, EnergySave: 1 - r.EnergyJ/base.EnergyJ,
-		AboveIdleSave: 1 - ratio(r.EnergyJ-r.AllIdleJ, base.EnergyJ-base.AllIdleJ), BaseIdleShare: base.AllIdleJ / base.EnergyJ,
+		AboveIdleSave: 1 - float64(ratio(r.EnergyJ-r.AllIdleJ, base.EnergyJ-base.AllIdleJ)), BaseIdleShare: base.AllIdleJ / base.EnergyJ,
 		TATRatio: ratio(r.MeanTATS, base.MeanTATS), ThroughRat: ratio(r.ThroughputPH, base.ThroughputPH),
 		WaitRatio: ratio(r.MeanWaitS, base.MeanWaitS), EnergyJ: r.EnergyJ, MeanTATS: r.MeanTATS, MeanWaitS: r.MeanWaitS,
 		MaxWaitS: r.MaxWaitS, ExcessS: r.ExcessS, MaxExcessW: r.MaxExcessW, MaxPredW: r.MaxPredW, CapW: r.CapW, ThroughputH: r.ThroughputPH,
@@ -533,9 +506,9 @@ func Averages(rel []Relative) []Relative {
 		s.CommonSave /= n
 		s.AboveIdleSave /= n
 		s.BaseIdleShare /= n
-		s.TATRatio /= n
-		s.ThroughRat /= n
-		s.WaitRatio /= n
+		s.TATRatio /= Num(n)
+		s.ThroughRat /= Num(n)
+		s.WaitRatio /= Num(n)
 		s.EnergyJ /= n
 		s.CostUSD /= n
 		s.CO2Kg /= n
