@@ -33,10 +33,14 @@ type Reproduction struct {
 	Beta      []Relative     `json:"sweep_beta"`
 	FirstRun  []Relative     `json:"sweep_first_run"`
 	ModelErr  []Relative     `json:"model_error"`
-	Claims    []ClaimResult  `json:"paper_claims"`
-	Settings  map[string]any `json:"settings"`
-	Systems   []string       `json:"systems"`
-	Workloads []Workload     `json:"workloads"`
+	// Arrivals are the Lublin–Feitelson workload's runs (per load, seed
+	// and workload); ArrivalStats their mean and spread over seeds.
+	Arrivals     []Relative     `json:"lublin_runs"`
+	ArrivalStats []ArrivalStat  `json:"lublin_by_load"`
+	Claims       []ClaimResult  `json:"paper_claims"`
+	Settings     map[string]any `json:"settings"`
+	Systems      []string       `json:"systems"`
+	Workloads    []Workload     `json:"workloads"`
 }
 
 // Options bound the reproduction.
@@ -72,6 +76,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	rep := &Reproduction{Version: version, GPUs: stats, Models: models, Systems: systemNames(all), Workloads: Workloads(),
 		Util: map[string]Num{}, StandIns: append(StandIns(log),
 			fmt.Sprintf("Load: the log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*log.Utilization(1), congestedSR, congestedSR),
+			"Genuine arrivals: job streams drawn from the "+LublinSource+", run at offered loads of 50%, 70% and 90% of node-seconds (fixed before any result was seen) with 5 seeds each (--quick: 90%, 2 seeds); the NASA log stays the main case",
 		)}
 	for _, sr := range []float64{1, 2, 4, 6, 8} {
 		rep.Util[strconv.FormatFloat(sr, 'g', -1, 64)] = Num(log.Utilization(sr))
@@ -138,8 +143,25 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	if rep.ModelErr, err = sweep(l, ss, mustSystems("VAHRM+TSMVA"), mustSystems("VAHRM+IDEAL")[0]); err != nil {
 		return nil, err
 	}
+	loads, seeds, arrSystems := ArrivalLoads, ArrivalSeeds, others
+	if o.Quick {
+		loads, seeds = []float64{0.9}, 2
+	}
+	rep.Settings["lublin_loads"], rep.Settings["lublin_seeds"] = loads, seeds
+	if rep.Arrivals, rep.ArrivalStats, err = env.Arrivals(def, loads, seeds, arrSystems, vu, o.Workers, o.Progress); err != nil {
+		return nil, err
+	}
 	rep.Claims = vahrmClaims(rep)
 	return rep, nil
+}
+
+// lublinSeeds is the number of seeds of the Lublin–Feitelson runs.
+func lublinSeeds(rep *Reproduction) int {
+	n := 0
+	for _, a := range rep.ArrivalStats {
+		n = max(n, a.Seeds)
+	}
+	return n
 }
 
 func find(avg []Relative, setting, system string) (Relative, bool) {
@@ -170,7 +192,10 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 	for _, main := range []struct {
 		rel     []Relative
 		setting string
-	}{{rep.Main, "SR=1"}, {rep.Congested, fmt.Sprintf("SR=%d", congestedSR)}} {
+	}{{rep.Main, "SR=1"}, {rep.Congested, fmt.Sprintf("SR=%d", congestedSR)}, {pooled(rep.Arrivals, 0.9, lublinSeeds(rep)), loadLabel(0.9)}} {
+		if len(main.rel) == 0 {
+			continue
+		}
 		avg := Averages(main.rel)
 		v, _ := find(avg, main.setting, "VAHRM+TSMVA")
 		mx := maxOver(main.rel, "VAHRM+TSMVA", save)
@@ -253,7 +278,7 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		name string
 		rel  []Relative
 	}{{"main SR=1", rep.Main}, {"main SR=8", rep.Congested}, {"SR sweep", rep.SR}, {"PCR sweep", rep.PCR}, {"beta sweep", rep.Beta},
-		{"first-run sweep", rep.FirstRun}, {"model-error table", rep.ModelErr}} {
+		{"first-run sweep", rep.FirstRun}, {"model-error table", rep.ModelErr}, {"Lublin-Feitelson runs", rep.Arrivals}} {
 		for _, sys := range []string{"VAHRM+TSMVA", "VAHRM+IDEAL"} {
 			if w := maxOver(set.rel, sys, func(r Relative) float64 { return r.MaxWaitS }); w > maxWait {
 				maxWait, where = w, set.name+", "+sys
@@ -329,6 +354,21 @@ func Tables(rep *Reproduction) []report.Table {
 		}
 		out = append(out, t)
 	}
+	if len(rep.ArrivalStats) > 0 {
+		at := report.Table{Title: fmt.Sprintf("Genuine arrivals: %s, relative to VU-FCFS, mean of 9 workloads; mean +- standard deviation over %d seeds", LublinSource, lublinSeeds(rep)),
+			Head: []string{"offered load", "system", "energy saving", "common window", "turnaround", "throughput", "waiting", "longest wait h"}}
+		pm := func(m, sd Num, pct bool) string {
+			if pct {
+				return fmt.Sprintf("%.2f%% +- %.2f", 100*float64(m), 100*float64(sd))
+			}
+			return fmt.Sprintf("%.3f +- %.3f", float64(m), float64(sd))
+		}
+		for _, a := range rep.ArrivalStats {
+			at.Rows = append(at.Rows, []string{fmt.Sprintf("%.0f%%", 100*a.Load), a.System, pm(a.EnergySave, a.EnergySaveSD, true), pm(a.CommonSave, a.CommonSaveSD, true),
+				pm(a.TATRatio, a.TATRatioSD, false), pm(a.ThroughRat, a.ThroughRatSD, false), pm(a.WaitRatio, a.WaitRatioSD, false), fmt.Sprintf("%.1f", a.MaxWaitS/3600)})
+		}
+		out = append(out, at)
+	}
 	et := report.Table{Title: "Table VII: VAHRM with added prediction error, normalised to VAHRM+IDEAL (PCR=0.5)", Head: []string{"error", "energy", "turnaround", "throughput", "waiting"}}
 	for _, a := range Averages(rep.ModelErr) {
 		et.Rows = append(et.Rows, []string{a.Setting, fmt.Sprintf("%.3f", 1-a.EnergySave), fmt.Sprintf("%.3f", a.TATRatio), fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio)})
@@ -391,6 +431,27 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	files["sweep_beta.csv"] = relCSV(rep.Beta)
 	files["sweep_first_run.csv"] = relCSV(rep.FirstRun)
 	files["model_error.csv"] = relCSV(rep.ModelErr)
+	files["lublin_runs.csv"] = relCSV(rep.Arrivals)
+	lrows := [][]string{{"offered_load", "system", "seeds", "energy_saving", "energy_saving_sd", "energy_saving_common_window", "energy_saving_common_window_sd",
+		"turnaround_ratio", "turnaround_ratio_sd", "throughput_ratio", "throughput_ratio_sd", "waiting_ratio", "waiting_ratio_sd", "max_wait_s"}}
+	for _, a := range rep.ArrivalStats {
+		lrows = append(lrows, []string{report.F(a.Load), a.System, strconv.Itoa(a.Seeds), report.F(float64(a.EnergySave)), report.F(float64(a.EnergySaveSD)),
+			report.F(float64(a.CommonSave)), report.F(float64(a.CommonSaveSD)), report.F(float64(a.TATRatio)), report.F(float64(a.TATRatioSD)),
+			report.F(float64(a.ThroughRat)), report.F(float64(a.ThroughRatSD)), report.F(float64(a.WaitRatio)), report.F(float64(a.WaitRatioSD)), report.F(a.MaxWaitS)})
+	}
+	files["lublin_by_load.csv"] = report.CSV(lrows)
+	var byLoad []Relative
+	var loads []float64
+	for _, a := range rep.ArrivalStats {
+		if !slices.Contains(loads, a.Load) {
+			loads = append(loads, a.Load)
+			byLoad = append(byLoad, pooled(rep.Arrivals, a.Load, a.Seeds)...)
+		}
+	}
+	loadXs := make([]float64, len(loads))
+	for i, l := range loads {
+		loadXs[i] = 100 * l
+	}
 	xsOf := func(rel []Relative, parse func(string) float64) []float64 {
 		var xs []float64
 		seen := map[string]bool{}
@@ -420,6 +481,8 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		{"beta_wait.svg", "Waiting time relative to VU-FCFS over beta (Fig. 14)", sweepPlot("Waiting vs beta", "waiting / VU-FCFS", rep.Beta, xsOf(rep.Beta, num), func(r Relative) float64 { return float64(r.WaitRatio) }, true), "log2(beta)"},
 		{"pcr_energy.svg", "Energy saving over PCR (Fig. 16)", sweepPlot("Energy saving vs PCR", "energy saving vs VU-FCFS (%)", rep.PCR, xsOf(rep.PCR, num), saveY, false), "PCR"},
 		{"pcr_turnaround.svg", "Turnaround over PCR (Fig. 17)", sweepPlot("Turnaround vs PCR", "turnaround / VU-FCFS", rep.PCR, xsOf(rep.PCR, num), tatY, false), "PCR"},
+		{"lublin_energy.svg", "Genuine arrivals (Lublin-Feitelson model): energy saving vs VU-FCFS over the offered load, mean of seeds and workloads", sweepPlot("Energy saving vs offered load", "energy saving vs VU-FCFS (%)", byLoad, loadXs, saveY, false), "offered load (% of node-seconds)"},
+		{"lublin_turnaround.svg", "Genuine arrivals (Lublin-Feitelson model): turnaround relative to VU-FCFS over the offered load", sweepPlot("Turnaround vs offered load", "turnaround / VU-FCFS", byLoad, loadXs, tatY, false), "offered load (% of node-seconds)"},
 		{"first_run_energy.svg", "Energy saving over the first-run ratio (Fig. 18)", sweepPlot("Energy saving vs first-run ratio", "energy saving vs VU-FCFS (%)", rep.FirstRun, xsOf(rep.FirstRun, num), saveY, false), "first-run ratio"},
 	} {
 		p.lp.XLabel = p.xl
@@ -441,7 +504,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	tables := Tables(rep)
 	return &experiment.Results{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: tables, Figures: figs,
 		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
-		Listing: "summary.json, main.csv, sweep_*.csv, model_error.csv, models.csv, *.svg, report.html"}, nil
+		Listing: "summary.json, main.csv, sweep_*.csv, model_error.csv, lublin_runs.csv, lublin_by_load.csv, models.csv, *.svg, report.html"}, nil
 }
 
 // Study is `wattsched reproduce vahrm`.

@@ -2,8 +2,11 @@ package vahrm
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/wattsched/wattsched/trace/lublin"
 )
 
 // A ratio to a baseline figure of 0 is undefined: null in summary.json,
@@ -23,5 +26,47 @@ func TestUndefinedRatioIsNull(t *testing.T) {
 	base.MeanWaitS, r.MeanWaitS = 0, 0
 	if b, _ := json.Marshal(relative("x", r, base)); !strings.Contains(string(b), `"waiting_ratio":1`) {
 		t.Errorf("0/0 should be 1: %s", b)
+	}
+}
+
+// arrivalStats pools the seeds of a load: two seeds with energy savings
+// 0.02 and 0.04 (each the mean of its workloads) give mean 0.03 and
+// sample sd sqrt(2 x 0.01^2 / 1) = 0.01414; the longest wait is the max.
+func TestArrivalStatsPoolsSeeds(t *testing.T) {
+	var rel []Relative
+	for s, save := range map[int]float64{1: 0.02, 2: 0.04} {
+		for w := 0; w < 3; w++ {
+			rel = append(rel, Relative{Setting: arrivalLabel(0.7, s), System: "VAHRM+TSMVA", Workload: w, EnergySave: save,
+				TATRatio: 1, ThroughRat: 1, WaitRatio: Num(save * 10), MaxWaitS: float64(100 * s)})
+		}
+	}
+	st := arrivalStats(rel, []float64{0.7}, 2)
+	if len(st) != 1 {
+		t.Fatalf("%d stats, want 1: %+v", len(st), st)
+	}
+	a := st[0]
+	if a.Seeds != 2 || math.Abs(float64(a.EnergySave)-0.03) > 1e-12 || math.Abs(float64(a.EnergySaveSD)-0.01414213562) > 1e-9 ||
+		a.MaxWaitS != 200 || math.Abs(float64(a.WaitRatio)-0.3) > 1e-12 {
+		t.Errorf("got %+v; want seeds 2, saving 0.03 +- 0.01414, waiting 0.3, max wait 200", a)
+	}
+	if n := len(pooled(rel, 0.7, 2)); n != 6 {
+		t.Errorf("pooled %d runs, want 6", n)
+	}
+}
+
+// The shrink ratio Arrivals uses gives exactly the offered load asked for.
+func TestArrivalLoadRule(t *testing.T) {
+	gen, err := lublin.Generate(lublin.Default(Nodes), 2000, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := LogFrom(gen, LublinSource, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ArrivalLoads {
+		if got := log.Utilization(l / log.Utilization(1)); math.Abs(got-l) > 1e-9 {
+			t.Errorf("load %.2f: utilisation %.6f", l, got)
+		}
 	}
 }
