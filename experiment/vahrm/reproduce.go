@@ -78,6 +78,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 			fmt.Sprintf("Load: the log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*log.Utilization(1), congestedSR, congestedSR),
 			"Genuine arrivals: job streams drawn from the "+LublinSource+", run at offered loads of 50%, 70% and 90% of node-seconds (fixed before any result was seen) with 5 seeds each (--quick: 90%, 2 seeds); the NASA log stays the main case",
 		)}
+	rep.StandIns = append(rep.StandIns, fmt.Sprintf("CPU power model: TSMVA (RF+RF) on the simulated CPU profiles predicts a fresh run with %.2f%% MAPE (the run-to-run variation alone is %.0f%%)", env.CPUFitMAPE, 100*cpuRunCV))
 	for _, sr := range []float64{1, 2, 4, 6, 8} {
 		rep.Util[strconv.FormatFloat(sr, 'g', -1, 64)] = Num(log.Utilization(sr))
 	}
@@ -210,8 +211,8 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 			fmt.Sprintf("%.2f%% avg", 100*v.EnergySave), math.Abs(v.EnergySave-0.045) <= 0.015, v.EnergySave)
 		c, _ := find(avg, main.setting, "CVA-FCFS-B")
 		vsC := 1 - (1-v.EnergySave)/(1-c.EnergySave)
-		add("VAHRM+TSMVA saves energy vs CVA-FCFS-B ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.2% avg, 5.4% max",
-			fmt.Sprintf("%.2f%% avg", 100*vsC), vsC > 0, vsC)
+		add("VAHRM+TSMVA saves energy vs CVA-FCFS-B, within 1.5 points of the paper's average ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.2% avg, 5.4% max",
+			fmt.Sprintf("%.2f%% avg, margin %+.2f points", 100*vsC, 100*(0.015-math.Abs(vsC-0.042))), math.Abs(vsC-0.042) <= 0.015, vsC)
 		var nb, bf float64
 		for _, s := range []string{"CVA-FCFS", "CGVA-FCFS"} {
 			a, _ := find(avg, main.setting, s)

@@ -23,7 +23,8 @@ func StandIns(log *Log) []string {
 		"GPU power: " + gpuvar.Source + ": the measured V100s keep their measured mean power per application as the first GPUs of the 2,160; the rest is drawn from each application's measured mean and deviation (paper: 256 measured TSUBAME3.0 P100s, rest drawn likewise)",
 		"GPU job types: PageRank (small), ResNet (medium), SGEMM (large) stand in for the paper's three CUDA kernels",
 		fmt.Sprintf("CPU power: no per-CPU measurements are public; each CPU draws Table IV's typical value (per node / 2) times 1 + N(0, %.0f%%)", 100*vahrmCPUCV),
-		"Power-model inputs: per-application mean SM clock, memory clock and temperature stand in for PMC profiles; VAHRM+TSMVA's predictions carry TSMVA (RF+RF)'s held-out relative errors",
+		"Power-model inputs: per-application mean SM clock and memory clock stand in for PMC profiles (GPUs); the job type's typical per-CPU power (CPUs)",
+		fmt.Sprintf("Predictions: VAHRM+TSMVA and the variation-aware FCFS systems use TSMVA (RF+RF) fitted on the GPU runs' training split and, for CPUs, on simulated profile history (%d earlier runs per CPU and job type, each the true power times 1 + N(0, %.0f%%)); VAHRM+IDEAL uses the true power", cpuProfileRuns, 100*cpuRunCV),
 	}
 }
 

@@ -190,10 +190,12 @@ type Env struct {
 	Registries *policy.Registries
 	Truth      *power.HPCNodes
 	Log        *Log
-	RelErrs    []float64 // TSMVA held-out relative errors (the CPU side's stand-in predictions)
-	// FittedGPU are the GPU rows of the prediction table from the fitted
-	// TSMVA model (FittedGPU).
-	FittedGPU [][]float64
+	// FittedGPU and FittedCPU are the prediction table's GPU and CPU rows
+	// from the fitted TSMVA models (FittedGPU, FittedCPU); CPUFitMAPE is
+	// the CPU model's error on fresh simulated runs.
+	FittedGPU  [][]float64
+	FittedCPU  [][]float64
+	CPUFitMAPE float64
 	// Workloads run by Sweep (nil: all nine).
 	Workloads []Workload
 	// Account prices every run's energy (BuildEnv: grid's default; a
@@ -202,9 +204,9 @@ type Env struct {
 }
 
 // BuildEnv builds the system (true per-device power from the Longhorn
-// measurements), fits the GPU power models and keeps TSMVA (RF+RF)'s
-// held-out relative errors for the predictions VAHRM+TSMVA and the
-// variation-aware FCFS systems use.
+// measurements), scores the GPU power models and fits TSMVA (RF+RF) for
+// the predictions VAHRM+TSMVA and the variation-aware FCFS systems use
+// (FittedGPU, FittedCPU).
 func BuildEnv(r *policy.Registries, log *Log, seed uint64) (*Env, []GPUStats, []ModelResult, error) {
 	runs, err := gpuvar.Longhorn()
 	if err != nil {
@@ -222,16 +224,15 @@ func BuildEnv(r *policy.Registries, log *Log, seed uint64) (*Env, []GPUStats, []
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	cpu, err := FittedCPU(truth, seed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	acct, err := grid.NewAccount(grid.DefaultRegion, grid.DefaultStart, "", "", "")
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, m := range models {
-		if m.Model == "TSMVA (RF+RF)" && m.Protocol == "held-out runs" {
-			return &Env{Registries: r, Truth: truth, Log: log, RelErrs: m.RelErrors, FittedGPU: fitted, Account: acct}, stats, models, nil
-		}
-	}
-	return nil, nil, nil, fmt.Errorf("vahrm: no TSMVA (RF+RF) model fitted")
+	return &Env{Registries: r, Truth: truth, Log: log, FittedGPU: fitted, FittedCPU: cpu.Pred, CPUFitMAPE: cpu.MAPE, Account: acct}, stats, models, nil
 }
 
 // predictions returns the per-device prediction table for a setting.
@@ -239,18 +240,21 @@ func (e *Env) predictions(s Setting, ideal bool) *power.HPCNodes {
 	if ideal {
 		return e.Truth
 	}
-	r := rand.New(rand.NewPCG(s.Seed, 0x70726564))
 	if s.ModelNoise > 0 {
+		// Table VII's experiment: the ideal table with added noise.
+		r := rand.New(rand.NewPCG(s.Seed, 0x70726564))
 		return Perturbed(e.Truth, func() float64 { return r.NormFloat64() * s.ModelNoise })
 	}
-	// GPUs: the fitted model's predictions. CPUs: no per-CPU power data is
-	// public, so there is nothing to fit; they keep the stand-in of the
-	// truth times a held-out relative error of the GPU model.
-	p := Perturbed(e.Truth, func() float64 { return e.RelErrs[r.IntN(len(e.RelErrs))] })
+	// The fitted models' predictions: GPUs from the measured runs, CPUs
+	// from the simulated profile history (FittedCPU).
+	p := *e.Truth
 	if e.FittedGPU != nil {
 		p.GPU = e.FittedGPU
 	}
-	return p
+	if e.FittedCPU != nil {
+		p.CPU = e.FittedCPU
+	}
+	return &p
 }
 
 // NewScheduler builds a system with the setting's predictions (the truth
@@ -549,7 +553,7 @@ func NewEnvIdeal(r *policy.Registries, jobs int, seed uint64) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Registries: r, Truth: truth, Log: log, RelErrs: []float64{0}}, nil
+	return &Env{Registries: r, Truth: truth, Log: log}, nil
 }
 
 // DecisionBench sets up one VAHRM decision over a queue of the first queued

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/wattsched/wattsched/fit"
+	"github.com/wattsched/wattsched/trace/gpuvar"
 	"github.com/wattsched/wattsched/trace/lublin"
 )
 
@@ -68,5 +72,46 @@ func TestArrivalLoadRule(t *testing.T) {
 		if got := log.Utilization(l / log.Utilization(1)); math.Abs(got-l) > 1e-9 {
 			t.Errorf("load %.2f: utilisation %.6f", l, got)
 		}
+	}
+}
+
+// The CPU half of the prediction table comes from the model fitted on
+// simulated profiles, not from the truth: it differs from the truth, yet
+// follows each CPU's variation (the truth spreads CPUs by 6%, three
+// profile runs with 2% noise pin each CPU down to about 2%/sqrt(3)).
+func TestFittedCPUFollowsDevices(t *testing.T) {
+	runs, err := gpuvar.Longhorn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, _, err := Truth(runs, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := FittedCPU(truth, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range vahrmCPUMeanW {
+		var p, a []float64
+		same := 0
+		for d := range truth.CPU {
+			p, a = append(p, cf.Pred[d][k]), append(a, truth.CPU[d][k])
+			if cf.Pred[d][k] == truth.CPU[d][k] {
+				same++
+			}
+		}
+		if same > len(a)/100 {
+			t.Errorf("type %d: %d of %d predictions equal the truth exactly", k, same, len(a))
+		}
+		if c := stat.Correlation(p, a, nil); c < 0.8 {
+			t.Errorf("type %d: correlation of predictions with the true per-CPU power %.3f, want >= 0.8", k, c)
+		}
+		if m := fit.MAPE(p, a); m > 3 {
+			t.Errorf("type %d: MAPE vs truth %.2f%%, want <= 3%%", k, m)
+		}
+	}
+	if cf.MAPE <= 0 || cf.MAPE > 5 {
+		t.Errorf("fresh-run MAPE %.2f%%, want in (0, 5]", cf.MAPE)
 	}
 }
