@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -52,7 +53,7 @@ Usage:
         list the embedded openb traces
   wattsched version | --version
         wattsched's version and how the binary was built
-  wattsched import k8s -f cluster.json -o DIR [--force]
+  wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--force]
         turn 'kubectl get nodes,pods -A -o json' into an openb node list, pod list and scenario
   wattsched completion bash
         a bash completion script (source <(wattsched completion bash))
@@ -153,27 +154,46 @@ func versionLine() string {
 	return line + " (" + strings.Join(extra, ", ") + ")"
 }
 
-// cmdImport turns a Kubernetes dump into a scenario directory.
+// cmdImport turns a Kubernetes dump, or a live cluster's nodes and pods,
+// into a scenario directory.
 func cmdImport(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "k8s" {
-		return usageError{errors.New("import: want 'import k8s -f cluster.json -o DIR' (kubectl get nodes,pods -A -o json > cluster.json)")}
+		return usageError{errors.New("import: want 'import k8s -f cluster.json -o DIR' (kubectl get nodes,pods -A -o json > cluster.json) or 'import k8s --kubeconfig FILE [--context NAME] -o DIR'")}
 	}
 	fs := newFlags("import k8s", stderr)
 	in := fs.String("f", "", "the JSON of 'kubectl get nodes,pods -A -o json' (- for standard input)")
+	kubeconfig := fs.String("kubeconfig", "", "read the nodes and pods of a live cluster through this kubeconfig file")
+	kcontext := fs.String("context", "", "with --kubeconfig: the context to use (default: the file's current-context)")
 	out := fs.String("o", "", "directory for nodes.csv, pods.csv and scenario.yaml (required)")
 	force := fs.Bool("force", false, "replace an earlier wattsched output directory")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() > 0 || *in == "" || *out == "" {
-		return usageError{errors.New("import k8s: -f FILE and -o DIR are required, nothing else")}
+	switch {
+	case fs.NArg() > 0 || *out == "":
+		return usageError{errors.New("import k8s: -o DIR and one of -f FILE or --kubeconfig FILE are required, nothing else")}
+	case (*in == "") == (*kubeconfig == ""):
+		return usageError{errors.New("import k8s: give exactly one of -f FILE (a kubectl dump) and --kubeconfig FILE (a live cluster)")}
+	case *kcontext != "" && *kubeconfig == "":
+		return usageError{errors.New("import k8s: --context goes with --kubeconfig")}
 	}
 	if err := experiment.CheckDir(*out, *force); err != nil {
 		return err
 	}
 	var r io.Reader = os.Stdin
 	name := "standard input"
-	if *in != "-" {
+	switch {
+	case *kubeconfig != "":
+		kc, err := k8sdump.ReadKubeconfig(*kubeconfig, *kcontext)
+		if err != nil {
+			return err
+		}
+		b, err := k8sdump.Fetch(context.Background(), kc)
+		if err != nil {
+			return err
+		}
+		r, name = bytes.NewReader(b), fmt.Sprintf("cluster %s (context %s)", kc.Server, kc.Context)
+	case *in != "-":
 		f, err := os.Open(*in)
 		if err != nil {
 			return err
@@ -225,7 +245,7 @@ _wattsched() {
     run|compare) words="-c -o --seeds --force --catalog" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
-    import) words="k8s -f -o --force" ;;
+    import) words="k8s -f --kubeconfig --context -o --force" ;;
     reproduce)
       if [ "$COMP_CWORD" -eq 2 ]; then
         words=%q

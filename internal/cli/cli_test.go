@@ -542,4 +542,19 @@ func TestImportK8s(t *testing.T) {
 	if code, _, _ := run(t, "import", "slurm", "-f", in, "-o", filepath.Join(dir, "y")); code != 2 {
 		t.Errorf("import slurm: exit %d, want 2", code)
 	}
+	for _, args := range [][]string{{"-o", filepath.Join(dir, "z")}, {"-f", in, "--kubeconfig", in, "-o", filepath.Join(dir, "z")}, {"-f", in, "--context", "x", "-o", filepath.Join(dir, "z")}} {
+		if code, _, _ := run(t, append([]string{"import", "k8s"}, args...)...); code != 2 {
+			t.Errorf("import k8s %v: exit %d, want 2", args, code)
+		}
+	}
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, []byte("current-context: nope\ncontexts: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "import", "k8s", "--kubeconfig", kc, "-o", filepath.Join(dir, "z")); code != 1 || !strings.Contains(errs, `no context "nope"`) {
+		t.Errorf("bad kubeconfig: exit %d %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "z")); !os.IsNotExist(err) {
+		t.Errorf("a failed import left %s behind (%v)", filepath.Join(dir, "z"), err)
+	}
 }

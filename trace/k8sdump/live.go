@@ -1,0 +1,303 @@
+package k8sdump
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Kubeconfig is the part of a kubeconfig file that reaching an API server
+// needs: one context's server, its CA and the user's credentials.
+type Kubeconfig struct {
+	File    string // where it came from, for errors
+	Context string
+	Server  string
+	// CA is the PEM of the server's certificate authority (nil: the
+	// system's roots); Insecure skips verification (the file asked for it).
+	CA       []byte
+	Insecure bool
+	// Credentials: a bearer token, a client certificate and key (PEM), or
+	// a user name and password.
+	Token              string
+	CertPEM, KeyPEM    []byte
+	Username, Password string
+	// PageSize is the number of objects per list request (0: 500).
+	PageSize int
+}
+
+type kubeconfigFile struct {
+	CurrentContext string `yaml:"current-context"`
+	Clusters       []struct {
+		Name    string `yaml:"name"`
+		Cluster struct {
+			Server   string `yaml:"server"`
+			CAData   string `yaml:"certificate-authority-data"`
+			CAFile   string `yaml:"certificate-authority"`
+			Insecure bool   `yaml:"insecure-skip-tls-verify"`
+		} `yaml:"cluster"`
+	} `yaml:"clusters"`
+	Users []struct {
+		Name string `yaml:"name"`
+		User struct {
+			Token     string    `yaml:"token"`
+			TokenFile string    `yaml:"tokenFile"`
+			CertData  string    `yaml:"client-certificate-data"`
+			CertFile  string    `yaml:"client-certificate"`
+			KeyData   string    `yaml:"client-key-data"`
+			KeyFile   string    `yaml:"client-key"`
+			Username  string    `yaml:"username"`
+			Password  string    `yaml:"password"`
+			Exec      yaml.Node `yaml:"exec"`
+			Auth      yaml.Node `yaml:"auth-provider"`
+		} `yaml:"user"`
+	} `yaml:"users"`
+	Contexts []struct {
+		Name    string `yaml:"name"`
+		Context struct {
+			Cluster string `yaml:"cluster"`
+			User    string `yaml:"user"`
+		} `yaml:"context"`
+	} `yaml:"contexts"`
+}
+
+// ReadKubeconfig reads a kubeconfig file and resolves one context (the
+// current one when name is empty). Paths inside the file resolve from the
+// file's directory, as kubectl does. Credential plugins (exec,
+// auth-provider) are not run: the error says to use a token or a client
+// certificate, or a kubectl dump.
+func ReadKubeconfig(path, name string) (*Kubeconfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f kubeconfigFile
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if name == "" {
+		name = f.CurrentContext
+	}
+	if name == "" {
+		return nil, fmt.Errorf("%s: no current-context; name one with --context", path)
+	}
+	kc := &Kubeconfig{File: path, Context: name}
+	var clusterName, userName string
+	found := false
+	var names []string
+	for _, c := range f.Contexts {
+		names = append(names, c.Name)
+		if c.Name == name {
+			clusterName, userName, found = c.Context.Cluster, c.Context.User, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: no context %q (contexts: %s)", path, name, strings.Join(names, ", "))
+	}
+	dir := filepath.Dir(path)
+	file := func(field, p string) ([]byte, error) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, field, err)
+		}
+		return b, nil
+	}
+	data := func(field, s string) ([]byte, error) {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: not base64: %w", path, field, err)
+		}
+		return b, nil
+	}
+	found = false
+	for i, c := range f.Clusters {
+		if c.Name != clusterName {
+			continue
+		}
+		found = true
+		at := fmt.Sprintf("clusters[%d].cluster", i)
+		kc.Server, kc.Insecure = c.Cluster.Server, c.Cluster.Insecure
+		switch {
+		case c.Cluster.CAData != "":
+			if kc.CA, err = data(at+".certificate-authority-data", c.Cluster.CAData); err != nil {
+				return nil, err
+			}
+		case c.Cluster.CAFile != "":
+			if kc.CA, err = file(at+".certificate-authority", c.Cluster.CAFile); err != nil {
+				return nil, err
+			}
+		}
+		if u, err := url.Parse(kc.Server); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("%s: %s.server: %q is not an http(s) URL", path, at, kc.Server)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: context %q names cluster %q, which is not in clusters", path, name, clusterName)
+	}
+	found = false
+	for i, u := range f.Users {
+		if u.Name != userName {
+			continue
+		}
+		found = true
+		at := fmt.Sprintf("users[%d].user", i)
+		if !u.User.Exec.IsZero() || !u.User.Auth.IsZero() {
+			return nil, fmt.Errorf("%s: %s uses a credential plugin (exec or auth-provider), which wattsched does not run: use a kubeconfig with a token or a client certificate, or 'kubectl get nodes,pods -A -o json > cluster.json' and -f", path, at)
+		}
+		kc.Token, kc.Username, kc.Password = u.User.Token, u.User.Username, u.User.Password
+		if kc.Token == "" && u.User.TokenFile != "" {
+			b, err := file(at+".tokenFile", u.User.TokenFile)
+			if err != nil {
+				return nil, err
+			}
+			kc.Token = strings.TrimSpace(string(b))
+		}
+		for _, c := range []struct {
+			dst        *[]byte
+			d, f, what string
+		}{{&kc.CertPEM, u.User.CertData, u.User.CertFile, "client-certificate"}, {&kc.KeyPEM, u.User.KeyData, u.User.KeyFile, "client-key"}} {
+			switch {
+			case c.d != "":
+				if *c.dst, err = data(at+"."+c.what+"-data", c.d); err != nil {
+					return nil, err
+				}
+			case c.f != "":
+				if *c.dst, err = file(at+"."+c.what, c.f); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if (kc.CertPEM == nil) != (kc.KeyPEM == nil) {
+			return nil, fmt.Errorf("%s: %s: a client certificate needs its key and the other way round", path, at)
+		}
+	}
+	if !found && userName != "" {
+		return nil, fmt.Errorf("%s: context %q names user %q, which is not in users", path, name, userName)
+	}
+	return kc, nil
+}
+
+// maxListBytes bounds one list response (a cluster of 5,000 nodes and
+// 150,000 pods is a few hundred MB at most).
+const maxListBytes = 1 << 30
+
+// Fetch lists the cluster's nodes and pods (all namespaces) through the API
+// server, page by page, and returns them as the List that
+// `kubectl get nodes,pods -A -o json` prints, for Read.
+func Fetch(ctx context.Context, kc *Kubeconfig) ([]byte, error) {
+	client, err := kc.client()
+	if err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	for _, res := range []struct{ path, kind string }{{"/api/v1/nodes", "Node"}, {"/api/v1/pods", "Pod"}} {
+		cont := ""
+		for {
+			limit := kc.PageSize
+			if limit <= 0 {
+				limit = 500
+			}
+			q := url.Values{"limit": {strconv.Itoa(limit)}}
+			if cont != "" {
+				q.Set("continue", cont)
+			}
+			var page struct {
+				Metadata struct {
+					Continue string `json:"continue"`
+				} `json:"metadata"`
+				Items []map[string]json.RawMessage `json:"items"`
+			}
+			if err := kc.get(ctx, client, res.path+"?"+q.Encode(), &page); err != nil {
+				return nil, err
+			}
+			kind, _ := json.Marshal(res.kind)
+			for _, it := range page.Items {
+				it["kind"] = kind // list items carry no kind; kubectl adds it
+				b, err := json.Marshal(it)
+				if err != nil {
+					return nil, err
+				}
+				items = append(items, b)
+			}
+			if cont = page.Metadata.Continue; cont == "" {
+				break
+			}
+		}
+	}
+	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+}
+
+func (kc *Kubeconfig) client() (*http.Client, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: kc.Insecure} //nolint:gosec // only when the kubeconfig asks for it
+	if kc.CA != nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(kc.CA) {
+			return nil, fmt.Errorf("%s: context %s: the certificate authority holds no PEM certificate", kc.File, kc.Context)
+		}
+		tc.RootCAs = pool
+	}
+	if kc.CertPEM != nil {
+		cert, err := tls.X509KeyPair(kc.CertPEM, kc.KeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("%s: context %s: client certificate: %w", kc.File, kc.Context, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{TLSClientConfig: tc, Proxy: http.ProxyFromEnvironment}}, nil
+}
+
+func (kc *Kubeconfig) get(ctx context.Context, c *http.Client, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(kc.Server, "/")+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	switch {
+	case kc.Token != "":
+		req.Header.Set("Authorization", "Bearer "+kc.Token)
+	case kc.Username != "":
+		req.SetBasicAuth(kc.Username, kc.Password)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("context %s: %w", kc.Context, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxListBytes+1))
+	if err != nil {
+		return fmt.Errorf("context %s: GET %s: %w", kc.Context, path, err)
+	}
+	if len(b) > maxListBytes {
+		return fmt.Errorf("context %s: GET %s: response over %d bytes", kc.Context, path, maxListBytes)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var st struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(b, &st)
+		if st.Message == "" {
+			st.Message = string(bytes.TrimSpace(b[:min(len(b), 200)]))
+		}
+		return fmt.Errorf("context %s: GET %s: %s: %s", kc.Context, path, resp.Status, st.Message)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("context %s: GET %s: %w", kc.Context, path, err)
+	}
+	return nil
+}
