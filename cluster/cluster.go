@@ -109,6 +109,12 @@ func Fits(d *job.Demand, n *Node) (bool, string) {
 	if n.State != On {
 		return false, "node not powered on"
 	}
+	return FitsWhenOn(d, n)
+}
+
+// FitsWhenOn is Fits as if the node were powered on: whether waking it
+// would let the demand in.
+func FitsWhenOn(d *job.Demand, n *Node) (bool, string) {
 	if d.CPUMilli > n.FreeCPUMilli {
 		return false, "insufficient cpu"
 	}

@@ -2,9 +2,11 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	elgrid "github.com/wattsched/wattsched/grid"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
@@ -19,6 +21,8 @@ type ReplayRun struct {
 	Result *sim.Result
 	// CostUSD and CO2Kg price the run's hourly energy (scenario.Account).
 	CostUSD, CO2Kg float64
+	// PowerDown: the run powered idle nodes off (scenario power_down).
+	PowerDown bool
 }
 
 // ReplaySummary condenses one replay.
@@ -38,6 +42,24 @@ type ReplaySummary struct {
 	MeanPowerW Num    `json:"mean_power_w"`
 	CostUSD    Num    `json:"cost_usd"`
 	CO2Kg      Num    `json:"co2_kg"`
+	// PowerDown is set when the scenario powers idle nodes off.
+	PowerDown *PowerDownSummary `json:"power_down,omitempty"`
+}
+
+// PowerDownSummary is what node power management did in one run.
+type PowerDownSummary struct {
+	OffNodeH  Num `json:"off_node_hours"`
+	PowerOffs int `json:"power_offs"`
+	Wakes     int `json:"wakes"`
+}
+
+// powerDown is the scenario's node power management for the engine.
+func powerDown(s *scenario.Scenario) *sim.PowerDown {
+	if s.PowerDown == nil {
+		return nil
+	}
+	ms := func(sec float64) job.Time { return job.Time(math.Round(sec * 1000)) }
+	return &sim.PowerDown{IdleAfter: ms(s.PowerDown.IdleAfterS), Wake: ms(s.PowerDown.WakeS), OffW: hw.Watts(s.PowerDown.OffW)}
 }
 
 // replayOnce replays the pod list under one policy with the given seed
@@ -51,7 +73,7 @@ func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inp
 	if seededTies {
 		placer.SetRank(TieRank(len(c.Nodes), seed))
 	}
-	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed})
+	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s)})
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -83,7 +105,7 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
-		out = append(out, &ReplayRun{Policy: ps.Name, Result: res, CostUSD: usd, CO2Kg: kg})
+		out = append(out, &ReplayRun{Policy: ps.Name, Result: res, CostUSD: usd, CO2Kg: kg, PowerDown: s.PowerDown != nil})
 		if env.Progress != nil {
 			env.Progress(i+1, len(s.Policies), ps.Name)
 		}
@@ -101,6 +123,9 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 		IdleKWh:    kwh(res.IdleEnergy),
 		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy),
 		MakespanS:  Num(float64(res.End) / 1000), CostUSD: Num(r.CostUSD), CO2Kg: Num(r.CO2Kg)}
+	if r.PowerDown {
+		s.PowerDown = &PowerDownSummary{OffNodeH: Num(res.OffNodeSeconds / 3600), PowerOffs: res.PowerOffs, Wakes: res.Wakes}
+	}
 	var wait, jct float64
 	ended := 0
 	for _, t := range res.Tasks {
@@ -197,11 +222,20 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 // ReplayTable renders the replay summaries for the terminal.
 func ReplayTable(runs []*ReplayRun) report.Table {
 	t := report.Table{Title: "Replay", Head: []string{"policy", "tasks", "started", "energy kWh", "idle kWh", "mean wait s", "mean JCT s", "peak kW", "cost USD", "CO2 kg"}}
+	pd := len(runs) > 0 && runs[0].PowerDown
+	if pd {
+		t.Title = "Replay, idle nodes powered off (power_down)"
+		t.Head = append(t.Head, "node-hours off", "power-offs", "wakes")
+	}
 	for _, r := range runs {
 		x := r.Summarize()
-		t.Rows = append(t.Rows, []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
+		row := []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
 			fmt.Sprintf("%.1f", float64(x.IdleKWh)), fmt.Sprintf("%.1f", float64(x.MeanWaitS)), fmt.Sprintf("%.0f", float64(x.MeanJCTS)), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000),
-			fmt.Sprintf("%.0f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))})
+			fmt.Sprintf("%.0f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))}
+		if x.PowerDown != nil {
+			row = append(row, fmt.Sprintf("%.0f", float64(x.PowerDown.OffNodeH)), strconv.Itoa(x.PowerDown.PowerOffs), strconv.Itoa(x.PowerDown.Wakes))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }

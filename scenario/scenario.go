@@ -119,6 +119,9 @@ type Scenario struct {
 	// replay, hpc and elastic; default: the embedded US-NY-NYIS 2023
 	// series from 2023-01-01 00:00 UTC).
 	Grid *GridSpec `yaml:"grid" json:"grid,omitempty"`
+	// PowerDown powers off nodes that stay empty and wakes them when a task
+	// needs them (mode replay).
+	PowerDown *PowerDownSpec `yaml:"power_down" json:"power_down,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -203,6 +206,30 @@ func (s *Scenario) Path(p string) string {
 		return p
 	}
 	return filepath.Join(s.dir, p)
+}
+
+// PowerDownSpec is node power management in replay: a node with nothing
+// allocated for IdleAfterS seconds powers off and draws OffW; a task that
+// fits on no powered node wakes one, which takes WakeS seconds (at idle
+// power) before it takes tasks.
+type PowerDownSpec struct {
+	IdleAfterS float64 `yaml:"idle_after_s" json:"idle_after_s"`
+	WakeS      float64 `yaml:"wake_s" json:"wake_s"`
+	OffW       float64 `yaml:"off_w" json:"off_w"`
+}
+
+func (p *PowerDownSpec) validate(bad *problems) {
+	if p == nil {
+		return
+	}
+	for _, f := range []struct {
+		name   string
+		v, max float64
+	}{{"idle_after_s", p.IdleAfterS, 365 * 24 * 3600}, {"wake_s", p.WakeS, 24 * 3600}, {"off_w", p.OffW, 10000}} {
+		if !(f.v >= 0 && f.v <= f.max) {
+			bad.add("power_down.%s: %v, want 0..%v", f.name, f.v, f.max)
+		}
+	}
 }
 
 // GridSpec names the electricity price and carbon-intensity series a
@@ -349,6 +376,10 @@ func (s *Scenario) Validate() error {
 	if s.Elastic != nil && s.Mode != Elastic {
 		bad.add("elastic: only for mode elastic")
 	}
+	if s.PowerDown != nil && s.Mode != Replay {
+		bad.add("power_down: only for mode replay (mode %s has no idle nodes to power off, or manages them itself)", s.Mode)
+	}
+	s.PowerDown.validate(&bad)
 	switch s.Mode {
 	case Inflation, Replay:
 		s.validateTasks(&bad)

@@ -39,6 +39,32 @@ type Options struct {
 	CheckInvariants bool
 	// Seed seeds the run's one random source (policy.State.Rand).
 	Seed uint64
+	// PowerDown, when set (replay only), powers off nodes that stay empty
+	// and wakes them when a queued task fits nowhere else.
+	PowerDown *PowerDown
+}
+
+// PowerDown is node power management in replay: a node with nothing
+// allocated for IdleAfter powers off and then draws OffW; a task that fits
+// on no powered node wakes the lowest-numbered sleeping node it would fit
+// on, which boots for Wake (drawing its idle power) before it takes tasks.
+type PowerDown struct {
+	IdleAfter job.Time
+	Wake      job.Time
+	OffW      hw.Watts
+}
+
+// Validate names the first bad field.
+func (p *PowerDown) Validate() error {
+	switch {
+	case p.IdleAfter < 0 || p.IdleAfter > 365*24*3600*1000:
+		return fmt.Errorf("power_down.idle_after_s: %v s, want 0 .. one year", p.IdleAfter.Seconds())
+	case p.Wake < 0 || p.Wake > 24*3600*1000:
+		return fmt.Errorf("power_down.wake_s: %v s, want 0 .. one day", p.Wake.Seconds())
+	case !(p.OffW >= 0 && p.OffW <= 10000):
+		return fmt.Errorf("power_down.off_w: %v W, want 0 .. 10000", p.OffW)
+	}
+	return nil
 }
 
 // Sample is the cluster state after one time step (one arrival in
@@ -85,12 +111,22 @@ type Result struct {
 	// Hourly is the CPU and GPU energy in each hour of simulated time
 	// (sim.Ledger).
 	Hourly []hw.Joules
+	// With PowerDown: node-seconds spent powered off, and the number of
+	// power-offs and wake-ups.
+	OffNodeSeconds   float64
+	PowerOffs, Wakes int
 }
 
 // taskEvent is an arrival or a completion of task index task.
 type taskEvent struct {
 	arrival bool
 	task    int
+	// power makes it a power event for node: sleep (a check that the node
+	// is still empty, valid while ver matches) or woken.
+	power bool
+	node  int
+	ver   int
+	woken bool
 }
 
 // Engine runs GPU-sharing tasks (pwr-fgd's setting) on a cluster. It is
@@ -117,10 +153,15 @@ type Engine struct {
 	metric    []float64
 	totMetric float64
 	rng       *rand.Rand
-	active    int // nodes on
-	arrivedG  int64
-	arrived   int
-	failed    int
+	active    int        // nodes on
+	emptyVer  []int      // bumped whenever a node gains or loses its last task
+	offSince  []job.Time // when each node powered off
+	waking    []bool
+	// taskEvents counts pending arrivals and completions.
+	taskEvents int
+	arrivedG   int64
+	arrived    int
+	failed     int
 }
 
 // New prepares an engine over cluster c.
@@ -131,12 +172,21 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 	if opt.Power == nil {
 		opt.Power = power.PWR{}
 	}
+	if opt.PowerDown != nil {
+		if opt.Mode != Replay {
+			return nil, fmt.Errorf("sim: power_down needs replay mode")
+		}
+		if err := opt.PowerDown.Validate(); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	}
 	e := &Engine{opt: opt, c: c, sched: s, rng: rand.New(rand.NewPCG(opt.Seed, 0x73696d))}
 	n := len(c.Nodes)
 	e.idleP = make([]power.Breakdown, n)
 	e.nodePow = make([]power.Breakdown, n)
 	e.nodeTasks = make([][]int, n)
 	e.metric = make([]float64, n)
+	e.emptyVer, e.offSince, e.waking = make([]int, n), make([]job.Time, n), make([]bool, n)
 	for i, nd := range c.Nodes {
 		if nd.Used() {
 			return nil, fmt.Errorf("sim: node %s already has tasks", nd.Name)
@@ -156,8 +206,11 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 func (e *Engine) refreshNode(n *cluster.Node) {
 	i := int(n.ID)
 	p := power.Breakdown{}
-	if n.State == cluster.On {
+	switch {
+	case n.State == cluster.On || n.State == cluster.Booting:
 		p = e.opt.Power.NodePower(n)
+	case e.opt.PowerDown != nil:
+		p.CPU = e.opt.PowerDown.OffW
 	}
 	e.attribute(i)
 	now := e.k.Now()
@@ -231,6 +284,14 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		}
 		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: at, Start: -1, End: -1, Node: -1}
 		e.k.Post(at, taskEvent{arrival: true, task: i})
+		e.taskEvents++
+	}
+	if e.opt.PowerDown != nil {
+		for i, nd := range e.c.Nodes {
+			if nd.State == cluster.On {
+				e.k.Post(e.opt.PowerDown.IdleAfter, taskEvent{power: true, node: i, ver: e.emptyVer[i]})
+			}
+		}
 	}
 	e.k.Track(len(tasks))
 	if err := e.k.Run(e); err != nil {
@@ -249,6 +310,13 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		dyn += t.Energy
 	}
 	e.res.IdleEnergy = e.res.CPUEnergy + e.res.GPUEnergy - dyn
+	if e.opt.PowerDown != nil {
+		for i, nd := range e.c.Nodes {
+			if nd.State == cluster.Off {
+				e.res.OffNodeSeconds += (now - e.offSince[i]).Seconds()
+			}
+		}
+	}
 	e.res.End = now
 	e.res.Hourly = e.ledger.Hourly()
 	e.res.Events, e.res.Decisions = e.k.Events, e.k.Decisions
@@ -257,7 +325,20 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 
 func (e *Engine) stale(taskEvent) bool { return false }
 
-func (e *Engine) finished() bool { return false }
+// finished ends a run with power management once no arrival or completion
+// is pending and no node is booting: what is left are power-off checks,
+// which would only stretch the run (without it the queue empties then).
+func (e *Engine) finished() bool {
+	if e.opt.PowerDown == nil || e.taskEvents > 0 {
+		return false
+	}
+	for _, w := range e.waking {
+		if w {
+			return false
+		}
+	}
+	return true
+}
 
 func (e *Engine) advance(_, _ job.Time) {} // nodes are integrated lazily, when they change
 
@@ -277,6 +358,10 @@ func (e *Engine) settled() error {
 }
 
 func (e *Engine) handle(ev taskEvent) (bool, error) {
+	if ev.power {
+		return e.powerEvent(ev)
+	}
+	e.taskEvents--
 	if ev.arrival {
 		t := &e.tasks[ev.task]
 		e.arrived++
@@ -301,6 +386,10 @@ func (e *Engine) finish(ti int) error {
 	}
 	e.nodeTasks[n.ID] = removeInt(e.nodeTasks[n.ID], ti)
 	e.refreshNode(n)
+	if e.opt.PowerDown != nil && !n.Used() {
+		e.emptyVer[n.ID]++
+		e.k.Post(e.k.Now()+e.opt.PowerDown.IdleAfter, taskEvent{power: true, node: int(n.ID), ver: e.emptyVer[n.ID]})
+	}
 	e.res.Tasks[ti].End = e.k.Now()
 	for i, rt := range e.running {
 		if rt == t {
@@ -337,9 +426,88 @@ func (e *Engine) decide() error {
 			progressed = progressed || p
 		}
 		if !progressed || len(e.queue) == 0 {
+			e.wake()
 			return nil
 		}
 	}
+}
+
+// powerEvent powers a node off (if it stayed empty since the check was
+// posted) or finishes its wake-up.
+func (e *Engine) powerEvent(ev taskEvent) (bool, error) {
+	n := e.c.Nodes[ev.node]
+	now := e.k.Now()
+	if ev.woken {
+		e.attribute(ev.node)
+		e.advanceNode(ev.node)
+		if err := e.c.SetState(n.ID, cluster.On); err != nil {
+			return false, err
+		}
+		e.waking[ev.node] = false
+		e.active++
+		e.refreshNode(n)
+		e.emptyVer[ev.node]++
+		e.k.Post(now+e.opt.PowerDown.IdleAfter, taskEvent{power: true, node: ev.node, ver: e.emptyVer[ev.node]})
+		return true, nil
+	}
+	if ev.ver != e.emptyVer[ev.node] || n.State != cluster.On || n.Used() {
+		return false, nil
+	}
+	e.advanceNode(ev.node)
+	if err := e.c.SetState(n.ID, cluster.Off); err != nil {
+		return false, err
+	}
+	e.active--
+	e.offSince[ev.node] = now
+	e.res.PowerOffs++
+	e.refreshNode(n)
+	return true, nil
+}
+
+// wake boots sleeping nodes for queued tasks that fit on no powered node:
+// for each such task in queue order, unless a node already booting would
+// take it, the lowest-numbered sleeping node it would fit on whose idle
+// power the power limit allows.
+func (e *Engine) wake() {
+	if e.opt.PowerDown == nil || len(e.queue) == 0 {
+		return
+	}
+	for _, t := range e.queue {
+		covered := false
+		for _, n := range e.c.Nodes {
+			if ok, _ := cluster.Fits(&t.Demand, n); ok || (e.waking[n.ID] && fitsEmpty(&t.Demand, n)) {
+				covered = true
+				break
+			}
+		}
+		if covered {
+			continue
+		}
+		for _, n := range e.c.Nodes {
+			// Booting draws the node's idle power: it must fit under the
+			// power limit, with the node's standby draw no longer counted.
+			boot := e.totP.Total() + e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
+			if n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) {
+				e.advanceNode(int(n.ID))
+				if err := e.c.SetState(n.ID, cluster.Booting); err != nil {
+					continue
+				}
+				e.waking[n.ID] = true
+				e.res.Wakes++
+				e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
+				e.refreshNode(n)
+				e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
+				break
+			}
+		}
+	}
+}
+
+// fitsEmpty reports whether the demand fits on the node (in any power
+// state) with what is free on it.
+func fitsEmpty(d *job.Demand, n *cluster.Node) bool {
+	ok, _ := cluster.FitsWhenOn(d, n)
+	return ok
 }
 
 func (e *Engine) queued(id job.ID) (int, error) {
@@ -370,6 +538,9 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 			return false, fmt.Errorf("%w: %v", ErrPolicy, err)
 		}
 		e.queue = append(e.queue[:qi], e.queue[qi+1:]...)
+		if len(e.nodeTasks[a.Node]) == 0 {
+			e.emptyVer[a.Node]++ // cancels the pending sleep check
+		}
 		e.nodeTasks[a.Node] = append(e.nodeTasks[a.Node], ti)
 		e.refreshNode(n)
 		if !e.opt.PowerLimit.AllowsRecomputed(e.totP.Total()) {
@@ -382,6 +553,7 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		if e.opt.Mode == Replay {
 			// Trace tasks run at rate 1: Work seconds after their start.
 			e.k.Post(e.k.Now()+job.Time(math.Ceil(max(t.Work, 0)*1000)), taskEvent{task: ti})
+			e.taskEvents++
 		}
 		return true, nil
 	case policy.Reject:
