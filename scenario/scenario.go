@@ -225,9 +225,10 @@ func (p *PowerDownSpec) validate(bad *problems) {
 	for _, f := range []struct {
 		name   string
 		v, max float64
-	}{{"idle_after_s", p.IdleAfterS, 365 * 24 * 3600}, {"wake_s", p.WakeS, 24 * 3600}, {"off_w", p.OffW, 10000}} {
-		if !(f.v >= 0 && f.v <= f.max) {
-			bad.add("power_down.%s: %v, want 0..%v", f.name, f.v, f.max)
+		min    float64
+	}{{"idle_after_s", p.IdleAfterS, 365 * 24 * 3600, 1}, {"wake_s", p.WakeS, 24 * 3600, 0}, {"off_w", p.OffW, 10000, 0}} {
+		if !(f.v >= f.min && f.v <= f.max) {
+			bad.add("power_down.%s: %v, want %v..%v", f.name, f.v, f.min, f.max)
 		}
 	}
 }

@@ -53,7 +53,16 @@ func FuzzTaskEngine(f *testing.F) {
 			tasks = append(tasks, job.Task{ID: job.ID(len(tasks)), Class: -1, Demand: d,
 				Submit: job.Time(at(o+3)) * 60000, Work: float64(at(o+4)) * 97})
 		}
-		for _, mode := range []Mode{Replay, Inflation} {
+		type variant struct {
+			mode Mode
+			pd   *PowerDown
+		}
+		variants := []variant{{Replay, nil}, {Inflation, nil}}
+		if at(5)%2 == 1 {
+			variants = append(variants, variant{Replay, &PowerDown{IdleAfter: job.Time(1+at(6)) * 1000, Wake: job.Time(at(9)) * 500, OffW: hw.Watts(at(8) % 20)}})
+		}
+		for _, v := range variants {
+			mode := v.mode
 			c, err := cluster.New(hw.Default(), specs)
 			if err != nil {
 				t.Fatal(err)
@@ -63,7 +72,7 @@ func FuzzTaskEngine(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := New(c, &policy.Online{Placer: pl}, Options{Mode: mode, CheckInvariants: true, PowerLimit: 0})
+			e, err := New(c, &policy.Online{Placer: pl}, Options{Mode: mode, CheckInvariants: true, PowerLimit: 0, PowerDown: v.pd})
 			if err != nil {
 				t.Fatal(err)
 			}

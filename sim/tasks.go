@@ -57,8 +57,8 @@ type PowerDown struct {
 // Validate names the first bad field.
 func (p *PowerDown) Validate() error {
 	switch {
-	case p.IdleAfter < 0 || p.IdleAfter > 365*24*3600*1000:
-		return fmt.Errorf("power_down.idle_after_s: %v s, want 0 .. one year", p.IdleAfter.Seconds())
+	case p.IdleAfter < 1000 || p.IdleAfter > 365*24*3600*1000:
+		return fmt.Errorf("power_down.idle_after_s: %v s, want 1 s .. one year", p.IdleAfter.Seconds())
 	case p.Wake < 0 || p.Wake > 24*3600*1000:
 		return fmt.Errorf("power_down.wake_s: %v s, want 0 .. one day", p.Wake.Seconds())
 	case !(p.OffW >= 0 && p.OffW <= 10000):
@@ -157,8 +157,13 @@ type Engine struct {
 	emptyVer  []int      // bumped whenever a node gains or loses its last task
 	offSince  []job.Time // when each node powered off
 	waking    []bool
-	// taskEvents counts pending arrivals and completions.
+	// taskEvents counts pending arrivals and completions; handled counts
+	// those handled, and wokeAt[i] the value of handled when task i last
+	// woke a node (-1: never): a task wakes a node again only after
+	// something else changed, so wakes cannot cycle.
 	taskEvents int
+	handled    int
+	wokeAt     []int
 	arrivedG   int64
 	arrived    int
 	failed     int
@@ -268,6 +273,10 @@ func (e *Engine) attribute(i int) {
 func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 	e.tasks = tasks
 	e.byID = make(map[job.ID]int, len(tasks))
+	e.wokeAt = make([]int, len(tasks))
+	for i := range e.wokeAt {
+		e.wokeAt[i] = -1
+	}
 	e.res.Tasks = make([]TaskResult, len(tasks))
 	for i := range tasks {
 		t := &tasks[i]
@@ -362,6 +371,7 @@ func (e *Engine) handle(ev taskEvent) (bool, error) {
 		return e.powerEvent(ev)
 	}
 	e.taskEvents--
+	e.handled++
 	if ev.arrival {
 		t := &e.tasks[ev.task]
 		e.arrived++
@@ -473,6 +483,10 @@ func (e *Engine) wake() {
 		return
 	}
 	for _, t := range e.queue {
+		ti := e.byID[t.ID]
+		if e.wokeAt[ti] == e.handled {
+			continue // its last wake changed nothing the scheduler needed
+		}
 		covered := false
 		for _, n := range e.c.Nodes {
 			if ok, _ := cluster.Fits(&t.Demand, n); ok || (e.waking[n.ID] && fitsEmpty(&t.Demand, n)) {
@@ -493,6 +507,7 @@ func (e *Engine) wake() {
 					continue
 				}
 				e.waking[n.ID] = true
+				e.wokeAt[ti] = e.handled
 				e.res.Wakes++
 				e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
 				e.refreshNode(n)
