@@ -38,16 +38,14 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	n := len(s.Policies) * s.Seeds
-	out := make([]*CompareRun, n)
-	errs := Parallel(n, env.Workers, func(i int) error {
+	out, errs := ShardedRun(env.Shards, n, env.Workers, func(i int) (*CompareRun, error) {
 		ps := &s.Policies[i/s.Seeds]
 		seed := s.FirstSeed + uint64(i%s.Seeds)
 		res, usd, kg, err := replayOnce(env, s, ps, in, acct, seed, true)
 		if err != nil {
-			return fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
+			return nil, fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
 		}
-		out[i] = &CompareRun{Policy: ps.Name, Seed: seed, Result: res, CostUSD: usd, CO2Kg: kg}
-		return nil
+		return &CompareRun{Policy: ps.Name, Seed: seed, Result: res, CostUSD: usd, CO2Kg: kg}, nil
 	}, env.Progress, func(i int) string {
 		return fmt.Sprintf("%s seed %d", s.Policies[i/s.Seeds].Name, s.FirstSeed+uint64(i%s.Seeds))
 	})

@@ -160,11 +160,10 @@ func RunInflation(env *Env, s *scenario.Scenario, in *Inputs) (*InflationResult,
 			jobs = append(jobs, jobSpec{p, k})
 		}
 	}
-	res.Runs = make([]*Run, len(jobs))
-	errs := Parallel(len(jobs), env.Workers, func(i int) (err error) {
+	var errs []error
+	res.Runs, errs = ShardedRun(env.Shards, len(jobs), env.Workers, func(i int) (*Run, error) {
 		j := jobs[i]
-		res.Runs[i], err = runOne(env, s, &s.Policies[j.p], s.FirstSeed+uint64(j.k), in)
-		return err
+		return runOne(env, s, &s.Policies[j.p], s.FirstSeed+uint64(j.k), in)
 	}, env.Progress, func(i int) string {
 		j := jobs[i]
 		return fmt.Sprintf("%s seed %d", s.Policies[j.p].Name, s.FirstSeed+uint64(j.k))

@@ -98,16 +98,17 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	var out []*ReplayRun
-	for i := range s.Policies {
+	out, errs := ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
 		ps := &s.Policies[i]
 		res, usd, kg, err := replayOnce(env, s, ps, in, acct, s.FirstSeed, false)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
-		out = append(out, &ReplayRun{Policy: ps.Name, Result: res, CostUSD: usd, CO2Kg: kg, PowerDown: s.PowerDown != nil})
-		if env.Progress != nil {
-			env.Progress(i+1, len(s.Policies), ps.Name)
+		return &ReplayRun{Policy: ps.Name, Result: res, CostUSD: usd, CO2Kg: kg, PowerDown: s.PowerDown != nil}, nil
+	}, env.Progress, func(i int) string { return s.Policies[i].Name })
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

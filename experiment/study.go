@@ -30,6 +30,9 @@ type Env struct {
 	Progress func(done, total int, what string)
 	// Note, if set, receives one-line notes about what is about to run.
 	Note func(format string, args ...any)
+	// Shards, if set, splits the runs over processes or merges them
+	// (ShardedRun).
+	Shards *Shards
 }
 
 // Notef calls Note when it is set.

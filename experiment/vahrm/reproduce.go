@@ -53,6 +53,8 @@ type Options struct {
 	Workers  int
 	Seed     uint64
 	Progress func(done, total int, what string)
+	// Shards splits the runs over processes (experiment.ShardedRun).
+	Shards *experiment.Shards
 }
 
 // congestedSR is the shrink ratio at which the stand-in log offers a load
@@ -72,6 +74,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	if err != nil {
 		return nil, err
 	}
+	env.Shards = o.Shards
 	all := mustSystems()
 	rep := &Reproduction{Version: version, GPUs: stats, Models: models, Systems: systemNames(all), Workloads: Workloads(),
 		Util: map[string]Num{}, StandIns: append(StandIns(log),
@@ -562,7 +565,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	}
 	env.Notef("VAHRM reproduction: 9 workloads x 8 systems, sweeps of SR, PCR, beta, first-run ratio and model error (%d jobs each)", st.jobs)
 	rep, err := Reproduce(env.Version, Options{Registries: env.Registries, Jobs: st.jobs, Log: log, Quick: st.quick, Seed: st.seed,
-		Workers: env.Workers, Progress: env.Progress})
+		Workers: env.Workers, Progress: env.Progress, Shards: env.Shards})
 	if err != nil {
 		return nil, err
 	}

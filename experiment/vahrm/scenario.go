@@ -116,7 +116,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		if err != nil {
 			return nil, err
 		}
-		e.Workloads = ws
+		e.Workloads, e.Shards = ws, env.Shards
 		if e.Account, err = s.Account(); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}

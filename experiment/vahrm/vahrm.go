@@ -201,6 +201,8 @@ type Env struct {
 	// Account prices every run's energy (BuildEnv: grid's default; a
 	// scenario's grid section replaces it; nil: no price).
 	Account *grid.Account
+	// Shards splits the runs over processes (experiment.ShardedRun).
+	Shards *experiment.Shards
 }
 
 // BuildEnv builds the system (true per-device power from the Longhorn
@@ -359,11 +361,9 @@ type vahrmTask struct {
 
 // runAll runs tasks in parallel, results in task order.
 func (e *Env) runAll(tasks []vahrmTask, workers int, progress func(done, total int, what string)) ([]*RunResult, error) {
-	out := make([]*RunResult, len(tasks))
-	errs := experiment.Parallel(len(tasks), workers, func(i int) (err error) {
+	out, errs := experiment.ShardedRun(e.Shards, len(tasks), workers, func(i int) (*RunResult, error) {
 		t := tasks[i]
-		out[i], err = e.Run(t.system, t.w, t.s)
-		return err
+		return e.Run(t.system, t.w, t.s)
 	}, progress, func(i int) string {
 		t := tasks[i]
 		return fmt.Sprintf("%s %s w%d", t.setting, t.system.Name, t.w.ID)

@@ -38,15 +38,18 @@ func usage() string {
 	b.WriteString(`wattsched — energy-aware GPU-cluster scheduling toolkit
 
 Usage:
-  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--force]
+  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--force]
         run a scenario: inflation, replay, hpc or elastic (default: the embedded pwr-default scenario)
-  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--force]
+  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--force]
         replay your trace on your cluster under several policies and seeds: means with 95% intervals,
         wait and completion-time distributions, a summary in plain words
+  wattsched merge -o DIR SHARD_DIR... [--force]
+        put the outputs of --shard 0/n .. n-1/n together: the files one unsharded run writes
 `)
 	for _, st := range studies() {
 		fmt.Fprintf(&b, "  wattsched reproduce %s %s\n", st.Name(), st.Synopsis())
 	}
+	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n)\n", strings.Join(shardable, " and "))
 	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME]
         time one inflation run per policy on the 1213-node cluster (one core)
   wattsched traces
@@ -70,12 +73,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch args[0] {
-	case "run":
-		err = cmdRun(ctx, args[1:], stdout, stderr)
-	case "compare":
-		err = cmdCompare(ctx, args[1:], stdout, stderr)
-	case "reproduce":
-		err = cmdReproduce(ctx, args[1:], stdout, stderr)
+	case "run", "compare", "reproduce":
+		err = dispatch(ctx, args, stdout, stderr, nil)
+	case "merge":
+		err = cmdMerge(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
 	case "traces":
@@ -239,10 +240,11 @@ func cmdCompletion(args []string, stdout io.Writer) error {
 _wattsched() {
   local cur=${COMP_WORDS[COMP_CWORD]} words=""
   if [ "$COMP_CWORD" -eq 1 ]; then
-    words="run compare reproduce bench traces import version completion help --version --help"
+    words="run compare reproduce merge bench traces import version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run|compare) words="-c -o --seeds --force --catalog" ;;
+    run|compare) words="-c -o --seeds --force --catalog --shard" ;;
+    merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
     import) words="k8s -f --kubeconfig --context -o --force" ;;
@@ -321,11 +323,41 @@ type scenarioRun struct {
 	force bool
 }
 
+// shardFlag registers --shard i/n.
+func shardFlag(fs *flag.FlagSet) *string {
+	return fs.String("shard", "", "run only shard i of n (0-based, e.g. 2/8) of the runs and write them for 'wattsched merge'")
+}
+
+// setShards applies --shard, or a merge's records, to the environment.
+func setShards(e *experiment.Env, spec string, merge *experiment.Shards, cmd string) error {
+	if merge != nil {
+		if spec != "" {
+			return usageError{fmt.Errorf("%s: --shard in a merged command", cmd)}
+		}
+		e.Shards = merge
+		return nil
+	}
+	if spec == "" {
+		return nil
+	}
+	var i, n int
+	if _, err := fmt.Sscanf(spec, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != spec {
+		return usageError{fmt.Errorf("%s: --shard %q, want i/n such as 0/4", cmd, spec)}
+	}
+	sh, err := experiment.NewShard(i, n)
+	if err != nil {
+		return usageError{fmt.Errorf("%s: %w", cmd, err)}
+	}
+	e.Shards = sh
+	return nil
+}
+
 // parseScenarioRun parses the flags run and compare share and checks the
 // scenario, its policies, its hardware and the output directory before
 // any work.
-func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string) (*scenarioRun, error) {
+func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, merge *experiment.Shards) (*scenarioRun, error) {
 	fs := newFlags(cmd, stderr)
+	shard := shardFlag(fs)
 	what := "scenario YAML file"
 	if def != "" {
 		what += " (default: embedded " + def + ")"
@@ -367,6 +399,12 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string) (
 	if err := s.Check(e.Registries); err != nil {
 		return nil, err
 	}
+	if err := setShards(e, *shard, merge, cmd); err != nil {
+		return nil, err
+	}
+	if e.Shards != nil && s.Mode == scenario.Elastic {
+		return nil, usageError{fmt.Errorf("%s: --shard is not supported for mode elastic yet (its runs carry results that are not recorded)", cmd)}
+	}
 	if *catalog != "" {
 		if s.Mode != scenario.Inflation && s.Mode != scenario.Replay {
 			return nil, usageError{fmt.Errorf("%s: --catalog applies to modes inflation and replay, not %s", cmd, s.Mode)}
@@ -388,12 +426,15 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string) (
 	return &scenarioRun{s: s, e: e, out: *out, force: *force}, nil
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	r, err := parseScenarioRun("run", args, stderr, "pwr-default")
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
+	r, err := parseScenarioRun("run", args, stderr, "pwr-default", merge)
 	if err != nil {
 		return err
 	}
-	results, err := runners(r.s.Mode)(ctx, r.e, r.s)
+	results, err := sharded(r.e.Shards, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
+	if r.e.Shards.Sharding() {
+		return emitShard(stdout, r.out, r.force, r.e.Shards, append([]string{"run"}, args...), err)
+	}
 	if err != nil {
 		return err
 	}
@@ -402,8 +443,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // cmdCompare replays a scenario's trace under its policies on every seed
 // and reports means with confidence intervals.
-func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	r, err := parseScenarioRun("compare", args, stderr, "")
+func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
+	r, err := parseScenarioRun("compare", args, stderr, "", merge)
 	if err != nil {
 		return err
 	}
@@ -414,15 +455,21 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w", r.s.Name, err)
 	}
-	runs, err := experiment.RunCompare(r.e, r.s, in)
+	results, err := sharded(r.e.Shards, func() ([]*experiment.Results, error) {
+		runs, err := experiment.RunCompare(r.e, r.s, in)
+		if err != nil {
+			return nil, err
+		}
+		res, err := experiment.CompareResults(Version, r.s, in, runs)
+		return []*experiment.Results{res}, err
+	})
+	if r.e.Shards.Sharding() {
+		return emitShard(stdout, r.out, r.force, r.e.Shards, append([]string{"compare"}, args...), err)
+	}
 	if err != nil {
 		return err
 	}
-	res, err := experiment.CompareResults(Version, r.s, in, runs)
-	if err != nil {
-		return err
-	}
-	return emit(stdout, r.out, r.force, []*experiment.Results{res})
+	return emit(stdout, r.out, r.force, results)
 }
 
 // emit writes the results directories, then prints what each holds.
@@ -458,7 +505,7 @@ func printTable(w io.Writer, t report.Table) {
 
 // cmdReproduce runs one study: its flags, a check before any work, the run,
 // the results.
-func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
 	var names []string
 	for _, st := range studies() {
 		names = append(names, st.Name())
@@ -478,6 +525,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlags("reproduce "+st.Name(), stderr)
 	out := fs.String("o", "", "results directory (required)")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
+	shard := shardFlag(fs)
 	st.Flags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
@@ -491,10 +539,20 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := st.Check(); err != nil {
 		return usageError{err}
 	}
+	e := env(stderr)
+	if err := setShards(e, *shard, merge, "reproduce "+st.Name()); err != nil {
+		return err
+	}
+	if e.Shards != nil && !slices.Contains(shardable, st.Name()) {
+		return usageError{fmt.Errorf("reproduce %s: --shard is supported for %s, not yet for %s", st.Name(), strings.Join(shardable, ", "), st.Name())}
+	}
 	if err := experiment.CheckDir(*out, *force); err != nil {
 		return err
 	}
-	results, err := st.Run(ctx, env(stderr))
+	results, err := sharded(e.Shards, func() ([]*experiment.Results, error) { return st.Run(ctx, e) })
+	if e.Shards.Sharding() {
+		return emitShard(stdout, *out, *force, e.Shards, append([]string{"reproduce"}, args...), err)
+	}
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,12 @@ package deploy
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -18,7 +21,7 @@ import (
 func TestManifestsDecode(t *testing.T) {
 	s := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{Yaml: true, Strict: true})
 	kinds := map[string]int{}
-	for _, f := range []string{"rbac.yaml", "scheduler.yaml", "example-pods.yaml"} {
+	for _, f := range []string{"rbac.yaml", "scheduler.yaml", "example-pods.yaml", "sweep-job.yaml", "sweep-merge-job.yaml"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -29,6 +32,9 @@ func TestManifestsDecode(t *testing.T) {
 				t.Fatalf("%s document %d: %v", f, i+1, err)
 			}
 			kinds[gvk.Kind]++
+			if j, ok := obj.(*batchv1.Job); ok {
+				checkSweepJob(t, f, j)
+			}
 			if p, ok := obj.(*v1.Pod); ok {
 				if _, err := gpushare.Demand(p); err != nil {
 					t.Errorf("%s pod %s: %v", f, p.Name, err)
@@ -36,9 +42,28 @@ func TestManifestsDecode(t *testing.T) {
 			}
 		}
 	}
-	for k, n := range map[string]int{"ServiceAccount": 1, "ClusterRoleBinding": 3, "ClusterRole": 1, "Deployment": 1, "Pod": 2} {
+	for k, n := range map[string]int{"ServiceAccount": 1, "ClusterRoleBinding": 3, "ClusterRole": 1, "Deployment": 1, "Pod": 2, "Job": 2, "PersistentVolumeClaim": 1} {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d", kinds[k], k, n)
+		}
+	}
+}
+
+// checkSweepJob: the indexed job runs shard $(JOB_COMPLETION_INDEX) of as
+// many shards as it has completions, and the merge names every shard.
+func checkSweepJob(t *testing.T, f string, j *batchv1.Job) {
+	t.Helper()
+	args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " ")
+	if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion {
+		n := *j.Spec.Completions
+		if !strings.Contains(args, fmt.Sprintf("--shard $(JOB_COMPLETION_INDEX)/%d", n)) {
+			t.Errorf("%s: indexed job of %d completions runs %q", f, n, args)
+		}
+		return
+	}
+	for i := 0; i < 8; i++ {
+		if !strings.Contains(args, fmt.Sprintf("shard-%d", i)) {
+			t.Errorf("%s: merge does not name shard %d: %q", f, i, args)
 		}
 	}
 }

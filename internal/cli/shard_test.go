@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// tree reads every file under dir by relative path.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Three shards of a run, merged, give the bytes of the single run, for a
+// scenario run (inflation, 2 policies x 3 seeds) and a comparison.
+func TestShardsMergeToTheSingleRun(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scen, []byte("name: shards\nmode: inflation\ntrace: {pods: gpushare40}\nseeds: 3\ntarget: 0.5\npolicies:\n"+
+		"  - {name: FGD, scorers: [{policy: fgd, weight: 1}]}\n  - {name: BestFit, scorers: [{policy: bestfit, weight: 1}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"run", "-c", scen}, {"compare", "-c", "../../examples/replay-openb.yaml", "--seeds", "2"}} {
+		t.Run(cmd[0], func(t *testing.T) {
+			out := filepath.Join(dir, cmd[0])
+			if code, _, errs := run(t, append(slices.Clone(cmd), "-o", filepath.Join(out, "single"))...); code != 0 {
+				t.Fatalf("single run: exit %d: %s", code, errs)
+			}
+			var shards []string
+			for i := 0; i < 3; i++ {
+				d := filepath.Join(out, "shard"+string(rune('0'+i)))
+				shards = append(shards, d)
+				if code, stdout, errs := run(t, append(slices.Clone(cmd), "--shard", string(rune('0'+i))+"/3", "-o", d)...); code != 0 || !strings.Contains(stdout, "runs recorded") {
+					t.Fatalf("shard %d: exit %d: %s %s", i, code, stdout, errs)
+				}
+			}
+			if code, _, errs := run(t, append([]string{"merge", "-o", filepath.Join(out, "merged")}, shards...)...); code != 0 {
+				t.Fatalf("merge: exit %d: %s", code, errs)
+			}
+			single, merged := tree(t, filepath.Join(out, "single")), tree(t, filepath.Join(out, "merged"))
+			if len(single) == 0 || len(single) != len(merged) {
+				t.Fatalf("single run has %d files, the merge %d", len(single), len(merged))
+			}
+			for f, b := range single {
+				if merged[f] != b {
+					t.Errorf("%s differs between the single run and the merge", f)
+				}
+			}
+			// A missing shard, a shard given twice: errors, nothing written.
+			for _, bad := range [][]string{shards[:2], {shards[0], shards[0], shards[1], shards[2]}} {
+				bo := filepath.Join(out, "bad")
+				if code, _, errs := run(t, append([]string{"merge", "-o", bo}, bad...)...); code != 1 || !strings.Contains(errs, "shard") {
+					t.Errorf("merge %v: exit %d %q", bad, code, errs)
+				}
+				if _, err := os.Stat(bo); !os.IsNotExist(err) {
+					t.Errorf("a failed merge left %s", bo)
+				}
+			}
+		})
+	}
+}
+
+func TestShardUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", "--shard", "3/2", "-o", filepath.Join(dir, "a")},
+		{"run", "--shard", "x", "-o", filepath.Join(dir, "a")},
+		{"run", "-c", "../../examples/elastic-powerflow.yaml", "--shard", "0/2", "-o", filepath.Join(dir, "a")},
+		{"reproduce", "powerflow", "--quick", "--shard", "0/2", "-o", filepath.Join(dir, "a")},
+		{"merge", "-o", filepath.Join(dir, "a")},
+	} {
+		if code, _, errs := run(t, args...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, errs)
+		}
+	}
+	if code, _, errs := run(t, "merge", "-o", filepath.Join(dir, "a"), dir); code != 1 || !strings.Contains(errs, "not a shard directory") {
+		t.Errorf("merge of a non-shard directory: exit %d %q", code, errs)
+	}
+}
+
+func TestCommandArgs(t *testing.T) {
+	got := commandArgs([]string{"reproduce", "vahrm", "-o", "x", "--quick", "--shard=1/4", "--force", "--seed", "7", "-o=y", "--shard", "2/4"})
+	want := []string{"reproduce", "vahrm", "--quick", "--seed", "7"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
