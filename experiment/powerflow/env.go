@@ -96,6 +96,8 @@ type Env struct {
 	Models     map[string]*powerflow.Models
 	Fits       []ModelFit
 	Setup      Setup
+	// Shards splits the runs over processes (experiment.ShardedRun).
+	Shards *experiment.Shards
 }
 
 // ModelFit is one row of the Table 2 reproduction.
@@ -265,7 +267,8 @@ type RunResult struct {
 	LargeShare float64 `json:"large_job_gpu_share"`
 	LargeWait  float64 `json:"large_job_gpu_share_while_waiting"`
 	MeanWaitH  float64 `json:"mean_wait_h"`
-	res        *sim.ElasticResult
+	// Res is the engine's result (timelines, hourly energy), not in JSON.
+	Res *sim.ElasticResult `json:"-"`
 }
 
 func (env *Env) profileFreqs() []int {
@@ -346,7 +349,7 @@ func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, ti
 		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
 		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
 		GPUHours: res.GPUHours, MeanMHz: res.MeanMHz, LargeShare: res.LargeShare, LargeWait: res.LargeWhileWaiting, MeanWaitH: res.MeanWaitSec / 3600,
-		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, res: res}, nil
+		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, Res: res}, nil
 }
 
 func perfDNNStandIns() []string {

@@ -115,6 +115,8 @@ type Options struct {
 	// Jobs replaces the embedded Philly day (e.g. a PAI 2020 job table).
 	Jobs       []trace.GPUJob
 	JobsSource string
+	// Shards splits the runs over processes (experiment.ShardedRun).
+	Shards *experiment.Shards
 }
 
 // Etas and Freqs are the Fig. 7 sweeps.
@@ -143,14 +145,12 @@ func pfCases(etas, freqs []float64) []pfCase {
 
 // runCases runs cases on jobs (nodes 0: the setup's) in parallel.
 func (env *Env) runCases(cs []pfCase, jobs []policy.ElasticJob, nodes, workers int, progress func(int, int, string)) ([]RunResult, error) {
-	out := make([]RunResult, len(cs))
-	errs := experiment.Parallel(len(cs), workers, func(i int) error {
+	out, errs := experiment.ShardedRun(env.Shards, len(cs), workers, func(i int) (RunResult, error) {
 		r, err := env.RunCase(cs[i].system, cs[i].param, jobs, nodes, false)
 		if err != nil {
-			return err
+			return RunResult{}, err
 		}
-		out[i] = *r
-		return nil
+		return *r, nil
 	}, progress, func(i int) string { return fmt.Sprintf("%s %g", cs[i].system, cs[i].param) })
 	for _, err := range errs {
 		if err != nil {
@@ -223,6 +223,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	if err != nil {
 		return nil, err
 	}
+	env.Shards = o.Shards
 	gj, src := o.Jobs, o.JobsSource
 	if gj == nil {
 		if gj, err = philly.Day(); err != nil {
@@ -265,12 +266,17 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 				best = i
 			}
 		}
+		if best < 0 {
+			continue // only in a shard, whose other runs are zero values
+		}
 		r, err := env.RunCase(sys, rep.Curves[best].Param, jobs, 0, true)
 		if err != nil {
 			return nil, err
 		}
 		rep.Fig8Points = append(rep.Fig8Points, *r)
-		rep.Timeline = append(rep.Timeline, bins(sys, r.res.Timeline, 600)...)
+		if r.Res != nil { // nil only for another shard's run (--shard)
+			rep.Timeline = append(rep.Timeline, bins(sys, r.Res.Timeline, 600)...)
+		}
 	}
 	// Fig. 9: fitted models vs the profiled oracle.
 	oetas := []float64{0.1, 0.2, 0.3, 0.5, 0.95}
@@ -422,15 +428,19 @@ func (env *Env) sensitivity(gj []trace.GPUJob, o Options) ([]SensRow, error) {
 			tasks = append(tasks, task{i, c})
 		}
 	}
-	errs := experiment.Parallel(len(tasks), o.Workers, func(k int) error {
+	flat, errs := experiment.ShardedRun(env.Shards, len(tasks), o.Workers, func(k int) (RunResult, error) {
 		t := tasks[k]
 		r, err := env.RunCase(cs[t.c].system, cs[t.c].param, jobsOf[t.s], ss[t.s].nodes, false)
 		if err != nil {
-			return err
+			return RunResult{}, err
 		}
-		all[t.s][t.c] = *r
-		return nil
-	}, o.Progress, func(k int) string { return "sensitivity " + ss[tasks[k].s].factor })
+		return *r, nil
+	}, o.Progress, func(k int) string {
+		return fmt.Sprintf("sensitivity %s=%g %s %g", ss[tasks[k].s].factor, ss[tasks[k].s].value, cs[tasks[k].c].system, cs[tasks[k].c].param)
+	})
+	for k, t := range tasks {
+		all[t.s][t.c] = flat[k]
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -108,18 +108,18 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		if k == 0 {
 			res.Workload = workloadInfo(pe, jobs, src)
 		}
-		errs := experiment.Parallel(len(systems), env.Workers, func(i int) error {
+		sruns, errs := experiment.ShardedRun(env.Shards, len(systems), env.Workers, func(i int) (ScenarioRun, error) {
 			r, err := pe.Run(systems[i], jobs, 0, false)
 			if err != nil {
-				return fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
+				return ScenarioRun{}, fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
 			}
-			usd, kg, err := acct.Cost(r.res.Hourly)
+			usd, kg, err := acct.Cost(r.Res.Hourly)
 			if err != nil {
-				return fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
+				return ScenarioRun{}, fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
 			}
-			runs[k*len(systems)+i] = ScenarioRun{Seed: seed, CostUSD: usd, CO2Kg: kg, RunResult: *r}
-			return nil
+			return ScenarioRun{Seed: seed, CostUSD: usd, CO2Kg: kg, RunResult: *r}, nil
 		}, env.Progress, func(i int) string { return fmt.Sprintf("%s seed %d", systems[i].Name, seed) })
+		copy(runs[k*len(systems):], sruns)
 		for _, err := range errs {
 			if err != nil {
 				return nil, err

@@ -63,7 +63,7 @@ func (st *Study) Check() error {
 func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Results, error) {
 	setup := DefaultSetup()
 	setup.Nodes, setup.Seed = st.nodes, st.seed
-	o := Options{Registries: env.Registries, Setup: setup, Quick: st.quick, Grid: st.grid, Workers: env.Workers, Progress: env.Progress}
+	o := Options{Registries: env.Registries, Setup: setup, Quick: st.quick, Grid: st.grid, Workers: env.Workers, Progress: env.Progress, Shards: env.Shards}
 	if st.paiJobs != "" {
 		jobs, err := LoadPAIJobs(st.paiJobs, st.paiTasks, st.hours)
 		if err != nil {

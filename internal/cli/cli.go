@@ -49,7 +49,7 @@ Usage:
 	for _, st := range studies() {
 		fmt.Fprintf(&b, "  wattsched reproduce %s %s\n", st.Name(), st.Synopsis())
 	}
-	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n)\n", strings.Join(shardable, " and "))
+	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n)\n", strings.Join(shardable, ", "))
 	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME]
         time one inflation run per policy on the 1213-node cluster (one core)
   wattsched traces
@@ -401,9 +401,6 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	}
 	if err := setShards(e, *shard, merge, cmd); err != nil {
 		return nil, err
-	}
-	if e.Shards != nil && s.Mode == scenario.Elastic {
-		return nil, usageError{fmt.Errorf("%s: --shard is not supported for mode elastic yet (its runs carry results that are not recorded)", cmd)}
 	}
 	if *catalog != "" {
 		if s.Mode != scenario.Inflation && s.Mode != scenario.Replay {

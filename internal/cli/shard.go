@@ -15,7 +15,7 @@ import (
 )
 
 // shardable are the studies whose runs ShardedRun records.
-var shardable = []string{"pwr", "vahrm"}
+var shardable = []string{"pwr", "vahrm", "powerflow"}
 
 // shardManifest describes one shard's output directory.
 type shardManifest struct {

@@ -81,8 +81,6 @@ func TestShardUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--shard", "3/2", "-o", filepath.Join(dir, "a")},
 		{"run", "--shard", "x", "-o", filepath.Join(dir, "a")},
-		{"run", "-c", "../../examples/elastic-powerflow.yaml", "--shard", "0/2", "-o", filepath.Join(dir, "a")},
-		{"reproduce", "powerflow", "--quick", "--shard", "0/2", "-o", filepath.Join(dir, "a")},
 		{"merge", "-o", filepath.Join(dir, "a")},
 	} {
 		if code, _, errs := run(t, args...); code != 2 {
