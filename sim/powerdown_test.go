@@ -91,17 +91,7 @@ func TestPowerDownProperties(t *testing.T) {
 						t.Fatalf("power-down %v: task %d never ended", pd != nil, r.ID)
 					}
 				}
-				var integral float64
-				prevT, prevP := job.Time(0), float64(idle.Total())
-				for _, s := range res.Samples {
-					integral += prevP * (s.At - prevT).Seconds()
-					prevT, prevP = s.At, float64(s.CPUW+s.GPUW)
-				}
-				total := float64(res.CPUEnergy + res.GPUEnergy)
-				if math.Abs(integral-total) > 1e-9*total {
-					t.Fatalf("energy %v J, integral of power %v J", total, integral)
-				}
-				energy[k] = total
+				energy[k] = checkEnergyIsIntegral(t, res, idle.Total())
 			}
 			// With no wake latency and 0 W off, sleeping never costs energy
 			// over the same schedule; the schedule can differ (a woken node

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/cluster/clustertest"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/bestfit"
@@ -25,6 +26,24 @@ func online(t *testing.T) *policy.Online {
 		t.Fatal(err)
 	}
 	return &policy.Online{Placer: p}
+}
+
+// checkEnergyIsIntegral checks that a run's energy is the integral of its
+// piecewise-constant sampled power (idle0: the power before the first
+// sample) and returns the energy.
+func checkEnergyIsIntegral(t *testing.T, res *sim.Result, idle0 hw.Watts) float64 {
+	t.Helper()
+	var integral float64
+	prevT, prevP := job.Time(0), float64(idle0)
+	for _, s := range res.Samples {
+		integral += prevP * (s.At - prevT).Seconds()
+		prevT, prevP = s.At, float64(s.CPUW+s.GPUW)
+	}
+	total := float64(res.CPUEnergy + res.GPUEnergy)
+	if math.Abs(integral-total) > 1e-9*total {
+		t.Fatalf("energy %v J, integral of power %v J", total, integral)
+	}
+	return total
 }
 
 func randomScenario(seed uint64) (*cluster.Cluster, []job.Task) {
@@ -83,17 +102,7 @@ func TestReplayProperties(t *testing.T) {
 			if c.NumPlaced() != 0 {
 				t.Fatalf("%d tasks still placed at the end", c.NumPlaced())
 			}
-			// Integral of the piecewise-constant sampled power.
-			var integral float64
-			prevT, prevP := job.Time(0), float64(idle.Total())
-			for _, s := range res.Samples {
-				integral += prevP * (s.At - prevT).Seconds()
-				prevT, prevP = s.At, float64(s.CPUW+s.GPUW)
-			}
-			total := float64(res.CPUEnergy + res.GPUEnergy)
-			if math.Abs(integral-total) > 1e-9*total {
-				t.Fatalf("energy %v J, integral of power %v J", total, integral)
-			}
+			total := checkEnergyIsIntegral(t, res, idle.Total())
 			// All nodes stay on: idle energy is idle power times the run length.
 			wantIdle := float64(idle.Total()) * res.End.Seconds()
 			if math.Abs(float64(res.IdleEnergy)-wantIdle) > 1e-6*total {

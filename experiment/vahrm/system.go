@@ -247,6 +247,17 @@ func evaluate(name, protocol string, preds []float64, fallbacks int, test []fit.
 	return mr
 }
 
+// fitTSMVA fits TSMVA (RF+RF), the model the schedulers' predictions
+// come from, on train.
+func fitTSMVA(train []fit.Sample, seed uint64) (func(fit.Sample) (float64, bool), error) {
+	for _, m := range gpuPowerModels(seed) {
+		if m.name == "TSMVA (RF+RF)" {
+			return m.fit(train)
+		}
+	}
+	return nil, fmt.Errorf("vahrm: no TSMVA (RF+RF) model")
+}
+
 // FittedGPU is the GPU half of the prediction table the schedulers use:
 // TSMVA (RF+RF) fitted on the held-out-runs training split (the runs a
 // profile could have come from before), predicting each measured device's
@@ -256,13 +267,7 @@ func evaluate(name, protocol string, preds []float64, fallbacks int, test []fit.
 // Predictions never go below idle power.
 func FittedGPU(runs []gpuvar.Run, truth *power.HPCNodes, seed uint64) ([][]float64, error) {
 	train, _, _ := heldOutSplit(runs, seed)
-	var m powerModel
-	for _, x := range gpuPowerModels(seed) {
-		if x.name == "TSMVA (RF+RF)" {
-			m = x
-		}
-	}
-	pred, err := m.fit(train)
+	pred, err := fitTSMVA(train, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -412,13 +417,7 @@ func FittedCPU(truth *power.HPCNodes, seed uint64) (*CPUFit, error) {
 			}
 		}
 	}
-	var m powerModel
-	for _, x := range gpuPowerModels(seed) {
-		if x.name == "TSMVA (RF+RF)" {
-			m = x
-		}
-	}
-	pred, err := m.fit(train)
+	pred, err := fitTSMVA(train, seed)
 	if err != nil {
 		return nil, fmt.Errorf("vahrm: fit CPU power model: %w", err)
 	}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
@@ -27,11 +25,7 @@ func TestImportFromLiveCluster(t *testing.T) {
 		{Name: "live-b", CPUMilli: 16000, MemMiB: 32768},
 		{Name: "live-c", CPUMilli: 8000, MemMiB: 16384, GPUs: 1, GPUModel: "T4"},
 	}
-	for _, s := range specs {
-		if _, err := cs.CoreV1().Nodes().Create(ctx, nodeObject(s), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNodes(t, cs, specs)
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
@@ -82,16 +76,7 @@ func TestImportFromLiveCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]cluster.NodeSpec{}
-	for _, n := range d.Nodes {
-		got[n.Name] = n
-	}
-	for _, s := range specs {
-		g, ok := got[s.Name]
-		if !ok || g.CPUMilli != s.CPUMilli || g.MemMiB != s.MemMiB || g.GPUs != s.GPUs || (s.GPUs > 0 && g.GPUModel == "") {
-			t.Errorf("node %s: %+v (found %v), want %+v", s.Name, g, ok, s)
-		}
-	}
+	checkImportedNodes(t, d, specs)
 	// A wrong token is refused by the server, and the error says so.
 	kc.Token, kc.CertPEM, kc.KeyPEM = "not-a-token", nil, nil
 	if _, err := k8sdump.Fetch(ctx, kc); err == nil {

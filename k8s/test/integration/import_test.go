@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/job"
@@ -23,11 +24,7 @@ func TestImportFromAPIServer(t *testing.T) {
 		{Name: "imp-a", CPUMilli: 32000, MemMiB: 65536, GPUs: 4, GPUModel: "T4"},
 		{Name: "imp-b", CPUMilli: 16000, MemMiB: 32768},
 	}
-	for _, s := range specs {
-		if _, err := cs.CoreV1().Nodes().Create(ctx, nodeObject(s), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNodes(t, cs, specs)
 	tasks := map[string]job.Task{
 		"imp-whole": {Demand: job.Demand{CPUMilli: 1500, MemMiB: 2048, GPUCount: 2, GPUMilli: 1000}},
 		"imp-share": {Demand: job.Demand{CPUMilli: 250, MemMiB: 512, GPUCount: 1, GPUMilli: 300, GPUSpec: []string{"T4"}}},
@@ -62,16 +59,7 @@ func TestImportFromAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]cluster.NodeSpec{}
-	for _, n := range d.Nodes {
-		got[n.Name] = n
-	}
-	for _, s := range specs {
-		g := got[s.Name]
-		if g.CPUMilli != s.CPUMilli || g.MemMiB != s.MemMiB || g.GPUs != s.GPUs || (s.GPUs > 0 && g.GPUModel == "") {
-			t.Errorf("node %s: %+v, want %+v", s.Name, g, s)
-		}
-	}
+	checkImportedNodes(t, d, specs)
 	seen := 0
 	for _, p := range d.Pods {
 		want, ok := tasks[p.Name[len(ns)+1:]]
@@ -86,5 +74,30 @@ func TestImportFromAPIServer(t *testing.T) {
 	}
 	if seen != len(tasks) {
 		t.Errorf("%d of %d pods found", seen, len(tasks))
+	}
+}
+
+// createNodes creates the nodes on the API server.
+func createNodes(t *testing.T, cs clientset.Interface, specs []cluster.NodeSpec) {
+	t.Helper()
+	for _, s := range specs {
+		if _, err := cs.CoreV1().Nodes().Create(context.Background(), nodeObject(s), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkImportedNodes checks that the dump holds the nodes as created.
+func checkImportedNodes(t *testing.T, d *k8sdump.Dump, specs []cluster.NodeSpec) {
+	t.Helper()
+	got := map[string]cluster.NodeSpec{}
+	for _, n := range d.Nodes {
+		got[n.Name] = n
+	}
+	for _, s := range specs {
+		g, ok := got[s.Name]
+		if !ok || g.CPUMilli != s.CPUMilli || g.MemMiB != s.MemMiB || g.GPUs != s.GPUs || (s.GPUs > 0 && g.GPUModel == "") {
+			t.Errorf("node %s: %+v (found %v), want %+v", s.Name, g, ok, s)
+		}
 	}
 }
