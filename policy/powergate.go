@@ -55,25 +55,30 @@ func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
 }
 
 // NeverFits reports whether demand d could not start within the limit
-// even on an idle cluster: the idle cluster's power plus d's smallest
-// increase on any idle node where it fits (with the GPUs pick chooses)
-// exceeds the limit, or it fits on no idle node at all. Such a task must
-// not wait for power: nothing will ever free enough, and the tasks behind
-// it would wait forever.
+// even on an idle cluster: the idle cluster's power (every node empty, in
+// its current power state) plus d's smallest increase on any node where it
+// fits when on (with the GPUs pick chooses; a node that is not on adds its
+// switch to idle power) exceeds the limit, or it fits on no node at all.
+// Such a task must not wait for power: nothing will ever free enough, and
+// the tasks behind it would wait forever.
 func (g *PowerGate) NeverFits(d *job.Demand, nodes []*cluster.Node, pick func(d *job.Demand, n *cluster.Node) []int) (bool, string) {
 	var idle hw.Watts
 	cheapest, fits := hw.Watts(0), false
 	for _, n := range nodes {
 		e := n.IdleCopy()
-		idle += g.Model.NodePower(e).Total()
-		if ok, _ := cluster.Fits(d, e); !ok {
+		base := g.Model.NodePower(e).Total()
+		idle += base
+		on := *e
+		on.State = cluster.On
+		if ok, _ := cluster.Fits(d, &on); !ok {
 			continue
 		}
-		gpus := pick(d, e)
+		gpus := pick(d, &on)
 		if d.GPUCount > 0 && gpus == nil {
 			continue
 		}
-		if inc := g.Increase(d, e, gpus); !fits || inc < cheapest {
+		inc := g.Increase(d, &on, gpus) + g.Model.NodePower(&on).Total() - base
+		if !fits || inc < cheapest {
 			cheapest, fits = inc, true
 		}
 	}

@@ -18,7 +18,7 @@ import (
 //
 //	node 0: busy 0-20, idle 20-30, off 30-100, woken by the 2nd task:
 //	        boots 100-105 (idle power), busy 105-125, idle 125-135.
-//	node 1: idle 0-10, off 10-135.
+//	node 1: idle 0-10, off 10-125 (the end of the run).
 //
 // The run ends at 125 s, when the last task ends (pending power-off checks
 // do not stretch it).
@@ -105,12 +105,77 @@ func TestPowerDownProperties(t *testing.T) {
 
 func TestPowerDownOptions(t *testing.T) {
 	c := clustertest.New().Node("a").GPUs(1, "T4").Build()
-	for _, pd := range []*sim.PowerDown{{IdleAfter: -1}, {Wake: -1}, {OffW: -1}, {OffW: hw.Watts(math.NaN())}} {
+	for _, pd := range []*sim.PowerDown{{IdleAfter: -1}, {IdleAfter: 999}, {IdleAfter: 1000, Wake: -1}, {IdleAfter: 1000, OffW: -1}, {IdleAfter: 1000, OffW: hw.Watts(math.NaN())}} {
 		if _, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay, PowerDown: pd}); err == nil {
 			t.Errorf("%+v: no error", *pd)
 		}
 	}
 	if _, err := sim.New(c, online(t), sim.Options{Mode: sim.Inflation, PowerDown: &sim.PowerDown{}}); err == nil {
 		t.Error("power-down in inflation mode: no error")
+	}
+}
+
+// Under a power limit that only fits the task with the other node off
+// (one node's idle power + the task's increase + the other's 5 W standby),
+// a task arriving while every node is off is not refused as "can never be
+// admitted": the gate counts an off node at its standby draw, so the task
+// wakes a node and starts after the boot.
+func TestPowerDownUnderLimit(t *testing.T) {
+	b := clustertest.New()
+	b.Node("a").GPUs(1, "T4").CPU(8000)
+	b.Node("b").GPUs(1, "T4").CPU(8000)
+	c := b.Build()
+	d := job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}
+	idle := power.PWR{}.NodePower(c.Nodes[0]).Total()
+	probe := clustertest.New().Node("p").GPUs(1, "T4").CPU(8000).Build()
+	task := job.Task{ID: 1, Name: "t", Demand: d, Class: -1, Submit: 10_000, Work: 5}
+	if err := probe.Allocate(&task, 0, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	busy := power.PWR{}.NodePower(probe.Nodes[0]).Total()
+	limit := power.Limit(idle + (busy - idle) + 5)
+	e, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay, PowerLimit: limit, CheckInvariants: true,
+		PowerDown: &sim.PowerDown{IdleAfter: 1000, Wake: 3000, OffW: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run([]job.Task{{ID: 1, Name: "t", Demand: d, Class: -1, Submit: 10_000, Work: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Tasks[0]; r.Rejected || r.Start != 13_000 {
+		t.Errorf("task: rejected %v, start %d; want started at 13000 (woken node)", r.Rejected, r.Start)
+	}
+}
+
+// Three one-GPU tasks arriving together while four one-GPU nodes sleep
+// wake three nodes at once (a booting node covers only what it can hold),
+// so all start after one boot.
+func TestPowerDownWakesEnough(t *testing.T) {
+	b := clustertest.New()
+	for _, n := range []string{"a", "b", "c", "d"} {
+		b.Node(n).GPUs(1, "T4").CPU(8000)
+	}
+	c := b.Build()
+	d := job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}
+	var tasks []job.Task
+	for i := 0; i < 3; i++ {
+		tasks = append(tasks, job.Task{ID: job.ID(i), Name: fmt.Sprint(i), Demand: d, Class: -1, Submit: 100_000, Work: 10})
+	}
+	e, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay, CheckInvariants: true, PowerDown: &sim.PowerDown{IdleAfter: 1000, Wake: 60_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Tasks {
+		if r.Start != 160_000 {
+			t.Errorf("task %d starts at %d, want 160000 (one boot)", r.ID, r.Start)
+		}
+	}
+	if res.Wakes != 3 {
+		t.Errorf("%d wakes, want 3", res.Wakes)
 	}
 }

@@ -54,6 +54,21 @@ type PowerDown struct {
 	OffW      hw.Watts
 }
 
+// offAware is a power model under power-down: a powered-off node draws
+// offW, any other node what the model says (a booting node, empty, its
+// idle power).
+type offAware struct {
+	power.Model
+	offW hw.Watts
+}
+
+func (m offAware) NodePower(n *cluster.Node) power.Breakdown {
+	if n.State == cluster.Off {
+		return power.Breakdown{CPU: m.offW}
+	}
+	return m.Model.NodePower(n)
+}
+
 // Validate names the first bad field.
 func (p *PowerDown) Validate() error {
 	switch {
@@ -184,6 +199,9 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 		if err := opt.PowerDown.Validate(); err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
+		// The policies' power gate sees what the engine charges: a
+		// powered-off node at its standby draw.
+		opt.Power = offAware{Model: opt.Power, offW: opt.PowerDown.OffW}
 	}
 	e := &Engine{opt: opt, c: c, sched: s, rng: rand.New(rand.NewPCG(opt.Seed, 0x73696d))}
 	n := len(c.Nodes)
@@ -211,11 +229,8 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 func (e *Engine) refreshNode(n *cluster.Node) {
 	i := int(n.ID)
 	p := power.Breakdown{}
-	switch {
-	case n.State == cluster.On || n.State == cluster.Booting:
+	if n.State == cluster.On || n.State == cluster.Booting || e.opt.PowerDown != nil {
 		p = e.opt.Power.NodePower(n)
-	case e.opt.PowerDown != nil:
-		p.CPU = e.opt.PowerDown.OffW
 	}
 	e.attribute(i)
 	now := e.k.Now()
@@ -332,7 +347,11 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 	return &e.res, nil
 }
 
-func (e *Engine) stale(taskEvent) bool { return false }
+// stale drops a power-off check overtaken by a start or a later check, so
+// that it neither moves the clock nor adds a sample.
+func (e *Engine) stale(ev taskEvent) bool {
+	return ev.power && !ev.woken && ev.ver != e.emptyVer[ev.node]
+}
 
 // finished ends a run with power management once no arrival or completion
 // is pending and no node is booting: what is left are power-off checks,
@@ -475,12 +494,20 @@ func (e *Engine) powerEvent(ev taskEvent) (bool, error) {
 }
 
 // wake boots sleeping nodes for queued tasks that fit on no powered node:
-// for each such task in queue order, unless a node already booting would
-// take it, the lowest-numbered sleeping node it would fit on whose idle
+// for each such task in queue order, unless a node already booting has
+// room left for it (each booting node holds, in queue order, the tasks it
+// covers), the lowest-numbered sleeping node it would fit on whose idle
 // power the power limit allows.
 func (e *Engine) wake() {
 	if e.opt.PowerDown == nil || len(e.queue) == 0 {
 		return
+	}
+	// room is what each booting node has left for the tasks it covers.
+	room := map[cluster.NodeID]*cluster.Node{}
+	for _, n := range e.c.Nodes {
+		if e.waking[n.ID] {
+			room[n.ID] = onCopy(n)
+		}
 	}
 	for _, t := range e.queue {
 		ti := e.byID[t.ID]
@@ -489,7 +516,11 @@ func (e *Engine) wake() {
 		}
 		covered := false
 		for _, n := range e.c.Nodes {
-			if ok, _ := cluster.Fits(&t.Demand, n); ok || (e.waking[n.ID] && fitsEmpty(&t.Demand, n)) {
+			if ok, _ := cluster.Fits(&t.Demand, n); ok {
+				covered = true
+				break
+			}
+			if r := room[n.ID]; r != nil && reserve(&t.Demand, r) {
 				covered = true
 				break
 			}
@@ -512,10 +543,44 @@ func (e *Engine) wake() {
 				e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
 				e.refreshNode(n)
 				e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
+				room[n.ID] = onCopy(n)
+				reserve(&t.Demand, room[n.ID])
 				break
 			}
 		}
 	}
+}
+
+// onCopy is an empty, powered copy of a node, to count what it could hold.
+func onCopy(n *cluster.Node) *cluster.Node {
+	c := n.IdleCopy()
+	c.State = cluster.On
+	return c
+}
+
+// reserve takes d out of the free resources of v (a copy) if it fits,
+// the way the cluster would place it: a share on the first GPU with
+// enough free, whole GPUs on idle ones.
+func reserve(d *job.Demand, v *cluster.Node) bool {
+	if ok, _ := cluster.Fits(d, v); !ok {
+		return false
+	}
+	v.FreeCPUMilli -= d.CPUMilli
+	v.FreeMemMiB -= d.MemMiB
+	need := d.GPUCount
+	for g, f := range v.GPUFree {
+		switch {
+		case need == 0:
+			return true
+		case d.Shared() && f >= d.GPUMilli:
+			v.GPUFree[g] -= d.GPUMilli
+			return true
+		case !d.Shared() && f == job.MilliPerGPU:
+			v.GPUFree[g] = 0
+			need--
+		}
+	}
+	return true
 }
 
 // fitsEmpty reports whether the demand fits on the node (in any power

@@ -193,13 +193,19 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		out = append(out, ClaimResult{What: what, Where: where, Paper: paper, Measured: measured, Holds: holds, Value: Num(v)})
 	}
 	save := func(r Relative) float64 { return r.EnergySave }
-	for _, main := range []struct {
+	type mainSet struct {
 		rel     []Relative
 		setting string
-	}{{rep.Main, "SR=1"}, {rep.Congested, fmt.Sprintf("SR=%d", congestedSR)}, {pooled(rep.Arrivals, 0.9, lublinSeeds(rep)), loadLabel(0.9)}} {
-		if len(main.rel) == 0 {
-			continue
+	}
+	mains := []mainSet{{rep.Main, "SR=1"}, {rep.Congested, fmt.Sprintf("SR=%d", congestedSR)}}
+	var loads []float64
+	for _, a := range rep.ArrivalStats {
+		if !slices.Contains(loads, a.Load) {
+			loads = append(loads, a.Load)
+			mains = append(mains, mainSet{pooled(rep.Arrivals, a.Load, a.Seeds), loadLabel(a.Load)})
 		}
+	}
+	for _, main := range mains {
 		avg := Averages(main.rel)
 		v, _ := find(avg, main.setting, "VAHRM+TSMVA")
 		mx := maxOver(main.rel, "VAHRM+TSMVA", save)
@@ -211,7 +217,9 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		add("VAHRM+TSMVA saves energy vs VU-FCFS, at least as much as every FCFS system ("+main.setting+")", "Sec. VI-C1, Fig. 7", "yes",
 			fmt.Sprintf("%.2f%% avg, %.2f%% max", 100*v.EnergySave, 100*mx), v.EnergySave > 0 && best, v.EnergySave)
 		add("size of that saving: within 1.5 points of the paper's average ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg, 5.8% max",
-			fmt.Sprintf("%.2f%% avg", 100*v.EnergySave), math.Abs(v.EnergySave-0.045) <= 0.015, v.EnergySave)
+			fmt.Sprintf("%.2f%% avg, margin %+.2f points", 100*v.EnergySave, 100*(0.015-math.Abs(v.EnergySave-0.045))), math.Abs(v.EnergySave-0.045) <= 0.015, v.EnergySave)
+		add("the same over a common window (every system charged idle power until the last finishes): within 1.5 points ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg",
+			fmt.Sprintf("%.2f%% avg, margin %+.2f points", 100*v.CommonSave, 100*(0.015-math.Abs(v.CommonSave-0.045))), math.Abs(v.CommonSave-0.045) <= 0.015, v.CommonSave)
 		c, _ := find(avg, main.setting, "CVA-FCFS-B")
 		vsC := 1 - (1-v.EnergySave)/(1-c.EnergySave)
 		add("VAHRM+TSMVA saves energy vs CVA-FCFS-B, within 1.5 points of the paper's average ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.2% avg, 5.4% max",
@@ -233,8 +241,10 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		add("VAHRM+TSMVA raises throughput vs VU-FCFS ("+main.setting+")", "Sec. VI-C1, Fig. 9", "+7.1%",
 			fmt.Sprintf("%+.1f%%", 100*(float64(v.ThroughRat)-1)), float64(v.ThroughRat) > 1, float64(v.ThroughRat)-1)
 		id, _ := find(avg, main.setting, "VAHRM+IDEAL")
-		add("TSMVA and ideal predictions give nearly the same results ("+main.setting+")", "Sec. VI-C1", "very small differences",
-			fmt.Sprintf("energy saving %.2f%% vs %.2f%%", 100*v.EnergySave, 100*id.EnergySave), math.Abs(v.EnergySave-id.EnergySave) < 0.005, v.EnergySave-id.EnergySave)
+		// "Very small": within 10% of ideal's saving (our tolerance; the
+		// paper gives no number).
+		add("TSMVA and ideal predictions give nearly the same energy saving, within 10% of ideal's ("+main.setting+")", "Sec. VI-C1", "very small differences",
+			fmt.Sprintf("energy saving %.2f%% vs %.2f%%", 100*v.EnergySave, 100*id.EnergySave), math.Abs(v.EnergySave-id.EnergySave) <= 0.1*math.Abs(id.EnergySave), v.EnergySave-id.EnergySave)
 	}
 	pcr := Averages(rep.PCR)
 	bestPCR, bestSave := "", math.Inf(-1)
@@ -273,7 +283,7 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		eWorst <= 0.003 && tWorst <= 0.019, math.Max(eWorst, tWorst))
 	fr := Averages(rep.FirstRun)
 	if a, ok := find(fr, "first_run=0.4", "VAHRM+TSMVA"); ok {
-		add("energy saving falls to about 1% with 40% first-run jobs", "Sec. VI-C6, Fig. 18", "~1%", fmt.Sprintf("%.2f%%", 100*a.EnergySave), a.EnergySave < 0.02, a.EnergySave)
+		add("energy saving falls to about 1% with 40% first-run jobs (0.5-1.5%)", "Sec. VI-C6, Fig. 18", "~1%", fmt.Sprintf("%.2f%%", 100*a.EnergySave), math.Abs(a.EnergySave-0.01) <= 0.005, a.EnergySave)
 	}
 	// Over every run the claim is about: the main tables, every sweep and
 	// the model-error table (not only the main runs).
