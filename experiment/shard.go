@@ -30,6 +30,8 @@ type Shards struct {
 	seen    int               // runs asked for so far
 	calls   int
 	failure error
+	// merging: what the shards saw (calls and runs), and records used
+	wantCalls, wantSeen, used int
 }
 
 // NewShard is shard i of n (0 <= i < n).
@@ -41,8 +43,31 @@ func NewShard(i, n int) (*Shards, error) {
 }
 
 // NewMerge takes every run's result from records (the union of the
-// shards' Records).
-func NewMerge(records map[string][]byte) *Shards { return &Shards{merge: records} }
+// shards' Records); calls and runs are what every shard saw (Calls, Seen).
+func NewMerge(records map[string][]byte, calls, runs int) *Shards {
+	return &Shards{merge: records, wantCalls: calls, wantSeen: runs}
+}
+
+// Calls and Seen count the ShardedRun calls and the runs they asked for.
+func (s *Shards) Calls() int { return s.calls }
+
+// Seen is the number of runs asked for so far (all shards, this one's and
+// the others').
+func (s *Shards) Seen() int { return s.seen }
+
+// CheckMerged reports whether a merge asked for the same runs as its
+// shards and used every record: a shard that stopped early, or records
+// from another command, show here before anything is written.
+func (s *Shards) CheckMerged() error {
+	if s == nil || s.merge == nil {
+		return nil
+	}
+	if s.calls != s.wantCalls || s.seen != s.wantSeen || s.used != len(s.merge) {
+		return fmt.Errorf("merge: the command asked for %d runs in %d batches and used %d of %d records; the shards saw %d runs in %d batches",
+			s.seen, s.calls, s.used, len(s.merge), s.wantSeen, s.wantCalls)
+	}
+	return nil
+}
 
 // Sharding reports whether this process runs one shard.
 func (s *Shards) Sharding() bool { return s != nil && s.out != nil }
@@ -125,6 +150,9 @@ func ShardedRun[T any](sh *Shards, n, workers int, run func(i int) (T, error), p
 			if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&out[i]); err != nil {
 				errs[i] = fmt.Errorf("merge: run %q: %w", key(i), err)
 			}
+			sh.mu.Lock()
+			sh.used++
+			sh.mu.Unlock()
 		}
 		return out, errs
 	}

@@ -86,7 +86,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "completion":
 		err = cmdCompletion(args[1:], stdout)
 	case "import":
-		err = cmdImport(args[1:], stdout, stderr)
+		err = cmdImport(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage())
 	default:
@@ -157,7 +157,7 @@ func versionLine() string {
 
 // cmdImport turns a Kubernetes dump, or a live cluster's nodes and pods,
 // into a scenario directory.
-func cmdImport(args []string, stdout, stderr io.Writer) error {
+func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "k8s" {
 		return usageError{errors.New("import: want 'import k8s -f cluster.json -o DIR' (kubectl get nodes,pods -A -o json > cluster.json) or 'import k8s --kubeconfig FILE [--context NAME] -o DIR'")}
 	}
@@ -189,7 +189,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b, err := k8sdump.Fetch(context.Background(), kc)
+		b, err := k8sdump.Fetch(ctx, kc)
 		if err != nil {
 			return err
 		}
@@ -435,6 +435,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 	if err != nil {
 		return err
 	}
+	if err := r.e.Shards.CheckMerged(); err != nil {
+		return err
+	}
 	return emit(stdout, r.out, r.force, results)
 }
 
@@ -464,6 +467,9 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 		return emitShard(stdout, r.out, r.force, r.e.Shards, append([]string{"compare"}, args...), err)
 	}
 	if err != nil {
+		return err
+	}
+	if err := r.e.Shards.CheckMerged(); err != nil {
 		return err
 	}
 	return emit(stdout, r.out, r.force, results)
@@ -551,6 +557,9 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return emitShard(stdout, *out, *force, e.Shards, append([]string{"reproduce"}, args...), err)
 	}
 	if err != nil {
+		return err
+	}
+	if err := e.Shards.CheckMerged(); err != nil {
 		return err
 	}
 	return emit(stdout, *out, *force, results)

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -25,6 +28,59 @@ type shardManifest struct {
 	Index   int      `json:"index"`
 	Count   int      `json:"count"`
 	Runs    int      `json:"runs"`
+	// Calls and Total are the batches of runs and the runs the command
+	// asked for (every shard's alike when none stopped early).
+	Calls int `json:"calls"`
+	Total int `json:"total_runs"`
+	// Build is the binary's VCS revision (from its build information);
+	// Inputs the SHA-256 of each file the command line names.
+	Build  string            `json:"build,omitempty"`
+	Inputs map[string]string `json:"inputs,omitempty"`
+}
+
+// buildID is the binary's VCS revision, "+modified" when the tree was.
+func buildID() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, mod string
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			rev = st.Value
+		case "vcs.modified":
+			if st.Value == "true" {
+				mod = "+modified"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + mod
+}
+
+// inputHashes hashes every argument that names a regular file.
+func inputHashes(args []string) map[string]string {
+	out := map[string]string{}
+	for _, a := range args {
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			a = v
+		}
+		if st, err := os.Stat(a); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(a)
+		if err != nil {
+			continue
+		}
+		out[a] = fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 const shardFormat = "wattsched-shard-1"
@@ -93,7 +149,9 @@ func emitShard(stdout io.Writer, dir string, force bool, sh *experiment.Shards, 
 	if err != nil {
 		return err
 	}
-	m := shardManifest{Format: shardFormat, Version: Version, Command: commandArgs(args), Index: sh.Index, Count: sh.Count, Runs: sh.Recorded()}
+	cmd := commandArgs(args)
+	m := shardManifest{Format: shardFormat, Version: Version, Command: cmd, Index: sh.Index, Count: sh.Count, Runs: sh.Recorded(),
+		Calls: sh.Calls(), Total: sh.Seen(), Build: buildID(), Inputs: inputHashes(cmd)}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -135,6 +193,12 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("merge: %s ran '%s', %s ran '%s'", file, strings.Join(m.Command, " "), seen[first.Index], strings.Join(first.Command, " "))
 		case first != nil && m.Count != first.Count:
 			return fmt.Errorf("merge: %s is shard %d/%d, another is of %d", file, m.Index, m.Count, first.Count)
+		case first != nil && (m.Calls != first.Calls || m.Total != first.Total):
+			return fmt.Errorf("merge: %s saw %d runs in %d batches, %s saw %d in %d: one of them stopped early", file, m.Total, m.Calls, seen[first.Index], first.Total, first.Calls)
+		case first != nil && m.Build != first.Build:
+			return fmt.Errorf("merge: %s was built from %q, %s from %q: run every shard with one binary", file, m.Build, seen[first.Index], first.Build)
+		case m.Build != buildID():
+			return fmt.Errorf("merge: %s was built from %q, this wattsched from %q: merge with the shards' binary", file, m.Build, buildID())
 		case m.Index < 0 || m.Index >= m.Count:
 			return fmt.Errorf("merge: %s: index %d of %d", file, m.Index, m.Count)
 		}
@@ -154,6 +218,16 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("merge: %w", err)
 		}
 	}
+	if now := inputHashes(first.Command); !maps.Equal(now, first.Inputs) {
+		return fmt.Errorf("merge: the files the command names changed since the shards ran (or are not where they were): %v then, %v now", first.Inputs, now)
+	}
+	for i, d := range seen {
+		var m shardManifest
+		b, _ := os.ReadFile(filepath.Join(d, "shard.json"))
+		if json.Unmarshal(b, &m) == nil && !maps.Equal(m.Inputs, first.Inputs) {
+			return fmt.Errorf("merge: shard %d (%s) read other input files than shard %d", i, d, first.Index)
+		}
+	}
 	var missing []string
 	for i := 0; i < first.Count; i++ {
 		if _, ok := seen[i]; !ok {
@@ -168,5 +242,5 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cmd = append(cmd, "--force")
 	}
 	fmt.Fprintf(stderr, "merging %d shards of '%s' (%d runs)\n", first.Count, strings.Join(first.Command, " "), len(records))
-	return dispatch(ctx, cmd, stdout, stderr, experiment.NewMerge(records))
+	return dispatch(ctx, cmd, stdout, stderr, experiment.NewMerge(records, first.Calls, first.Total))
 }

@@ -99,3 +99,45 @@ func TestCommandArgs(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// A scenario edited between the shards and the merge is refused, and so
+// is a shard that saw fewer runs than the others (it stopped early).
+func TestMergeRefusesChangedInputs(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "s.yaml")
+	body := "name: shards\nmode: inflation\ntrace: {pods: gpushare40}\nseeds: 2\ntarget: 0.3\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1}]}\n"
+	if err := os.WriteFile(scen, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var shards []string
+	for i := 0; i < 2; i++ {
+		d := filepath.Join(dir, "shard"+string(rune('0'+i)))
+		shards = append(shards, d)
+		if code, _, errs := run(t, "run", "-c", scen, "--shard", string(rune('0'+i))+"/2", "-o", d); code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errs)
+		}
+	}
+	if err := os.WriteFile(scen, []byte(body+"# edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, append([]string{"merge", "-o", filepath.Join(dir, "m1")}, shards...)...); code != 1 || !strings.Contains(errs, "changed since the shards ran") {
+		t.Errorf("edited scenario: exit %d %q", code, errs)
+	}
+	if err := os.WriteFile(scen, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(shards[1], "shard.json")
+	b, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m, []byte(strings.Replace(string(b), `"total_runs": 2`, `"total_runs": 1`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, append([]string{"merge", "-o", filepath.Join(dir, "m2")}, shards...)...); code != 1 || !strings.Contains(errs, "stopped early") {
+		t.Errorf("short shard: exit %d %q", code, errs)
+	}
+	if code, _, errs := run(t, append([]string{"merge", "-o", filepath.Join(dir, "m3")}, shards[0], shards[0])...); code != 1 || !strings.Contains(errs, "both shard 0") {
+		t.Errorf("same shard twice: exit %d %q", code, errs)
+	}
+}

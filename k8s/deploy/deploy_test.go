@@ -50,20 +50,32 @@ func TestManifestsDecode(t *testing.T) {
 }
 
 // checkSweepJob: the indexed job runs shard $(JOB_COMPLETION_INDEX) of as
-// many shards as it has completions, and the merge names every shard.
+// many shards as it has completions, and the merge names every shard of
+// that job (sweepShards, set by the indexed job, which comes first).
 func checkSweepJob(t *testing.T, f string, j *batchv1.Job) {
 	t.Helper()
 	args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " ")
+	if sc := j.Spec.Template.Spec.SecurityContext; sc == nil || sc.FSGroup == nil || *sc.FSGroup != 65532 {
+		t.Errorf("%s: pods need fsGroup 65532 to write the volume as the image's user", f)
+	}
 	if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion {
-		n := *j.Spec.Completions
-		if !strings.Contains(args, fmt.Sprintf("--shard $(JOB_COMPLETION_INDEX)/%d", n)) {
-			t.Errorf("%s: indexed job of %d completions runs %q", f, n, args)
+		sweepShards = int(*j.Spec.Completions)
+		if !strings.Contains(args, fmt.Sprintf("--shard $(JOB_COMPLETION_INDEX)/%d", sweepShards)) {
+			t.Errorf("%s: indexed job of %d completions runs %q", f, sweepShards, args)
 		}
 		return
 	}
-	for i := 0; i < 8; i++ {
-		if !strings.Contains(args, fmt.Sprintf("shard-%d", i)) {
-			t.Errorf("%s: merge does not name shard %d: %q", f, i, args)
+	if sweepShards == 0 {
+		t.Fatalf("%s: the merge job is read before the indexed job", f)
+	}
+	for i := 0; i < sweepShards; i++ {
+		if !strings.Contains(args, fmt.Sprintf("shard-%d ", i)) && !strings.HasSuffix(args, fmt.Sprintf("shard-%d", i)) {
+			t.Errorf("%s: merge does not name shard %d of %d: %q", f, i, sweepShards, args)
 		}
 	}
+	if strings.Contains(args, fmt.Sprintf("shard-%d", sweepShards)) {
+		t.Errorf("%s: merge names a shard beyond the %d the job runs", f, sweepShards)
+	}
 }
+
+var sweepShards int

@@ -30,6 +30,10 @@ type Kubeconfig struct {
 	// system's roots); Insecure skips verification (the file asked for it).
 	CA       []byte
 	Insecure bool
+	// ServerName overrides the name checked in the server's certificate
+	// (tls-server-name); Proxy is the cluster's proxy-url.
+	ServerName string
+	Proxy      *url.URL
 	// Credentials: a bearer token, a client certificate and key (PEM), or
 	// a user name and password.
 	Token              string
@@ -44,10 +48,12 @@ type kubeconfigFile struct {
 	Clusters       []struct {
 		Name    string `yaml:"name"`
 		Cluster struct {
-			Server   string `yaml:"server"`
-			CAData   string `yaml:"certificate-authority-data"`
-			CAFile   string `yaml:"certificate-authority"`
-			Insecure bool   `yaml:"insecure-skip-tls-verify"`
+			Server     string `yaml:"server"`
+			CAData     string `yaml:"certificate-authority-data"`
+			CAFile     string `yaml:"certificate-authority"`
+			Insecure   bool   `yaml:"insecure-skip-tls-verify"`
+			ServerName string `yaml:"tls-server-name"`
+			ProxyURL   string `yaml:"proxy-url"`
 		} `yaml:"cluster"`
 	} `yaml:"clusters"`
 	Users []struct {
@@ -146,6 +152,17 @@ func ReadKubeconfig(path, name string) (*Kubeconfig, error) {
 		if u, err := url.Parse(kc.Server); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return nil, fmt.Errorf("%s: %s.server: %q is not an http(s) URL", path, at, kc.Server)
 		}
+		if kc.Insecure && kc.CA != nil {
+			return nil, fmt.Errorf("%s: %s: a certificate authority and insecure-skip-tls-verify together (kubectl refuses this too)", path, at)
+		}
+		kc.ServerName = c.Cluster.ServerName
+		if c.Cluster.ProxyURL != "" {
+			u, err := url.Parse(c.Cluster.ProxyURL)
+			if err != nil || u.Host == "" {
+				return nil, fmt.Errorf("%s: %s.proxy-url: %q is not a URL", path, at, c.Cluster.ProxyURL)
+			}
+			kc.Proxy = u
+		}
 	}
 	if !found {
 		return nil, fmt.Errorf("%s: context %q names cluster %q, which is not in clusters", path, name, clusterName)
@@ -157,16 +174,20 @@ func ReadKubeconfig(path, name string) (*Kubeconfig, error) {
 		}
 		found = true
 		at := fmt.Sprintf("users[%d].user", i)
-		if !u.User.Exec.IsZero() || !u.User.Auth.IsZero() {
+		plugin := func(n yaml.Node) bool { return !n.IsZero() && n.Tag != "!!null" }
+		if plugin(u.User.Exec) || plugin(u.User.Auth) {
 			return nil, fmt.Errorf("%s: %s uses a credential plugin (exec or auth-provider), which wattsched does not run: use a kubeconfig with a token or a client certificate, or 'kubectl get nodes,pods -A -o json > cluster.json' and -f", path, at)
 		}
 		kc.Token, kc.Username, kc.Password = u.User.Token, u.User.Username, u.User.Password
-		if kc.Token == "" && u.User.TokenFile != "" {
+		if u.User.TokenFile != "" { // as in kubectl, the file wins over an inline token
 			b, err := file(at+".tokenFile", u.User.TokenFile)
 			if err != nil {
 				return nil, err
 			}
 			kc.Token = strings.TrimSpace(string(b))
+		}
+		if kc.Token != "" && (kc.Username != "" || kc.Password != "") {
+			return nil, fmt.Errorf("%s: %s: a token and a user name/password: give one authentication method", path, at)
 		}
 		for _, c := range []struct {
 			dst        *[]byte
@@ -244,7 +265,7 @@ func Fetch(ctx context.Context, kc *Kubeconfig) ([]byte, error) {
 }
 
 func (kc *Kubeconfig) client() (*http.Client, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: kc.Insecure} //nolint:gosec // only when the kubeconfig asks for it
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: kc.Insecure, ServerName: kc.ServerName} //nolint:gosec // only when the kubeconfig asks for it
 	if kc.CA != nil {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(kc.CA) {
@@ -259,7 +280,11 @@ func (kc *Kubeconfig) client() (*http.Client, error) {
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
-	return &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{TLSClientConfig: tc, Proxy: http.ProxyFromEnvironment}}, nil
+	proxy := http.ProxyFromEnvironment
+	if kc.Proxy != nil {
+		proxy = http.ProxyURL(kc.Proxy)
+	}
+	return &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{TLSClientConfig: tc, Proxy: proxy}}, nil
 }
 
 func (kc *Kubeconfig) get(ctx context.Context, c *http.Client, path string, v any) error {
