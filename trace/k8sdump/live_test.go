@@ -38,7 +38,9 @@ func TestReadKubeconfig(t *testing.T) {
 		{name: "two auth methods", yaml: head + "current-context: x\nusers:\n- name: u\n  user: {token: t, username: a, password: b}\n", wantErr: "one authentication method"},
 		{name: "ca and insecure", yaml: strings.Replace(head, "insecure-skip-tls-verify: true", "insecure-skip-tls-verify: true, certificate-authority-data: 'AA=='", 1) + "current-context: x\nusers: []\n", wantErr: "insecure-skip-tls-verify together"},
 		{name: "server name and proxy", yaml: strings.Replace(head, "insecure-skip-tls-verify: true", "tls-server-name: api.internal, proxy-url: 'http://proxy:3128'", 1) + "current-context: x\nusers:\n- name: u\n  user: {token: t}\n",
-			check: func(k *Kubeconfig) bool { return k.ServerName == "api.internal" && k.Proxy != nil && k.Proxy.Host == "proxy:3128" }},
+			check: func(k *Kubeconfig) bool {
+				return k.ServerName == "api.internal" && k.Proxy != nil && k.Proxy.Host == "proxy:3128"
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, "kubeconfig")
