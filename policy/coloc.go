@@ -167,6 +167,22 @@ type ColocScheduler interface {
 	ScheduleColoc(st *ColocState) ColocDecision
 }
 
+// IdleSleeper is implemented by co-location schedulers that put nodes
+// without jobs to sleep (EaCO does; Gavel's baselines keep them on unless
+// told otherwise).
+type IdleSleeper interface {
+	SleepsIdleNodes() bool
+}
+
+// SleepArg is the shared argument of the co-location policies.
+type SleepArg struct {
+	// SleepIdle puts nodes without jobs to sleep.
+	SleepIdle bool `yaml:"sleep_idle"`
+}
+
+// SleepsIdleNodes implements IdleSleeper.
+func (a SleepArg) SleepsIdleNodes() bool { return a.SleepIdle }
+
 // ColocDeps is what co-location policies are built with.
 type ColocDeps struct {
 	// History returns a fresh history H (measurements the policy may know

@@ -35,11 +35,18 @@ type Args struct {
 	Alpha float64 `yaml:"alpha"`
 	// MaxShare is the most jobs on one GPU set.
 	MaxShare int `yaml:"max_share"`
+	// ReserveGPUs keeps this many GPUs for high-priority jobs (priority >
+	// 0, which need immediate exclusive GPUs): once no more are free,
+	// other jobs share GPUs when deadlines allow, without the eq. 1 test,
+	// or wait.
+	ReserveGPUs int `yaml:"reserve_gpus"`
+	// SleepIdle puts nodes without jobs to sleep (default: yes).
+	policy.SleepArg `yaml:",inline"`
 }
 
 // Default returns EaCO's defaults (docs/policies/eaco.md says why).
 func (Args) Default() Args {
-	return Args{CoreThreshold: 80, MemThreshold: 80, Alpha: 0.5, MaxShare: 4}
+	return Args{CoreThreshold: 80, MemThreshold: 80, Alpha: 0.5, MaxShare: 4, ReserveGPUs: 8, SleepArg: policy.SleepArg{SleepIdle: true}}
 }
 
 // Validate names every bad field.
@@ -53,12 +60,15 @@ func (a Args) Validate() error {
 		return fmt.Errorf("alpha: %v, want in [0, 1]", a.Alpha)
 	case a.MaxShare < 1 || a.MaxShare > 8:
 		return fmt.Errorf("max_share: %d, want 1..8", a.MaxShare)
+	case a.ReserveGPUs < 0:
+		return fmt.Errorf("reserve_gpus: %d, want >= 0", a.ReserveGPUs)
 	}
 	return nil
 }
 
 // Policy is EaCO for one run (it accumulates history).
 type Policy struct {
+	policy.SleepArg
 	a Args
 	h *coloc.History
 	// pending maps a set under observation to the job placed on it.
@@ -76,7 +86,7 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	if d.History == nil {
 		return nil, fmt.Errorf("eaco needs a history H")
 	}
-	return &Policy{a: a, h: d.History(), pending: map[int]int{}, tried: map[int][]int{}}, nil
+	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), pending: map[int]int{}, tried: map[int][]int{}}, nil
 }
 
 // History is the policy's H.
@@ -151,11 +161,18 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		}
 		return a.ID - b.ID
 	})
+	nfree := 0
+	for _, f := range free {
+		nfree += len(f)
+	}
 	taken := map[int]bool{}
 	memo := map[memoKey]bool{}
 	for _, v := range st.Waiting() {
 		placed := false
 		excl := policy.PackNode(free, v.Job.Key.Scale, st.GPUsPerNode)
+		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < p.a.ReserveGPUs {
+			excl = -1 // the reserve is for high-priority jobs
+		}
 		for _, s := range cands {
 			if taken[s.ID] || len(s.GPUs) != v.Job.Key.Scale || slices.Contains(p.tried[v.Job.ID], s.ID) {
 				continue
@@ -187,6 +204,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 			continue
 		}
 		gpus := policy.Take(free, excl, v.Job.Key.Scale)
+		nfree -= len(gpus)
 		d.Actions = append(d.Actions, policy.ColocAction{Kind: policy.ColocStart, Job: v.Job.ID, Node: excl, GPUs: gpus})
 	}
 	return d

@@ -8,8 +8,10 @@ import "github.com/wattsched/wattsched/policy"
 // Name is the policy's registry name.
 const Name = "fifo"
 
-// Args: FIFO has none.
-type Args struct{}
+// Args configure FIFO: only whether idle nodes sleep (default: no, as in Gavel).
+type Args struct {
+	policy.SleepArg `yaml:",inline"`
+}
 
 // Default returns the (empty) defaults.
 func (Args) Default() Args { return Args{} }
@@ -18,12 +20,12 @@ func (Args) Default() Args { return Args{} }
 func (Args) Validate() error { return nil }
 
 // Policy is FIFO.
-type Policy struct{}
+type Policy struct{ policy.SleepArg }
 
 var _ policy.ColocScheduler = (*Policy)(nil)
 
 // New builds FIFO.
-func New(Args, policy.ColocDeps) (*Policy, error) { return &Policy{}, nil }
+func New(a Args, _ policy.ColocDeps) (*Policy, error) { return &Policy{a.SleepArg}, nil }
 
 // ScheduleColoc implements policy.ColocScheduler.
 func (*Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {

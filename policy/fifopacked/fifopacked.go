@@ -22,6 +22,8 @@ type Args struct {
 	// Threshold is the normalized pair throughput a packing must exceed
 	// (Gavel's packing_threshold default, 1.5).
 	Threshold float64 `yaml:"threshold"`
+	// SleepIdle: idle nodes sleep (default: no, as in Gavel).
+	policy.SleepArg `yaml:",inline"`
 }
 
 // Default returns Gavel's default.
@@ -37,6 +39,7 @@ func (a Args) Validate() error {
 
 // Policy is FIFO_packed.
 type Policy struct {
+	policy.SleepArg
 	a Args
 	h *coloc.History
 }
@@ -48,7 +51,7 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	if d.History == nil {
 		return nil, fmt.Errorf("fifo_packed needs a history H")
 	}
-	return &Policy{a: a, h: d.History()}, nil
+	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History()}, nil
 }
 
 // ScheduleColoc implements policy.ColocScheduler.

@@ -25,6 +25,8 @@ const Name = "gandiva_packing"
 type Args struct {
 	// MinNormalized is the introspection bound (Gavel: 1.0).
 	MinNormalized float64 `yaml:"min_normalized"`
+	// SleepIdle: idle nodes sleep (default: no, as in Gavel).
+	policy.SleepArg `yaml:",inline"`
 }
 
 // Default returns Gavel's bound.
@@ -40,6 +42,7 @@ func (a Args) Validate() error {
 
 // Policy is Gandiva's packing for one run.
 type Policy struct {
+	policy.SleepArg
 	a       Args
 	h       *coloc.History
 	rng     *rand.Rand
@@ -54,7 +57,7 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	if d.History == nil {
 		return nil, fmt.Errorf("gandiva_packing needs a history H")
 	}
-	return &Policy{a: a, h: d.History(), rng: rand.New(rand.NewPCG(d.Seed, 0x9a9d1fa)), pending: map[int]int{}, bad: map[[2]int]bool{}}, nil
+	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), rng: rand.New(rand.NewPCG(d.Seed, 0x9a9d1fa)), pending: map[int]int{}, bad: map[[2]int]bool{}}, nil
 }
 
 // ScheduleColoc implements policy.ColocScheduler.
