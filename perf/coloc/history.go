@@ -2,6 +2,7 @@ package coloc
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wattsched/wattsched/trace/gavel"
@@ -34,7 +35,9 @@ func order(set []gavel.Key) ([]int, string) {
 	slices.SortStableFunc(idx, func(a, b int) int { return cmpKey(set[a], set[b]) })
 	var sb strings.Builder
 	for _, i := range idx {
-		sb.WriteString(set[i].String())
+		sb.WriteString(set[i].Type)
+		sb.WriteByte('#')
+		sb.WriteString(strconv.Itoa(set[i].Scale))
 		sb.WriteByte('|')
 	}
 	return idx, sb.String()

@@ -77,6 +77,9 @@ type Policy struct {
 	tried map[int][]int
 	// Finalised and Undone count outcomes of observation.
 	Finalised, Undone int
+	// Predictions within one decision (sets do not change during it).
+	before map[int][]float64
+	after  map[memoKey][]float64
 }
 
 var _ policy.ColocScheduler = (*Policy)(nil)
@@ -111,6 +114,7 @@ func meets(v *policy.ColocView, now job.Time, f float64) bool {
 func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	var d policy.ColocDecision
 	undone := map[int]bool{}
+	p.before, p.after = map[int][]float64{}, map[memoKey][]float64{}
 	// Lines 12-20: a finished observation is recorded in H, then every
 	// member's JCT is re-estimated from what was measured.
 	for _, o := range st.Observed {
@@ -165,16 +169,20 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	for _, f := range free {
 		nfree += len(f)
 	}
-	taken := map[int]bool{}
 	memo := map[memoKey]bool{}
+	used, first, left := make([]bool, len(cands)), 0, len(cands)
 	for _, v := range st.Waiting() {
+		if left == 0 && nfree == 0 {
+			break // nothing left to place on
+		}
 		placed := false
 		excl := policy.PackNode(free, v.Job.Key.Scale, st.GPUsPerNode)
 		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < p.a.ReserveGPUs {
 			excl = -1 // the reserve is for high-priority jobs
 		}
-		for _, s := range cands {
-			if taken[s.ID] || len(s.GPUs) != v.Job.Key.Scale || slices.Contains(p.tried[v.Job.ID], s.ID) {
+		for ci := first; ci < len(cands); ci++ {
+			s := cands[ci]
+			if used[ci] || len(s.GPUs) != v.Job.Key.Scale || slices.Contains(p.tried[v.Job.ID], s.ID) {
 				continue
 			}
 			// Algorithm 2 lines 7-9: free memory after the members' peaks.
@@ -194,7 +202,10 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 			}
 			if ok {
 				d.Actions = append(d.Actions, policy.ColocAction{Kind: policy.ColocJoin, Job: v.Job.ID, Set: s.ID, Observe: true})
-				taken[s.ID] = true
+				used[ci], left = true, left-1
+				for first < len(cands) && used[first] {
+					first++
+				}
 				p.pending[s.ID] = v.Job.ID
 				placed = true
 				break
@@ -226,10 +237,19 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 		members = append(members, m)
 		keys = append(keys, m.Job.Key)
 	}
-	before := p.h.Predict(keys)
+	before, ok := p.before[s.ID]
+	if !ok {
+		before = p.h.Predict(keys)
+		p.before[s.ID] = before
+	}
 	members = append(members, v)
 	keys = append(keys, v.Job.Key)
-	after := p.h.Predict(keys)
+	mk := memoKey{v.Job.Key, s.ID}
+	after, ok := p.after[mk]
+	if !ok {
+		after = p.h.Predict(keys)
+		p.after[mk] = after
+	}
 	for i, m := range members {
 		if !meets(m, st.Now, after[i]) {
 			return false
