@@ -1,7 +1,10 @@
 package eaco
 
 import (
+	"strings"
+
 	"bytes"
+	"github.com/wattsched/wattsched/trace/gavel"
 	"testing"
 
 	"github.com/wattsched/wattsched/hw"
@@ -68,5 +71,24 @@ func TestQuickInvariants(t *testing.T) {
 	}
 	if a := rep.Agg(28, "EaCO"); a.EnergyRatio[0] >= 1 {
 		t.Errorf("EaCO used %.3f of FIFO's energy", a.EnergyRatio[0])
+	}
+}
+
+func TestCheckPool(t *testing.T) {
+	e, err := NewEnv(hw.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := gavel.ReadTrace("j.trace", strings.NewReader("ResNet-18 (batch size 32)\tc\t-s\t1\t100\t0\t1\nNoSuch\tc\t-s\t1\t100\t5\t1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.CheckPool("j.trace", jobs)
+	if err == nil || !strings.Contains(err.Error(), "j.trace:2: column job_type") {
+		t.Errorf("err = %v, want j.trace:2: column job_type", err)
+	}
+	w := e.WorkloadFrom(jobs[:1], 1, 0, 0, true)
+	if len(w) != 1 || w[0].Submit != 0 || w[0].Steps != 100 {
+		t.Errorf("workload from trace arrivals: %+v", w)
 	}
 }

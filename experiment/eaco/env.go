@@ -15,6 +15,7 @@ import (
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/gavel"
 )
 
@@ -111,12 +112,28 @@ const (
 // job type and step count drawn from the Gavel trace's jobs, a deadline
 // class drawn per job.
 func (e *Env) Workload(seed uint64, n int, perHour float64) []policy.ColocJob {
+	return e.WorkloadFrom(e.Pool, seed, n, perHour, false)
+}
+
+// WorkloadFrom draws the workload from pool; with traceArrivals the first
+// n jobs of pool (all when n <= 0) keep their own arrival times instead.
+// Every job type must have a V100 throughput (checked by CheckPool).
+func (e *Env) WorkloadFrom(pool []gavel.Job, seed uint64, n int, perHour float64, traceArrivals bool) []policy.ColocJob {
 	r := rand.New(rand.NewPCG(seed, 0xeac0))
+	if traceArrivals && (n <= 0 || n > len(pool)) {
+		n = len(pool)
+	}
 	jobs := make([]policy.ColocJob, n)
 	t := 0.0
 	for i := range jobs {
-		t += r.ExpFloat64() / perHour * 3600
-		src := e.Pool[r.IntN(len(e.Pool))]
+		var src gavel.Job
+		if traceArrivals {
+			src = pool[i]
+			t = src.ArrivalSec
+		} else {
+			t += r.ExpFloat64() / perHour * 3600
+			src = pool[r.IntN(len(pool))]
+		}
 		k := gavel.Key{Type: src.Type, Scale: src.Scale}
 		iso := e.TP.Isolated[k]
 		m, _ := e.Cal.Model(coloc.StandIn(k.Type))
@@ -135,6 +152,20 @@ func (e *Env) Workload(seed uint64, n int, perHour float64) []policy.ColocJob {
 		jobs[i] = j
 	}
 	return jobs
+}
+
+// CheckPool fails on the first job whose type and GPU count have no V100
+// throughput (file, line, column job_type).
+func (e *Env) CheckPool(name string, pool []gavel.Job) error {
+	for _, j := range pool {
+		if _, ok := e.TP.Isolated[gavel.Key{Type: j.Type, Scale: j.Scale}]; !ok {
+			return &trace.ParseError{File: name, Line: j.Line, Column: "job_type", Err: fmt.Errorf("%q on %d GPU(s) has no measured V100 throughput", j.Type, j.Scale)}
+		}
+		if j.Scale > 8 {
+			return &trace.ParseError{File: name, Line: j.Line, Column: "scale_factor", Err: fmt.Errorf("%d GPUs, nodes have 8", j.Scale)}
+		}
+	}
+	return nil
 }
 
 // History returns a fresh H for one run.

@@ -200,10 +200,10 @@ func (rep *Reproduction) reduction(nodes int, other string, f func(*Run) float64
 	return m
 }
 
-func energy(r *Run) float64  { return float64(r.Res.Energy) }
-func active(r *Run) float64  { return r.Res.AvgActiveNodes }
+func energy(r *Run) float64 { return float64(r.Res.Energy) }
+func active(r *Run) float64 { return r.Res.AvgActiveNodes }
 func runSec(r *Run) float64 { return r.Res.AvgRunSec }
-func jtt(r *Run) float64     { return r.Res.AvgJTTSec }
+func jtt(r *Run) float64    { return r.Res.AvgJTTSec }
 
 // Tolerance of the claims that quote a percentage: points either side.
 const Tolerance = 5.0

@@ -28,6 +28,8 @@ func runners(m scenario.Mode) runner {
 		return vahrm.RunScenario
 	case scenario.Elastic:
 		return powerflow.RunScenario
+	case scenario.Coloc:
+		return eaco.RunScenario
 	}
 	return experiment.RunTasks
 }

@@ -35,8 +35,9 @@ type Args struct {
 	Alpha float64 `yaml:"alpha"`
 	// MaxShare is the most jobs on one GPU set.
 	MaxShare int `yaml:"max_share"`
-	// ReserveGPUs keeps this many GPUs for high-priority jobs (priority >
-	// 0, which need immediate exclusive GPUs): once no more are free,
+	// ReserveGPUs keeps this many GPUs (at most a quarter of the cluster)
+	// for high-priority jobs (priority > 0, which need immediate exclusive
+	// GPUs): once no more are free,
 	// other jobs share GPUs when deadlines allow, without the eq. 1 test,
 	// or wait.
 	ReserveGPUs int `yaml:"reserve_gpus"`
@@ -169,6 +170,12 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	for _, f := range free {
 		nfree += len(f)
 	}
+	// The reserve is at most a quarter of the cluster, and none while
+	// nothing runs (a job must never wait for nothing).
+	reserve := min(p.a.ReserveGPUs, st.Nodes*st.GPUsPerNode/4)
+	if len(st.Sets) == 0 {
+		reserve = 0
+	}
 	memo := map[memoKey]bool{}
 	used, first, left := make([]bool, len(cands)), 0, len(cands)
 	for _, v := range st.Waiting() {
@@ -177,7 +184,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		}
 		placed := false
 		excl := policy.PackNode(free, v.Job.Key.Scale, st.GPUsPerNode)
-		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < p.a.ReserveGPUs {
+		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < reserve {
 			excl = -1 // the reserve is for high-priority jobs
 		}
 		for ci := first; ci < len(cands); ci++ {
