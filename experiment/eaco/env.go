@@ -54,7 +54,9 @@ type Env struct {
 	Truth, Known *coloc.Factors
 	Est          *coloc.Fitted
 	HeldOut      coloc.HeldOutError
-	Pool         []gavel.Job
+	// CrossVal is the estimator's error on each of 5 folds of the pairs.
+	CrossVal []coloc.HeldOutError
+	Pool     []gavel.Job
 }
 
 // NewEnv builds the models from the embedded data and the catalog's V100.
@@ -94,7 +96,7 @@ func NewEnv(cat *hw.Catalog) (*Env, error) {
 	known := coloc.MeasuredFactors(tp, train)
 	est := coloc.Fit(known)
 	return &Env{Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
-		HeldOut: coloc.Evaluate(est, tp, held), Pool: pool}, nil
+		HeldOut: coloc.Evaluate(est, tp, held), CrossVal: coloc.CrossValidate(tp, 5), Pool: pool}, nil
 }
 
 // Deadline classes (the paper: some jobs have no SLO, high-priority ones

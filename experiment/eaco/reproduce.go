@@ -85,6 +85,7 @@ type Reproduction struct {
 	Power    coloc.Power              `json:"power_model"`
 	PowerFit []coloc.Residual         `json:"power_fit"`
 	HeldOut  coloc.HeldOutError       `json:"held_out_pairs"`
+	CrossVal []coloc.HeldOutError     `json:"pair_estimator_5_fold"`
 	Claims   []experiment.ClaimResult `json:"paper_claims"`
 	StandIns []string                 `json:"stand_ins"`
 }
@@ -128,7 +129,7 @@ func Reproduce(o Options) (*Reproduction, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	rep := &Reproduction{Options: o, Runs: runs, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut,
+	rep := &Reproduction{Options: o, Runs: runs, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut, CrossVal: e.CrossVal,
 		Sets: coloc.PaperSets(e.Cal, e.Power, e.Truth.Pair), StandIns: StandIns()}
 	for ci, n := range Clusters {
 		for vi, v := range Variants {

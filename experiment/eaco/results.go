@@ -44,6 +44,10 @@ func Tables(rep *Reproduction) []report.Table {
 		model.Rows = append(model.Rows, []string{"node power, " + r.Model + " alone (Table 1)", fmt.Sprintf("%.0f W", r.MeasuredW), fmt.Sprintf("%.0f W", r.ModelW), fmt.Sprintf("%+.1f%%", 100*(r.ModelW/r.MeasuredW-1))})
 	}
 	model.Rows = append(model.Rows, []string{"held-out pair slowdown factors (MAPE)", "Gavel V100", "fitted sensitivity x pressure", fmt.Sprintf("%.1f%% (median-factor guess: %.1f%%; MAE %.3f)", rep.HeldOut.MAPEPct, rep.HeldOut.MedianMAPEPct, rep.HeldOut.MAEFactor)})
+	for i, f := range rep.CrossVal {
+		model.Rows = append(model.Rows, []string{fmt.Sprintf("5-fold check, fold %d: %d pairs (MAPE)", i, f.Pairs), "Gavel V100", "fitted on the other folds",
+			fmt.Sprintf("%.1f%% (median-factor guess: %.1f%%)", f.MAPEPct, f.MedianMAPEPct)})
+	}
 	return []report.Table{main, experiment.ClaimsTable(rep.Claims), sets, model}
 }
 

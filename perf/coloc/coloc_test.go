@@ -96,3 +96,22 @@ func TestPaperSets(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossValidate: on every fold the fitted estimator beats the median
+// guess, and the folds cover every eligible pair once.
+func TestCrossValidate(t *testing.T) {
+	_, _, tp := setup(t)
+	folds := CrossValidate(tp, 5)
+	total := 0
+	for i, e := range folds {
+		t.Logf("fold %d: %d pairs, MAPE %.1f%% (median guess %.1f%%)", i, e.Pairs, e.MAPEPct, e.MedianMAPEPct)
+		if !(e.MAPEPct < e.MedianMAPEPct) {
+			t.Errorf("fold %d: MAPE %.1f%% does not beat %.1f%%", i, e.MAPEPct, e.MedianMAPEPct)
+		}
+		total += e.Pairs
+	}
+	_, held := Split(tp, 1)
+	if total != len(held) {
+		t.Errorf("folds hold %d pairs, want %d", total, len(held))
+	}
+}

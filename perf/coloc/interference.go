@@ -159,9 +159,10 @@ func (ft *Fitted) Pair(a, b gavel.Key) (float64, bool) {
 type HeldOutError struct {
 	Pairs int `json:"pairs"`
 	// MAPE of the fitted factor and of the median-factor guess (%).
-	MAPEPct, MedianMAPEPct float64
+	MAPEPct       float64 `json:"mape_pct"`
+	MedianMAPEPct float64 `json:"median_guess_mape_pct"`
 	// MAEFactor is the mean absolute error of the factor.
-	MAEFactor float64
+	MAEFactor float64 `json:"mae_factor"`
 }
 
 // Evaluate measures ft on held-out pairs (both directions).
@@ -186,4 +187,27 @@ func Evaluate(ft *Fitted, tp *gavel.Throughputs, held []gavel.Pair) HeldOutError
 		e.MAEFactor /= n
 	}
 	return e
+}
+
+// CrossValidate fits the estimator k times, each time holding out one
+// fold of the pairs of two different job types that both ran (fold i:
+// every k-th such pair from the i-th), and returns the error on each fold.
+func CrossValidate(tp *gavel.Throughputs, k int) []HeldOutError {
+	out := make([]HeldOutError, 0, k)
+	for fold := 0; fold < k; fold++ {
+		var train, held []gavel.Pair
+		n := 0
+		for _, p := range tp.Pairs {
+			if p.A != p.B && p.RateA > 0 && p.RateB > 0 {
+				n++
+				if n%k == fold {
+					held = append(held, p)
+					continue
+				}
+			}
+			train = append(train, p)
+		}
+		out = append(out, Evaluate(Fit(MeasuredFactors(tp, train)), tp, held))
+	}
+	return out
 }

@@ -10,18 +10,19 @@ import (
 // SetRow is one set of the paper's models run together on one node, as
 // the models here predict it, beside what the paper states for its size.
 type SetRow struct {
-	Jobs []string
+	Jobs []string `json:"jobs"`
 	// JCTIncreasePct is the mean predicted JCT increase over running each
 	// job alone (mean of 1/factor - 1), in percent.
-	JCTIncreasePct float64
+	JCTIncreasePct float64 `json:"jct_increase_pct"`
 	// EnergySavingPct is 1 - E(shared node) / sum of Table 1 energies.
-	EnergySavingPct float64
+	EnergySavingPct float64 `json:"energy_saving_pct"`
 	// GPUUtilPct is the node's summed mean GPU utilisation (capped at 100).
-	GPUUtilPct float64
+	GPUUtilPct float64 `json:"gpu_util_pct"`
 	// PaperJCTPct is the paper's figure for this set size (2-3 jobs: the
 	// upper end 7.8%; 4 jobs: 19%); PaperEnergyPct likewise (the 30-44%
 	// range's upper end for 2-3, 42% for 4).
-	PaperJCTPct, PaperEnergyPct float64
+	PaperJCTPct    float64 `json:"paper_jct_increase_pct"`
+	PaperEnergyPct float64 `json:"paper_energy_saving_pct"`
 }
 
 // PaperSets predicts every set of 2-4 of the paper's models on one 8-GPU

@@ -244,11 +244,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 		members = append(members, m)
 		keys = append(keys, m.Job.Key)
 	}
-	before, ok := p.before[s.ID]
-	if !ok {
-		before = p.h.Predict(keys)
-		p.before[s.ID] = before
-	}
+	nBefore := len(members)
 	members = append(members, v)
 	keys = append(keys, v.Job.Key)
 	mk := memoKey{v.Job.Key, s.ID}
@@ -264,6 +260,11 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	}
 	if !alone {
 		return true
+	}
+	before, ok := p.before[s.ID]
+	if !ok {
+		before = p.h.Predict(keys[:nBefore])
+		p.before[s.ID] = before
 	}
 	// Eq. 1 relative to running v alone: energy of the set's GPUs (and
 	// its share of the server) until its last job ends, plus v's own GPUs
