@@ -41,6 +41,20 @@ type ColocJobResult struct {
 	Undos  int
 	// MaxShare is the most jobs its set held while it ran.
 	MaxShare int
+	// Utilisation (%) of the GPUs it ran on, time-weighted over its run
+	// (mean of the set's summed mean core and memory utilisation) and the
+	// highest summed peaks of its set.
+	MeanCore, PeakCore, MeanMem, PeakMem float64
+}
+
+// ColocSetResult is one GPU set from its first job to its release.
+type ColocSetResult struct {
+	ID, Node, GPUs int
+	Start, End     job.Time
+	// Jobs counts the jobs that ran on it; MaxJobs the most at once.
+	Jobs, MaxJobs int
+	// Utilisation (%) per GPU: time-weighted mean and highest peak sums.
+	MeanCore, PeakCore, MeanMem, PeakMem float64
 }
 
 // ColocPoint is the cluster after an event.
@@ -55,6 +69,7 @@ type ColocPoint struct {
 // idle or asleep) = ActiveEnergy + IdleEnergy + SleepEnergy (tested).
 type ColocResult struct {
 	Jobs                             []ColocJobResult
+	Sets                             []ColocSetResult
 	Energy, ActiveEnergy             hw.Joules
 	IdleEnergy, SleepEnergy          hw.Joules
 	Makespan                         job.Time
@@ -100,6 +115,10 @@ type cjob struct {
 	runSince job.Time
 	ran      job.Time
 	maxShare int
+	coreMs   float64
+	memMs    float64
+	corePeak float64
+	memPeak  float64
 }
 
 type cset struct {
@@ -113,6 +132,13 @@ type cset struct {
 	core, mem float64 // summed mean utilisation (capped)
 	memPeak   float64
 	corePeak  float64
+	start     job.Time
+	jobs      int
+	maxJobs   int
+	coreMs    float64
+	memMs     float64
+	peakCore  float64
+	peakMem   float64
 }
 
 type colocEngine struct {
@@ -211,6 +237,13 @@ func (e *colocEngine) advance(from, to job.Time) {
 			e.busyGPUms += g
 			e.coreGPUms += g * s.core
 			e.memGPUms += g * s.mem
+			s.coreMs += ms * s.core
+			s.memMs += ms * s.mem
+			for _, id := range s.members {
+				j := &e.jobs[id]
+				j.coreMs += ms * s.core
+				j.memMs += ms * s.mem
+			}
 		}
 	}
 }
@@ -261,6 +294,12 @@ func (e *colocEngine) leave(j *cjob, s *cset) error {
 			e.gpuSet[s.node][g] = -1
 		}
 		e.sets[s.id] = nil
+		sr := ColocSetResult{ID: s.id, Node: s.node, GPUs: len(s.gpus), Start: s.start, End: now, Jobs: s.jobs, MaxJobs: s.maxJobs,
+			PeakCore: s.peakCore, PeakMem: s.peakMem}
+		if d := float64(now - s.start); d > 0 {
+			sr.MeanCore, sr.MeanMem = s.coreMs/d, s.memMs/d
+		}
+		e.res.Sets = append(e.res.Sets, sr)
 		return nil
 	}
 	if err := e.rates(s); err != nil {
@@ -303,6 +342,12 @@ func (e *colocEngine) rates(s *cset) error {
 	}
 	s.core, s.mem = math.Min(s.core, 100), math.Min(s.mem, 100)
 	s.memPeak, s.corePeak = math.Min(s.memPeak, 100), math.Min(s.corePeak, 100)
+	s.peakCore, s.peakMem = math.Max(s.peakCore, s.corePeak), math.Max(s.peakMem, s.memPeak)
+	s.maxJobs = max(s.maxJobs, len(s.members))
+	for _, id := range s.members {
+		j := &e.jobs[id]
+		j.corePeak, j.memPeak = math.Max(j.corePeak, s.corePeak), math.Max(j.memPeak, s.memPeak)
+	}
 	e.res.PeakCoreUtil = math.Max(e.res.PeakCoreUtil, s.corePeak)
 	e.res.PeakMemUtil = math.Max(e.res.PeakMemUtil, s.memPeak)
 	if s.observing {
@@ -417,7 +462,7 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			if j.j.MemGiB > e.o.GPUMemGiB {
 				return fmt.Errorf("%w: job %d needs %.1f GiB per GPU, GPUs have %.1f", ErrPolicy, a.Job, j.j.MemGiB, e.o.GPUMemGiB)
 			}
-			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs)}
+			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs), start: now}
 			e.sets = append(e.sets, s)
 			for _, g := range a.GPUs {
 				e.gpuSet[a.Node][g] = s.id
@@ -440,6 +485,7 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			e.res.Joins++
 		}
 		s.members = append(s.members, a.Job)
+		s.jobs++
 		if s.observing {
 			s.marks = append(s.marks, j.view.Done)
 		}
@@ -550,7 +596,12 @@ func (e *colocEngine) finish() *ColocResult {
 	var run, jtt, wait float64
 	for i := range r.Jobs {
 		jr := &r.Jobs[i]
-		jr.MaxShare = e.jobs[i].maxShare
+		cj := &e.jobs[i]
+		jr.MaxShare = cj.maxShare
+		if cj.ran > 0 {
+			jr.MeanCore, jr.MeanMem = cj.coreMs/float64(cj.ran), cj.memMs/float64(cj.ran)
+		}
+		jr.PeakCore, jr.PeakMem = cj.corePeak, cj.memPeak
 		r.Makespan = max(r.Makespan, jr.End)
 		run += jr.Run.Seconds()
 		jtt += (jr.End - jr.Submit).Seconds()

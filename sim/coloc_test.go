@@ -159,3 +159,28 @@ func TestColocRejectsBadActions(t *testing.T) {
 	}
 	_ = job.Time(0)
 }
+
+func TestColocUtilisation(t *testing.T) {
+	// As TestColocShareAndEnergy: the set holds A (40%) and B (30%) for
+	// 125 s (70%), then B alone for 37.5 s (30%).
+	jobs := twoJobs()
+	jobs[0].CoreMax, jobs[1].CoreMax = 60, 50
+	s := &script{plan: map[int][]policy.ColocAction{1: {
+		{Kind: policy.ColocStart, Job: 0, Node: 1, GPUs: []int{0}},
+		{Kind: policy.ColocJoin, Job: 1, Set: 0},
+	}}}
+	r, err := RunColoc(jobs, s, ColocOptions{Nodes: 2, GPUsPerNode: 2, GPUMemGiB: 16, Power: pw(), Truth: truth, MaxShare: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B: (70*125 + 30*37.5) / 162.5 = 60.77%; peak 60+50 = 100 (capped).
+	if got := r.Jobs[1].MeanCore; math.Abs(got-(70*125+30*37.5)/162.5) > 1e-9 || r.Jobs[1].PeakCore != 100 {
+		t.Errorf("job 1 core mean %v peak %v", got, r.Jobs[1].PeakCore)
+	}
+	if len(r.Sets) != 1 || r.Sets[0].Jobs != 2 || r.Sets[0].MaxJobs != 2 || r.Sets[0].End != 162_500 {
+		t.Fatalf("sets %+v", r.Sets)
+	}
+	if got := r.Sets[0].MeanCore; math.Abs(got-(70*125+30*37.5)/162.5) > 1e-9 {
+		t.Errorf("set core mean %v", got)
+	}
+}

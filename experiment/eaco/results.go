@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 )
 
@@ -116,6 +117,36 @@ func activeCSV(rep *Reproduction) []byte {
 	return report.CSV(rows)
 }
 
+// jobsCSV lists every job of EaCO's seed-1 runs: times, deadline, undos,
+// the most jobs its GPU set held, and the utilisation of its GPUs.
+func jobsCSV(rep *Reproduction) ([]byte, []byte) {
+	jobs := [][]string{{"nodes", "job", "submit_s", "start_s", "end_s", "deadline_s", "missed", "run_s", "undos", "max_share",
+		"mean_core_util_pct", "peak_core_util_pct", "mean_mem_util_pct", "peak_mem_util_pct"}}
+	sets := [][]string{{"nodes", "set", "node", "gpus", "start_s", "end_s", "jobs", "max_jobs", "mean_core_util_pct", "peak_core_util_pct", "mean_mem_util_pct", "peak_mem_util_pct"}}
+	for ci, n := range Clusters {
+		for vi, v := range Variants {
+			if v.Label != "EaCO" {
+				continue
+			}
+			r := rep.Runs[(ci*len(Variants)+vi)*rep.Options.Seeds].Res
+			for _, j := range r.Jobs {
+				dl := "inf"
+				if j.Deadline != policy.NoDeadline {
+					dl = report.F(j.Deadline.Seconds())
+				}
+				jobs = append(jobs, []string{strconv.Itoa(n), strconv.Itoa(j.ID), report.F(j.Submit.Seconds()), report.F(j.Start.Seconds()), report.F(j.End.Seconds()), dl,
+					strconv.FormatBool(j.Missed), report.F(j.Run.Seconds()), strconv.Itoa(j.Undos), strconv.Itoa(j.MaxShare),
+					report.F(j.MeanCore), report.F(j.PeakCore), report.F(j.MeanMem), report.F(j.PeakMem)})
+			}
+			for _, x := range r.Sets {
+				sets = append(sets, []string{strconv.Itoa(n), strconv.Itoa(x.ID), strconv.Itoa(x.Node), strconv.Itoa(x.GPUs), report.F(x.Start.Seconds()), report.F(x.End.Seconds()),
+					strconv.Itoa(x.Jobs), strconv.Itoa(x.MaxJobs), report.F(x.MeanCore), report.F(x.PeakCore), report.F(x.MeanMem), report.F(x.PeakMem)})
+			}
+		}
+	}
+	return report.CSV(jobs), report.CSV(sets)
+}
+
 // Results renders the reproduction's results directory.
 func Results(version string, rep *Reproduction) (*experiment.Results, error) {
 	figs, err := figures(rep)
@@ -132,6 +163,7 @@ func Results(version string, rep *Reproduction) (*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	jobsCSV, setsCSV := jobsCSV(rep)
 	held := 0
 	for _, c := range rep.Claims {
 		if c.Holds {
@@ -142,8 +174,9 @@ func Results(version string, rep *Reproduction) (*experiment.Results, error) {
 		Head:     experiment.StandInLines(rep.StandIns),
 		Tail:     []string{fmt.Sprintf("paper claims holding: %d of %d", held, len(rep.Claims)), ""},
 		Footnote: fmt.Sprintf("wattsched %s; %d jobs at %.0f/h; seeds 1-%d; clusters %v x 8 V100.", version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, Clusters),
-		Files:    map[string][]byte{"summary.json": js, "runs.csv": runsCSV(rep), "active_nodes.csv": activeCSV(rep)},
-		Listing:  "summary.json, runs.csv, active_nodes.csv, *.svg, report.html"}, nil
+		Files: map[string][]byte{"summary.json": js, "runs.csv": runsCSV(rep), "active_nodes.csv": activeCSV(rep),
+			"eaco_jobs_seed1.csv": jobsCSV, "eaco_sets_seed1.csv": setsCSV},
+		Listing: "summary.json, runs.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"}, nil
 }
 
 // Study is `wattsched reproduce eaco`.
