@@ -1,7 +1,6 @@
 package coloc
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -27,20 +26,28 @@ func NewHistory(known *Factors, est *Fitted) *History {
 	return &History{known: known, est: est, rec: map[string][]float64{}}
 }
 
-func order(set []gavel.Key) ([]int, string) {
-	idx := make([]int, len(set))
-	for i := range idx {
+// order sorts the members of set by key into idx (len(set) long) and
+// returns the set's signature: its keys in that order.
+func order(set []gavel.Key, idx []int) string {
+	n := 0
+	for i := range set {
 		idx[i] = i
+		n += len(set[i].Type) + 4
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmpKey(set[a], set[b]) })
+	for i := 1; i < len(idx); i++ { // insertion sort: sets are small
+		for k := i; k > 0 && cmpKey(set[idx[k]], set[idx[k-1]]) < 0; k-- {
+			idx[k], idx[k-1] = idx[k-1], idx[k]
+		}
+	}
 	var sb strings.Builder
+	sb.Grow(n)
 	for _, i := range idx {
 		sb.WriteString(set[i].Type)
 		sb.WriteByte('#')
 		sb.WriteString(strconv.Itoa(set[i].Scale))
 		sb.WriteByte('|')
 	}
-	return idx, sb.String()
+	return sb.String()
 }
 
 func cmpKey(a, b gavel.Key) int {
@@ -54,14 +61,18 @@ func cmpKey(a, b gavel.Key) int {
 // first, else the multiplicative rule over measured pairs, estimating the
 // pairs never measured.
 func (h *History) Predict(set []gavel.Key) []float64 {
-	out := make([]float64, len(set))
 	if len(set) == 1 {
-		out[0] = 1
-		return out
+		return []float64{1}
 	}
-	idx, sig := order(set)
+	var buf [8]int
+	idx := buf[:len(set)]
+	if len(set) > len(buf) {
+		idx = make([]int, len(set))
+	}
+	sig := order(set, idx)
 	if r, ok := h.rec[sig]; ok {
 		h.FromRecord++
+		out := make([]float64, len(set))
 		for k, i := range idx {
 			out[i] = r[k]
 		}
@@ -89,7 +100,8 @@ func (h *History) Record(set []gavel.Key, factors []float64) {
 	if len(set) < 2 {
 		return
 	}
-	idx, sig := order(set)
+	idx := make([]int, len(set))
+	sig := order(set, idx)
 	r := make([]float64, len(set))
 	for k, i := range idx {
 		r[k] = factors[i]

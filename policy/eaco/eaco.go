@@ -81,6 +81,8 @@ type Policy struct {
 	// Predictions within one decision (sets do not change during it).
 	before map[int][]float64
 	after  map[memoKey][]float64
+	mbuf   []*policy.ColocView
+	kbuf   []gavel.Key
 }
 
 var _ policy.ColocScheduler = (*Policy)(nil)
@@ -237,8 +239,8 @@ type memoKey struct {
 // v meets its deadline and, when v could instead run alone (alone), the
 // weighted energy/time cost of sharing is no worse than running alone.
 func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.ColocSet, alone bool) bool {
-	members := make([]*policy.ColocView, 0, len(s.Jobs)+1)
-	keys := make([]gavel.Key, 0, len(s.Jobs)+1)
+	members, keys := p.mbuf[:0], p.kbuf[:0]
+	defer func() { p.mbuf, p.kbuf = members[:0], keys[:0] }()
 	for _, id := range s.Jobs {
 		m := st.View(id)
 		members = append(members, m)
