@@ -36,8 +36,8 @@ func view(id int, k gavel.Key, set int) *policy.ColocView {
 // jobs 2 (B) and 3 (A) wait.
 func full() *policy.ColocState {
 	return &policy.ColocState{Nodes: 1, GPUsPerNode: 2, GPUMemGiB: 16,
-		Jobs: []*policy.ColocView{view(0, kA, 0), view(1, kC, 1), view(2, kB, -1), view(3, kA, -1)},
-		Sets: []*policy.ColocSet{{ID: 0, GPUs: []int{0}, Jobs: []int{0}}, {ID: 1, GPUs: []int{1}, Jobs: []int{1}}},
+		Jobs:     []*policy.ColocView{view(0, kA, 0), view(1, kC, 1), view(2, kB, -1), view(3, kA, -1)},
+		Sets:     []*policy.ColocSet{{ID: 0, GPUs: []int{0}, Jobs: []int{0}}, {ID: 1, GPUs: []int{1}, Jobs: []int{1}}},
 		FreeGPUs: [][]int{nil}}
 }
 
