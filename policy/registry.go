@@ -125,6 +125,8 @@ type Registries struct {
 	HPC *Registry[HPCScheduler, HPCDeps]
 	// Elastic are the schedulers of elastic training jobs.
 	Elastic *Registry[ElasticScheduler, ElasticDeps]
+	// Coloc are the schedulers of co-located (GPU-sharing) training jobs.
+	Coloc *Registry[ColocScheduler, ColocDeps]
 }
 
 // NewRegistries returns empty registries of every family.
@@ -133,6 +135,7 @@ func NewRegistries() *Registries {
 		Scorers: NewRegistry[Scorer, Deps]("placement"),
 		HPC:     NewRegistry[HPCScheduler, HPCDeps]("HPC"),
 		Elastic: NewRegistry[ElasticScheduler, ElasticDeps]("elastic"),
+		Coloc:   NewRegistry[ColocScheduler, ColocDeps]("co-location"),
 	}
 }
 

@@ -39,10 +39,12 @@ const (
 	HPC Mode = "hpc"
 	// Elastic: elastic DL training jobs of a GPU job trace (PowerFlow).
 	Elastic Mode = "elastic"
+	// Coloc: DL training jobs that may share GPUs (EaCO).
+	Coloc Mode = "coloc"
 )
 
 // Modes lists the modes in documentation order.
-var Modes = []Mode{Inflation, Replay, HPC, Elastic}
+var Modes = []Mode{Inflation, Replay, HPC, Elastic, Coloc}
 
 // Compat modes of inflation.
 const (
@@ -106,6 +108,8 @@ type Scenario struct {
 	HPC *HPCSpec `yaml:"hpc" json:"hpc,omitempty"`
 	// Elastic configures mode elastic.
 	Elastic *ElasticSpec `yaml:"elastic" json:"elastic,omitempty"`
+	// Coloc configures mode coloc.
+	Coloc *ColocSpec `yaml:"coloc" json:"coloc,omitempty"`
 	// PowerLimit bounds the cluster's power for every policy or system of
 	// the scenario (a system may set its own).
 	PowerLimit *Limit `yaml:"power_limit" json:"power_limit,omitempty"`
@@ -307,6 +311,8 @@ func (s *Scenario) defaults() {
 			s.Mode = HPC
 		case s.Elastic != nil:
 			s.Mode = Elastic
+		case s.Coloc != nil:
+			s.Mode = Coloc
 		default:
 			s.Mode = Inflation
 		}
@@ -332,6 +338,10 @@ func (s *Scenario) defaults() {
 	case Elastic:
 		if s.Elastic != nil {
 			s.Elastic.defaults()
+		}
+	case Coloc:
+		if s.Coloc != nil {
+			s.Coloc.defaults()
 		}
 	}
 }
@@ -381,6 +391,12 @@ func (s *Scenario) Validate() error {
 		bad.add("power_down: only for mode replay (mode %s has no idle nodes to power off, or manages them itself)", s.Mode)
 	}
 	s.PowerDown.validate(&bad)
+	if s.Coloc != nil && s.Mode != Coloc {
+		bad.add("coloc: only for mode coloc")
+	}
+	if s.Mode == Coloc && (s.PowerLimit != nil || s.Grid != nil) {
+		bad.add("power_limit, grid: not used by mode coloc")
+	}
 	switch s.Mode {
 	case Inflation, Replay:
 		s.validateTasks(&bad)
@@ -395,6 +411,12 @@ func (s *Scenario) Validate() error {
 			bad.add("elastic: missing (mode elastic needs an elastic section)")
 		} else {
 			s.Elastic.validate(&bad)
+		}
+	case Coloc:
+		if s.Coloc == nil {
+			bad.add("coloc: missing (mode coloc needs a coloc section)")
+		} else {
+			s.Coloc.validate(&bad)
 		}
 	}
 	return bad.err()
@@ -468,6 +490,13 @@ func (s *Scenario) Check(r *policy.Registries) error {
 		for i, sys := range s.Elastic.Systems {
 			if err := sys.check(r.Elastic.Check); err != nil {
 				bad.add("elastic.systems[%d] (%s): %v", i, sys.Name, err)
+			}
+		}
+	}
+	if s.Coloc != nil {
+		for i, sys := range s.Coloc.Systems {
+			if err := sys.check(r.Coloc.Check); err != nil {
+				bad.add("coloc.systems[%d] (%s): %v", i, sys.Name, err)
 			}
 		}
 	}

@@ -313,3 +313,80 @@ func (e *ElasticSpec) validate(bad *problems) {
 		}
 	}
 }
+
+// ColocSystems are EaCO and the three baselines the EaCO paper ran in
+// Gavel (Section 6.2).
+func ColocSystems() []System {
+	return []System{
+		{Name: "FIFO", Policy: "fifo"},
+		{Name: "FIFO_packed", Policy: "fifo_packed"},
+		{Name: "Gandiva", Policy: "gandiva_packing"},
+		{Name: "EaCO", Policy: "eaco"},
+	}
+}
+
+// ColocSpec is the coloc section (docs/scenarios.md): DL training jobs
+// that may share GPUs, on nodes of 8 V100.
+type ColocSpec struct {
+	// Jobs is "gavel-msr" (the embedded Gavel trace) or the path of a
+	// Gavel trace in the msr format (7 tab-separated fields).
+	Jobs string `yaml:"jobs" json:"jobs"`
+	// Arrivals is "trace" (the file's arrival times) or "poisson" (PerHour
+	// jobs per hour, job types and steps drawn from the file, seeded).
+	Arrivals string  `yaml:"arrivals" json:"arrivals"`
+	PerHour  float64 `yaml:"per_hour" json:"per_hour,omitempty"`
+	// Count is the number of jobs (poisson: drawn; trace: the first Count,
+	// 0 = all).
+	Count int `yaml:"count" json:"count"`
+	// Nodes is the number of 8-V100 nodes (default 28).
+	Nodes   int      `yaml:"nodes" json:"nodes"`
+	Systems []System `yaml:"systems" json:"systems"`
+}
+
+func (c *ColocSpec) defaults() {
+	if c.Nodes == 0 {
+		c.Nodes = 28
+	}
+	if c.Arrivals == "" {
+		c.Arrivals = "trace"
+	}
+	if c.Systems == nil {
+		c.Systems = ColocSystems()
+	}
+}
+
+func (c *ColocSpec) validate(bad *problems) {
+	if c.Jobs == "" {
+		bad.add("coloc.jobs: empty, want gavel-msr or a Gavel trace file")
+	}
+	switch c.Arrivals {
+	case "trace":
+		if c.PerHour != 0 {
+			bad.add("coloc.per_hour: only for arrivals: poisson")
+		}
+		if c.Count < 0 {
+			bad.add("coloc.count: %d, want >= 0 (0 = all)", c.Count)
+		}
+	case "poisson":
+		if !(c.PerHour > 0 && c.PerHour <= 10000) {
+			bad.add("coloc.per_hour: %v, want (0, 10000]", c.PerHour)
+		}
+		if c.Count < 1 || c.Count > 1000000 {
+			bad.add("coloc.count: %d, want 1..1000000", c.Count)
+		}
+	default:
+		bad.add("coloc.arrivals: %q, want trace or poisson", c.Arrivals)
+	}
+	if c.Nodes < 1 || c.Nodes > 4096 {
+		bad.add("coloc.nodes: %d, want 1..4096", c.Nodes)
+	}
+	if len(c.Systems) == 0 {
+		bad.add("coloc.systems: none")
+	}
+	resolve(c.Systems, ColocSystems(), "coloc.systems", bad)
+	for i, s := range c.Systems {
+		if s.Predictions != "" || s.PowerLimit != nil {
+			bad.add("coloc.systems[%d]: predictions and power_limit are not used by mode coloc", i)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/eaco"
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
 	"github.com/wattsched/wattsched/experiment/vahrm"
@@ -196,7 +197,45 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		if err := benchVAHRM(stdout); err != nil {
 			return err
 		}
-		return benchPowerFlow(stdout)
+		if err := benchPowerFlow(stdout); err != nil {
+			return err
+		}
+		return benchEaCO(stdout)
 	}
+	return nil
+}
+
+// benchEaCO times the whole EaCO reproduction on two cores (budget 30 s)
+// and one EaCO decision with 500 queued jobs on a full 28-node cluster
+// (budget 1 ms), and reports the peak RSS (budget 500 MB).
+func benchEaCO(stdout io.Writer) error {
+	prev := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(prev)
+	e, err := eaco.NewEnv(hw.Default())
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if _, err := eaco.Reproduce(eaco.Options{Registries: builtin.Registries(), Env: e, Jobs: eaco.DefaultJobs, PerHour: eaco.DefaultPerHour,
+		Seeds: eaco.DefaultSeeds, Workers: 2}); err != nil {
+		return err
+	}
+	wall := time.Since(start).Seconds()
+	runs := len(eaco.Clusters) * len(eaco.Variants) * eaco.DefaultSeeds
+	fmt.Fprintf(stdout, "\nEaCO: whole reproduction (%d runs of %d jobs), two cores: %.2f s (%.2fx the 30 s budget)\n", runs, eaco.DefaultJobs, wall, wall/30)
+	decide, err := e.DecisionBench(28, 500)
+	if err != nil {
+		return err
+	}
+	decide()
+	const reps = 200
+	start = time.Now()
+	placed := 0
+	for range reps {
+		placed = decide()
+	}
+	per := time.Since(start).Seconds() / reps
+	fmt.Fprintf(stdout, "EaCO decision with 500 queued jobs on a full 28-node cluster (%d placements): %.0f µs (budget 1 ms); peak RSS so far %.0f MB (budget 500 MB)\n",
+		placed, per*1e6, peakRSSGB()*1024)
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // goldenCases are the whole-output golden runs: the README's main job, the
-// two example scenarios and two quick reproductions. Refactors must leave
+// example scenarios and the quick reproductions. Refactors must leave
 // every byte of them unchanged; a deliberate change of results is recorded
 // with `go test ./internal/cli -run Golden -update` in its own commit.
 var goldenCases = []struct {
@@ -31,6 +31,8 @@ var goldenCases = []struct {
 	{"elastic-powerflow", []string{"run", "-c", "../../examples/elastic-powerflow.yaml"}},
 	{"vahrm-quick", []string{"reproduce", "vahrm", "--quick"}},
 	{"powerflow-quick", []string{"reproduce", "powerflow", "--quick"}},
+	{"coloc-eaco", []string{"run", "-c", "../../examples/coloc-eaco.yaml"}},
+	{"eaco-quick", []string{"reproduce", "eaco", "--quick"}},
 }
 
 // goldenVerbatimMax is the size under which a text result is kept verbatim

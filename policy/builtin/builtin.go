@@ -12,9 +12,13 @@ import (
 	"github.com/wattsched/wattsched/policy/afs"
 	"github.com/wattsched/wattsched/policy/bestfit"
 	"github.com/wattsched/wattsched/policy/dotprod"
+	"github.com/wattsched/wattsched/policy/eaco"
 	"github.com/wattsched/wattsched/policy/fcfs"
 	"github.com/wattsched/wattsched/policy/fgd"
+	"github.com/wattsched/wattsched/policy/fifo"
+	"github.com/wattsched/wattsched/policy/fifopacked"
 	"github.com/wattsched/wattsched/policy/gandiva"
+	"github.com/wattsched/wattsched/policy/gandivapack"
 	"github.com/wattsched/wattsched/policy/gpuclustering"
 	"github.com/wattsched/wattsched/policy/gpupacking"
 	"github.com/wattsched/wattsched/policy/powerflow"
@@ -37,6 +41,10 @@ func elastic[A policy.Args[A], P policy.ElasticScheduler](mk func(A, policy.Elas
 	return policy.Typed(func(a A, d policy.ElasticDeps) (policy.ElasticScheduler, error) { return mk(a, d) })
 }
 
+func colocated[A policy.Args[A], P policy.ColocScheduler](mk func(A, policy.ColocDeps) (P, error)) policy.Factory[policy.ColocScheduler, policy.ColocDeps] {
+	return policy.Typed(func(a A, d policy.ColocDeps) (policy.ColocScheduler, error) { return mk(a, d) })
+}
+
 // Registries returns a fresh set of registries with every built-in policy.
 func Registries() *policy.Registries {
 	r := policy.NewRegistries()
@@ -56,6 +64,11 @@ func Registries() *policy.Registries {
 		r.Elastic.Register(tiresias.Name, elastic(tiresias.New)),
 		r.Elastic.Register(afs.Name, elastic(afs.New)),
 		r.Elastic.Register(zeus.Name, elastic(zeus.New)),
+
+		r.Coloc.Register(fifo.Name, colocated(fifo.New)),
+		r.Coloc.Register(fifopacked.Name, colocated(fifopacked.New)),
+		r.Coloc.Register(gandivapack.Name, colocated(gandivapack.New)),
+		r.Coloc.Register(eaco.Name, colocated(eaco.New)),
 	}
 	for _, err := range errs {
 		if err != nil {

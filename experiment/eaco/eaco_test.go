@@ -1,0 +1,94 @@
+package eaco
+
+import (
+	"strings"
+
+	"bytes"
+	"github.com/wattsched/wattsched/trace/gavel"
+	"testing"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/policy/builtin"
+)
+
+func quick(t *testing.T) *Reproduction {
+	e, err := NewEnv(hw.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Reproduce(Options{Registries: builtin.Registries(), Env: e, Jobs: 600, PerHour: 120, Seeds: QuickSeeds, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestQuickDeterministic runs the quick study twice: every output file is
+// byte-identical.
+func TestQuickDeterministic(t *testing.T) {
+	a, err := Results("test", quick(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Results("test", quick(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, x := range a.Files {
+		if !bytes.Equal(x, b.Files[name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+	for i := range a.Figures {
+		if !bytes.Equal(a.Figures[i].SVG, b.Figures[i].SVG) {
+			t.Errorf("%s differs between two runs", a.Figures[i].File)
+		}
+	}
+}
+
+func TestQuickInvariants(t *testing.T) {
+	rep := quick(t)
+	for _, r := range rep.Runs {
+		x := r.Res
+		if d := float64(x.ActiveEnergy + x.IdleEnergy + x.SleepEnergy - x.Energy); d*d > 1 {
+			t.Errorf("%s %d: energy components off by %v J", r.Policy, r.Nodes, d)
+		}
+		for _, j := range x.Jobs {
+			if j.End < j.Start || j.Start < j.Submit || j.Run > j.End-j.Submit {
+				t.Fatalf("%s: job %d times %+v", r.Policy, j.ID, j)
+			}
+		}
+		if r.Policy == "fifo" && x.Joins > 0 {
+			t.Errorf("FIFO shared GPUs")
+		}
+		if r.Policy == "eaco" && x.DeadlineMisses > 0 {
+			t.Errorf("EaCO missed %d deadlines on %d nodes, seed %d", x.DeadlineMisses, r.Nodes, r.Seed)
+		}
+	}
+	// 28 nodes (600 jobs at 120/h) is oversubscribed: FIFO_packed packs.
+	if a := rep.Agg(28, "FIFO_packed"); a.Joins[0] == 0 {
+		t.Error("FIFO_packed never packed on the oversubscribed cluster")
+	}
+	if a := rep.Agg(28, "EaCO"); a.EnergyRatio[0] >= 1 {
+		t.Errorf("EaCO used %.3f of FIFO's energy", a.EnergyRatio[0])
+	}
+}
+
+func TestCheckPool(t *testing.T) {
+	e, err := NewEnv(hw.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := gavel.ReadTrace("j.trace", strings.NewReader("ResNet-18 (batch size 32)\tc\t-s\t1\t100\t0\t1\nNoSuch\tc\t-s\t1\t100\t5\t1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.CheckPool("j.trace", jobs)
+	if err == nil || !strings.Contains(err.Error(), "j.trace:2: column job_type") {
+		t.Errorf("err = %v, want j.trace:2: column job_type", err)
+	}
+	w := e.WorkloadFrom(jobs[:1], 1, 0, 0, true)
+	if len(w) != 1 || w[0].Submit != 0 || w[0].Steps != 100 {
+		t.Errorf("workload from trace arrivals: %+v", w)
+	}
+}

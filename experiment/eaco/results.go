@@ -1,0 +1,254 @@
+package eaco
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/report"
+)
+
+func pm(x [2]float64, f string) string { return fmt.Sprintf(f+" ± "+f, x[0], x[1]) }
+
+func pct(x [2]float64) string { return fmt.Sprintf("%+.1f%% ± %.1f", 100*(x[0]-1), 100*x[1]) }
+
+// Tables renders the study's tables.
+func Tables(rep *Reproduction) []report.Table {
+	main := report.Table{Title: fmt.Sprintf("Gavel-style trace, %d jobs, %.0f jobs/h, %d seeds (mean ± std; ratios per seed against FIFO)", rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds),
+		Head: []string{"nodes", "scheduler", "energy (MWh)", "energy vs FIFO", "avg runtime (h)", "runtime vs FIFO", "avg JTT (h)", "JTT vs FIFO", "active nodes", "active vs FIFO", "deadline misses (sum, max/seed)", "undos", "co-locations"}}
+	for _, a := range rep.Aggs {
+		sum := 0
+		for _, m := range a.Misses {
+			sum += m
+		}
+		und := 0
+		for _, u := range a.Undos {
+			und += u
+		}
+		main.Rows = append(main.Rows, []string{strconv.Itoa(a.Nodes), a.Variant, pm(a.EnergyMWh, "%.2f"), pct(a.EnergyRatio), pm(a.RunH, "%.2f"), pct(a.RunRatio),
+			pm(a.JTTH, "%.2f"), pct(a.JTTRatio), pm(a.ActiveNodes, "%.1f"), pct(a.ActiveRatio), fmt.Sprintf("%d, %d", sum, slices.Max(a.Misses)), strconv.Itoa(und), pm(a.Joins, "%.0f")})
+	}
+	sets := report.Table{Title: "Co-locating the paper's jobs on one 8-V100 node (Fig. 1): predicted from Gavel's pair slowdowns (multiplicative rule) and eq. 5 fitted to Tables 1-2",
+		Head: []string{"jobs", "avg JCT increase", "paper (upper end for the size)", "error (points)", "energy saving", "paper (upper end)", "error (points)", "node GPU util"}}
+	for _, s := range rep.Sets {
+		sets.Rows = append(sets.Rows, []string{s.Name(), fmt.Sprintf("%+.1f%%", s.JCTIncreasePct), fmt.Sprintf("%.1f%%", s.PaperJCTPct), fmt.Sprintf("%+.1f", s.JCTIncreasePct-s.PaperJCTPct),
+			fmt.Sprintf("%.1f%%", s.EnergySavingPct), fmt.Sprintf("%.0f%%", s.PaperEnergyPct), fmt.Sprintf("%+.1f", s.EnergySavingPct-s.PaperEnergyPct), fmt.Sprintf("%.1f%%", s.GPUUtilPct)})
+	}
+	model := report.Table{Title: fmt.Sprintf("Models: eq. 5 (server %.0f W idle + %.0f W x CPU, GPU %.0f W + %.2f W per util point, %.2f%% CPU per 8-GPU job, sleep %.0f W); pair estimator on %d held-out Gavel pairs",
+		float64(rep.Power.ServerIdle), float64(rep.Power.CPUDyn), float64(rep.Power.GPUIdle), float64(rep.Power.GPUPerPct), rep.Power.CPUPerJobPct, float64(rep.Power.Sleep), rep.HeldOut.Pairs),
+		Head: []string{"what", "measured", "model", "error"}}
+	for _, r := range rep.PowerFit {
+		model.Rows = append(model.Rows, []string{"node power, " + r.Model + " alone (Table 1)", fmt.Sprintf("%.0f W", r.MeasuredW), fmt.Sprintf("%.0f W", r.ModelW), fmt.Sprintf("%+.1f%%", 100*(r.ModelW/r.MeasuredW-1))})
+	}
+	model.Rows = append(model.Rows, []string{"held-out pair slowdown factors (MAPE)", "Gavel V100", "fitted sensitivity x pressure", fmt.Sprintf("%.1f%% (median-factor guess: %.1f%%; MAE %.3f)", rep.HeldOut.MAPEPct, rep.HeldOut.MedianMAPEPct, rep.HeldOut.MAEFactor)})
+	for i, f := range rep.CrossVal {
+		model.Rows = append(model.Rows, []string{fmt.Sprintf("5-fold check, fold %d: %d pairs (MAPE)", i, f.Pairs), "Gavel V100", "fitted on the other folds",
+			fmt.Sprintf("%.1f%% (median-factor guess: %.1f%%)", f.MAPEPct, f.MedianMAPEPct)})
+	}
+	return []report.Table{main, experiment.ClaimsTable(rep.Claims), sets, model}
+}
+
+func figures(rep *Reproduction) ([]experiment.Figure, error) {
+	var figs []experiment.Figure
+	bar := func(file, caption, ylabel string, y func(Agg) float64) error {
+		lp := report.LinePlot{Title: caption, XLabel: "nodes (8 V100 each)", YLabel: ylabel, XMin: 20, XMax: 72}
+		for _, v := range Variants {
+			if v.Ablation {
+				continue
+			}
+			s := report.Series{Name: v.Label}
+			for _, n := range Clusters {
+				s.X = append(s.X, float64(n))
+				s.Y = append(s.Y, y(rep.Agg(n, v.Label)))
+			}
+			lp.Series = append(lp.Series, s)
+		}
+		b, err := lp.SVG()
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", file, err)
+		}
+		figs = append(figs, experiment.Figure{File: file, Caption: caption, SVG: b})
+		return nil
+	}
+	if err := bar("energy_vs_fifo.svg", "Total energy normalised to FIFO (paper Fig. 3a)", "energy / FIFO", func(a Agg) float64 { return a.EnergyRatio[0] }); err != nil {
+		return nil, err
+	}
+	if err := bar("runtime_vs_fifo.svg", "Average job runtime normalised to FIFO (paper Fig. 3b)", "runtime / FIFO", func(a Agg) float64 { return a.RunRatio[0] }); err != nil {
+		return nil, err
+	}
+	for ci, n := range Clusters {
+		lp := report.LinePlot{Title: fmt.Sprintf("Active nodes, %d-node cluster, seed 1 (paper Fig. 4)", n), XLabel: "time (h)", YLabel: "active nodes", Steps: true}
+		for vi, v := range Variants {
+			if v.Ablation {
+				continue
+			}
+			r := rep.Runs[(ci*len(Variants)+vi)*rep.Options.Seeds]
+			s := report.Series{Name: v.Label}
+			for _, p := range r.Res.Timeline {
+				s.X = append(s.X, p.At.Seconds()/3600)
+				s.Y = append(s.Y, float64(p.ActiveNodes))
+			}
+			lp.Series = append(lp.Series, s)
+		}
+		b, err := lp.SVG()
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, experiment.Figure{File: fmt.Sprintf("active_nodes_%d.svg", n), Caption: lp.Title, SVG: b})
+	}
+	return figs, nil
+}
+
+func activeCSV(rep *Reproduction) []byte {
+	rows := [][]string{{"nodes", "variant", "t_s", "active_nodes", "running", "waiting", "shared_sets", "power_w"}}
+	for ci, n := range Clusters {
+		for vi, v := range Variants {
+			r := rep.Runs[(ci*len(Variants)+vi)*rep.Options.Seeds]
+			for _, p := range r.Res.Timeline {
+				rows = append(rows, []string{strconv.Itoa(n), v.Label, report.F(p.At.Seconds()), strconv.Itoa(p.ActiveNodes), strconv.Itoa(p.Running),
+					strconv.Itoa(p.Waiting), strconv.Itoa(p.SharedSets), report.Exact(float64(p.Power))})
+			}
+		}
+	}
+	return report.CSV(rows)
+}
+
+// jobsCSV lists every job of EaCO's seed-1 runs: times, deadline, undos,
+// the most jobs its GPU set held, and the utilisation of its GPUs.
+func jobsCSV(rep *Reproduction) ([]byte, []byte) {
+	jobs := [][]string{{"nodes", "job", "submit_s", "start_s", "end_s", "deadline_s", "missed", "run_s", "undos", "max_share",
+		"mean_core_util_pct", "peak_core_util_pct", "mean_mem_util_pct", "peak_mem_util_pct"}}
+	sets := [][]string{{"nodes", "set", "node", "gpus", "start_s", "end_s", "jobs", "max_jobs", "mean_core_util_pct", "peak_core_util_pct", "mean_mem_util_pct", "peak_mem_util_pct"}}
+	for ci, n := range Clusters {
+		for vi, v := range Variants {
+			if v.Label != "EaCO" {
+				continue
+			}
+			r := rep.Runs[(ci*len(Variants)+vi)*rep.Options.Seeds].Res
+			for _, j := range r.Jobs {
+				dl := "inf"
+				if j.Deadline != policy.NoDeadline {
+					dl = report.F(j.Deadline.Seconds())
+				}
+				jobs = append(jobs, []string{strconv.Itoa(n), strconv.Itoa(j.ID), report.F(j.Submit.Seconds()), report.F(j.Start.Seconds()), report.F(j.End.Seconds()), dl,
+					strconv.FormatBool(j.Missed), report.F(j.Run.Seconds()), strconv.Itoa(j.Undos), strconv.Itoa(j.MaxShare),
+					report.F(j.MeanCore), report.F(j.PeakCore), report.F(j.MeanMem), report.F(j.PeakMem)})
+			}
+			for _, x := range r.Sets {
+				sets = append(sets, []string{strconv.Itoa(n), strconv.Itoa(x.ID), strconv.Itoa(x.Node), strconv.Itoa(x.GPUs), report.F(x.Start.Seconds()), report.F(x.End.Seconds()),
+					strconv.Itoa(x.Jobs), strconv.Itoa(x.MaxJobs), report.F(x.MeanCore), report.F(x.PeakCore), report.F(x.MeanMem), report.F(x.PeakMem)})
+			}
+		}
+	}
+	return report.CSV(jobs), report.CSV(sets)
+}
+
+// Results renders the reproduction's results directory.
+func Results(version string, rep *Reproduction) (*experiment.Results, error) {
+	figs, err := figures(rep)
+	if err != nil {
+		return nil, err
+	}
+	js, err := report.JSON(struct {
+		Version string  `json:"version"`
+		Jobs    int     `json:"jobs"`
+		PerHour float64 `json:"jobs_per_hour"`
+		Seeds   int     `json:"seeds"`
+		*Reproduction
+	}{version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, rep})
+	if err != nil {
+		return nil, err
+	}
+	jobsCSV, setsCSV := jobsCSV(rep)
+	held := 0
+	for _, c := range rep.Claims {
+		if c.Holds {
+			held++
+		}
+	}
+	return &experiment.Results{Title: "wattsched: EaCO reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
+		Head:     experiment.StandInLines(rep.StandIns),
+		Tail:     []string{fmt.Sprintf("paper claims holding: %d of %d", held, len(rep.Claims)), ""},
+		Footnote: fmt.Sprintf("wattsched %s; %d jobs at %.0f/h; seeds 1-%d; clusters %v x 8 V100.", version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, Clusters),
+		Files: map[string][]byte{"summary.json": js, "runs.csv": runsCSV(rep), "active_nodes.csv": activeCSV(rep),
+			"eaco_jobs_seed1.csv": jobsCSV, "eaco_sets_seed1.csv": setsCSV},
+		Listing: "summary.json, runs.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"}, nil
+}
+
+// Study is `wattsched reproduce eaco`.
+type Study struct {
+	quick   bool
+	jobs    int
+	perHour float64
+	seeds   int
+}
+
+// Name implements experiment.Study.
+func (*Study) Name() string { return "eaco" }
+
+// Synopsis implements experiment.Study.
+func (*Study) Synopsis() string {
+	return `-o DIR [--quick] [--jobs N] [--per-hour R] [--seeds S] [--force]
+        reproduce the EaCO paper's evaluation (Gavel data stands in; see the output)`
+}
+
+// Flags implements experiment.Study.
+func (st *Study) Flags(fs *flag.FlagSet) {
+	fs.BoolVar(&st.quick, "quick", false, fmt.Sprintf("%d jobs and %d seeds instead of %d and %d", QuickJobs, QuickSeeds, DefaultJobs, DefaultSeeds))
+	fs.IntVar(&st.jobs, "jobs", 0, fmt.Sprintf("jobs per workload (default %d)", DefaultJobs))
+	fs.Float64Var(&st.perHour, "per-hour", DefaultPerHour, "Poisson arrival rate (jobs per hour)")
+	fs.IntVar(&st.seeds, "seeds", 0, fmt.Sprintf("seeds 1..S (default %d)", DefaultSeeds))
+}
+
+// Check implements experiment.Study.
+func (st *Study) Check() error {
+	switch {
+	case st.jobs < 0 || st.jobs > 100000:
+		return fmt.Errorf("reproduce eaco: --jobs %d, want 1..100000", st.jobs)
+	case !(st.perHour > 0 && st.perHour <= 10000):
+		return fmt.Errorf("reproduce eaco: --per-hour %v, want in (0, 10000]", st.perHour)
+	case st.seeds < 0 || st.seeds > 100:
+		return fmt.Errorf("reproduce eaco: --seeds %d, want 1..100", st.seeds)
+	}
+	return nil
+}
+
+// Options resolves the flags.
+func (st *Study) Options() (jobs, seeds int) {
+	jobs, seeds = DefaultJobs, DefaultSeeds
+	if st.quick {
+		jobs, seeds = QuickJobs, QuickSeeds
+	}
+	if st.jobs > 0 {
+		jobs = st.jobs
+	}
+	if st.seeds > 0 {
+		seeds = st.seeds
+	}
+	return jobs, seeds
+}
+
+// Run implements experiment.Study.
+func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Results, error) {
+	e, err := NewEnv(env.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	jobs, seeds := st.Options()
+	env.Notef("EaCO reproduction: %d clusters x %d schedulers x %d seeds, %d jobs each", len(Clusters), len(Variants), seeds, jobs)
+	rep, err := Reproduce(Options{Registries: env.Registries, Env: e, Jobs: jobs, PerHour: st.perHour, Seeds: seeds, Workers: env.Workers, Progress: env.Progress})
+	if err != nil {
+		return nil, err
+	}
+	res, err := Results(env.Version, rep)
+	if err != nil {
+		return nil, err
+	}
+	return []*experiment.Results{res}, nil
+}
+
+var _ experiment.Study = (*Study)(nil)

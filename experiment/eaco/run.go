@@ -1,0 +1,43 @@
+package eaco
+
+import (
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/eaco"
+	"github.com/wattsched/wattsched/sim"
+)
+
+// Run is one simulation: a policy on a cluster size with a seed.
+type Run struct {
+	Nodes  int
+	Policy string
+	Seed   uint64
+	Res    *sim.ColocResult
+	// EaCO's observation outcomes and history use.
+	Finalised, Undone, Records, FromEstimate int
+}
+
+// RunOne simulates one policy (from reg) on nodes x 8 V100.
+func (e *Env) RunOne(reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, timeline bool) (*Run, error) {
+	s, err := reg.Coloc.New(pol, args, policy.ColocDeps{History: e.History, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	res, err := sim.RunColoc(jobs, s, sim.ColocOptions{Nodes: nodes, GPUsPerNode: 8, GPUMemGiB: GPUMemGiB, Power: e.Power, SleepIdle: sleeps(s),
+		Truth: e.Truth.Pair, MaxShare: MaxShare, Timeline: timeline})
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Nodes: nodes, Policy: pol, Seed: seed, Res: res}
+	if p, ok := s.(*eaco.Policy); ok {
+		r.Finalised, r.Undone = p.Finalised, p.Undone
+		r.Records, r.FromEstimate = p.History().Records(), p.History().FromEstimate
+	}
+	return r, nil
+}
+
+func sleeps(s policy.ColocScheduler) bool {
+	if z, ok := s.(policy.IdleSleeper); ok {
+		return z.SleepsIdleNodes()
+	}
+	return false
+}

@@ -1,0 +1,113 @@
+package eaco
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/trace/gavel"
+)
+
+// ScenarioSummary is one system over the scenario's seeds (mean, std).
+type ScenarioSummary struct {
+	System      string     `json:"system"`
+	EnergyMWh   [2]float64 `json:"energy_mwh_mean_std"`
+	RunH        [2]float64 `json:"avg_runtime_h_mean_std"`
+	JTTH        [2]float64 `json:"avg_jtt_h_mean_std"`
+	ActiveNodes [2]float64 `json:"avg_active_nodes_mean_std"`
+	Misses      []int      `json:"deadline_misses_per_seed"`
+	Undos       []int      `json:"undos_per_seed"`
+	Joins       []int      `json:"co_locations_per_seed"`
+}
+
+// RunScenario runs each system of a coloc scenario on each seed (mode
+// coloc): the scenario's Gavel-format job list on its 8-V100 nodes, with
+// the EaCO reproduction's models and deadline rule.
+func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) ([]*experiment.Results, error) {
+	c := s.Coloc
+	e, err := NewEnv(env.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	pool, src, name := e.Pool, gavel.EmbeddedTrace+" (jobs over 100 h alone dropped)", gavel.EmbeddedTrace
+	if c.Jobs != "gavel-msr" {
+		path := s.Path(c.Jobs)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: coloc.jobs: %w", s.Name, err)
+		}
+		pool, err = gavel.ReadTrace(path, f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		src, name = c.Jobs, path
+	}
+	if err := e.CheckPool(name, pool); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	seeds := s.SeedList()
+	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 V100, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, len(c.Systems), len(seeds))
+	runs := make([]*Run, len(seeds)*len(c.Systems))
+	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {
+		seed, sys := seeds[i/len(c.Systems)], c.Systems[i%len(c.Systems)]
+		jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
+		raw, err := sys.Ref().RawArgs()
+		if err != nil {
+			return err
+		}
+		r, err := e.RunOne(env.Registries, sys.Policy, raw, c.Nodes, seed, jobs, false)
+		if err != nil {
+			return fmt.Errorf("%s seed %d: %w", sys.Name, seed, err)
+		}
+		runs[i] = r
+		return nil
+	}, env.Progress, func(i int) string {
+		return fmt.Sprintf("%s seed %d", c.Systems[i%len(c.Systems)].Name, seeds[i/len(c.Systems)])
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	var sums []ScenarioSummary
+	tab := report.Table{Title: fmt.Sprintf("%s: %d nodes x 8 V100, mean ± std over %d seeds", s.Name, c.Nodes, len(seeds)),
+		Head: []string{"system", "energy (MWh)", "avg runtime (h)", "avg JTT (h)", "active nodes", "deadline misses", "undos", "co-locations"}}
+	rows := [][]string{{"seed", "system", "energy_j", "avg_runtime_s", "avg_jtt_s", "avg_active_nodes", "deadline_misses", "undos", "joins", "makespan_s"}}
+	for k, sys := range c.Systems {
+		sum := ScenarioSummary{System: sys.Name}
+		var en, ru, jt, an []float64
+		mis, und, joi := 0, 0, 0
+		for si, seed := range seeds {
+			r := runs[si*len(c.Systems)+k].Res
+			en, ru, jt, an = append(en, float64(r.Energy)/3.6e9), append(ru, r.AvgRunSec/3600), append(jt, r.AvgJTTSec/3600), append(an, r.AvgActiveNodes)
+			sum.Misses, sum.Undos, sum.Joins = append(sum.Misses, r.DeadlineMisses), append(sum.Undos, r.Undos), append(sum.Joins, r.Joins)
+			mis, und, joi = mis+r.DeadlineMisses, und+r.Undos, joi+r.Joins
+			rows = append(rows, []string{strconv.FormatUint(seed, 10), sys.Name, report.Exact(float64(r.Energy)), report.F(r.AvgRunSec), report.F(r.AvgJTTSec),
+				report.F(r.AvgActiveNodes), strconv.Itoa(r.DeadlineMisses), strconv.Itoa(r.Undos), strconv.Itoa(r.Joins), report.F(r.Makespan.Seconds())})
+		}
+		ms := func(x []float64) [2]float64 { m, sd := experiment.MeanStd(x); return [2]float64{m, sd} }
+		sum.EnergyMWh, sum.RunH, sum.JTTH, sum.ActiveNodes = ms(en), ms(ru), ms(jt), ms(an)
+		sums = append(sums, sum)
+		tab.Rows = append(tab.Rows, []string{sys.Name, pm(sum.EnergyMWh, "%.3f"), pm(sum.RunH, "%.2f"), pm(sum.JTTH, "%.2f"), pm(sum.ActiveNodes, "%.1f"),
+			strconv.Itoa(mis), strconv.Itoa(und), strconv.Itoa(joi)})
+	}
+	standIns := []string{StandIns()[1], StandIns()[2], StandIns()[3], StandIns()[4]}
+	js, err := report.JSON(struct {
+		Version  string             `json:"version"`
+		Scenario *scenario.Scenario `json:"scenario"`
+		Source   string             `json:"jobs"`
+		StandIns []string           `json:"stand_ins"`
+		Systems  []ScenarioSummary  `json:"systems"`
+	}{env.Version, s, src, standIns, sums})
+	if err != nil {
+		return nil, err
+	}
+	return []*experiment.Results{{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description, "Jobs: " + src}, standIns...),
+		Head: experiment.StandInLines(standIns), Tables: []report.Table{tab}, Footnote: "wattsched " + env.Version,
+		Files: map[string][]byte{"summary.json": js, "runs.csv": report.CSV(rows)}, Listing: "summary.json, runs.csv, report.html"}}, nil
+}

@@ -1,0 +1,282 @@
+package policy
+
+import (
+	"math"
+	"slices"
+
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf/coloc"
+	"github.com/wattsched/wattsched/trace/gavel"
+)
+
+// NoDeadline marks a job without an SLO (the EaCO paper's deadline of
+// infinity).
+const NoDeadline job.Time = math.MaxInt64
+
+// ColocJob is a DL training job that may space-share its GPUs with other
+// jobs (EaCO Section 4): Scale GPUs of one node, Steps training steps in
+// epochs of EpochSteps, at IsoRate steps/s alone.
+type ColocJob struct {
+	ID     int
+	Submit job.Time
+	Key    gavel.Key
+	Steps  float64
+	// EpochSteps is one epoch; a job checkpoints at every epoch boundary.
+	EpochSteps float64
+	IsoRate    float64
+	// Deadline is the latest completion time (NoDeadline: none); Priority
+	// orders the queue (higher first, then submission).
+	Deadline job.Time
+	Priority int
+	// Utilisation of each of its GPUs (percent): core and memory, mean and
+	// peak; MemGiB is its peak memory per GPU.
+	CoreAvg, CoreMax, MemAvg, MemMax float64
+	MemGiB                           float64
+}
+
+// ColocView is an active job as a scheduler sees it.
+type ColocView struct {
+	Job *ColocJob
+	// Done is the steps completed (Remaining = Job.Steps - Done); Set the
+	// GPU set it runs on (-1: waiting).
+	Done float64
+	Set  int
+	// Rate is its measured rate now (steps/s; 0 while waiting).
+	Rate float64
+	// Undone counts the times its co-location was undone.
+	Undone int
+}
+
+// ColocSet is a set of GPUs of one node and the jobs sharing it.
+type ColocSet struct {
+	ID   int
+	Node int
+	GPUs []int
+	// Jobs are the member job IDs in joining order.
+	Jobs []int
+	// CoreUtil and MemPeak are each GPU's observed mean core utilisation
+	// and peak memory utilisation (%), the same on every GPU of the set.
+	CoreUtil, MemUtil, MemPeak float64
+	// Observing says an observation window runs on the set.
+	Observing bool
+}
+
+// ColocObservation reports a finished observation window: every member
+// completed one epoch since it began (or ended); Factors are each
+// member's measured rate over its isolated rate during the window, in
+// Jobs order.
+type ColocObservation struct {
+	Set     int
+	Jobs    []int
+	Keys    []gavel.Key
+	Factors []float64
+}
+
+// ColocState is what a co-location scheduler sees at an event.
+type ColocState struct {
+	Now                job.Time
+	Nodes, GPUsPerNode int
+	GPUMemGiB          float64
+	// Jobs are the active jobs (arrived, not finished), by ID.
+	Jobs []*ColocView
+	// Sets are the GPU sets in use, by ID.
+	Sets []*ColocSet
+	// FreeGPUs[n] lists node n's unused GPUs, ascending.
+	FreeGPUs [][]int
+	// Observed are the windows that finished at this event.
+	Observed []ColocObservation
+	// Power is the node power model (eq. 5), for energy estimates.
+	Power coloc.Power
+}
+
+// View returns the active job with ID id (nil if none).
+func (s *ColocState) View(id int) *ColocView {
+	i, ok := slices.BinarySearchFunc(s.Jobs, id, func(v *ColocView, id int) int { return v.Job.ID - id })
+	if !ok {
+		return nil
+	}
+	return s.Jobs[i]
+}
+
+// Set returns the set with ID id (nil if none).
+func (s *ColocState) Set(id int) *ColocSet {
+	i, ok := slices.BinarySearchFunc(s.Sets, id, func(v *ColocSet, id int) int { return v.ID - id })
+	if !ok {
+		return nil
+	}
+	return s.Sets[i]
+}
+
+// Waiting lists the waiting jobs by (priority desc, submission, ID).
+func (s *ColocState) Waiting() []*ColocView {
+	var w []*ColocView
+	for _, v := range s.Jobs {
+		if v.Set < 0 {
+			w = append(w, v)
+		}
+	}
+	slices.SortStableFunc(w, func(a, b *ColocView) int {
+		if a.Job.Priority != b.Job.Priority {
+			return b.Job.Priority - a.Job.Priority
+		}
+		if a.Job.Submit != b.Job.Submit {
+			if a.Job.Submit < b.Job.Submit {
+				return -1
+			}
+			return 1
+		}
+		return a.Job.ID - b.Job.ID
+	})
+	return w
+}
+
+// ColocActionKind is what a ColocAction does.
+type ColocActionKind int
+
+const (
+	// ColocStart runs a waiting job alone on free GPUs of a node (a new set).
+	ColocStart ColocActionKind = iota
+	// ColocJoin adds a waiting job to an existing set.
+	ColocJoin
+	// ColocUndo takes a running job off its set at its last epoch boundary
+	// (checkpoint) and puts it back in the queue.
+	ColocUndo
+)
+
+// ColocAction is one change a scheduler asks for; the engine applies a
+// decision's actions in order and validates each.
+type ColocAction struct {
+	Kind ColocActionKind
+	Job  int
+	// Node and GPUs for a start; Set for a join.
+	Node int
+	GPUs []int
+	Set  int
+	// Observe opens an observation window on the set after the action.
+	Observe bool
+}
+
+// ColocDecision is a scheduler's answer at an event.
+type ColocDecision struct {
+	Actions []ColocAction
+}
+
+// ColocScheduler decides at each co-location event (arrival, completion,
+// end of an observation window).
+type ColocScheduler interface {
+	ScheduleColoc(st *ColocState) ColocDecision
+}
+
+// IdleSleeper is implemented by co-location schedulers that put nodes
+// without jobs to sleep (EaCO does; Gavel's baselines keep them on unless
+// told otherwise).
+type IdleSleeper interface {
+	SleepsIdleNodes() bool
+}
+
+// SleepArg is the shared argument of the co-location policies.
+type SleepArg struct {
+	// SleepIdle puts nodes without jobs to sleep.
+	SleepIdle bool `yaml:"sleep_idle"`
+}
+
+// SleepsIdleNodes implements IdleSleeper.
+func (a SleepArg) SleepsIdleNodes() bool { return a.SleepIdle }
+
+// ColocDeps is what co-location policies are built with.
+type ColocDeps struct {
+	// History returns a fresh history H (measurements the policy may know
+	// plus the fitted estimator) for one run.
+	History func() *coloc.History
+	// Seed seeds a policy's randomness (Gandiva's random pairing).
+	Seed uint64
+}
+
+// SpreadNode is the node with the most free GPUs that has at least n
+// (ties: lowest index), or -1: how Gavel's baselines end up using every
+// node (EaCO Section 6.2, Fig. 4).
+func SpreadNode(free [][]int, n int) int {
+	best := -1
+	for i, f := range free {
+		if len(f) >= n && (best < 0 || len(f) > len(free[best])) {
+			best = i
+		}
+	}
+	return best
+}
+
+// PackNode is the node with the fewest free GPUs that has at least n
+// among nodes already running jobs, else the lowest-index idle node
+// (consolidation), or -1.
+func PackNode(free [][]int, n, perNode int) int {
+	best := -1
+	for i, f := range free {
+		if len(f) < n || len(f) == perNode {
+			continue
+		}
+		if best < 0 || len(f) < len(free[best]) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	for i, f := range free {
+		if len(f) >= n {
+			return i
+		}
+	}
+	return -1
+}
+
+// Take removes and returns the first n GPUs of free[node].
+func Take(free [][]int, node, n int) []int {
+	g := append([]int(nil), free[node][:n]...)
+	free[node] = free[node][n:]
+	return g
+}
+
+// CopyFree copies a FreeGPUs table.
+func CopyFree(free [][]int) [][]int {
+	out := make([][]int, len(free))
+	for i, f := range free {
+		out[i] = append([]int(nil), f...)
+	}
+	return out
+}
+
+// NormalizedPair is the sum of both jobs' rates relative to alone
+// (Gavel's normalized packed throughput) as h predicts it.
+func NormalizedPair(h *coloc.History, a, b gavel.Key) float64 {
+	f := h.Predict([]gavel.Key{a, b})
+	return f[0] + f[1]
+}
+
+// MemFits reports whether v fits in the set's GPU memory at every
+// member's peak (what the engine enforces).
+func MemFits(st *ColocState, s *ColocSet, v *ColocView) bool {
+	mem := v.Job.MemGiB
+	for _, id := range s.Jobs {
+		mem += st.View(id).Job.MemGiB
+	}
+	return mem <= st.GPUMemGiB
+}
+
+// StartFIFO starts waiting jobs in order on the nodes with the most free
+// GPUs until the head does not fit (Gavel's FIFO: no job jumps the queue);
+// it returns the actions, the jobs still waiting and the free GPUs left.
+func StartFIFO(st *ColocState) ([]ColocAction, []*ColocView, [][]int) {
+	free := CopyFree(st.FreeGPUs)
+	w := st.Waiting()
+	var acts []ColocAction
+	for len(w) > 0 {
+		v := w[0]
+		n := SpreadNode(free, v.Job.Key.Scale)
+		if n < 0 {
+			break
+		}
+		acts = append(acts, ColocAction{Kind: ColocStart, Job: v.Job.ID, Node: n, GPUs: Take(free, n, v.Job.Key.Scale)})
+		w = w[1:]
+	}
+	return acts, w, free
+}

@@ -1,0 +1,113 @@
+package eaco
+
+import (
+	"testing"
+
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf/coloc"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/trace/gavel"
+)
+
+var kA, kB = gavel.Key{Type: "A", Scale: 1}, gavel.Key{Type: "B", Scale: 1}
+
+// A next to B runs at 9/10 = 0.9, B next to A at 4.5/5 = 0.9, A next to
+// A at 0.6.
+func history() *coloc.History {
+	tp, err := gavel.ReadThroughputs("t", []byte(`{"v100": {"('A', 1)": {"null": 10, "('B', 1)": [9, 4.5], "('A', 1)": [6, 6]}, "('B', 1)": {"null": 5}}}`), "v100")
+	if err != nil {
+		panic(err)
+	}
+	f := coloc.MeasuredFactors(tp, tp.Pairs)
+	return coloc.NewHistory(f, coloc.Fit(f))
+}
+
+func newPolicy(t *testing.T) *Policy {
+	a := Args{}.Default()
+	a.ReserveGPUs = 0
+	p, err := New(a, policy.ColocDeps{History: history})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func view(id int, k gavel.Key, set int, deadline job.Time, core float64) *policy.ColocView {
+	iso := 10.0
+	if k == kB {
+		iso = 5
+	}
+	return &policy.ColocView{Job: &policy.ColocJob{ID: id, Key: k, Steps: 1000, EpochSteps: 10, IsoRate: iso, Deadline: deadline, CoreAvg: core, MemGiB: 2}, Set: set}
+}
+
+// state: job 0 (A) alone on set 0 (node 0), job 1 (A) alone on set 1
+// (node 1), job 2 (B) waiting; no free GPU.
+func state(core0, core1 float64, dl0 job.Time) *policy.ColocState {
+	return &policy.ColocState{Nodes: 2, GPUsPerNode: 1, GPUMemGiB: 16,
+		Jobs: []*policy.ColocView{view(0, kA, 0, dl0, core0), view(1, kA, 1, policy.NoDeadline, core1), view(2, kB, -1, policy.NoDeadline, 10)},
+		Sets: []*policy.ColocSet{{ID: 0, Node: 0, GPUs: []int{0}, Jobs: []int{0}, CoreUtil: core0, MemPeak: 20},
+			{ID: 1, Node: 1, GPUs: []int{0}, Jobs: []int{1}, CoreUtil: core1, MemPeak: 20}},
+		FreeGPUs: [][]int{nil, nil}}
+}
+
+func TestPlacement(t *testing.T) {
+	cases := []struct {
+		name         string
+		core0, core1 float64
+		dl0          job.Time
+		wantSet      int
+	}{
+		{"most utilised set first", 40, 20, policy.NoDeadline, 0},
+		{"core threshold (80%) excludes set 0", 85, 20, policy.NoDeadline, 1},
+		// Job 0 alone needs 1000/10 = 100 s; next to B it runs at 9/s:
+		// 1000/9 = 111.1 s > deadline 105 s, so set 0 is refused.
+		{"co-tenant deadline", 40, 20, 105_000, 1},
+		// 115 s: 111.1 s fits.
+		{"co-tenant deadline met", 40, 20, 115_000, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := newPolicy(t).ScheduleColoc(state(c.core0, c.core1, c.dl0))
+			if len(d.Actions) != 1 || d.Actions[0].Kind != policy.ColocJoin || d.Actions[0].Set != c.wantSet || !d.Actions[0].Observe {
+				t.Fatalf("actions %+v, want an observed join of set %d", d.Actions, c.wantSet)
+			}
+		})
+	}
+}
+
+func TestObservationUndo(t *testing.T) {
+	p := newPolicy(t)
+	st := state(40, 20, 115_000)
+	d := p.ScheduleColoc(st)
+	if len(d.Actions) != 1 || d.Actions[0].Set != 0 {
+		t.Fatalf("actions %+v", d.Actions)
+	}
+	// Measured: job 0 at 0.8 (not 0.9): 1000/8 = 125 s > 115 s -> undo job 2.
+	st.Jobs[2].Set = 0
+	st.Sets[0].Jobs = []int{0, 2}
+	st.Observed = []policy.ColocObservation{{Set: 0, Jobs: []int{0, 2}, Keys: []gavel.Key{kA, kB}, Factors: []float64{0.8, 0.9}}}
+	d = p.ScheduleColoc(st)
+	if len(d.Actions) == 0 || d.Actions[0].Kind != policy.ColocUndo || d.Actions[0].Job != 2 || p.Undone != 1 {
+		t.Fatalf("actions %+v, want undo of job 2", d.Actions)
+	}
+	// H now holds the measured set: the prediction uses it.
+	if f := p.History().Predict([]gavel.Key{kB, kA}); f[1] != 0.8 {
+		t.Errorf("history predicts %v, want the recorded 0.8 for A", f)
+	}
+	// A set that passes is finalised.
+	p2 := newPolicy(t)
+	p2.ScheduleColoc(state(40, 20, 115_000))
+	st.Observed[0].Factors = []float64{0.9, 0.9}
+	p2.ScheduleColoc(st)
+	if p2.Finalised != 1 || p2.Undone != 0 {
+		t.Errorf("finalised %d undone %d, want 1, 0", p2.Finalised, p2.Undone)
+	}
+}
+
+func TestArgs(t *testing.T) {
+	a := Args{}.Default()
+	a.Alpha = 2
+	if a.Validate() == nil {
+		t.Error("alpha 2 accepted")
+	}
+}

@@ -1,0 +1,627 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf/coloc"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/trace/gavel"
+)
+
+// ColocOptions configure a co-location replay (EaCO Section 6.2): nodes of
+// GPUsPerNode GPUs where DL training jobs space-share GPU sets.
+type ColocOptions struct {
+	Nodes, GPUsPerNode int
+	GPUMemGiB          float64
+	// Power is eq. 5 (server part from CPU utilisation, one term per GPU
+	// from its utilisation); SleepIdle puts nodes without jobs to sleep.
+	Power     coloc.Power
+	SleepIdle bool
+	// Truth gives a job's real factor next to a co-tenant (measured
+	// pairs); sets of three or more follow coloc.SetFactors.
+	Truth coloc.PairFunc
+	// MaxShare is the most jobs one GPU set may hold (the paper measured
+	// up to four).
+	MaxShare int
+	Timeline bool
+}
+
+// ColocJobResult is one job's outcome.
+type ColocJobResult struct {
+	ID                 int
+	Submit, Start, End job.Time
+	Deadline           job.Time
+	// Run is the time it held GPUs; Missed says End > Deadline.
+	Run    job.Time
+	Missed bool
+	Undos  int
+	// MaxShare is the most jobs its set held while it ran.
+	MaxShare int
+	// Utilisation (%) of the GPUs it ran on, time-weighted over its run
+	// (mean of the set's summed mean core and memory utilisation) and the
+	// highest summed peaks of its set.
+	MeanCore, PeakCore, MeanMem, PeakMem float64
+}
+
+// ColocSetResult is one GPU set from its first job to its release.
+type ColocSetResult struct {
+	ID, Node, GPUs int
+	Start, End     job.Time
+	// Jobs counts the jobs that ran on it; MaxJobs the most at once.
+	Jobs, MaxJobs int
+	// Utilisation (%) per GPU: time-weighted mean and highest peak sums.
+	MeanCore, PeakCore, MeanMem, PeakMem float64
+}
+
+// ColocPoint is the cluster after an event.
+type ColocPoint struct {
+	At                   job.Time
+	ActiveNodes, Running int
+	Waiting, SharedSets  int
+	Power                hw.Watts
+}
+
+// ColocResult is a co-location replay's outcome. Energy (every node, busy,
+// idle or asleep) = ActiveEnergy + IdleEnergy + SleepEnergy (tested).
+type ColocResult struct {
+	Jobs                             []ColocJobResult
+	Sets                             []ColocSetResult
+	Energy, ActiveEnergy             hw.Joules
+	IdleEnergy, SleepEnergy          hw.Joules
+	Makespan                         job.Time
+	AvgActiveNodes                   float64
+	AvgRunSec, AvgJTTSec, AvgWaitSec float64
+	DeadlineMisses, Undos, Joins     int
+	LostSteps                        float64
+	// Utilisation of GPUs holding jobs, time-weighted (%): mean core and
+	// memory; peaks are the highest set sum of the members' peaks.
+	MeanCoreUtil, PeakCoreUtil float64
+	MeanMemUtil, PeakMemUtil   float64
+	Events, Decisions          int
+	Timeline                   []ColocPoint
+	Hourly                     []hw.Joules
+}
+
+type colocEvent struct {
+	kind    int // ckArrive, ckDone, ckObs
+	id      int // job or set
+	version uint64
+}
+
+const (
+	ckArrive = iota
+	ckDone
+	ckObs
+)
+
+const (
+	csFuture = iota
+	csWaiting
+	csRunning
+	csDone
+)
+
+type cjob struct {
+	j        *policy.ColocJob
+	view     policy.ColocView
+	state    int
+	version  uint64
+	started  bool
+	start    job.Time
+	runSince job.Time
+	ran      job.Time
+	maxShare int
+	coreMs   float64
+	memMs    float64
+	corePeak float64
+	memPeak  float64
+}
+
+type cset struct {
+	id, node  int
+	gpus      []int
+	members   []int
+	observing bool
+	marks     []float64
+	obsStart  job.Time
+	version   uint64
+	core, mem float64 // summed mean utilisation (capped)
+	memPeak   float64
+	corePeak  float64
+	start     job.Time
+	jobs      int
+	maxJobs   int
+	coreMs    float64
+	memMs     float64
+	peakCore  float64
+	peakMem   float64
+}
+
+type colocEngine struct {
+	k      Kernel[colocEvent]
+	o      ColocOptions
+	s      policy.ColocScheduler
+	jobs   []cjob
+	sets   []*cset // by id; nil once released
+	gpuSet [][]int // node, gpu -> set id or -1
+	led    Ledger
+	cAct   int
+	cIdle  int
+	cSleep int
+	obs    []policy.ColocObservation
+	res    *ColocResult
+	active []int // active job IDs (arrived, not done), ascending
+
+	nodeW                                     []hw.Watts
+	nodeBusy                                  []bool
+	actNodeMs, busyGPUms, coreGPUms, memGPUms float64
+	lastPoint                                 ColocPoint
+}
+
+// RunColoc replays jobs (IDs 0..len-1, any order of Submit) under s.
+func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (*ColocResult, error) {
+	if o.Nodes < 1 || o.GPUsPerNode < 1 || o.Truth == nil || o.MaxShare < 1 || o.GPUMemGiB <= 0 {
+		return nil, fmt.Errorf("sim: co-location replay needs nodes, GPUs per node, GPU memory, a truth model and a share limit")
+	}
+	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
+	e.cAct, e.cIdle, e.cSleep = e.led.Add("active nodes"), e.led.Add("idle nodes"), e.led.Add("sleeping nodes")
+	e.gpuSet = make([][]int, o.Nodes)
+	for n := range e.gpuSet {
+		e.gpuSet[n] = slices.Repeat([]int{-1}, o.GPUsPerNode)
+	}
+	e.nodeW, e.nodeBusy = make([]hw.Watts, o.Nodes), make([]bool, o.Nodes)
+	e.jobs = make([]cjob, len(jobs))
+	for i := range jobs {
+		j := &jobs[i]
+		if j.ID != i {
+			return nil, fmt.Errorf("sim: job %d has ID %d", i, j.ID)
+		}
+		if !(j.Steps > 0) || !(j.EpochSteps > 0) || !(j.IsoRate > 0) || j.Key.Scale < 1 || j.Key.Scale > o.GPUsPerNode || j.Submit < 0 {
+			return nil, fmt.Errorf("sim: job %d: needs steps, epoch steps, an isolated rate, 1..%d GPUs and a submit time >= 0", i, o.GPUsPerNode)
+		}
+		e.jobs[i] = cjob{j: j, view: policy.ColocView{Job: j, Set: -1}}
+		e.res.Jobs[i] = ColocJobResult{ID: i, Submit: j.Submit, Deadline: j.Deadline}
+		e.k.Post(j.Submit, colocEvent{kind: ckArrive, id: i})
+	}
+	e.k.Track(len(jobs))
+	e.power()
+	if err := e.k.Run(e); err != nil {
+		return nil, err
+	}
+	if e.k.Open() > 0 {
+		return nil, fmt.Errorf("sim: %d co-location jobs never finished (a policy left them waiting with nothing running)", e.k.Open())
+	}
+	return e.finish(), nil
+}
+
+func (e *colocEngine) stale(ev colocEvent) bool {
+	switch ev.kind {
+	case ckDone:
+		j := &e.jobs[ev.id]
+		return j.state != csRunning || j.version != ev.version
+	case ckObs:
+		s := e.sets[ev.id]
+		return s == nil || !s.observing || s.version != ev.version
+	}
+	return false
+}
+
+func (e *colocEngine) advance(from, to job.Time) {
+	dt := (to - from).Seconds()
+	for _, id := range e.active {
+		j := &e.jobs[id]
+		if j.state == csRunning {
+			j.view.Done = math.Min(j.j.Steps, j.view.Done+j.view.Rate*dt)
+		}
+	}
+	ms := float64(to - from)
+	for n := range e.nodeW {
+		c := e.cAct
+		switch {
+		case e.nodeBusy[n]:
+			e.actNodeMs += ms
+		case e.o.SleepIdle:
+			c = e.cSleep
+		default:
+			c = e.cIdle
+		}
+		e.led.Accrue(c, e.nodeW[n], from, to)
+	}
+	for _, s := range e.sets {
+		if s != nil {
+			g := float64(len(s.gpus)) * ms
+			e.busyGPUms += g
+			e.coreGPUms += g * s.core
+			e.memGPUms += g * s.mem
+			s.coreMs += ms * s.core
+			s.memMs += ms * s.mem
+			for _, id := range s.members {
+				j := &e.jobs[id]
+				j.coreMs += ms * s.core
+				j.memMs += ms * s.mem
+			}
+		}
+	}
+}
+
+func (e *colocEngine) handle(ev colocEvent) (bool, error) {
+	now := e.k.Now()
+	switch ev.kind {
+	case ckArrive:
+		j := &e.jobs[ev.id]
+		j.state = csWaiting
+		i, _ := slices.BinarySearch(e.active, ev.id)
+		e.active = slices.Insert(e.active, i, ev.id)
+		return true, nil
+	case ckDone:
+		j := &e.jobs[ev.id]
+		j.view.Done = j.j.Steps
+		s := e.sets[j.view.Set]
+		if err := e.leave(j, s); err != nil {
+			return false, err
+		}
+		j.state = csDone
+		r := &e.res.Jobs[ev.id]
+		r.End = now
+		r.Missed = now > j.j.Deadline
+		i, _ := slices.BinarySearch(e.active, ev.id)
+		e.active = slices.Delete(e.active, i, i+1)
+		return true, e.k.End(ev.id)
+	case ckObs:
+		return e.checkObs(e.sets[ev.id])
+	}
+	return false, fmt.Errorf("unknown co-location event %d", ev.kind)
+}
+
+// leave takes j off s (finish or undo) and updates the set.
+func (e *colocEngine) leave(j *cjob, s *cset) error {
+	now := e.k.Now()
+	j.ran += now - j.runSince
+	e.res.Jobs[j.j.ID].Run = j.ran
+	k := slices.Index(s.members, j.j.ID)
+	s.members = slices.Delete(s.members, k, k+1)
+	if s.observing {
+		s.marks = slices.Delete(s.marks, k, k+1)
+	}
+	j.view.Set, j.view.Rate = -1, 0
+	j.version++
+	if len(s.members) == 0 {
+		for _, g := range s.gpus {
+			e.gpuSet[s.node][g] = -1
+		}
+		e.sets[s.id] = nil
+		sr := ColocSetResult{ID: s.id, Node: s.node, GPUs: len(s.gpus), Start: s.start, End: now, Jobs: s.jobs, MaxJobs: s.maxJobs,
+			PeakCore: s.peakCore, PeakMem: s.peakMem}
+		if d := float64(now - s.start); d > 0 {
+			sr.MeanCore, sr.MeanMem = s.coreMs/d, s.memMs/d
+		}
+		e.res.Sets = append(e.res.Sets, sr)
+		return nil
+	}
+	if err := e.rates(s); err != nil {
+		return err
+	}
+	if s.observing {
+		_, err := e.checkObs(s)
+		return err
+	}
+	return nil
+}
+
+// rates sets every member's true rate and re-posts completions and the
+// observation window's end.
+func (e *colocEngine) rates(s *cset) error {
+	now := e.k.Now()
+	keys := make([]gavel.Key, len(s.members))
+	for i, id := range s.members {
+		keys[i] = e.jobs[id].j.Key
+	}
+	f, ok := coloc.SetFactors(e.o.Truth, keys)
+	if !ok {
+		return fmt.Errorf("%w: set %d holds a pair with no measured throughput: %v", ErrPolicy, s.id, keys)
+	}
+	s.core, s.mem, s.memPeak, s.corePeak = 0, 0, 0, 0
+	for i, id := range s.members {
+		j := &e.jobs[id]
+		if !(f[i] > 0) {
+			return fmt.Errorf("%w: job %d cannot progress in set %d (%v: measured throughput 0)", ErrPolicy, id, s.id, keys)
+		}
+		j.view.Rate = j.j.IsoRate * f[i]
+		j.version++
+		left := (j.j.Steps - j.view.Done) / j.view.Rate
+		e.k.Post(now+job.Time(math.Ceil(left*1000)), colocEvent{kind: ckDone, id: id, version: j.version})
+		s.core += j.j.CoreAvg
+		s.mem += j.j.MemAvg
+		s.memPeak += j.j.MemMax
+		s.corePeak += j.j.CoreMax
+		j.maxShare = max(j.maxShare, len(s.members))
+	}
+	s.core, s.mem = math.Min(s.core, 100), math.Min(s.mem, 100)
+	s.memPeak, s.corePeak = math.Min(s.memPeak, 100), math.Min(s.corePeak, 100)
+	s.peakCore, s.peakMem = math.Max(s.peakCore, s.corePeak), math.Max(s.peakMem, s.memPeak)
+	s.maxJobs = max(s.maxJobs, len(s.members))
+	for _, id := range s.members {
+		j := &e.jobs[id]
+		j.corePeak, j.memPeak = math.Max(j.corePeak, s.corePeak), math.Max(j.memPeak, s.memPeak)
+	}
+	e.res.PeakCoreUtil = math.Max(e.res.PeakCoreUtil, s.corePeak)
+	e.res.PeakMemUtil = math.Max(e.res.PeakMemUtil, s.memPeak)
+	if s.observing {
+		e.postObs(s)
+	}
+	return nil
+}
+
+func (e *colocEngine) postObs(s *cset) {
+	s.version++
+	var worst float64
+	for i, id := range s.members {
+		j := &e.jobs[id]
+		need := math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps) - j.view.Done
+		if need > 0 {
+			worst = math.Max(worst, need/j.view.Rate)
+		}
+	}
+	e.k.Post(e.k.Now()+job.Time(math.Ceil(worst*1000)), colocEvent{kind: ckObs, id: s.id, version: s.version})
+}
+
+// checkObs ends s's observation window when every member has done an
+// epoch since it began.
+func (e *colocEngine) checkObs(s *cset) (bool, error) {
+	now := e.k.Now()
+	for i, id := range s.members {
+		j := &e.jobs[id]
+		if j.view.Done < math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps)-1e-6*j.j.EpochSteps {
+			e.postObs(s)
+			return false, nil
+		}
+	}
+	o := policy.ColocObservation{Set: s.id}
+	dt := (now - s.obsStart).Seconds()
+	for i, id := range s.members {
+		j := &e.jobs[id]
+		f := j.view.Rate / j.j.IsoRate
+		if dt > 0 {
+			f = (j.view.Done - s.marks[i]) / dt / j.j.IsoRate
+		}
+		o.Jobs, o.Keys, o.Factors = append(o.Jobs, id), append(o.Keys, j.j.Key), append(o.Factors, f)
+	}
+	s.observing, s.marks = false, nil
+	e.obs = append(e.obs, o)
+	return true, nil
+}
+
+func (e *colocEngine) observe(s *cset) {
+	s.observing, s.obsStart = true, e.k.Now()
+	s.marks = make([]float64, len(s.members))
+	for i, id := range s.members {
+		s.marks[i] = e.jobs[id].view.Done
+	}
+	e.postObs(s)
+}
+
+func (e *colocEngine) state() *policy.ColocState {
+	st := &policy.ColocState{Now: e.k.Now(), Nodes: e.o.Nodes, GPUsPerNode: e.o.GPUsPerNode, GPUMemGiB: e.o.GPUMemGiB,
+		Observed: e.obs, Power: e.o.Power, FreeGPUs: make([][]int, e.o.Nodes)}
+	for _, id := range e.active {
+		st.Jobs = append(st.Jobs, &e.jobs[id].view)
+	}
+	for _, s := range e.sets {
+		if s != nil {
+			st.Sets = append(st.Sets, &policy.ColocSet{ID: s.id, Node: s.node, GPUs: slices.Clone(s.gpus), Jobs: slices.Clone(s.members),
+				CoreUtil: s.core, MemUtil: s.mem, MemPeak: s.memPeak, Observing: s.observing})
+		}
+	}
+	for n, gs := range e.gpuSet {
+		for g, sid := range gs {
+			if sid < 0 {
+				st.FreeGPUs[n] = append(st.FreeGPUs[n], g)
+			}
+		}
+	}
+	return st
+}
+
+func (e *colocEngine) decide() error {
+	e.k.Decisions++
+	d := e.s.ScheduleColoc(e.state())
+	e.obs = nil
+	for _, a := range d.Actions {
+		if err := e.apply(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *colocEngine) apply(a policy.ColocAction) error {
+	if a.Job < 0 || a.Job >= len(e.jobs) {
+		return fmt.Errorf("%w: unknown job %d", ErrPolicy, a.Job)
+	}
+	j := &e.jobs[a.Job]
+	now := e.k.Now()
+	switch a.Kind {
+	case policy.ColocStart, policy.ColocJoin:
+		if j.state != csWaiting {
+			return fmt.Errorf("%w: job %d is not waiting", ErrPolicy, a.Job)
+		}
+		var s *cset
+		if a.Kind == policy.ColocStart {
+			if a.Node < 0 || a.Node >= e.o.Nodes || len(a.GPUs) != j.j.Key.Scale {
+				return fmt.Errorf("%w: job %d needs %d GPUs of one node, got node %d GPUs %v", ErrPolicy, a.Job, j.j.Key.Scale, a.Node, a.GPUs)
+			}
+			for i, g := range a.GPUs {
+				if g < 0 || g >= e.o.GPUsPerNode || e.gpuSet[a.Node][g] >= 0 || slices.Contains(a.GPUs[:i], g) {
+					return fmt.Errorf("%w: job %d: GPU %d of node %d is not free", ErrPolicy, a.Job, g, a.Node)
+				}
+			}
+			if j.j.MemGiB > e.o.GPUMemGiB {
+				return fmt.Errorf("%w: job %d needs %.1f GiB per GPU, GPUs have %.1f", ErrPolicy, a.Job, j.j.MemGiB, e.o.GPUMemGiB)
+			}
+			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs), start: now}
+			e.sets = append(e.sets, s)
+			for _, g := range a.GPUs {
+				e.gpuSet[a.Node][g] = s.id
+			}
+		} else {
+			if a.Set < 0 || a.Set >= len(e.sets) || e.sets[a.Set] == nil {
+				return fmt.Errorf("%w: job %d: set %d does not exist", ErrPolicy, a.Job, a.Set)
+			}
+			s = e.sets[a.Set]
+			if len(s.gpus) != j.j.Key.Scale || len(s.members) >= e.o.MaxShare {
+				return fmt.Errorf("%w: job %d (%d GPUs) cannot join set %d (%d GPUs, %d jobs, at most %d)", ErrPolicy, a.Job, j.j.Key.Scale, s.id, len(s.gpus), len(s.members), e.o.MaxShare)
+			}
+			mem := j.j.MemGiB
+			for _, id := range s.members {
+				mem += e.jobs[id].j.MemGiB
+			}
+			if mem > e.o.GPUMemGiB {
+				return fmt.Errorf("%w: job %d joining set %d needs %.1f GiB per GPU, GPUs have %.1f", ErrPolicy, a.Job, s.id, mem, e.o.GPUMemGiB)
+			}
+			e.res.Joins++
+		}
+		s.members = append(s.members, a.Job)
+		s.jobs++
+		if s.observing {
+			s.marks = append(s.marks, j.view.Done)
+		}
+		j.state, j.view.Set, j.runSince = csRunning, s.id, now
+		if !j.started {
+			j.started, j.start = true, now
+			e.res.Jobs[a.Job].Start = now
+		}
+		if err := e.rates(s); err != nil {
+			return err
+		}
+		if a.Observe {
+			e.observe(s)
+		}
+	case policy.ColocUndo:
+		if j.state != csRunning {
+			return fmt.Errorf("%w: undo of job %d, which is not running", ErrPolicy, a.Job)
+		}
+		s := e.sets[j.view.Set]
+		ck := math.Floor(j.view.Done/j.j.EpochSteps) * j.j.EpochSteps
+		e.res.LostSteps += j.view.Done - ck
+		j.view.Done = ck
+		if err := e.leave(j, s); err != nil {
+			return err
+		}
+		j.state = csWaiting
+		j.view.Undone++
+		e.res.Jobs[a.Job].Undos++
+		e.res.Undos++
+	default:
+		return fmt.Errorf("%w: unknown action %d", ErrPolicy, a.Kind)
+	}
+	return nil
+}
+
+func (e *colocEngine) finished() bool { return e.k.Open() == 0 }
+
+// power recomputes every node's power (eq. 5) from the sets on it.
+func (e *colocEngine) power() {
+	p := e.o.Power
+	gpuU := make([]float64, e.o.GPUsPerNode)
+	for n := range e.nodeW {
+		busy := false
+		cpu := 0.0
+		for g := range gpuU {
+			gpuU[g] = 0
+		}
+		for g, sid := range e.gpuSet[n] {
+			if sid < 0 {
+				continue
+			}
+			busy = true
+			gpuU[g] = e.sets[sid].core
+		}
+		if !busy {
+			e.nodeBusy[n] = false
+			if e.o.SleepIdle {
+				e.nodeW[n] = p.Sleep
+			} else {
+				e.nodeW[n] = p.Node(0, gpuU)
+			}
+			continue
+		}
+		for _, s := range e.sets {
+			if s != nil && s.node == n {
+				cpu += p.CPUPerJobPct * float64(len(s.members)*len(s.gpus)) / float64(e.o.GPUsPerNode)
+			}
+		}
+		e.nodeBusy[n] = true
+		e.nodeW[n] = p.Node(cpu, gpuU)
+	}
+}
+
+func (e *colocEngine) settled() error {
+	e.power()
+	if e.o.Timeline {
+		pt := ColocPoint{At: e.k.Now()}
+		for n := range e.nodeW {
+			pt.Power += e.nodeW[n]
+			if e.nodeBusy[n] {
+				pt.ActiveNodes++
+			}
+		}
+		for _, id := range e.active {
+			if e.jobs[id].state == csRunning {
+				pt.Running++
+			} else {
+				pt.Waiting++
+			}
+		}
+		for _, s := range e.sets {
+			if s != nil && len(s.members) > 1 {
+				pt.SharedSets++
+			}
+		}
+		last := e.lastPoint
+		last.At = pt.At
+		if len(e.res.Timeline) == 0 || last != pt {
+			e.res.Timeline = append(e.res.Timeline, pt)
+			e.lastPoint = pt
+		}
+	}
+	return nil
+}
+
+func (e *colocEngine) finish() *ColocResult {
+	r := e.res
+	var run, jtt, wait float64
+	for i := range r.Jobs {
+		jr := &r.Jobs[i]
+		cj := &e.jobs[i]
+		jr.MaxShare = cj.maxShare
+		if cj.ran > 0 {
+			jr.MeanCore, jr.MeanMem = cj.coreMs/float64(cj.ran), cj.memMs/float64(cj.ran)
+		}
+		jr.PeakCore, jr.PeakMem = cj.corePeak, cj.memPeak
+		r.Makespan = max(r.Makespan, jr.End)
+		run += jr.Run.Seconds()
+		jtt += (jr.End - jr.Submit).Seconds()
+		wait += (jr.End - jr.Submit - jr.Run).Seconds()
+		if jr.Missed {
+			r.DeadlineMisses++
+		}
+	}
+	if n := float64(len(r.Jobs)); n > 0 {
+		r.AvgRunSec, r.AvgJTTSec, r.AvgWaitSec = run/n, jtt/n, wait/n
+	}
+	r.Energy = e.led.Total()
+	r.ActiveEnergy, r.IdleEnergy, r.SleepEnergy = e.led.Energy(e.cAct), e.led.Energy(e.cIdle), e.led.Energy(e.cSleep)
+	if r.Makespan > 0 {
+		r.AvgActiveNodes = e.actNodeMs / float64(r.Makespan)
+	}
+	if e.busyGPUms > 0 {
+		r.MeanCoreUtil, r.MeanMemUtil = e.coreGPUms/e.busyGPUms, e.memGPUms/e.busyGPUms
+	}
+	r.Events, r.Decisions = e.k.Events, e.k.Decisions
+	r.Hourly = e.led.Hourly()
+	return r
+}
