@@ -1,0 +1,307 @@
+package solver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/lanl/highs"
+)
+
+// The HiGHS C API functions and constants this file reads results with. They
+// are declared here rather than by including interfaces/highs_c_api.h, whose
+// constants are definitions (the highs package includes that header once).
+
+// #cgo pkg-config: highs
+// #include <stdint.h>
+// #include "util/HighsInt.h"
+// extern const HighsInt kHighsStatusError;
+// extern const HighsInt kHighsSolutionStatusFeasible;
+// extern const HighsInt kHighsModelStatusOptimal;
+// extern const HighsInt kHighsModelStatusInfeasible;
+// extern const HighsInt kHighsModelStatusUnboundedOrInfeasible;
+// extern const HighsInt kHighsModelStatusUnbounded;
+// extern const HighsInt kHighsModelStatusTimeLimit;
+// HighsInt Highs_run(void* highs);
+// HighsInt Highs_getModelStatus(const void* highs);
+// HighsInt Highs_getNumCol(const void* highs);
+// HighsInt Highs_getSolution(const void* highs, double* col_value, double* col_dual, double* row_value, double* row_dual);
+// HighsInt Highs_getIntInfoValue(const void* highs, const char* info, HighsInt* value);
+// HighsInt Highs_getInt64InfoValue(const void* highs, const char* info, int64_t* value);
+// HighsInt Highs_getDoubleInfoValue(const void* highs, const char* info, double* value);
+import "C"
+
+// HiGHS returns the HiGHS backend: the model is passed to HiGHS through the
+// github.com/lanl/highs binding and solved with HiGHS's dual simplex (LPs) or
+// branch and cut (MILPs). The HiGHS library is linked statically (see
+// docs/solver.md for how the Makefile installs it).
+func HiGHS() Solver { return highsSolver{} }
+
+type highsSolver struct{}
+
+// handle returns the HiGHS object behind a highs.RawModel. The binding keeps
+// it in its only (unexported) field, and its Solve discards the solution, the
+// bound and the node count when HiGHS ends with a warning, which is how a time
+// limit ends; so this backend runs HiGHS and reads the results itself through
+// the C API. The layout is that of github.com/lanl/highs v1.0.0, pinned in
+// go.mod; TestHiGHSHandle checks it.
+func handle(raw *highs.RawModel) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(raw))
+}
+
+// Solve implements Solver.
+func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, error) {
+	start := time.Now()
+	fail := func(err error) (Result, error) {
+		return Result{Status: Error, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), Time: time.Since(start)}, err
+	}
+	if err := m.Validate(); err != nil {
+		return fail(err)
+	}
+	if err := o.Validate(); err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(fmt.Errorf("solver: model %q: %w", m.name, err))
+	}
+	raw, err := m.toHiGHS()
+	if err != nil {
+		return fail(fmt.Errorf("solver: model %q: pass to HiGHS: %w", m.name, err))
+	}
+	logPath, err := setHiGHSOptions(raw, timeBudget(ctx, o), o)
+	if logPath != "" {
+		defer os.Remove(logPath)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("solver: model %q: HiGHS options: %w", m.name, err))
+	}
+
+	h := handle(raw)
+	runStatus := C.Highs_run(h)
+	res, err := m.readHiGHS(h, runStatus)
+	runtime.KeepAlive(raw)
+	res.Time = time.Since(start)
+	if logPath != "" {
+		if cerr := copyLog(o.Log, logPath); cerr != nil && err == nil {
+			err = fmt.Errorf("solver: model %q: copy HiGHS log: %w", m.name, cerr)
+			res.Status = Error
+		}
+	}
+	return res, err
+}
+
+// toHiGHS passes the model's columns, rows, integrality and sense to a new
+// HiGHS object.
+func (m *Model) toHiGHS() (*highs.RawModel, error) {
+	raw := highs.NewRawModel()
+	n := len(m.cols)
+	lo, hi, cost := make([]float64, n), make([]float64, n), make([]float64, n)
+	kinds := make([]highs.VariableType, n)
+	integer := false
+	for j, c := range m.cols {
+		lo[j], hi[j] = m.bounds(j)
+		cost[j] = c.obj
+		if c.kind != Continuous {
+			kinds[j] = highs.IntegerType
+			integer = true
+		}
+	}
+	if err := raw.AddColumnBounds(lo, hi); err != nil {
+		return nil, err
+	}
+	if err := raw.SetColumnCosts(cost); err != nil {
+		return nil, err
+	}
+	if integer {
+		if err := raw.SetIntegrality(kinds); err != nil {
+			return nil, err
+		}
+	}
+	rlo, rhi, rstart, index, value := m.sparseRows()
+	if len(index) == 0 {
+		// The binding cannot pass rows without coefficients, nor read a
+		// solution without rows: every row is empty, so it holds when 0 is
+		// within its bounds, and one free row on the first column stands in.
+		for i, r := range m.rows {
+			if r.lo > 0 || r.hi < 0 {
+				return nil, fmt.Errorf("%s has no coefficients and bounds [%v, %v] that exclude 0", m.rowRef(i), r.lo, r.hi)
+			}
+		}
+		rlo, rhi = []float64{math.Inf(-1)}, []float64{math.Inf(1)}
+		rstart, index, value = []int{0}, []int{0}, []float64{1}
+	}
+	if err := raw.AddCompSparseRows(rlo, rstart, index, value, rhi); err != nil {
+		return nil, err
+	}
+	if err := raw.SetMaximization(m.maximize); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// setHiGHSOptions sets the time limit, gap, threads, seed and log; it
+// returns the path of the log file HiGHS writes when o.Log is set.
+func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (string, error) {
+	threads := o.Threads
+	if threads == 0 {
+		threads = 1
+	}
+	set := []struct {
+		name string
+		set  func() error
+	}{
+		{"output_flag", func() error { return raw.SetBoolOption("output_flag", o.Log != nil) }},
+		{"log_to_console", func() error { return raw.SetBoolOption("log_to_console", false) }},
+		{"threads", func() error { return raw.SetIntOption("threads", threads) }},
+		{"random_seed", func() error { return raw.SetIntOption("random_seed", o.Seed) }},
+	}
+	if limit > 0 {
+		set = append(set, struct {
+			name string
+			set  func() error
+		}{"time_limit", func() error { return raw.SetFloat64Option("time_limit", limit.Seconds()) }})
+	}
+	if o.RelGap > 0 {
+		set = append(set, struct {
+			name string
+			set  func() error
+		}{"mip_rel_gap", func() error { return raw.SetFloat64Option("mip_rel_gap", o.RelGap) }})
+	}
+	for _, s := range set {
+		if err := s.set(); err != nil && !isWarning(err) {
+			return "", fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	if o.Log == nil {
+		return "", nil
+	}
+	f, err := os.CreateTemp("", "wattsched-highs-*.log")
+	if err != nil {
+		return "", err
+	}
+	path := f.Name()
+	if err := f.Close(); err != nil {
+		return path, err
+	}
+	if err := raw.SetStringOption("log_file", path); err != nil && !isWarning(err) {
+		return path, fmt.Errorf("log_file: %w", err)
+	}
+	return path, nil
+}
+
+func isWarning(err error) bool {
+	var cs highs.CallStatus
+	return errors.As(err, &cs) && cs.IsWarning()
+}
+
+// readHiGHS turns HiGHS's model status, solution and information into a
+// Result.
+func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt) (Result, error) {
+	res := Result{Status: Error, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1)}
+	ms := C.Highs_getModelStatus(h)
+	switch ms {
+	case C.kHighsModelStatusOptimal:
+		res.Status = Optimal
+	case C.kHighsModelStatusInfeasible:
+		res.Status = Infeasible
+	case C.kHighsModelStatusUnbounded:
+		res.Status = Unbounded
+	case C.kHighsModelStatusUnboundedOrInfeasible:
+		res.Status = InfeasibleOrUnbounded
+	case C.kHighsModelStatusTimeLimit:
+		res.Status = TimeLimit
+	default:
+		return res, fmt.Errorf("solver: model %q: HiGHS ended with model status %d (run status %d)", m.name, int(ms), int(runStatus))
+	}
+	if runStatus == C.kHighsStatusError {
+		res.Status = Error
+		return res, fmt.Errorf("solver: model %q: HiGHS run failed (model status %d)", m.name, int(ms))
+	}
+	integer := false
+	for _, c := range m.cols {
+		integer = integer || c.kind != Continuous
+	}
+	if integer {
+		var nodes C.int64_t
+		if C.Highs_getInt64InfoValue(h, cMIPNodeCount, &nodes) != C.kHighsStatusError {
+			res.Nodes = int64(nodes)
+		}
+	}
+	if res.Status != Optimal && res.Status != TimeLimit {
+		return res, nil
+	}
+	var pss C.HighsInt
+	if C.Highs_getIntInfoValue(h, cPrimalSolutionStatus, &pss) == C.kHighsStatusError {
+		res.Status = Error
+		return res, fmt.Errorf("solver: model %q: HiGHS primal_solution_status unavailable", m.name)
+	}
+	if pss != C.kHighsSolutionStatusFeasible {
+		if res.Status == Optimal {
+			res.Status = Error
+			return res, fmt.Errorf("solver: model %q: HiGHS reported optimal without a feasible solution", m.name)
+		}
+		return res, nil // time limit without an incumbent
+	}
+	n := int(C.Highs_getNumCol(h))
+	if n != len(m.cols) {
+		res.Status = Error
+		return res, fmt.Errorf("solver: model %q: HiGHS has %d columns, the model %d", m.name, n, len(m.cols))
+	}
+	x := make([]float64, n)
+	colDual := make([]float64, n)
+	// At least one row was passed (toHiGHS adds one to a model without any).
+	nr := max(len(m.rows), 1)
+	rowValue := make([]float64, nr)
+	rowDual := make([]float64, nr)
+	if C.Highs_getSolution(h, (*C.double)(&x[0]), (*C.double)(&colDual[0]),
+		(*C.double)(&rowValue[0]), (*C.double)(&rowDual[0])) == C.kHighsStatusError {
+		res.Status = Error
+		return res, fmt.Errorf("solver: model %q: HiGHS solution unavailable", m.name)
+	}
+	for j, c := range m.cols {
+		if c.kind != Continuous {
+			x[j] = math.Round(x[j])
+		}
+	}
+	res.HasSolution = true
+	res.X = x
+	res.Objective = m.Objective(x)
+	res.Bound = res.Objective
+	if integer {
+		var b C.double
+		if C.Highs_getDoubleInfoValue(h, cMIPDualBound, &b) != C.kHighsStatusError {
+			res.Bound = float64(b)
+		} else {
+			res.Bound = math.NaN()
+		}
+	}
+	if res.Status == Optimal && !integer {
+		res.Gap = 0
+	} else {
+		res.Gap = relGap(res.Objective, res.Bound)
+	}
+	return res, nil
+}
+
+// The names of the information items read, as C strings allocated once.
+var (
+	cMIPNodeCount         = C.CString("mip_node_count")
+	cPrimalSolutionStatus = C.CString("primal_solution_status")
+	cMIPDualBound         = C.CString("mip_dual_bound")
+)
+
+func copyLog(w io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
+}
