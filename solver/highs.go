@@ -55,6 +55,14 @@ func handle(raw *highs.RawModel) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(raw))
 }
 
+// numCols returns the number of columns HiGHS holds for raw, read through
+// handle.
+func numCols(raw *highs.RawModel) int {
+	n := int(C.Highs_getNumCol(handle(raw)))
+	runtime.KeepAlive(raw)
+	return n
+}
+
 // Solve implements Solver.
 func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, error) {
 	start := time.Now()
@@ -70,16 +78,26 @@ func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, erro
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("solver: model %q: %w", m.name, err))
 	}
-	raw, err := m.toHiGHS()
-	if err != nil {
-		return fail(fmt.Errorf("solver: model %q: pass to HiGHS: %w", m.name, err))
+	if m.emptyRowExcludingZero() {
+		// No point satisfies such a row; HiGHS cannot be passed a
+		// model without coefficients.
+		return Result{Status: Infeasible, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), Time: time.Since(start)}, nil
 	}
+	// Options first: HiGHS prints its banner on stdout when a model is
+	// passed with output on.
+	raw := highs.NewRawModel()
 	logPath, err := setHiGHSOptions(raw, timeBudget(ctx, o), o)
 	if logPath != "" {
 		defer os.Remove(logPath)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("solver: model %q: HiGHS options: %w", m.name, err))
+	}
+	if err := m.toHiGHS(raw); err != nil {
+		return fail(fmt.Errorf("solver: model %q: pass to HiGHS: %w", m.name, err))
+	}
+	if n := numCols(raw); n != len(m.cols) {
+		return fail(fmt.Errorf("solver: model %q: HiGHS holds %d columns, the model %d", m.name, n, len(m.cols)))
 	}
 
 	h := handle(raw)
@@ -96,10 +114,9 @@ func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, erro
 	return res, err
 }
 
-// toHiGHS passes the model's columns, rows, integrality and sense to a new
+// toHiGHS passes the model's columns, rows, integrality and sense to a
 // HiGHS object.
-func (m *Model) toHiGHS() (*highs.RawModel, error) {
-	raw := highs.NewRawModel()
+func (m *Model) toHiGHS(raw *highs.RawModel) error {
 	n := len(m.cols)
 	lo, hi, cost := make([]float64, n), make([]float64, n), make([]float64, n)
 	kinds := make([]highs.VariableType, n)
@@ -113,36 +130,49 @@ func (m *Model) toHiGHS() (*highs.RawModel, error) {
 		}
 	}
 	if err := raw.AddColumnBounds(lo, hi); err != nil {
-		return nil, err
+		return err
 	}
 	if err := raw.SetColumnCosts(cost); err != nil {
-		return nil, err
+		return err
 	}
 	if integer {
 		if err := raw.SetIntegrality(kinds); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	rlo, rhi, rstart, index, value := m.sparseRows()
 	if len(index) == 0 {
-		// The binding cannot pass rows without coefficients, nor read a
-		// solution without rows: every row is empty, so it holds when 0 is
-		// within its bounds, and one free row on the first column stands in.
-		for i, r := range m.rows {
-			if r.lo > 0 || r.hi < 0 {
-				return nil, fmt.Errorf("%s has no coefficients and bounds [%v, %v] that exclude 0", m.rowRef(i), r.lo, r.hi)
-			}
-		}
+		// The binding cannot pass rows without coefficients: every row
+		// is empty (and holds, see emptyRowExcludingZero), so one free
+		// row on the first column stands in.
 		rlo, rhi = []float64{math.Inf(-1)}, []float64{math.Inf(1)}
 		rstart, index, value = []int{0}, []int{0}, []float64{1}
 	}
 	if err := raw.AddCompSparseRows(rlo, rstart, index, value, rhi); err != nil {
-		return nil, err
+		return err
 	}
 	if err := raw.SetMaximization(m.maximize); err != nil {
-		return nil, err
+		return err
 	}
-	return raw, nil
+	return nil
+}
+
+// emptyRowExcludingZero reports whether a row has only zero coefficients
+// (or none) and bounds that exclude 0: no point satisfies it.
+func (m *Model) emptyRowExcludingZero() bool {
+	for _, r := range m.rows {
+		if r.lo <= 0 && r.hi >= 0 {
+			continue
+		}
+		empty := true
+		for _, t := range r.terms {
+			empty = empty && t.Coef == 0
+		}
+		if empty {
+			return true
+		}
+	}
+	return false
 }
 
 // setHiGHSOptions sets the time limit, gap, threads, seed and log; it
@@ -156,8 +186,8 @@ func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (strin
 		name string
 		set  func() error
 	}{
-		{"output_flag", func() error { return raw.SetBoolOption("output_flag", o.Log != nil) }},
 		{"log_to_console", func() error { return raw.SetBoolOption("log_to_console", false) }},
+		{"output_flag", func() error { return raw.SetBoolOption("output_flag", false) }},
 		{"threads", func() error { return raw.SetIntOption("threads", threads) }},
 		{"random_seed", func() error { return raw.SetIntOption("random_seed", o.Seed) }},
 	}
@@ -191,6 +221,9 @@ func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (strin
 	}
 	if err := raw.SetStringOption("log_file", path); err != nil && !isWarning(err) {
 		return path, fmt.Errorf("log_file: %w", err)
+	}
+	if err := raw.SetBoolOption("output_flag", true); err != nil && !isWarning(err) {
+		return path, fmt.Errorf("output_flag: %w", err)
 	}
 	return path, nil
 }
@@ -248,11 +281,7 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt) (Result, error
 		}
 		return res, nil // time limit without an incumbent
 	}
-	n := int(C.Highs_getNumCol(h))
-	if n != len(m.cols) {
-		res.Status = Error
-		return res, fmt.Errorf("solver: model %q: HiGHS has %d columns, the model %d", m.name, n, len(m.cols))
-	}
+	n := len(m.cols)
 	x := make([]float64, n)
 	colDual := make([]float64, n)
 	// At least one row was passed (toHiGHS adds one to a model without any).
