@@ -29,6 +29,7 @@ import (
 // extern const HighsInt kHighsModelStatusUnbounded;
 // extern const HighsInt kHighsModelStatusTimeLimit;
 // HighsInt Highs_run(void* highs);
+// HighsInt Highs_setSolution(void* highs, const double* col_value, const double* row_value, const double* col_dual, const double* row_dual);
 // HighsInt Highs_getModelStatus(const void* highs);
 // HighsInt Highs_getNumCol(const void* highs);
 // HighsInt Highs_getSolution(const void* highs, double* col_value, double* col_dual, double* row_value, double* row_dual);
@@ -99,6 +100,11 @@ func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, erro
 	if n := numCols(raw); n != len(m.cols) {
 		return fail(fmt.Errorf("solver: model %q: HiGHS holds %d columns, the model %d", m.name, n, len(m.cols)))
 	}
+	if o.Start != nil {
+		if err := m.setStart(raw, o.Start); err != nil {
+			return fail(err)
+		}
+	}
 
 	h := handle(raw)
 	runStatus := C.Highs_run(h)
@@ -153,6 +159,34 @@ func (m *Model) toHiGHS(raw *highs.RawModel) error {
 	}
 	if err := raw.SetMaximization(m.maximize); err != nil {
 		return err
+	}
+	return nil
+}
+
+// setStart passes a starting point: its column values and the row
+// activities they give (no duals).
+func (m *Model) setStart(raw *highs.RawModel, start []float64) error {
+	if len(start) != len(m.cols) {
+		return fmt.Errorf("solver: model %q: options: Start has %d values for %d columns", m.name, len(start), len(m.cols))
+	}
+	_, _, _, index, _ := m.sparseRows()
+	var rows []float64
+	if len(index) == 0 {
+		rows = []float64{start[0]} // the free row toHiGHS stands in
+	} else {
+		rows = make([]float64, len(m.rows))
+		for i, r := range m.rows {
+			for _, t := range r.terms {
+				rows[i] += t.Coef * start[t.Var]
+			}
+		}
+	}
+	col := make([]float64, len(start))
+	copy(col, start)
+	st := C.Highs_setSolution(handle(raw), (*C.double)(&col[0]), (*C.double)(&rows[0]), nil, nil)
+	runtime.KeepAlive(raw)
+	if st == C.kHighsStatusError {
+		return fmt.Errorf("solver: model %q: HiGHS refused the starting point", m.name)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -500,5 +502,64 @@ func TestLogAndDeterminism(t *testing.T) {
 	}
 	if fmt.Sprint(a.X) != fmt.Sprint(b.X) || a.Nodes != b.Nodes {
 		t.Errorf("two solves differ: %d vs %d nodes", a.Nodes, b.Nodes)
+	}
+}
+
+// TestStart: a feasible starting point is used: with a 1 µs limit HiGHS
+// ends without a solution of its own, and with the start it returns one at
+// least as good; a start of the wrong length or with NaN is an error.
+func TestStart(t *testing.T) {
+	m := hardKnapsack(500)
+	// Start: the first items taken greedily while every capacity holds
+	// (the capacities are half of each resource's total).
+	start := make([]float64, m.NumVars())
+	for j := range start {
+		start[j] = 1
+		if m.Check(start, 0) != nil {
+			start[j] = 0
+		}
+	}
+	if err := m.Check(start, 0); err != nil {
+		t.Fatal(err)
+	}
+	o := solver.Options{TimeLimit: time.Microsecond, Threads: 1}
+	res, err := solver.HiGHS().Solve(context.Background(), m, o)
+	if err != nil || res.Status != solver.TimeLimit || res.HasSolution {
+		t.Fatalf("without a start: %v, solution %v, %v; want time limit without a solution", res.Status, res.HasSolution, err)
+	}
+	o.Start = start
+	res, err = solver.HiGHS().Solve(context.Background(), m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.HasSolution || res.Objective < m.Objective(start)-1e-9 {
+		t.Fatalf("status %v, objective %v below the start's %v", res.Status, res.Objective, m.Objective(start))
+	}
+	t.Logf("start %v -> %v (%v, bound %v)", m.Objective(start), res.Objective, res.Status, res.Bound)
+	for _, bad := range [][]float64{start[:3], append(append([]float64{}, start[:len(start)-1]...), math.NaN())} {
+		o.Start = bad
+		if _, err := solver.HiGHS().Solve(context.Background(), m, o); err == nil || !strings.Contains(err.Error(), "Start") {
+			t.Errorf("start of %d values: error %v", len(bad), err)
+		}
+	}
+}
+
+// TestQuietStdout runs TestStatuses and TestModelEdges (HiGHS solves of
+// every status) in a child test process and checks that nothing of HiGHS
+// reaches its stdout, which a CLI's output shares.
+func TestQuietStdout(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(exe, "-test.run", "^(TestStatuses|TestModelEdges)$", "-test.count=1").Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if !bytes.HasSuffix(bytes.TrimSpace(out), []byte("PASS")) {
+		t.Fatalf("child did not pass:\n%s", out)
+	}
+	if bytes.Contains(out, []byte("HiGHS")) {
+		t.Errorf("HiGHS wrote to stdout:\n%s", out)
 	}
 }
