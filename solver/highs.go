@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -209,12 +210,36 @@ func (m *Model) emptyRowExcludingZero() bool {
 	return false
 }
 
+// processThreads is the thread count of HiGHS's task scheduler, which is
+// global to the process: the first solve sets it and HiGHS 1.3.1 fails a
+// later run that asks for another count.
+var processThreads struct {
+	sync.Mutex
+	n int
+}
+
+// claimThreads checks that n threads agree with the process's scheduler.
+func claimThreads(n int) error {
+	processThreads.Lock()
+	defer processThreads.Unlock()
+	if processThreads.n == 0 {
+		processThreads.n = n
+	}
+	if n != processThreads.n {
+		return fmt.Errorf("Threads %d: HiGHS's scheduler is global to the process and runs %d threads (set by this process's first solve)", n, processThreads.n)
+	}
+	return nil
+}
+
 // setHiGHSOptions sets the time limit, gap, threads, seed and log; it
 // returns the path of the log file HiGHS writes when o.Log is set.
 func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (string, error) {
 	threads := o.Threads
 	if threads == 0 {
 		threads = 1
+	}
+	if err := claimThreads(threads); err != nil {
+		return "", err
 	}
 	set := []struct {
 		name string

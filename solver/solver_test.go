@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -561,5 +562,42 @@ func TestQuietStdout(t *testing.T) {
 	}
 	if bytes.Contains(out, []byte("HiGHS")) {
 		t.Errorf("HiGHS wrote to stdout:\n%s", out)
+	}
+}
+
+// TestConcurrentSolves: HiGHS solves running in parallel goroutines (as
+// seeds run side by side) give the same results as sequential ones; a
+// thread count other than the process's first is an error.
+func TestConcurrentSolves(t *testing.T) {
+	var ms []*solver.Model
+	for s := range uint64(15) {
+		ms = append(ms, knapsack(rand.New(rand.NewPCG(s, 1))), facility(rand.New(rand.NewPCG(s, 2))))
+	}
+	solve := func(m *solver.Model) string {
+		r, err := solver.HiGHS().Solve(context.Background(), m, exact)
+		return fmt.Sprint(r.Status, r.X, r.Nodes, err)
+	}
+	seq := make([]string, len(ms))
+	for i, m := range ms {
+		seq[i] = solve(m)
+	}
+	par := make([]string, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			par[i] = solve(m)
+		}()
+	}
+	wg.Wait()
+	for i := range ms {
+		if par[i] != seq[i] {
+			t.Errorf("model %d: parallel %s, sequential %s", i, par[i], seq[i])
+		}
+	}
+	_, err := solver.HiGHS().Solve(context.Background(), ms[0], solver.Options{Threads: 2})
+	if err == nil || !strings.Contains(err.Error(), "Threads 2: HiGHS's scheduler is global to the process and runs 1 threads") {
+		t.Errorf("Threads 2 after 1: error %v", err)
 	}
 }
