@@ -4,7 +4,26 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all setup build kube-scheduler demo test bench bench-k8s fuzz clean
+# HiGHS (MIT) for package solver: the static library and headers of the module
+# below, folder external/<os>-<arch>, found by cgo through build/pkgconfig/highs.pc
+# (github.com/lanl/highs asks pkg-config for "highs"). Only the library files
+# are used; the module's own Go package is never imported. The module's hash is
+# checked against HIGHS_SUM. Without pkg-config on the machine, a small script
+# written next to highs.pc answers cgo's two questions instead.
+HIGHS_MOD := github.com/nextmv-io/go-highs
+HIGHS_VERSION := v1.5.1
+HIGHS_SUM := h1:qzU+6/ccD+lC0ZCWImFHk9XHJ7tCaWnO5ucmtIPfoso=
+HIGHS_PC := $(CURDIR)/build/pkgconfig
+export PKG_CONFIG_PATH := $(HIGHS_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+# The HiGHS backend of package solver is built only with the highs tag, so
+# that plain `go build` and `go install` work without the library (their
+# binaries say so when a command needs HiGHS); every make target sets it.
+export GOFLAGS += -tags=highs
+ifeq ($(shell command -v pkg-config),)
+export PKG_CONFIG := $(HIGHS_PC)/pkg-config
+endif
+
+.PHONY: all setup highs env build kube-scheduler demo test bench bench-k8s fuzz clean
 
 all: build
 
@@ -12,6 +31,32 @@ setup:
 	@command -v $(GO) >/dev/null || { echo "Go toolchain not found (expected /usr/local/go/bin/go)"; exit 1; }
 	$(GO) mod download
 	cd k8s && $(GO) mod download
+	@$(MAKE) --no-print-directory highs
+
+highs:
+	@set -e; \
+	  info=$$($(GO) mod download -json $(HIGHS_MOD)@$(HIGHS_VERSION)); \
+	  sum=$$(printf '%s\n' "$$info" | sed -n 's/^[[:space:]]*"Sum": "\(.*\)",*$$/\1/p'); \
+	  dir=$$(printf '%s\n' "$$info" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p'); \
+	  if [ "$$sum" != "$(HIGHS_SUM)" ]; then echo "$(HIGHS_MOD)@$(HIGHS_VERSION): hash $$sum, want $(HIGHS_SUM)"; exit 1; fi; \
+	  lib="$$dir/external/$$($(GO) env GOOS)-$$($(GO) env GOARCH)"; \
+	  if [ ! -f "$$lib/lib/libhighs.a" ]; then echo "no HiGHS library for this platform in $$lib"; exit 1; fi; \
+	  mkdir -p $(HIGHS_PC); \
+	  printf '%s\n' "prefix=$$lib" "Name: highs" "Description: HiGHS (MIT) from $(HIGHS_MOD)@$(HIGHS_VERSION) external/" \
+	    "Version: 1.3.1" 'Cflags: -I$${prefix}/include/highs' 'Libs: -L$${prefix}/lib -lhighs -lstdc++ -lm -ldl -lpthread' \
+	    > $(HIGHS_PC)/highs.pc.tmp; \
+	  mv $(HIGHS_PC)/highs.pc.tmp $(HIGHS_PC)/highs.pc; \
+	  printf '%s\n' '#!/bin/sh' '# Written by make highs: answers cgo for highs.pc where pkg-config is missing.' \
+	    'case "$$1" in --cflags) echo "-I@LIB@/include/highs" ;; --libs) echo "-L@LIB@/lib -lhighs -lstdc++ -lm -ldl -lpthread" ;; *) exit 1 ;; esac' \
+	    | sed "s|@LIB@|$$lib|g" > $(HIGHS_PC)/pkg-config; \
+	  chmod +x $(HIGHS_PC)/pkg-config
+
+# Prints the environment that lets plain go commands (go build, go test) find
+# HiGHS after make setup: eval "$$(make -s env)".
+env:
+	@echo 'export PKG_CONFIG_PATH=$(PKG_CONFIG_PATH)'
+	@echo 'export GOFLAGS="$(GOFLAGS)"'
+	@$(if $(PKG_CONFIG),echo 'export PKG_CONFIG=$(PKG_CONFIG)')
 
 build: setup
 	$(GO) build -o bin/wattsched ./cmd/wattsched
@@ -37,6 +82,7 @@ test: setup
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./experiment/ ./policy/...
+	$(GO) test -run '^$$' -bench HiGHS -benchtime 1x ./solver/
 	./bin/wattsched bench
 
 # Scheduling throughput of the wattsched profile vs kube-scheduler's default
@@ -57,4 +103,4 @@ fuzz: setup
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
 
 clean:
-	rm -rf bin out
+	rm -rf bin out build
