@@ -16,16 +16,44 @@ import (
 // would pick, stays within Limit. Tasks are admitted in arrival order:
 // while a task that fits somewhere waits for power, the tasks behind it
 // wait too (Online; the plugin's waiting list).
+//
+// With a Meter (measured mode), the power counted for the running tasks
+// is, node by node, the larger of the measured and the estimated power
+// (power.AtLeastMeasured); a node without a fresh reading counts its
+// estimate. The task being admitted is always counted by its estimated
+// increase: it is not running yet, so nothing has measured it.
 type PowerGate struct {
 	Limit power.Limit
 	Model power.Model
+	// Meter gives the nodes' measured power (nil: estimates only).
+	Meter Meter
 }
 
-// ClusterPower is the estimated power of the nodes.
+// Meter gives a node's latest fresh measured power by node name; ok is
+// false when there is none (no series, stale, or invalid), and the gate
+// then counts the estimate.
+type Meter interface {
+	Reading(node string) (r power.Reading, ok bool)
+}
+
+// NodePower is the power the gate counts for n: its estimate, or with a
+// Meter and a fresh reading, power.AtLeastMeasured.
+func (g *PowerGate) NodePower(n *cluster.Node) hw.Watts {
+	est := g.Model.NodePower(n)
+	if g.Meter != nil {
+		if r, ok := g.Meter.Reading(n.Name); ok {
+			return power.AtLeastMeasured(est, r)
+		}
+	}
+	return est.Total()
+}
+
+// ClusterPower is the power the gate counts for the nodes: the sum of
+// NodePower.
 func (g *PowerGate) ClusterPower(nodes []*cluster.Node) hw.Watts {
 	var w hw.Watts
 	for _, n := range nodes {
-		w += g.Model.NodePower(n).Total()
+		w += g.NodePower(n)
 	}
 	return w
 }
@@ -57,7 +85,9 @@ func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
 // NeverFits reports whether demand d could not start within the limit
 // even on an idle cluster: the idle cluster's power plus d's smallest
 // increase on any idle node where it fits (with the GPUs pick chooses)
-// exceeds the limit, or it fits on no idle node at all. Such a task must
+// exceeds the limit, or it fits on no idle node at all. It uses the
+// estimates alone, also in measured mode: a measurement says what the
+// nodes draw now, not what they would draw idle. Such a task must
 // not wait for power: nothing will ever free enough, and the tasks behind
 // it would wait forever.
 func (g *PowerGate) NeverFits(d *job.Demand, nodes []*cluster.Node, pick func(d *job.Demand, n *cluster.Node) []int) (bool, string) {
