@@ -4,7 +4,7 @@
 GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all setup build kube-scheduler demo test bench bench-k8s fuzz clean
+.PHONY: all setup build kube-scheduler demo test bench bench-k8s fuzz clean prometheus
 
 all: build
 
@@ -28,7 +28,7 @@ demo: build
 # Every test: vet, formatting, unit/property/golden tests, full-trace
 # reproductions and fuzz seeds; then the Kubernetes module's unit tests and
 # its integration tests against a real kube-apiserver (embedded etcd).
-test: setup
+test: setup prometheus
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -58,3 +58,14 @@ fuzz: setup
 
 clean:
 	rm -rf bin out
+
+# The Prometheus server (and promtool) for the measured-power tests
+# (power/prom, internal/cli calibrate, k8s/plugins): Debian's package, 2.42.
+# Skipped when `prometheus --version` works. The tests start their own
+# server on a free loopback port; the package's service is not needed.
+prometheus:
+	@prometheus --version >/dev/null 2>&1 || { \
+	  echo "installing the Prometheus server (apt-get install -y prometheus)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	  prometheus --version >/dev/null 2>&1 || { echo "prometheus install failed: run apt-get install -y prometheus as root"; exit 1; }; }
