@@ -79,7 +79,11 @@ func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
 	if g.Limit.Allows(total + cheapest) {
 		return false, ""
 	}
-	return true, fmt.Sprintf("power budget: estimated cluster power %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", total, cheapest, g.Limit)
+	what := "estimated cluster power"
+	if g.Meter != nil {
+		what = "cluster power (per node the larger of measured and estimated)"
+	}
+	return true, fmt.Sprintf("power budget: %s %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", what, total, cheapest, g.Limit)
 }
 
 // NeverFits reports whether demand d could not start within the limit

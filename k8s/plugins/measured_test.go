@@ -1,0 +1,145 @@
+package plugins
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
+
+	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/power/prom"
+	"github.com/wattsched/wattsched/power/prom/promtest"
+)
+
+// measuredEnv is budgetEnv's cluster (nodes a and b, 2 T4 each, 70 W
+// estimated in all) with PowerBudget in measured mode.
+func measuredEnv(t *testing.T, fns []tf.RegisterPluginFunc) *env {
+	t.Helper()
+	e := newEnv(t, []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "T4", 2, 32000)}, nil, fns...)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e.factory.Start(ctx.Done())
+	e.factory.WaitForCacheSync(ctx.Done())
+	return e
+}
+
+// A decision that differs between the modes: budget 300 W, a pod with one
+// vCPU and one whole GPU adds 165 W (budgetEnv), 70 + 165 = 235 W: the
+// estimate admits it. Measured, b's GPUs draw 300 W against an estimate
+// of 2 x 10 W: b counts 15 + 300 W, the cluster 35 + 315 = 350 W, and
+// 350 + 165 = 515 W > 300 W: the pod waits (it fits an idle cluster, so it
+// is not rejected).
+func TestBudgetMeasuredModeDiffers(t *testing.T) {
+	high := power.Readings{"b": {Watts: 300, Scope: power.ScopeGPU}}
+	for _, tc := range []struct {
+		name  string
+		fns   []tf.RegisterPluginFunc
+		admit bool
+		gateW float64
+	}{
+		{"estimated", budgetPlugins(300), true, 70},
+		{"measured", budgetMeasured(300, high), false, 350},
+		{"measured below the estimate", budgetMeasured(300, power.Readings{"b": {Watts: 1, Scope: power.ScopeGPU}}), true, 70},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := measuredEnv(t, tc.fns)
+			_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), pod("p", 1000, 1000, nil))
+			if st.IsSuccess() != tc.admit {
+				t.Fatalf("PreFilter %v, want admitted %v", st, tc.admit)
+			}
+			if !tc.admit && (st.Code() != 2 || !strings.Contains(st.Message(), "power budget")) {
+				t.Errorf("status %v, want Unschedulable with the power budget reason", st)
+			}
+			if v, _ := testutil.GetGaugeMetricValue(gateClusterPower); v != tc.gateW {
+				t.Errorf("wattsched_gate_cluster_power_watts %v, want %v", v, tc.gateW)
+			}
+			if v, _ := testutil.GetGaugeMetricValue(clusterPower); v != 70 {
+				t.Errorf("wattsched_estimated_cluster_power_watts %v, want 70", v)
+			}
+		})
+	}
+}
+
+// A node's switch to its estimate is counted and logged once per reason,
+// and its fallback gauge follows.
+func TestWatchedMeterFallbacks(t *testing.T) {
+	m := fixedMeter{"a": {Watts: 50, Scope: power.ScopeGPU}}
+	w := newWatchedMeter(m)
+	before, _ := testutil.GetCounterMetricValue(measuredFallbacks.WithLabelValues(prom.ReasonNoSeries))
+	for range 3 {
+		if _, ok := w.Reading("zz"); ok {
+			t.Fatal("reading for a node without series")
+		}
+	}
+	if r, ok := w.Reading("a"); !ok || r.Watts != 50 {
+		t.Errorf("a: %v %v", r, ok)
+	}
+	after, _ := testutil.GetCounterMetricValue(measuredFallbacks.WithLabelValues(prom.ReasonNoSeries))
+	if after-before != 1 {
+		t.Errorf("fallbacks counted %v times, want 1", after-before)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(measuredFallback.WithLabelValues("zz")); v != 1 {
+		t.Errorf("fallback gauge %v, want 1", v)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(measuredNodePower.WithLabelValues("a")); v != 50 {
+		t.Errorf("measured node power %v, want 50", v)
+	}
+}
+
+func TestBudgetMeasuredArgs(t *testing.T) {
+	for field, a := range map[string]BudgetArgs{
+		"url":            {BudgetWatts: 100, Measured: &MeasuredArgs{}},
+		"exporter":       {BudgetWatts: 100, Measured: &MeasuredArgs{Config: prom.Config{URL: "http://p:9090", Exporter: "x"}}},
+		"refreshSeconds": {BudgetWatts: 100, Measured: &MeasuredArgs{Config: prom.Config{URL: "http://p:9090"}, RefreshSeconds: -2}},
+	} {
+		_, err := tf.NewFramework(context.Background(), append(budgetPlugins(100)[:len(budgetPlugins(100))-1], withArgs(BudgetName, a)), "wattsched")
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: error %v, want one naming it", field, err)
+		}
+	}
+}
+
+// The same decision with a real Prometheus: node b's GPUs are replayed at
+// 150 W each (DCGM exposition, scraped every second); the plugin refreshes
+// every 200 ms and the pod that the estimate admits waits once b's
+// measurement arrives; node a has no series and counts its estimate.
+func TestBudgetMeasuredWithPrometheus(t *testing.T) {
+	exp := promtest.NewExporter(t, 1, promtest.Node{Name: "b", Model: "Tesla T4", GPUs: 2, IdleW: 150, FullW: 150, OtherW: 100})
+	srv := promtest.Start(t, exp.Target)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	fns := append(gpuPlugin(GPUArgs{}),
+		tf.RegisterPluginAsExtensions(BudgetName, func(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+			return newBudget(ctx, obj, h, promMeter)
+		}, "PreFilter", "Filter"),
+		withArgs(BudgetName, BudgetArgs{BudgetWatts: 300, Measured: &MeasuredArgs{Config: prom.Config{URL: srv.URL}, RefreshSeconds: 0.2}}))
+	e := measuredEnv(t, fns)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), pod("p", 1000, 1000, nil))
+		if !st.IsSuccess() {
+			t.Logf("waits: %s", st.Message())
+			if !strings.Contains(st.Message(), "power budget") {
+				t.Errorf("reason %q", st.Message())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("measured power never reached the gate in 30 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// b: 15 W (CPU estimate) + 300 W measured; a: 35 W estimated.
+	if v, _ := testutil.GetGaugeMetricValue(gateClusterPower); v != 350 {
+		t.Errorf("gate cluster power %v W, want 350", v)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(measuredFallback.WithLabelValues("a")); v != 1 {
+		t.Errorf("a's fallback gauge %v, want 1 (no series)", v)
+	}
+}
