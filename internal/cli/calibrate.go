@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/power/calibrate"
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/report"
 )
@@ -28,7 +29,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	out := fs.String("o", "", "catalog file to write (required)")
 	force := fs.Bool("force", false, "replace an existing file")
 	curve := fs.String("curve", "", "inner breakpoints of a piecewise curve over utilisation, e.g. 0.25,0.5,0.75 (default: a straight line from idle to full power)")
-	o := prom.DefaultCalibrate()
+	o := calibrate.Default()
 	fs.StringVar(&o.PowerMetric, "power-metric", o.PowerMetric, "power series (W)")
 	fs.StringVar(&o.UtilMetric, "util-metric", o.UtilMetric, "utilisation series (percent)")
 	fs.StringVar(&o.ModelLabel, "model-label", o.ModelLabel, "label holding the GPU model")
@@ -67,17 +68,17 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return usageError{fmt.Errorf("calibrate --prometheus: %w", err)}
 		}
-		if series, err = c.QueryRange(ctx, o.CalibrateQuery(), start, end, step); err != nil {
+		if series, err = c.QueryRange(ctx, o.Query(), start, end, step); err != nil {
 			return fmt.Errorf("%s: %w", *url, err)
 		}
 		o.From = fmt.Sprintf("%s %s..%s step %s", *url, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), step)
 	}
-	fits, err := prom.Calibrate(series, o, hw.Default())
+	fits, err := calibrate.Fit(series, o, hw.Default())
 	if err != nil {
 		return err
 	}
-	header := fmt.Sprintf("GPU power models calibrated by wattsched calibrate from %s (query %s).\nAdd them with `wattsched run --catalog FILE` or a scenario's `catalog: FILE`; name them in a node list.", o.From, o.CalibrateQuery())
-	doc, err := prom.CatalogYAML(fits, header)
+	header := fmt.Sprintf("GPU power models calibrated by wattsched calibrate from %s (query %s).\nAdd them with `wattsched run --catalog FILE` or a scenario's `catalog: FILE`; name them in a node list.", o.From, o.Query())
+	doc, err := calibrate.CatalogYAML(fits, header)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/power"
-	"github.com/wattsched/wattsched/power/prom"
+	"github.com/wattsched/wattsched/power/calibrate"
 	"github.com/wattsched/wattsched/power/prom/promtest"
 )
 
@@ -42,7 +42,7 @@ func calibrationData(t *testing.T) (srv string, start, end time.Time, raw []byte
 	}
 	time.Sleep(1500 * time.Millisecond) // let the last scrape be stored
 	end = time.Now().Truncate(time.Second)
-	q := url.Values{"query": {prom.DefaultCalibrate().CalibrateQuery()}, "start": {fmt.Sprint(start.Unix())}, "end": {fmt.Sprint(end.Unix())}, "step": {"1"}}
+	q := url.Values{"query": {calibrate.Default().Query()}, "start": {fmt.Sprint(start.Unix())}, "end": {fmt.Sprint(end.Unix())}, "step": {"1"}}
 	resp, err := http.Get(s.URL + "/api/v1/query_range?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ package deploy
 import (
 	"bytes"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -40,5 +42,21 @@ func TestManifestsDecode(t *testing.T) {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d", kinds[k], k, n)
 		}
+	}
+}
+
+// The example alerting rules parse and type-check with promtool (it comes
+// with Debian's prometheus package; `make prometheus` installs it).
+func TestAlertRulesCheck(t *testing.T) {
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatalf("promtool not found on PATH: install the Prometheus server and tools with `make prometheus` (apt-get install -y prometheus)")
+	}
+	out, err := exec.Command(bin, "check", "rules", "wattsched-alerts.yaml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "SUCCESS: 3 rules found") {
+		t.Errorf("promtool: %s", out)
 	}
 }

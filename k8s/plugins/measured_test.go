@@ -2,12 +2,17 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
@@ -109,9 +114,20 @@ func TestBudgetMeasuredArgs(t *testing.T) {
 // 150 W each (DCGM exposition, scraped every second); the plugin refreshes
 // every 200 ms and the pod that the estimate admits waits once b's
 // measurement arrives; node a has no series and counts its estimate.
+//
+// The same Prometheus scrapes kube-scheduler's metrics registry (the one
+// its /metrics endpoint serves) and evaluates k8s/deploy/wattsched-alerts.yaml:
+// the gate's figures arrive through the HTTP API, and every rule evaluates
+// without error, the missing-measurement alert pending for node a.
 func TestBudgetMeasuredWithPrometheus(t *testing.T) {
 	exp := promtest.NewExporter(t, 1, promtest.Node{Name: "b", Model: "Tesla T4", GPUs: 2, IdleW: 150, FullW: 150, OtherW: 100})
-	srv := promtest.Start(t, exp.Target)
+	metricsSrv := httptest.NewServer(legacyregistry.Handler())
+	t.Cleanup(metricsSrv.Close)
+	rules, err := filepath.Abs("../deploy/wattsched-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.StartWithRules(t, []string{rules}, exp.Target, strings.TrimPrefix(metricsSrv.URL, "http://"))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	fns := append(gpuPlugin(GPUArgs{}),
@@ -141,5 +157,91 @@ func TestBudgetMeasuredWithPrometheus(t *testing.T) {
 	}
 	if v, _ := testutil.GetGaugeMetricValue(measuredFallback.WithLabelValues("a")); v != 1 {
 		t.Errorf("a's fallback gauge %v, want 1 (no series)", v)
+	}
+
+	// Through Prometheus: the scraped gauges, then the rules' state.
+	c, err := prom.NewClient(srv.URL, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]float64{
+		"wattsched_gate_cluster_power_watts":            350,
+		"wattsched_estimated_cluster_power_watts":       70,
+		`wattsched_measured_power_fallback{node="a"}`:   1,
+		`wattsched_measured_node_power_watts{node="b"}`: 300,
+		"wattsched_power_budget_watts":                  300,
+	} {
+		waitValue(t, c, q, want)
+	}
+	waitRules(t, srv.URL)
+}
+
+// waitValue polls Prometheus until q has one series equal to want.
+func waitValue(t *testing.T, c *prom.Client, q string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, err := c.Query(context.Background(), q, time.Now())
+		if err == nil && len(s) == 1 && s[0].Value == want {
+			t.Logf("%s = %v (through Prometheus)", q, want)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v (err %v), want one series = %v", q, s, err, want)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitRules polls /api/v1/rules until every rule has been evaluated
+// without error and the missing-measurement alert is pending for node a.
+func waitRules(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var r struct {
+			Data struct {
+				Groups []struct {
+					Rules []struct {
+						Name, Health, LastError string
+						State                   string
+						Alerts                  []struct {
+							Labels map[string]string
+							State  string
+						}
+					}
+				}
+			}
+		}
+		resp, err := http.Get(base + "/api/v1/rules")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&r)
+			resp.Body.Close()
+		}
+		ok, pending, n := true, false, 0
+		for _, g := range r.Data.Groups {
+			for _, rule := range g.Rules {
+				n++
+				if rule.Health != "ok" {
+					ok = false
+					if rule.Health == "err" {
+						t.Fatalf("rule %s: %s", rule.Name, rule.LastError)
+					}
+				}
+				for _, a := range rule.Alerts {
+					if rule.Name == "WattschedMeasuredPowerMissing" && a.Labels["node"] == "a" && a.State == "pending" {
+						pending = true
+					}
+				}
+			}
+		}
+		if err == nil && ok && pending && n == 3 {
+			t.Logf("3 rules evaluated, WattschedMeasuredPowerMissing pending for node a")
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rules: %+v (err %v): want 3 rules healthy and the missing-measurement alert pending for a", r.Data.Groups, err)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

@@ -35,6 +35,13 @@ type Server struct {
 // install command: it never skips.
 func Start(t testing.TB, targets ...string) *Server {
 	t.Helper()
+	return StartWithRules(t, nil, targets...)
+}
+
+// StartWithRules is Start with rule files (alerting and recording rules)
+// loaded and evaluated every second.
+func StartWithRules(t testing.TB, ruleFiles []string, targets ...string) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Fatalf("prometheus server not found on PATH: %s", InstallHint)
@@ -49,6 +56,12 @@ func Start(t testing.TB, targets ...string) *Server {
 		fmt.Fprintf(&cfg, "%q", tg)
 	}
 	cfg.WriteString("]\n")
+	if len(ruleFiles) > 0 {
+		cfg.WriteString("rule_files:\n")
+		for _, f := range ruleFiles {
+			fmt.Fprintf(&cfg, "  - %q\n", f)
+		}
+	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,8 @@
-package prom
+// Package calibrate fits GPU power models from measured series (the
+// NVIDIA DCGM exporter's power and utilisation, as a Prometheus range
+// query returns them) and writes them as a bring-your-own-hardware
+// catalog file.
+package calibrate
 
 import (
 	"bytes"
@@ -12,10 +16,11 @@ import (
 
 	"github.com/wattsched/wattsched/fit"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/power/prom"
 )
 
-// CalibrateOptions say which series to fit and how.
-type CalibrateOptions struct {
+// Options say which series to fit and how.
+type Options struct {
 	// PowerMetric and UtilMetric are the __name__ of the power (W) and
 	// utilisation (percent) series; ModelLabel holds the GPU model.
 	PowerMetric, UtilMetric, ModelLabel string
@@ -31,14 +36,14 @@ type CalibrateOptions struct {
 	From string
 }
 
-// DefaultCalibrate is calibration over the DCGM exporter's series.
-func DefaultCalibrate() CalibrateOptions {
-	return CalibrateOptions{PowerMetric: "DCGM_FI_DEV_POWER_USAGE", UtilMetric: "DCGM_FI_DEV_GPU_UTIL", ModelLabel: "modelName", Suffix: "-measured"}
+// Default is calibration over the DCGM exporter's series.
+func Default() Options {
+	return Options{PowerMetric: "DCGM_FI_DEV_POWER_USAGE", UtilMetric: "DCGM_FI_DEV_GPU_UTIL", ModelLabel: "modelName", Suffix: "-measured"}
 }
 
-// CalibrateQuery is the PromQL whose range result Calibrate reads: both
+// Query is the PromQL whose range result Calibrate reads: both
 // series of every GPU.
-func (o CalibrateOptions) CalibrateQuery() string {
+func (o Options) Query() string {
 	return fmt.Sprintf(`{__name__=~"%s|%s"}`, o.PowerMetric, o.UtilMetric)
 }
 
@@ -56,12 +61,12 @@ type ModelFit struct {
 	GPU              hw.GPUModel
 }
 
-// Calibrate fits each GPU model's power over utilisation from a range
-// query's series (both metrics, as CalibrateQuery returns them): samples
+// Fit fits each GPU model's power over utilisation from a range
+// query's series (both metrics, as Query returns them): samples
 // pair a GPU's power and utilisation at the same time. Bad values are
 // errors naming the series and point (data.result[i].values[j]). Results
 // are sorted by model.
-func Calibrate(series []Series, o CalibrateOptions, cat *hw.Catalog) ([]ModelFit, error) {
+func Fit(series []prom.Series, o Options, cat *hw.Catalog) ([]ModelFit, error) {
 	type pair struct {
 		power, util map[int64]float64
 		model       string
@@ -113,7 +118,7 @@ func Calibrate(series []Series, o CalibrateOptions, cat *hw.Catalog) ([]ModelFit
 		}
 	}
 	if len(byModel) == 0 {
-		return nil, fmt.Errorf("%s: no GPU has both %s and %s at the same times (query %s)", o.From, o.PowerMetric, o.UtilMetric, o.CalibrateQuery())
+		return nil, fmt.Errorf("%s: no GPU has both %s and %s at the same times (query %s)", o.From, o.PowerMetric, o.UtilMetric, o.Query())
 	}
 	models := make([]string, 0, len(byModel))
 	for m := range byModel {
@@ -165,7 +170,7 @@ func gpuKey(l map[string]string) string {
 	return b.String()
 }
 
-func fitModel(model string, s [][2]float64, gpus int, o CalibrateOptions, cat *hw.Catalog) (ModelFit, error) {
+func fitModel(model string, s [][2]float64, gpus int, o Options, cat *hw.Catalog) (ModelFit, error) {
 	x := make([]float64, len(s))
 	y := make([]float64, len(s))
 	for i, v := range s {
