@@ -55,6 +55,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime 30s ./sim
 	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime 30s ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
+	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime 30s ./power/prom
 
 clean:
 	rm -rf bin out

@@ -243,3 +243,40 @@ func calibrateBadInput(t *testing.T, raw []byte) {
 		t.Error("existing file changed")
 	}
 }
+
+// Without a server: the saved answer of a real Prometheus (testdata)
+// gives the truth within 2% and the golden catalog byte for byte.
+func TestCalibrateFromSavedQuery(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "catalog.yaml")
+	code, stdout, errs := run(t, "calibrate", "--from", "testdata/calibrate/query-range.json", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	t.Logf("\n%s", stdout)
+	c := readCatalog(t, out)
+	for name, want := range map[string][2]float64{"Tesla-T4-measured": {10, 70}, "NVIDIA-H100-80GB-HBM3-measured": {70, 700}} {
+		g, err := c.GPU(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, got := range []hw.Watts{g.IdleW, g.TDPW} {
+			if m := math.Abs(float64(got)-want[i]) / want[i]; m > 0.02 {
+				t.Errorf("%s: %v W, want %v W within 2%% (off by %.2f%%)", name, got, want[i], m*100)
+			}
+		}
+	}
+	got, _ := os.ReadFile(out)
+	golden := "testdata/calibrate/catalog.yaml"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("catalog differs from %s:\n%s", golden, got)
+	}
+}

@@ -197,8 +197,11 @@ func fitModel(model string, s [][2]float64, gpus int, o Options, cat *hw.Catalog
 	for i := 1; i < len(p.Knots)-1; i++ {
 		g.Curve = append(g.Curve, hw.CurvePoint{Share: p.Knots[i], Watts: hw.Watts(round3(p.Values[i]))})
 	}
-	g.Source = fmt.Sprintf("wattsched calibrate: least squares over %d samples of %s vs %s from %d GPU(s) (%s); fit RMSE %.2f W, MAPE %.2f%%; idle_w and tdp_w are the fitted power at 0%% and 100%% utilisation, and the curve's shares are utilisation fractions",
+	g.Source = fmt.Sprintf("wattsched calibrate: least squares over %d samples of %s vs %s from %d GPU(s) (%s); fit RMSE %.2f W, MAPE %.2f%%; idle_w and tdp_w are the fitted power at 0%% and 100%% utilisation",
 		f.Samples, o.PowerMetric, o.UtilMetric, gpus, o.From, f.RMSEW, f.MAPE)
+	if len(g.Curve) > 0 {
+		g.Source += "; the curve's shares are utilisation fractions"
+	}
 	if g.MemoryGiB == 0 {
 		g.Source += "; memory_gib unknown (0): set it"
 	}
