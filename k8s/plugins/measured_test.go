@@ -3,8 +3,10 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -243,5 +245,33 @@ func waitRules(t *testing.T, base string) {
 			t.Fatalf("rules: %+v (err %v): want 3 rules healthy and the missing-measurement alert pending for a", r.Data.Groups, err)
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// A catalog written by `wattsched calibrate` (the core's golden file)
+// joins the plugins' catalog through extraCatalogFile, and PowerBudget
+// estimates with it: an idle node of two calibrated T4s and one 32-vCPU
+// Xeon socket draws 15 + 2 x 10.03 = 35.06 W (the file's idle_w).
+func TestCalibratedCatalogInPlugins(t *testing.T) {
+	file := "../../internal/cli/testdata/calibrate/catalog.yaml"
+	fns := append(gpuPlugin(GPUArgs{ExtraCatalogFile: file}),
+		tf.RegisterPluginAsExtensions(BudgetName, NewBudget, "PreFilter", "Filter"),
+		withArgs(BudgetName, BudgetArgs{BudgetWatts: 1000}))
+	e := newEnv(t, []*v1.Node{gpuNode("cal", "Tesla-T4-measured", 2, 32000)}, nil, fns...)
+	_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), pod("p", 1000, 500, nil))
+	if !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	if v, _ := testutil.GetGaugeMetricValue(nodePower.WithLabelValues("cal")); math.Abs(v-35.06) > 1e-9 {
+		t.Errorf("estimated node power %v W, want 35.06", v)
+	}
+	// A calibrated name that shadows a catalog model is refused.
+	dup := filepath.Join(t.TempDir(), "dup.yaml")
+	if err := os.WriteFile(dup, []byte("gpus:\n  - {name: T4, idle_w: 1, tdp_w: 2, memory_gib: 0, source: x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tf.NewFramework(context.Background(), gpuPlugin(GPUArgs{ExtraCatalogFile: dup}), "wattsched")
+	if err == nil || !strings.Contains(err.Error(), "extraCatalogFile") {
+		t.Errorf("duplicate model: error %v", err)
 	}
 }
