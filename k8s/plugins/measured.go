@@ -30,6 +30,8 @@ type MeasuredArgs struct {
 // statusMeter is what the plugin reads measured power from: prom.Meter,
 // or a fixed set of readings in tests.
 type statusMeter interface {
+	// Check is the per-cycle call; Status adds the details for a log line.
+	Check(node string) (r power.Reading, reason string, ok bool)
 	Status(node string) prom.Status
 }
 
@@ -50,7 +52,12 @@ func (f fixedMeter) Status(node string) prom.Status {
 	if r, ok := f[node]; ok {
 		return prom.Status{Reading: r, OK: true}
 	}
-	return prom.Status{Reason: prom.ReasonNoSeries}
+	return prom.Status{Reason: prom.ReasonNoSeries, Detail: "no fixed reading"}
+}
+
+func (f fixedMeter) Check(node string) (power.Reading, string, bool) {
+	st := f.Status(node)
+	return st.Reading, st.Reason, st.OK
 }
 
 // watchedMeter is the gate's policy.Meter in measured mode: it answers
@@ -69,28 +76,28 @@ func newWatchedMeter(m statusMeter) *watchedMeter {
 
 // Reading implements policy.Meter.
 func (w *watchedMeter) Reading(node string) (power.Reading, bool) {
-	st := w.m.Status(node)
+	r, reason, ok := w.m.Check(node)
 	w.mu.Lock()
 	prev, was := w.fallback[node]
 	switch {
-	case st.OK && was:
+	case ok && was:
 		delete(w.fallback, node)
-	case !st.OK && (!was || prev != st.Reason):
-		w.fallback[node] = st.Reason
+	case !ok && (!was || prev != reason):
+		w.fallback[node] = reason
 	}
 	w.mu.Unlock()
-	if st.OK {
-		measuredNodePower.WithLabelValues(node).Set(float64(st.Reading.Watts))
+	if ok {
+		measuredNodePower.WithLabelValues(node).Set(float64(r.Watts))
 		if was {
 			measuredFallback.WithLabelValues(node).Set(0)
-			klog.InfoS("PowerBudget: measured power available again", "node", node, "watts", float64(st.Reading.Watts))
+			klog.InfoS("PowerBudget: measured power available again", "node", node, "watts", float64(r.Watts))
 		}
-		return st.Reading, true
+		return r, true
 	}
-	if !was || prev != st.Reason {
+	if !was || prev != reason {
 		measuredFallback.WithLabelValues(node).Set(1)
-		measuredFallbacks.WithLabelValues(st.Reason).Inc()
-		klog.InfoS("PowerBudget: no usable measured power, using the estimate", "node", node, "reason", st.Reason, "detail", st.Detail)
+		measuredFallbacks.WithLabelValues(reason).Inc()
+		klog.InfoS("PowerBudget: no usable measured power, using the estimate", "node", node, "reason", reason, "detail", w.m.Status(node).Detail)
 	}
 	return power.Reading{}, false
 }

@@ -259,20 +259,35 @@ type Status struct {
 	Age time.Duration
 }
 
+// Check is Status without the details: the cheap call for every node
+// in every scheduling cycle.
+func (m *Meter) Check(node string) (r power.Reading, reason string, ok bool) {
+	st := m.status(node, false)
+	return st.Reading, st.Reason, st.OK
+}
+
 // Status returns node's reading now, or the reason it falls back.
-func (m *Meter) Status(node string) Status {
+func (m *Meter) Status(node string) Status { return m.status(node, true) }
+
+func (m *Meter) status(node string, detail bool) Status {
 	m.mu.RLock()
 	snap, refErr := m.snap, m.refErr
 	m.mu.RUnlock()
+	d := func(format string, args ...any) string {
+		if !detail {
+			return ""
+		}
+		return fmt.Sprintf(format, args...)
+	}
 	switch {
 	case refErr != nil:
-		return Status{Reason: ReasonQueryFailed, Detail: refErr.Error()}
+		return Status{Reason: ReasonQueryFailed, Detail: d("%v", refErr)}
 	case snap == nil:
-		return Status{Reason: ReasonNotRefreshed, Detail: "no refresh has succeeded yet"}
+		return Status{Reason: ReasonNotRefreshed, Detail: d("no refresh has succeeded yet")}
 	}
 	n, ok := snap.nodes[node]
 	if !ok {
-		return Status{Reason: ReasonNoSeries, Detail: fmt.Sprintf("no series with %s=%q", m.cfg.NodeLabel, node)}
+		return Status{Reason: ReasonNoSeries, Detail: d("no series with %s=%q", m.cfg.NodeLabel, node)}
 	}
 	if n.invalid != "" {
 		return Status{Reason: ReasonInvalid, Detail: n.invalid}
@@ -280,15 +295,15 @@ func (m *Meter) Status(node string) Status {
 	age := m.now().Sub(n.oldest)
 	limit := time.Duration(m.cfg.StaleAfterSeconds * float64(time.Second))
 	if age > limit {
-		return Status{Reason: ReasonStale, Age: age, Detail: fmt.Sprintf("newest sample %s old, over the %s limit", age.Round(time.Second), limit)}
+		return Status{Reason: ReasonStale, Age: age, Detail: d("newest sample %s old, over the %s limit", age.Round(time.Second), limit)}
 	}
 	return Status{Reading: power.Reading{Watts: hw.Watts(n.watts), Scope: m.cfg.Scope}, OK: true, Age: age}
 }
 
 // Reading implements policy.Meter: node's fresh reading, if any.
 func (m *Meter) Reading(node string) (power.Reading, bool) {
-	s := m.Status(node)
-	return s.Reading, s.OK
+	r, _, ok := m.Check(node)
+	return r, ok
 }
 
 // Nodes lists the nodes of the last successful refresh, sorted.

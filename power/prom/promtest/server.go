@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -26,7 +27,12 @@ const InstallHint = "install the Prometheus server: `make prometheus` (runs `apt
 type Server struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT).
 	URL string
+
+	stop func()
 }
+
+// Stop stops the server now (it is stopped at the end of the test anyway).
+func (s *Server) Stop() { s.stop() }
 
 // Start runs prometheus on a free loopback port with a temporary storage
 // directory, scraping targets (host:port) every second, and stops it when
@@ -79,19 +85,26 @@ func StartWithRules(t testing.TB, ruleFiles []string, targets ...string) *Server
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
 	t.Cleanup(func() {
-		cancel()
-		<-done
+		stop()
 		if t.Failed() {
 			t.Logf("prometheus log:\n%s", log.String())
 		}
 	})
-	s := &Server{URL: "http://" + addr}
+	s := &Server{URL: "http://" + addr, stop: stop}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
 		case err := <-done:
 			done <- err
+			once.Do(func() {})
 			t.Fatalf("prometheus exited before ready: %v\n%s", err, log.String())
 		default:
 		}
