@@ -275,3 +275,61 @@ func TestCalibratedCatalogInPlugins(t *testing.T) {
 		t.Errorf("duplicate model: error %v", err)
 	}
 }
+
+// Garbage from the metrics server never changes a decision: NaN,
+// negative or absurd watts, or no answer at all, and the plugin decides
+// on estimates (admitting the pod that TestBudgetMeasuredModeDiffers holds
+// when b's 300 W are real), with the fallback counted by reason.
+func TestBudgetMeasuredGarbageFallsBack(t *testing.T) {
+	vector := func(v string) string {
+		return `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"Hostname":"b"},"value":[1700000000,"` + v + `"]}]}}`
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, tc := range []struct {
+		name, url, reason string
+	}{
+		{"NaN", serve(t, vector("NaN")), prom.ReasonInvalid},
+		{"negative", serve(t, vector("-300")), prom.ReasonInvalid},
+		{"absurd", serve(t, vector("1e7")), prom.ReasonInvalid},
+		{"error answer", serve(t, `{"status":"error","errorType":"execution","error":"boom"}`), prom.ReasonQueryFailed},
+		{"unreachable", closed.URL, prom.ReasonQueryFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			fns := append(gpuPlugin(GPUArgs{}),
+				tf.RegisterPluginAsExtensions(BudgetName, func(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+					return newBudget(ctx, obj, h, promMeter)
+				}, "PreFilter", "Filter"),
+				withArgs(BudgetName, BudgetArgs{BudgetWatts: 300, Measured: &MeasuredArgs{Config: prom.Config{URL: tc.url, TimeoutSeconds: 0.2}, RefreshSeconds: 0.05}}))
+			e := measuredEnv(t, fns)
+			counter := measuredFallbacks.WithLabelValues(tc.reason)
+			before, _ := testutil.GetCounterMetricValue(counter)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), pod("p", 1000, 1000, nil))
+				if !st.IsSuccess() {
+					t.Fatalf("held on garbage: %v", st)
+				}
+				if after, _ := testutil.GetCounterMetricValue(counter); after > before {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no %s fallback counted in 10 s", tc.reason)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if v, _ := testutil.GetGaugeMetricValue(gateClusterPower); v != 70 {
+				t.Errorf("gate counted %v W, want the estimate 70 W", v)
+			}
+		})
+	}
+}
+
+// serve answers every request with body.
+func serve(t *testing.T, body string) string {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) }))
+	t.Cleanup(s.Close)
+	return s.URL
+}
