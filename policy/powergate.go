@@ -39,13 +39,20 @@ type Meter interface {
 // NodePower is the power the gate counts for n: its estimate, or with a
 // Meter and a fresh reading, power.AtLeastMeasured.
 func (g *PowerGate) NodePower(n *cluster.Node) hw.Watts {
+	_, counted := g.Count(n)
+	return counted
+}
+
+// Count is n's estimated power and the power the gate counts for it
+// (NodePower), from one evaluation of the model.
+func (g *PowerGate) Count(n *cluster.Node) (estimated, counted hw.Watts) {
 	est := g.Model.NodePower(n)
 	if g.Meter != nil {
 		if r, ok := g.Meter.Reading(n.Name); ok {
-			return power.AtLeastMeasured(est, r)
+			return est.Total(), power.AtLeastMeasured(est, r)
 		}
 	}
-	return est.Total()
+	return est.Total(), est.Total()
 }
 
 // ClusterPower is the power the gate counts for the nodes: the sum of

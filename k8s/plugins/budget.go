@@ -289,11 +289,7 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	for _, ni := range nodes {
 		if n, err := b.s.node(ni); err == nil {
 			ns = append(ns, n)
-			e := b.gate.Model.NodePower(n).Total()
-			counted := e
-			if b.gate.Meter != nil {
-				counted = b.gate.NodePower(n)
-			}
+			e, counted := b.gate.Count(n)
 			est, total = est+e, total+counted
 			nodePower.WithLabelValues(n.Name).Set(float64(e))
 			gateNodePower.WithLabelValues(n.Name).Set(float64(counted))
