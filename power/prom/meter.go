@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -304,19 +303,4 @@ func (m *Meter) status(node string, detail bool) Status {
 func (m *Meter) Reading(node string) (power.Reading, bool) {
 	r, _, ok := m.Check(node)
 	return r, ok
-}
-
-// Nodes lists the nodes of the last successful refresh, sorted.
-func (m *Meter) Nodes() []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.snap == nil {
-		return nil
-	}
-	out := make([]string, 0, len(m.snap.nodes))
-	for n := range m.snap.nodes {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }
