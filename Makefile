@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler demo test bench bench-k8s fuzz clean
+.PHONY: all setup highs env build kube-scheduler demo test bench bench-k8s fuzz clean prometheus
 
 all: build
 
@@ -73,7 +73,7 @@ demo: build
 # Every test: vet, formatting, unit/property/golden tests, full-trace
 # reproductions and fuzz seeds; then the Kubernetes module's unit tests and
 # its integration tests against a real kube-apiserver (embedded etcd).
-test: setup
+test: setup prometheus
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -101,6 +101,19 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime 30s ./sim
 	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime 30s ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
+	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime 30s ./power/prom
 
 clean:
 	rm -rf bin out build
+
+# The Prometheus server (and promtool) for the measured-power tests
+# (power/prom, internal/cli calibrate, k8s/plugins): Debian's package, 2.42.
+# Skipped when `prometheus --version` works. The tests start their own
+# server on a free loopback port; the package's service is not needed.
+prometheus:
+	@prometheus --version >/dev/null 2>&1 || { \
+	  echo "installing the Prometheus server (apt-get install -y prometheus)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; \
+	  prometheus --version >/dev/null 2>&1 || { echo "prometheus install failed: run apt-get install -y prometheus as root"; exit 1; }; }

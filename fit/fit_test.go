@@ -127,3 +127,37 @@ func TestDatasetCheck(t *testing.T) {
 		t.Error("ragged rows accepted")
 	}
 }
+
+// A piecewise-linear fit recovers the values of a noiseless piecewise
+// function at its knots: y = 10 at 0, 40 at 0.5 (slope 60), 50 at 1.
+func TestFitPiecewiseRecoversKnots(t *testing.T) {
+	truth := &Piecewise{Knots: []float64{0, 0.5, 1}, Values: []float64{10, 40, 50}}
+	var x, y []float64
+	for i := 0; i <= 20; i++ {
+		x = append(x, float64(i)/20)
+		y = append(y, truth.At(float64(i)/20))
+	}
+	p, err := FitPiecewise(x, y, []float64{0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range truth.Values {
+		if math.Abs(p.Values[i]-want) > 1e-9 {
+			t.Errorf("value %d: %v, want %v", i, p.Values[i], want)
+		}
+	}
+	if r := RMSE(predictPiecewise(p, x), y); r > 1e-9 {
+		t.Errorf("RMSE %v", r)
+	}
+	if _, err := FitPiecewise([]float64{0, 0.1, 0.2}, []float64{1, 2, 3}, []float64{0.5}); err == nil {
+		t.Error("fitted with no sample near 1")
+	}
+}
+
+func predictPiecewise(p *Piecewise, x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = p.At(v)
+	}
+	return out
+}

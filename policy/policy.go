@@ -108,6 +108,9 @@ type State struct {
 	// is the model the engine estimates it with.
 	PowerLimit power.Limit
 	Power      power.Model
+	// Meter, when set, gives nodes' measured power: the gate then counts
+	// max(measured, estimated) for the running tasks (PowerGate).
+	Meter Meter
 	// Inflation is true when tasks never leave and a task that does not fit
 	// now never will (FGD/PWR inflation experiments).
 	Inflation bool
@@ -134,7 +137,7 @@ var _ Scheduler = (*Online)(nil)
 // Schedule implements Scheduler.
 func (o *Online) Schedule(st *State) []Action {
 	if st.PowerLimit > 0 && o.Placer.Gate() == nil {
-		o.Placer.SetGate(&PowerGate{Limit: st.PowerLimit, Model: st.Power})
+		o.Placer.SetGate(&PowerGate{Limit: st.PowerLimit, Model: st.Power, Meter: st.Meter})
 	}
 	var out []Action
 	for _, t := range st.Queue {

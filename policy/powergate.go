@@ -16,16 +16,51 @@ import (
 // would pick, stays within Limit. Tasks are admitted in arrival order:
 // while a task that fits somewhere waits for power, the tasks behind it
 // wait too (Online; the plugin's waiting list).
+//
+// With a Meter (measured mode), the power counted for the running tasks
+// is, node by node, the larger of the measured and the estimated power
+// (power.AtLeastMeasured); a node without a fresh reading counts its
+// estimate. The task being admitted is always counted by its estimated
+// increase: it is not running yet, so nothing has measured it.
 type PowerGate struct {
 	Limit power.Limit
 	Model power.Model
+	// Meter gives the nodes' measured power (nil: estimates only).
+	Meter Meter
 }
 
-// ClusterPower is the estimated power of the nodes.
+// Meter gives a node's latest fresh measured power by node name; ok is
+// false when there is none (no series, stale, or invalid), and the gate
+// then counts the estimate.
+type Meter interface {
+	Reading(node string) (r power.Reading, ok bool)
+}
+
+// NodePower is the power the gate counts for n: its estimate, or with a
+// Meter and a fresh reading, power.AtLeastMeasured.
+func (g *PowerGate) NodePower(n *cluster.Node) hw.Watts {
+	_, counted := g.Count(n)
+	return counted
+}
+
+// Count is n's estimated power and the power the gate counts for it
+// (NodePower), from one evaluation of the model.
+func (g *PowerGate) Count(n *cluster.Node) (estimated, counted hw.Watts) {
+	est := g.Model.NodePower(n)
+	if g.Meter != nil {
+		if r, ok := g.Meter.Reading(n.Name); ok {
+			return est.Total(), power.AtLeastMeasured(est, r)
+		}
+	}
+	return est.Total(), est.Total()
+}
+
+// ClusterPower is the power the gate counts for the nodes: the sum of
+// NodePower.
 func (g *PowerGate) ClusterPower(nodes []*cluster.Node) hw.Watts {
 	var w hw.Watts
 	for _, n := range nodes {
-		w += g.Model.NodePower(n).Total()
+		w += g.NodePower(n)
 	}
 	return w
 }
@@ -51,7 +86,11 @@ func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
 	if g.Limit.Allows(total + cheapest) {
 		return false, ""
 	}
-	return true, fmt.Sprintf("power budget: estimated cluster power %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", total, cheapest, g.Limit)
+	what := "estimated cluster power"
+	if g.Meter != nil {
+		what = "cluster power (per node the larger of measured and estimated)"
+	}
+	return true, fmt.Sprintf("power budget: %s %.0f W + at least %.0f W for this pod exceeds the budget of %.0f W", what, total, cheapest, g.Limit)
 }
 
 // NeverFits reports whether demand d could not start within the limit
@@ -59,8 +98,10 @@ func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
 // its current power state) plus d's smallest increase on any node where it
 // fits when on (with the GPUs pick chooses; a node that is not on adds its
 // switch to idle power) exceeds the limit, or it fits on no node at all.
-// Such a task must not wait for power: nothing will ever free enough, and
-// the tasks behind it would wait forever.
+// It uses the estimates alone, also in measured mode: a measurement says
+// what the nodes draw now, not what they would draw idle. Such a task must
+// not wait for power: nothing will ever free enough, and the tasks behind
+// it would wait forever.
 func (g *PowerGate) NeverFits(d *job.Demand, nodes []*cluster.Node, pick func(d *job.Demand, n *cluster.Node) []int) (bool, string) {
 	var idle hw.Watts
 	cheapest, fits := hw.Watts(0), false

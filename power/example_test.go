@@ -24,3 +24,18 @@ func ExamplePWR() {
 	fmt.Printf("idle: CPU %.0f W, GPU %.0f W; one whole V100 and 8 vCPU add %.0f W\n", idle.CPU, idle.GPU, inc)
 	// Output: idle: CPU 15 W, GPU 120 W; one whole V100 and 8 vCPU add 375 W
 }
+
+// What a power gate in measured mode counts for a node estimated at 15 W
+// of CPU and 40 W of GPUs: a DCGM reading covers the GPUs, so the larger
+// GPU figure is added to the CPU estimate; a Kepler reading covers the
+// whole node; a reading below the estimate changes nothing.
+func ExampleAtLeastMeasured() {
+	est := power.Breakdown{CPU: 15, GPU: 40}
+	fmt.Println(power.AtLeastMeasured(est, power.Reading{Watts: 100, Scope: power.ScopeGPU}))
+	fmt.Println(power.AtLeastMeasured(est, power.Reading{Watts: 100, Scope: power.ScopeNode}))
+	fmt.Println(power.AtLeastMeasured(est, power.Reading{Watts: 20, Scope: power.ScopeNode}))
+	// Output:
+	// 115
+	// 100
+	// 55
+}

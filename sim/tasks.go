@@ -35,6 +35,10 @@ type Options struct {
 	// PowerLimit bounds the cluster's estimated power after every start;
 	// policies read it from their state.
 	PowerLimit power.Limit
+	// Meter, when set, gives the nodes' measured power to the policies'
+	// power gate (policy.State.Meter): the gate counts max(measured,
+	// estimated) per node, the engine still checks the estimate.
+	Meter policy.Meter
 	// CheckInvariants runs cluster.Check after every time step (slow; for tests).
 	CheckInvariants bool
 	// Seed seeds the run's one random source (policy.State.Rand).
@@ -443,7 +447,7 @@ func removeInt(s []int, v int) []int {
 func (e *Engine) decide() error {
 	for {
 		st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
-			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
+			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Meter: e.opt.Meter, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
 		acts := e.sched.Schedule(st)
 		e.k.Decisions++
 		progressed := false

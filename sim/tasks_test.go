@@ -248,3 +248,35 @@ func TestPowerLimit(t *testing.T) {
 		t.Errorf("the limit made tasks wait in %d of 20 runs; the test needs a limit that binds", bound)
 	}
 }
+
+// The engine hands Options.Meter to the policy's power gate: in inflation
+// mode under a 400 W limit, a task with one vCPU and one whole GPU starts
+// on the T4 node a (70 + 165 = 235 W, policy.TestPowerGateMeasured) with
+// estimates, and is rejected when node b measures 250 W (25 + 250 + 165 =
+// 440 W on a, more on b).
+func TestEngineMeasuredGate(t *testing.T) {
+	for _, m := range []power.Readings{nil, {"b": {Watts: 250, Scope: power.ScopeNode}}} {
+		c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "V100M16").Build()
+		sc, _ := bestfit.New(bestfit.Args{}, policy.Deps{})
+		pl, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "b", Scorer: sc, Weight: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := sim.Options{Mode: sim.Inflation, Power: power.PWR{}, PowerLimit: 400, CheckInvariants: true}
+		if m != nil {
+			o.Meter = m
+		}
+		e, err := sim.New(c, &policy.Online{Placer: pl}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Run([]job.Task{{ID: 0, Class: -1, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: job.MilliPerGPU}, Work: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Tasks[0]
+		if started := r.Start >= 0; started != (m == nil) || r.Rejected != (m != nil) {
+			t.Errorf("meter %v: task %+v", m, r)
+		}
+	}
+}

@@ -58,6 +58,8 @@ Usage:
         wattsched's version and how the binary was built
   wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--force]
         turn 'kubectl get nodes,pods -A -o json' into an openb node list, pod list and scenario
+  wattsched calibrate (--prometheus URL --range START,END[,STEP] | --from query.json) -o catalog.yaml [--curve 0.25,0.5,0.75] [--force]
+        fit GPU idle and full power (or a curve over utilisation) from measured DCGM series; write a catalog file
   wattsched completion bash
         a bash completion script (source <(wattsched completion bash))
 `)
@@ -87,6 +89,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdCompletion(args[1:], stdout)
 	case "import":
 		err = cmdImport(ctx, args[1:], stdout, stderr)
+	case "calibrate":
+		err = cmdCalibrate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage())
 	default:
@@ -240,7 +244,7 @@ func cmdCompletion(args []string, stdout io.Writer) error {
 _wattsched() {
   local cur=${COMP_WORDS[COMP_CWORD]} words=""
   if [ "$COMP_CWORD" -eq 1 ]; then
-    words="run compare reproduce merge bench traces import version completion help --version --help"
+    words="run compare reproduce merge bench traces import calibrate version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
     run|compare) words="-c -o --seeds --force --catalog --shard" ;;
@@ -248,6 +252,7 @@ _wattsched() {
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
     import) words="k8s -f --kubeconfig --context -o --force" ;;
+    calibrate) words="--prometheus --range --from -o --force --curve --power-metric --util-metric --model-label --suffix --timeout" ;;
     reproduce)
       if [ "$COMP_CWORD" -eq 2 ]; then
         words=%q

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -79,3 +81,19 @@ func checkSweepJob(t *testing.T, f string, j *batchv1.Job) {
 }
 
 var sweepShards int
+
+// The example alerting rules parse and type-check with promtool (it comes
+// with Debian's prometheus package; `make prometheus` installs it).
+func TestAlertRulesCheck(t *testing.T) {
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatalf("promtool not found on PATH: install the Prometheus server and tools with `make prometheus` (apt-get install -y prometheus)")
+	}
+	out, err := exec.Command(bin, "check", "rules", "wattsched-alerts.yaml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "SUCCESS: 3 rules found") {
+		t.Errorf("promtool: %s", out)
+	}
+}

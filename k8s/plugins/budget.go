@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -37,6 +39,11 @@ type BudgetArgs struct {
 	// estimated power (pwr-fgd eqs. 1-3) of every node with every placed
 	// pod, plus the pod's increase.
 	BudgetWatts float64 `json:"budgetWatts"`
+	// Measured, when set, turns on measured mode: running pods count
+	// max(measured, estimated) per node, read from Prometheus (DCGM
+	// exporter or Kepler series); see MeasuredArgs and
+	// docs/measured-power.md.
+	Measured *MeasuredArgs `json:"measured,omitempty"`
 }
 
 // Budget holds pods back while the cluster's estimated power with them
@@ -89,7 +96,18 @@ var (
 )
 
 // NewBudget is the plugin factory.
-func NewBudget(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func NewBudget(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	return newBudget(ctx, obj, h, promMeter)
+}
+
+// budgetWith is a factory whose measured mode reads meter (tests).
+func budgetWith(meter meterFor) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		return newBudget(ctx, obj, h, meter)
+	}
+}
+
+func newBudget(ctx context.Context, obj runtime.Object, h framework.Handle, meter meterFor) (framework.Plugin, error) {
 	var a BudgetArgs
 	if err := decode(obj, &a); err != nil {
 		return nil, fmt.Errorf("%s args: %w", BudgetName, err)
@@ -98,6 +116,19 @@ func NewBudget(_ context.Context, obj runtime.Object, h framework.Handle) (frame
 		return nil, fmt.Errorf("%s args: budgetWatts %v: want a positive number of watts", BudgetName, a.BudgetWatts)
 	}
 	b := &Budget{gate: &policy.PowerGate{Limit: power.Limit(a.BudgetWatts), Model: power.PWR{}}, s: sharedState(h), act: h}
+	if a.Measured != nil {
+		if err := a.Measured.validate(); err != nil {
+			return nil, fmt.Errorf("%s args: %w", BudgetName, err)
+		}
+		m, err := meter(*a.Measured)
+		if err != nil {
+			return nil, fmt.Errorf("%s args: measured: %w", BudgetName, err)
+		}
+		b.gate.Meter = newWatchedMeter(m)
+		if r, ok := m.(refresher); ok {
+			go refreshLoop(ctx, r, time.Duration(a.Measured.RefreshSeconds*float64(time.Second)))
+		}
+	}
 	budgetWatts.Set(a.BudgetWatts)
 	if f := h.SharedInformerFactory(); f != nil {
 		b.pods = f.Core().V1().Pods().Lister()
@@ -254,14 +285,18 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: waiting behind %s, which waits for power", h.name))
 	}
 	ns := make([]*cluster.Node, 0, len(nodes))
+	var est, total hw.Watts
 	for _, ni := range nodes {
 		if n, err := b.s.node(ni); err == nil {
 			ns = append(ns, n)
-			nodePower.WithLabelValues(n.Name).Set(float64(b.gate.Model.NodePower(n).Total()))
+			e, counted := b.gate.Count(n)
+			est, total = est+e, total+counted
+			nodePower.WithLabelValues(n.Name).Set(float64(e))
+			gateNodePower.WithLabelValues(n.Name).Set(float64(counted))
 		} // else the GPU plugin's Filter reports it
 	}
-	total := b.gate.ClusterPower(ns)
-	clusterPower.Set(float64(total))
+	clusterPower.Set(float64(est))
+	gateClusterPower.Set(float64(total))
 	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
 	cheapest, fits := hw.Watts(math.Inf(1)), false
 	for _, n := range ns {
@@ -303,7 +338,7 @@ var (
 	clusterPower = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "estimated_cluster_power_watts",
 		Help: "The cluster's estimated power (PWR model, placed and assumed pods) at the last admission decision.", StabilityLevel: metrics.ALPHA})
 	budgetHeadroom = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "power_headroom_watts",
-		Help: "Budget minus the estimated cluster power at the last admission decision (negative: over).", StabilityLevel: metrics.ALPHA})
+		Help: "Budget minus the cluster power PowerBudget counted at the last admission decision (the estimate, or max(measured, estimated) per node in measured mode; negative: over).", StabilityLevel: metrics.ALPHA})
 	nodePower = metrics.NewGaugeVec(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "estimated_node_power_watts",
 		Help: "Each node's estimated power (PWR model) at the last admission decision.", StabilityLevel: metrics.ALPHA}, []string{"node"})
 	budgetDecisions = metrics.NewCounterVec(&metrics.CounterOpts{Subsystem: "wattsched", Name: "power_budget_decisions_total",

@@ -23,12 +23,21 @@ import (
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/bestfit"
 	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/power/prom"
 )
 
 func budgetPlugins(watts float64) []tf.RegisterPluginFunc {
 	return append(gpuPlugin(GPUArgs{}),
 		tf.RegisterPluginAsExtensions(BudgetName, NewBudget, "PreFilter", "Filter"),
 		withArgs(BudgetName, BudgetArgs{BudgetWatts: watts}))
+}
+
+// budgetMeasured registers PowerBudget in measured mode reading fixed
+// readings (the meter prom.NewMeter would give is swapped for them).
+func budgetMeasured(watts float64, m power.Readings) []tf.RegisterPluginFunc {
+	return append(gpuPlugin(GPUArgs{}),
+		tf.RegisterPluginAsExtensions(BudgetName, budgetWith(func(MeasuredArgs) (statusMeter, error) { return fixedMeter(m), nil }), "PreFilter", "Filter"),
+		withArgs(BudgetName, BudgetArgs{BudgetWatts: watts, Measured: &MeasuredArgs{Config: prom.Config{URL: "http://prometheus.invalid:9090"}}}))
 }
 
 func created(p *v1.Pod, sec int64) *v1.Pod {
@@ -219,55 +228,72 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 	bf, _ := bestfit.New(bestfit.Args{}, policy.Deps{})
 	decisions := map[string]int{}
 	idle := float64((&policy.PowerGate{Model: power.PWR{}}).ClusterPower(c.Nodes))
-	for _, headroom := range []float64{50, 120, 200, 300, 400, 1000} {
-		watts := idle + headroom
-		for _, milli := range []int64{0, 300, 1000, 2000} {
-			name := fmt.Sprintf("%.0fW/%dm", watts, milli)
-			e := newEnv(t, nodes, []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0")}, budgetPlugins(watts)...)
-			p := pod("new", 4000, milli, nil)
-			state := framework.NewCycleState()
-			_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p)
+	// Measured mode: no readings; a's GPUs over their estimate and c
+	// under it; the whole of b over its estimate, a's GPUs under.
+	meters := []power.Readings{nil,
+		{"a": {Watts: 180, Scope: power.ScopeGPU}, "c": {Watts: 20, Scope: power.ScopeGPU}},
+		{"b": {Watts: 700, Scope: power.ScopeNode}, "a": {Watts: 5, Scope: power.ScopeGPU}}}
+	for mi, meter := range meters {
+		for _, headroom := range []float64{50, 120, 200, 300, 400, 1000} {
+			watts := idle + headroom
+			for _, milli := range []int64{0, 300, 1000, 2000} {
+				name := fmt.Sprintf("meter %d %.0fW/%dm", mi, watts, milli)
+				plugins := budgetPlugins(watts)
+				if meter != nil {
+					plugins = budgetMeasured(watts, meter)
+				}
+				e := newEnv(t, nodes, []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0")}, plugins...)
+				p := pod("new", 4000, milli, nil)
+				state := framework.NewCycleState()
+				_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p)
 
-			gate := &policy.PowerGate{Limit: power.Limit(watts), Model: power.PWR{}}
-			placer, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "bestfit", Scorer: bf, Weight: 1}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			placer.SetGate(gate)
-			d, _ := gpushare.Demand(p)
-			tk := job.Task{ID: 99, Demand: d, Class: -1}
-			_, placed := placer.Place(&tk, c)
-			if held := placer.Held(); held == st.IsSuccess() {
-				t.Errorf("%s: plugin PreFilter %v, core held %v", name, st, held)
-				continue
-			}
-			if !st.IsSuccess() {
-				decisions["held"]++
-				continue
-			}
-			total := gate.ClusterPower(c.Nodes)
-			admitted := 0
-			for _, ni := range e.nodes {
-				n := c.Nodes[strings.Index("abc", ni.Node().Name)]
-				core := false
-				if ok, _ := cluster.Fits(&d, n); ok {
-					core, _ = gate.Admit(total, gate.Increase(&d, n, placer.SelectGPUs(&tk, n)))
+				gate := &policy.PowerGate{Limit: power.Limit(watts), Model: power.PWR{}}
+				if meter != nil {
+					gate.Meter = meter
 				}
-				if plugin := e.fw.RunFilterPlugins(context.Background(), state, p, ni).IsSuccess(); plugin != core {
-					t.Errorf("%s node %s: plugin admits %v, core %v", name, n.Name, plugin, core)
+				placer, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "bestfit", Scorer: bf, Weight: 1}})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if core {
-					admitted++
+				placer.SetGate(gate)
+				d, _ := gpushare.Demand(p)
+				tk := job.Task{ID: 99, Demand: d, Class: -1}
+				_, placed := placer.Place(&tk, c)
+				if held := placer.Held(); held == st.IsSuccess() {
+					t.Errorf("%s: plugin PreFilter %v, core held %v", name, st, held)
+					continue
+				}
+				if !st.IsSuccess() {
+					decisions["held"]++
+					continue
+				}
+				total := gate.ClusterPower(c.Nodes)
+				admitted := 0
+				for _, ni := range e.nodes {
+					n := c.Nodes[strings.Index("abc", ni.Node().Name)]
+					core := false
+					if ok, _ := cluster.Fits(&d, n); ok {
+						core, _ = gate.Admit(total, gate.Increase(&d, n, placer.SelectGPUs(&tk, n)))
+					}
+					if plugin := e.fw.RunFilterPlugins(context.Background(), state, p, ni).IsSuccess(); plugin != core {
+						t.Errorf("%s node %s: plugin admits %v, core %v", name, n.Name, plugin, core)
+					}
+					if core {
+						admitted++
+					}
+				}
+				if placed != (admitted > 0) {
+					t.Errorf("%s: core placed %v with %d nodes admitted", name, placed, admitted)
+				}
+				decisions[fmt.Sprintf("%d of 3 nodes", admitted)]++
+				if meter != nil {
+					decisions[fmt.Sprintf("measured %d of 3 nodes", admitted)]++
 				}
 			}
-			if placed != (admitted > 0) {
-				t.Errorf("%s: core placed %v with %d nodes admitted", name, placed, admitted)
-			}
-			decisions[fmt.Sprintf("%d of 3 nodes", admitted)]++
 		}
 	}
 	// The grid must exercise every outcome, or it proves little.
-	for _, k := range []string{"held", "1 of 3 nodes", "3 of 3 nodes"} {
+	for _, k := range []string{"held", "1 of 3 nodes", "3 of 3 nodes", "measured 1 of 3 nodes", "measured 3 of 3 nodes"} {
 		if decisions[k] == 0 {
 			t.Errorf("no case with outcome %q (outcomes: %v)", k, decisions)
 		}

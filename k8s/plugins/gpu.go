@@ -16,6 +16,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/k8s/gpushare"
 	"github.com/wattsched/wattsched/policy"
@@ -77,6 +78,11 @@ type GPUArgs struct {
 	// CatalogFile replaces the built-in hardware catalog (same format as
 	// the core's hw/catalog.yaml).
 	CatalogFile string `json:"catalogFile,omitempty"`
+	// ExtraCatalogFile adds GPU and CPU models to the catalog (built-in,
+	// or catalogFile's): the bring-your-own-hardware format that
+	// `wattsched run --catalog` reads and `wattsched calibrate` writes. A
+	// name already in the catalog is an error.
+	ExtraCatalogFile string `json:"extraCatalogFile,omitempty"`
 }
 
 // GPU is the GPU-sharing plugin: it filters nodes by CPU, memory and GPU
@@ -118,6 +124,21 @@ func NewGPU(_ context.Context, obj runtime.Object, h framework.Handle) (framewor
 		s.mu.Lock()
 		s.cat = c
 		s.mu.Unlock()
+	}
+	if a.ExtraCatalogFile != "" {
+		extra, err := hw.ParseFile(a.ExtraCatalogFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s args: extraCatalogFile: %w", GPUName, err)
+		}
+		s.mu.Lock()
+		c, err := s.cat.With(extra, a.ExtraCatalogFile)
+		if err == nil {
+			s.cat = c
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("%s args: extraCatalogFile: %w", GPUName, err)
+		}
 	}
 	var sel policy.GPUSelector
 	switch a.GPUSelector {

@@ -99,7 +99,7 @@ type env struct {
 	nodes   []fwk.NodeInfo
 }
 
-func newEnv(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, fns ...tf.RegisterPluginFunc) *env {
+func newEnv(t testing.TB, nodes []*v1.Node, pods []*v1.Pod, fns ...tf.RegisterPluginFunc) *env {
 	t.Helper()
 	cs := fake.NewClientset()
 	for _, p := range pods {

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/power/calibrate"
+	"github.com/wattsched/wattsched/power/prom"
+	"github.com/wattsched/wattsched/report"
+)
+
+// cmdCalibrate fits GPU power models from measured DCGM series, read from
+// a Prometheus server or a saved range-query result, and writes them as a
+// bring-your-own-hardware catalog file.
+func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("calibrate", stderr)
+	url := fs.String("prometheus", "", "Prometheus server to query (http://host:9090)")
+	rng := fs.String("range", "", "START,END[,STEP] of the range query: RFC 3339 times or Unix seconds, STEP a duration (default 15s)")
+	from := fs.String("from", "", "a saved /api/v1/query_range JSON result of the calibration query (instead of --prometheus)")
+	out := fs.String("o", "", "catalog file to write (required)")
+	force := fs.Bool("force", false, "replace an existing file")
+	curve := fs.String("curve", "", "inner breakpoints of a piecewise curve over utilisation, e.g. 0.25,0.5,0.75 (default: a straight line from idle to full power)")
+	o := calibrate.Default()
+	fs.StringVar(&o.PowerMetric, "power-metric", o.PowerMetric, "power series (W)")
+	fs.StringVar(&o.UtilMetric, "util-metric", o.UtilMetric, "utilisation series (percent)")
+	fs.StringVar(&o.ModelLabel, "model-label", o.ModelLabel, "label holding the GPU model")
+	fs.StringVar(&o.Suffix, "suffix", o.Suffix, "appended to each model's name in the catalog")
+	timeout := fs.Duration("timeout", 30*time.Second, "bound on the range query")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 || *out == "" || (*url == "") == (*from == "") || (*url != "") != (*rng != "") {
+		return usageError{errors.New("calibrate: want --prometheus URL --range START,END[,STEP] or --from query.json, and -o catalog.yaml")}
+	}
+	knots, err := parseKnots(*curve)
+	if err != nil {
+		return usageError{fmt.Errorf("calibrate --curve: %w", err)}
+	}
+	o.Knots = knots
+	if err := checkOutFile(*out, *force); err != nil {
+		return err
+	}
+	var series []prom.Series
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err != nil {
+			return err
+		}
+		if series, err = prom.ParseRange(b); err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
+		}
+		o.From = *from
+	} else {
+		start, end, step, err := parseRange(*rng)
+		if err != nil {
+			return usageError{fmt.Errorf("calibrate --range: %w", err)}
+		}
+		c, err := prom.NewClient(*url, *timeout)
+		if err != nil {
+			return usageError{fmt.Errorf("calibrate --prometheus: %w", err)}
+		}
+		if series, err = c.QueryRange(ctx, o.Query(), start, end, step); err != nil {
+			return fmt.Errorf("%s: %w", *url, err)
+		}
+		o.From = fmt.Sprintf("%s %s..%s step %s", *url, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), step)
+	}
+	fits, err := calibrate.Fit(series, o, hw.Default())
+	if err != nil {
+		return err
+	}
+	header := fmt.Sprintf("GPU power models calibrated by wattsched calibrate from %s (query %s).\nAdd them with `wattsched run --catalog FILE` or a scenario's `catalog: FILE`; name them in a node list.", o.From, o.Query())
+	doc, err := calibrate.CatalogYAML(fits, header)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteFile(*out, doc); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tcatalog name\tGPUs\tsamples\tutil range\tidle W\tfull W\tRMSE W\tMAPE %\t")
+	for _, f := range fits {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f-%.0f%%\t%.1f\t%.1f\t%.2f\t%.2f\t\n", f.Model, f.Name, f.GPUs, f.Samples,
+			f.UtilMin*100, f.UtilMax*100, f.GPU.IdleW, f.GPU.TDPW, f.RMSEW, f.MAPE)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d GPU models)\n", *out, len(fits))
+	return nil
+}
+
+// checkOutFile refuses a directory, a symbolic link, or an existing file
+// without force.
+func checkOutFile(path string, force bool) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("output %s is a symbolic link: give its target or another path", path)
+	case fi.IsDir():
+		return fmt.Errorf("output %s is a directory: give a file name", path)
+	case !force:
+		return fmt.Errorf("output %s exists (use --force to replace it)", path)
+	}
+	return nil
+}
+
+func parseKnots(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for i, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0 && v < 1) || (i > 0 && v <= out[i-1]) {
+			return nil, fmt.Errorf("item %d %q: want increasing fractions strictly between 0 and 1", i+1, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseRange reads START,END[,STEP].
+func parseRange(s string) (start, end time.Time, step time.Duration, err error) {
+	parts := strings.Split(s, ",")
+	if len(parts) < 2 || len(parts) > 3 {
+		return start, end, 0, fmt.Errorf("%q: want START,END[,STEP]", s)
+	}
+	if start, err = parseTime(parts[0]); err != nil {
+		return start, end, 0, fmt.Errorf("START: %w", err)
+	}
+	if end, err = parseTime(parts[1]); err != nil {
+		return start, end, 0, fmt.Errorf("END: %w", err)
+	}
+	step = 15 * time.Second
+	if len(parts) == 3 {
+		if step, err = time.ParseDuration(strings.TrimSpace(parts[2])); err != nil || step <= 0 {
+			return start, end, 0, fmt.Errorf("STEP %q: want a positive duration such as 15s", parts[2])
+		}
+	}
+	if !end.After(start) {
+		return start, end, 0, fmt.Errorf("END %s is not after START %s", end.Format(time.RFC3339), start.Format(time.RFC3339))
+	}
+	if end.Sub(start)/step > 11000 {
+		return start, end, 0, fmt.Errorf("%s / %s is over 11,000 points, Prometheus's limit: use a larger STEP", end.Sub(start), step)
+	}
+	return start, end, step, nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		sec, frac := splitSeconds(v)
+		return time.Unix(sec, frac).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return t, fmt.Errorf("%q: want RFC 3339 (2026-11-22T19:00:00Z) or Unix seconds", s)
+	}
+	return t, nil
+}
+
+func splitSeconds(v float64) (int64, int64) {
+	sec := int64(v)
+	return sec, int64((v - float64(sec)) * 1e9)
+}
