@@ -407,6 +407,9 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	if err := setShards(e, *shard, merge, cmd); err != nil {
 		return nil, err
 	}
+	if e.Shards != nil && !slices.Contains(shardableModes, s.Mode) {
+		return nil, usageError{fmt.Errorf("%s: --shard is supported for modes %v, not yet for mode %s", cmd, shardableModes, s.Mode)}
+	}
 	if *catalog != "" {
 		if s.Mode != scenario.Inflation && s.Mode != scenario.Replay {
 			return nil, usageError{fmt.Errorf("%s: --catalog applies to modes inflation and replay, not %s", cmd, s.Mode)}

@@ -15,10 +15,15 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/scenario"
 )
 
-// shardable are the studies whose runs ShardedRun records.
-var shardable = []string{"pwr", "vahrm", "powerflow"}
+// shardable are the studies, and shardableModes the scenario modes, whose
+// runs ShardedRun records.
+var (
+	shardable      = []string{"pwr", "vahrm", "powerflow"}
+	shardableModes = []scenario.Mode{scenario.Inflation, scenario.Replay, scenario.HPC, scenario.Elastic}
+)
 
 // shardManifest describes one shard's output directory.
 type shardManifest struct {

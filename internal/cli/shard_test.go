@@ -82,6 +82,8 @@ func TestShardUsage(t *testing.T) {
 		{"run", "--shard", "3/2", "-o", filepath.Join(dir, "a")},
 		{"run", "--shard", "x", "-o", filepath.Join(dir, "a")},
 		{"merge", "-o", filepath.Join(dir, "a")},
+		{"run", "-c", "../../examples/coloc-eaco.yaml", "--shard", "0/2", "-o", filepath.Join(dir, "a")},
+		{"reproduce", "eaco", "--quick", "--shard", "0/2", "-o", filepath.Join(dir, "a")},
 	} {
 		if code, _, errs := run(t, args...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, errs)
