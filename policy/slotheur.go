@@ -56,11 +56,12 @@ func ServeInference(m *SlotModels, load []float64, free []int, order []int, frac
 	return ok
 }
 
-// SpreadInference gives the free nodes to the models in proportion to
-// their load, and spreads each model's load over its nodes in proportion
-// to their service rates (no DRS: every node serves). Every model with
-// load gets at least one node when one is free.
-func SpreadInference(m *SlotModels, load []float64, free []int, d *SlotDecision) {
+// SpreadInference adds the free nodes to the models' nodes in d in
+// proportion to their load, and spreads each model's load over all its
+// nodes: in proportion to their latency-bound capacity (Cap) with byCap,
+// else evenly per node (no DRS: every node serves). Every model with load
+// gets at least one node when one is free.
+func SpreadInference(m *SlotModels, load []float64, free []int, byCap bool, d *SlotDecision) {
 	var total float64
 	for _, l := range load {
 		total += l
@@ -100,9 +101,18 @@ func SpreadInference(m *SlotModels, load []float64, free []int, d *SlotDecision)
 		if load[i] == 0 {
 			continue
 		}
+		weight := func(t int) float64 {
+			if byCap && m.Cap(i, t) > 0 {
+				return m.Cap(i, t)
+			}
+			if byCap {
+				return 1e-9 * m.Mu[i][t]
+			}
+			return 1
+		}
 		var rate float64
 		for t := range m.Types {
-			rate += float64(d.Infer[i][t]) * m.Mu[i][t]
+			rate += float64(d.Infer[i][t]) * weight(t)
 		}
 		if rate == 0 {
 			// No node left for this model: borrow one from the model with most nodes.
@@ -119,10 +129,10 @@ func SpreadInference(m *SlotModels, load []float64, free []int, d *SlotDecision)
 			}
 			d.Infer[bi][bt]--
 			d.Infer[i][bt]++
-			rate = m.Mu[i][bt]
+			rate = weight(bt)
 		}
 		for t := range m.Types {
-			d.Load[i][t] = load[i] * float64(d.Infer[i][t]) * m.Mu[i][t] / rate
+			d.Load[i][t] = load[i] * float64(d.Infer[i][t]) * weight(t) / rate
 		}
 	}
 	for i := range m.Models {

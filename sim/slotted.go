@@ -40,7 +40,8 @@ type SlottedOptions struct {
 	Price []float64
 	Slots int
 	// Lookahead is how many slots of forecasts a planner is given; Every
-	// how many slots of each plan are applied before planning again.
+	// how many slots of each plan are applied before planning again (and
+	// a slot in which a job arrives always starts a new plan).
 	Lookahead, Every int
 	Planner          policy.SlotPlanner
 	// Record, if set, receives each slot's per-node states.
@@ -167,13 +168,14 @@ func RunSlotted(o SlottedOptions) (*SlottedResult, error) {
 	used := 0
 	var totalEpochs, doneEpochs float64
 	for h := 0; h < o.Slots; h++ {
+		arrival := false
 		for _, j := range jobs {
 			if !j.arrived && j.j.Arrival <= h {
-				j.arrived = true
+				j.arrived, arrival = true, true
 				totalEpochs += j.j.Epochs
 			}
 		}
-		if used >= len(plan) || used >= o.Every {
+		if used >= len(plan) || used >= o.Every || arrival {
 			st := &policy.SlotState{Slot: h, Horizon: o.Slots, Models: m, Load: o.Load[h : h+o.Lookahead], Price: o.Price[h : h+o.Lookahead], On: make([]int, nt)}
 			for _, n := range nodes {
 				if n.On {

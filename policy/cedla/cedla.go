@@ -54,10 +54,10 @@ type Args struct {
 }
 
 // Default is Problem 2 with the penalties of docs/policies/cedla.md, a
-// 1% gap and 20 s per solve.
+// 1% gap and 5 s per solve.
 func (Args) Default() Args {
 	return Args{Mode: Soft, LatePenalty: 0.05, LateAllowance: 0.5, LatencyPenalty: 0.01, HardLatencyPenalty: 10,
-		TimeLimit: 20 * time.Second, RelGap: 0.01, Threads: 1}
+		TimeLimit: 5 * time.Second, RelGap: 0.01, Threads: 1}
 }
 
 // Validate names bad fields.
@@ -225,8 +225,11 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 				// Eq. 29 per node, summed over the n nodes that share the
 				// load evenly: lambda <= cap * n (+ v, the excess).
 				md.AddRow(fmt.Sprintf("latency_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam, Coef: 1}, solver.Term{Var: n, Coef: -m.Cap(i, t)}, solver.Term{Var: v, Coef: -1})
-				// Stability: the queue must drain (lambda < mu per node).
-				md.AddRow(fmt.Sprintf("stable_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam, Coef: 1}, solver.Term{Var: n, Coef: -0.95 * m.Mu[i][t]})
+				// Stability: the queue must drain (lambda <= 0.95 mu per
+				// node); only when the cluster cannot, the excess w is
+				// allowed at ten times the latency penalty.
+				wv := md.AddVar(fmt.Sprintf("w_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), 10*vobj, solver.Continuous)
+				md.AddRow(fmt.Sprintf("stable_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam, Coef: 1}, solver.Term{Var: n, Coef: -0.95 * m.Mu[i][t]}, solver.Term{Var: wv, Coef: -1})
 				busy[t][tau] = append(busy[t][tau], solver.Term{Var: n, Coef: 1})
 			}
 		}
@@ -246,8 +249,8 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 		for tau := range H {
 			h := st.Slot + tau
 			// Node counts are continuous in the program and rounded up in
-			// the plan; nm nodes per type are held back for that rounding.
-			s := md.AddVar(fmt.Sprintf("s_t%d_h%d", t, h), 0, math.Max(cnt-float64(nm), 0), cost(tau, float64(m.Types[t].Idle)), solver.Continuous)
+			// the plan (decisions repairs a type that rounding overfills).
+			s := md.AddVar(fmt.Sprintf("s_t%d_h%d", t, h), 0, cnt, cost(tau, float64(m.Types[t].Idle)), solver.Continuous)
 			c.s[t][tau] = s
 			// Eqs. 20-22, 25 per type: busy nodes are on, one job or one
 			// model per node.
@@ -372,10 +375,69 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 				d.Load[i][best] = want
 			}
 		}
+		repair(m, &d, busy)
 		for t := range nt {
 			d.On[t] = min(max(ceil(c.s[t][tau]), busy[t]), m.Types[t].Count)
 		}
 		out[tau] = d
 	}
 	return out
+}
+
+// repair undoes what rounding the inference node counts up can do: a type
+// with more busy nodes than it has gives up inference nodes, first where a
+// model keeps other nodes of that type (its load spreads over them), else
+// by moving that model's load on the type to a type with a free node (or,
+// failing that, to a type where the model already has nodes).
+func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
+	nm, nt := len(m.Models), len(m.Types)
+	for t := range nt {
+		for busy[t] > m.Types[t].Count {
+			best := -1
+			for i := range nm {
+				if d.Infer[i][t] > 1 && (best < 0 || d.Infer[i][t] > d.Infer[best][t]) {
+					best = i
+				}
+			}
+			if best >= 0 {
+				d.Infer[best][t]--
+				busy[t]--
+				continue
+			}
+			for i := range nm {
+				if d.Infer[i][t] == 1 {
+					best = i
+					break
+				}
+			}
+			if best < 0 {
+				return // only training: the program's capacity row prevents it
+			}
+			to := -1
+			for u := range nt {
+				if u != t && busy[u] < m.Types[u].Count {
+					to = u
+					break
+				}
+			}
+			if to < 0 {
+				for u := range nt {
+					if u != t && d.Infer[best][u] > 0 {
+						to = u
+						break
+					}
+				}
+			}
+			if to < 0 {
+				return
+			}
+			if d.Infer[best][to] == 0 || busy[to] < m.Types[to].Count {
+				d.Infer[best][to]++
+				busy[to]++
+			}
+			d.Load[best][to] += d.Load[best][t]
+			d.Load[best][t], d.Infer[best][t] = 0, 0
+			busy[t]--
+		}
+	}
 }

@@ -66,6 +66,6 @@ func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 			}
 		}
 	}
-	policy.SpreadInference(m, st.Load[0], free, &d)
+	policy.SpreadInference(m, st.Load[0], free, false, &d)
 	return &policy.SlotPlan{Slots: []policy.SlotDecision{d}}, nil
 }

@@ -117,12 +117,11 @@ func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		d.Train = append(d.Train, policy.SlotRun{Job: c.j.ID, Type: t})
 		free[t]--
 	}
-	// Every node not training serves inference: the minimum plus the rest.
-	for t := range nt {
-		for i := range m.Models {
-			free[t] += need.Infer[i][t]
-		}
+	// Every node not training serves inference: the minimum plus the rest,
+	// each node loaded in proportion to its latency-bound capacity.
+	for i := range m.Models {
+		copy(d.Infer[i], need.Infer[i])
 	}
-	policy.SpreadInference(m, st.Load[0], free, &d)
+	policy.SpreadInference(m, st.Load[0], free, true, &d)
 	return &policy.SlotPlan{Slots: []policy.SlotDecision{d}, Reject: reject}, nil
 }
