@@ -131,6 +131,9 @@ type PlanInfo struct {
 	// Infeasible is set when the hard problem had no solution and jobs
 	// were rejected.
 	Infeasible bool `json:"hard_infeasible"`
+	// Polished is how much a time-limited incumbent improved when its
+	// training decisions were kept and the rest re-solved (USD).
+	Polished float64 `json:"polished_usd"`
 }
 
 // SlotPlan is the decisions for slots Slot, Slot+1, ... and the jobs the

@@ -99,11 +99,18 @@ type Metrics struct {
 	// PriceBands is the share of training node-slots per band of
 	// sim.PriceBands.
 	PriceBands                  []float64
-	Plans                       int
-	HardInfeasible              int
-	MaxGap, MeanSolveS, MaxSolv float64
-	TurnOns, Restarts, Wasted   int
-	WallS                       float64 `json:"-"`
+	Plans          int
+	HardInfeasible int
+	// TimeLimited counts plans stopped by the time limit (their results
+	// then depend on the machine's speed).
+	TimeLimited               int
+	MaxGap                    float64
+	TurnOns, Restarts, Wasted int
+	// Wall-clock figures: printed, never written (files are byte-identical
+	// for a seed).
+	MeanSolveS float64 `json:"-"`
+	MaxSolv    float64 `json:"-"`
+	WallS      float64 `json:"-"`
 	result                      *sim.SlottedResult
 	workload                    *Workload
 }
@@ -202,6 +209,9 @@ func (s *Setup) Run(c Case) (*Metrics, error) {
 	for _, pl := range r.Plans {
 		if pl.Infeasible {
 			mt.HardInfeasible++
+		}
+		if pl.Status == "time limit" {
+			mt.TimeLimited++
 		}
 		mt.MaxGap = math.Max(mt.MaxGap, pl.Gap)
 		mt.MaxSolv = math.Max(mt.MaxSolv, pl.Seconds)

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/cedla"
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
 	"github.com/wattsched/wattsched/experiment/vahrm"
 	"github.com/wattsched/wattsched/hw"
+	pcedla "github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/philly"
@@ -196,7 +198,27 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		if err := benchVAHRM(stdout); err != nil {
 			return err
 		}
-		return benchPowerFlow(stdout)
+		if err := benchPowerFlow(stdout); err != nil {
+			return err
+		}
+		return benchCEDLA(stdout)
+	}
+	return nil
+}
+
+// benchCEDLA solves one rolling CE-DLA plan of the size (160
+// nodes, 280 jobs, 96-slot look-ahead; budget: 5 s within a 1% gap, one
+// core), Problem 2 then Problem 1.
+func benchCEDLA(stdout io.Writer) error {
+	for _, mode := range []pcedla.Mode{pcedla.Soft, pcedla.Hard} {
+		start := time.Now()
+		info, jobs, err := cedla.BenchPlan(mode)
+		if err != nil {
+			return err
+		}
+		wall := time.Since(start).Seconds()
+		fmt.Fprintf(stdout, "\nCE-DLA %s plan: %d waiting jobs, 160 nodes, 96 slots, %d columns, %d rows: %s, gap %.3f%%, solve %.2f s (wall %.2f s with setup): %.2fx the 5 s budget\n",
+			mode, jobs, info.Vars, info.Rows, info.Status, 100*info.Gap, info.Seconds, wall, info.Seconds/5)
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ type cols struct {
 // rejected (r_k = 1 drops its progress row) and the objective is the
 // priority-weighted count of rejections; keep lists the jobs taken (nil:
 // all).
-func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject bool) (*solver.Model, *cols) {
+func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject bool, fix map[[3]int]float64) (*solver.Model, *cols) {
 	m := st.Models
 	nm, nt, H := len(m.Models), len(m.Types), len(st.Price)
 	md := solver.NewModel(fmt.Sprintf("cedla-%s-slot%d", p.a.Mode, st.Slot))
@@ -157,7 +157,11 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 				if !reject && h > j.Deadline {
 					obj += p.a.LatePenalty * float64(h-j.Deadline)
 				}
-				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), 0, 1, obj, solver.Binary)
+				lo, hi := 0.0, 1.0
+				if v, ok := fix[[3]int{k, t, tau}]; ok {
+					lo, hi = v, v
+				}
+				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), lo, hi, obj, solver.Binary)
 				z := md.AddVar(fmt.Sprintf("z_j%d_t%d_h%d", j.ID, t, h), 0, 1, map[bool]float64{true: 0, false: m.Restart}[reject], solver.Continuous)
 				c.x[[3]int{k, t, tau}], c.z[[3]int{k, t, tau}] = x, z
 				// z >= x(h) - x(h-1): the max() of eq. 15.
@@ -288,7 +292,7 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 			jobs = append(jobs, j)
 		}
 	}
-	md, c := p.build(st, jobs, false)
+	md, c := p.build(st, jobs, false, nil)
 	res, err := p.s.Solve(context.Background(), md, opts)
 	if err != nil {
 		return nil, err
@@ -296,7 +300,7 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	info := &policy.PlanInfo{Slot: st.Slot, Vars: md.NumVars(), Rows: md.NumRows()}
 	if res.Status == solver.Infeasible || res.Status == solver.InfeasibleOrUnbounded || res.Status == solver.TimeLimit && !res.HasSolution {
 		info.Infeasible = res.Status != solver.TimeLimit
-		rm, rc := p.build(st, jobs, true)
+		rm, rc := p.build(st, jobs, true, nil)
 		rr, err := p.s.Solve(context.Background(), rm, opts)
 		if err != nil {
 			return nil, err
@@ -313,7 +317,7 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 			}
 		}
 		jobs = keep
-		md, c = p.build(st, jobs, false)
+		md, c = p.build(st, jobs, false, nil)
 		if res, err = p.s.Solve(context.Background(), md, opts); err != nil {
 			return nil, err
 		}
@@ -323,6 +327,25 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	info.Seconds += res.Time.Seconds()
 	if !res.HasSolution {
 		return nil, fmt.Errorf("cedla: slot %d: no plan after %d rejections (%s)", st.Slot, len(rejected), res.Status)
+	}
+	if res.Status == solver.TimeLimit {
+		// Stopped short of the gap: keep the incumbent's training
+		// decisions and solve the rest (inference spread, nodes on) to
+		// optimality; that part is a linear program.
+		fix := map[[3]int]float64{}
+		for k, v := range c.x {
+			fix[k] = math.Round(res.Value(v))
+		}
+		pm, pc := p.build(st, jobs, false, fix)
+		pr, err := p.s.Solve(context.Background(), pm, opts)
+		if err != nil {
+			return nil, err
+		}
+		info.Seconds += pr.Time.Seconds()
+		if pr.HasSolution && pr.Objective <= res.Objective+1e-9 {
+			info.Polished = res.Objective - pr.Objective
+			c, res.X = pc, pr.X
+		}
 	}
 	return &policy.SlotPlan{Slots: p.decisions(st, jobs, c, res), Reject: rejected, Info: info}, nil
 }
@@ -384,60 +407,72 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 	return out
 }
 
-// repair undoes what rounding the inference node counts up can do: a type
-// with more busy nodes than it has gives up inference nodes, first where a
-// model keeps other nodes of that type (its load spreads over them), else
-// by moving that model's load on the type to a type with a free node (or,
-// failing that, to a type where the model already has nodes).
+// repair undoes what rounding the inference node counts up can do: while
+// a type has more busy nodes than it has, one inference node of the model
+// with the most nodes there is given up, and the load it carried moves to
+// the other types, first into the headroom of that model's nodes there
+// (within the latency bound), then onto free nodes; what finds no room
+// stays on the type's remaining nodes (the engine counts the violation).
 func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
 	nm, nt := len(m.Models), len(m.Types)
 	for t := range nt {
 		for busy[t] > m.Types[t].Count {
 			best := -1
 			for i := range nm {
-				if d.Infer[i][t] > 1 && (best < 0 || d.Infer[i][t] > d.Infer[best][t]) {
+				if d.Infer[i][t] > 0 && (best < 0 || d.Infer[i][t] > d.Infer[best][t]) {
 					best = i
-				}
-			}
-			if best >= 0 {
-				d.Infer[best][t]--
-				busy[t]--
-				continue
-			}
-			for i := range nm {
-				if d.Infer[i][t] == 1 {
-					best = i
-					break
 				}
 			}
 			if best < 0 {
 				return // only training: the program's capacity row prevents it
 			}
-			to := -1
+			i := best
+			moved := d.Load[i][t] / float64(d.Infer[i][t])
+			d.Infer[i][t]--
+			busy[t]--
+			d.Load[i][t] -= moved
 			for u := range nt {
-				if u != t && busy[u] < m.Types[u].Count {
-					to = u
-					break
+				if u == t || moved <= 0 {
+					continue
+				}
+				c := m.Cap(i, u)
+				if c <= 0 {
+					continue
+				}
+				if room := float64(d.Infer[i][u])*c - d.Load[i][u]; room > 0 {
+					take := math.Min(room, moved)
+					d.Load[i][u] += take
+					moved -= take
+				}
+				for moved > 0 && busy[u] < m.Types[u].Count {
+					take := math.Min(c, moved)
+					d.Infer[i][u]++
+					busy[u]++
+					d.Load[i][u] += take
+					moved -= take
 				}
 			}
-			if to < 0 {
+			if moved > 0 {
+				// No room within the bound: onto the model's remaining nodes,
+				// here or elsewhere (the engine counts the violation); with
+				// none at all the node stays and the engine rejects the plan.
+				to := -1
+				if d.Infer[i][t] > 0 {
+					to = t
+				}
 				for u := range nt {
-					if u != t && d.Infer[best][u] > 0 {
+					if to < 0 && d.Infer[i][u] > 0 {
 						to = u
-						break
 					}
 				}
+				if to < 0 {
+					d.Infer[i][t]++
+					busy[t]++
+					d.Load[i][t] += moved
+					return
+				}
+				d.Load[i][to] += moved
 			}
-			if to < 0 {
-				return
-			}
-			if d.Infer[best][to] == 0 || busy[to] < m.Types[to].Count {
-				d.Infer[best][to]++
-				busy[to]++
-			}
-			d.Load[best][to] += d.Load[best][t]
-			d.Load[best][t], d.Infer[best][t] = 0, 0
-			busy[t]--
 		}
 	}
 }
