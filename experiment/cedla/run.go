@@ -98,7 +98,7 @@ type Metrics struct {
 	CostPerfTrain, CostPerfInfer float64
 	// PriceBands is the share of training node-slots per band of
 	// sim.PriceBands.
-	PriceBands                  []float64
+	PriceBands     []float64
 	Plans          int
 	HardInfeasible int
 	// TimeLimited counts plans stopped by the time limit (their results
@@ -111,8 +111,8 @@ type Metrics struct {
 	MeanSolveS float64 `json:"-"`
 	MaxSolv    float64 `json:"-"`
 	WallS      float64 `json:"-"`
-	result                      *sim.SlottedResult
-	workload                    *Workload
+	result     *sim.SlottedResult
+	workload   *Workload
 }
 
 // Planner returns the planner of a system.

@@ -16,8 +16,8 @@ import (
 	"github.com/wattsched/wattsched/experiment/pwr"
 	"github.com/wattsched/wattsched/experiment/vahrm"
 	"github.com/wattsched/wattsched/hw"
-	pcedla "github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/policy/builtin"
+	pcedla "github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/philly"
 )
