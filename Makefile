@@ -77,6 +77,7 @@ test: setup
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./experiment/ ./policy/...
+	$(GO) test -run '^$$' -bench HiGHS -benchtime 1x ./solver/
 	./bin/wattsched bench
 
 # Scheduling throughput of the wattsched profile vs kube-scheduler's default

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -29,6 +30,7 @@ import (
 // extern const HighsInt kHighsModelStatusUnbounded;
 // extern const HighsInt kHighsModelStatusTimeLimit;
 // HighsInt Highs_run(void* highs);
+// HighsInt Highs_setSolution(void* highs, const double* col_value, const double* row_value, const double* col_dual, const double* row_dual);
 // HighsInt Highs_getModelStatus(const void* highs);
 // HighsInt Highs_getNumCol(const void* highs);
 // HighsInt Highs_getSolution(const void* highs, double* col_value, double* col_dual, double* row_value, double* row_dual);
@@ -55,6 +57,14 @@ func handle(raw *highs.RawModel) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(raw))
 }
 
+// numCols returns the number of columns HiGHS holds for raw, read through
+// handle.
+func numCols(raw *highs.RawModel) int {
+	n := int(C.Highs_getNumCol(handle(raw)))
+	runtime.KeepAlive(raw)
+	return n
+}
+
 // Solve implements Solver.
 func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, error) {
 	start := time.Now()
@@ -70,16 +80,31 @@ func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, erro
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("solver: model %q: %w", m.name, err))
 	}
-	raw, err := m.toHiGHS()
-	if err != nil {
-		return fail(fmt.Errorf("solver: model %q: pass to HiGHS: %w", m.name, err))
+	if m.emptyRowExcludingZero() {
+		// No point satisfies such a row; HiGHS cannot be passed a
+		// model without coefficients.
+		return Result{Status: Infeasible, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), Time: time.Since(start)}, nil
 	}
+	// Options first: HiGHS prints its banner on stdout when a model is
+	// passed with output on.
+	raw := highs.NewRawModel()
 	logPath, err := setHiGHSOptions(raw, timeBudget(ctx, o), o)
 	if logPath != "" {
 		defer os.Remove(logPath)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("solver: model %q: HiGHS options: %w", m.name, err))
+	}
+	if err := m.toHiGHS(raw); err != nil {
+		return fail(fmt.Errorf("solver: model %q: pass to HiGHS: %w", m.name, err))
+	}
+	if n := numCols(raw); n != len(m.cols) {
+		return fail(fmt.Errorf("solver: model %q: HiGHS holds %d columns, the model %d", m.name, n, len(m.cols)))
+	}
+	if o.Start != nil {
+		if err := m.setStart(raw, o.Start); err != nil {
+			return fail(err)
+		}
 	}
 
 	h := handle(raw)
@@ -96,10 +121,9 @@ func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, erro
 	return res, err
 }
 
-// toHiGHS passes the model's columns, rows, integrality and sense to a new
+// toHiGHS passes the model's columns, rows, integrality and sense to a
 // HiGHS object.
-func (m *Model) toHiGHS() (*highs.RawModel, error) {
-	raw := highs.NewRawModel()
+func (m *Model) toHiGHS(raw *highs.RawModel) error {
 	n := len(m.cols)
 	lo, hi, cost := make([]float64, n), make([]float64, n), make([]float64, n)
 	kinds := make([]highs.VariableType, n)
@@ -113,36 +137,98 @@ func (m *Model) toHiGHS() (*highs.RawModel, error) {
 		}
 	}
 	if err := raw.AddColumnBounds(lo, hi); err != nil {
-		return nil, err
+		return err
 	}
 	if err := raw.SetColumnCosts(cost); err != nil {
-		return nil, err
+		return err
 	}
 	if integer {
 		if err := raw.SetIntegrality(kinds); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	rlo, rhi, rstart, index, value := m.sparseRows()
 	if len(index) == 0 {
-		// The binding cannot pass rows without coefficients, nor read a
-		// solution without rows: every row is empty, so it holds when 0 is
-		// within its bounds, and one free row on the first column stands in.
-		for i, r := range m.rows {
-			if r.lo > 0 || r.hi < 0 {
-				return nil, fmt.Errorf("%s has no coefficients and bounds [%v, %v] that exclude 0", m.rowRef(i), r.lo, r.hi)
-			}
-		}
+		// The binding cannot pass rows without coefficients: every row
+		// is empty (and holds, see emptyRowExcludingZero), so one free
+		// row on the first column stands in.
 		rlo, rhi = []float64{math.Inf(-1)}, []float64{math.Inf(1)}
 		rstart, index, value = []int{0}, []int{0}, []float64{1}
 	}
 	if err := raw.AddCompSparseRows(rlo, rstart, index, value, rhi); err != nil {
-		return nil, err
+		return err
 	}
 	if err := raw.SetMaximization(m.maximize); err != nil {
-		return nil, err
+		return err
 	}
-	return raw, nil
+	return nil
+}
+
+// setStart passes a starting point: its column values and the row
+// activities they give (no duals).
+func (m *Model) setStart(raw *highs.RawModel, start []float64) error {
+	if len(start) != len(m.cols) {
+		return fmt.Errorf("solver: model %q: options: Start has %d values for %d columns", m.name, len(start), len(m.cols))
+	}
+	_, _, _, index, _ := m.sparseRows()
+	var rows []float64
+	if len(index) == 0 {
+		rows = []float64{start[0]} // the free row toHiGHS stands in
+	} else {
+		rows = make([]float64, len(m.rows))
+		for i, r := range m.rows {
+			for _, t := range r.terms {
+				rows[i] += t.Coef * start[t.Var]
+			}
+		}
+	}
+	col := make([]float64, len(start))
+	copy(col, start)
+	st := C.Highs_setSolution(handle(raw), (*C.double)(&col[0]), (*C.double)(&rows[0]), nil, nil)
+	runtime.KeepAlive(raw)
+	if st == C.kHighsStatusError {
+		return fmt.Errorf("solver: model %q: HiGHS refused the starting point", m.name)
+	}
+	return nil
+}
+
+// emptyRowExcludingZero reports whether a row has only zero coefficients
+// (or none) and bounds that exclude 0: no point satisfies it.
+func (m *Model) emptyRowExcludingZero() bool {
+	for _, r := range m.rows {
+		if r.lo <= 0 && r.hi >= 0 {
+			continue
+		}
+		empty := true
+		for _, t := range r.terms {
+			empty = empty && t.Coef == 0
+		}
+		if empty {
+			return true
+		}
+	}
+	return false
+}
+
+// processThreads is the thread count of HiGHS's task scheduler, which is
+// global to the process: the first solve sets it and HiGHS 1.3.1 fails a
+// later run that asks for another count.
+var processThreads struct {
+	sync.Mutex
+	n int
+}
+
+// claimThreads checks that n threads agree with the process's scheduler.
+func claimThreads(n int) error {
+	processThreads.Lock()
+	defer processThreads.Unlock()
+	if processThreads.n == 0 {
+		processThreads.n = n
+	}
+	if n != processThreads.n {
+		return fmt.Errorf("Threads %d: HiGHS's scheduler is global to the process and runs %d threads (set by this process's first solve)", n, processThreads.n)
+	}
+	return nil
 }
 
 // setHiGHSOptions sets the time limit, gap, threads, seed and log; it
@@ -152,12 +238,15 @@ func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (strin
 	if threads == 0 {
 		threads = 1
 	}
+	if err := claimThreads(threads); err != nil {
+		return "", err
+	}
 	set := []struct {
 		name string
 		set  func() error
 	}{
-		{"output_flag", func() error { return raw.SetBoolOption("output_flag", o.Log != nil) }},
 		{"log_to_console", func() error { return raw.SetBoolOption("log_to_console", false) }},
+		{"output_flag", func() error { return raw.SetBoolOption("output_flag", false) }},
 		{"threads", func() error { return raw.SetIntOption("threads", threads) }},
 		{"random_seed", func() error { return raw.SetIntOption("random_seed", o.Seed) }},
 	}
@@ -191,6 +280,9 @@ func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (strin
 	}
 	if err := raw.SetStringOption("log_file", path); err != nil && !isWarning(err) {
 		return path, fmt.Errorf("log_file: %w", err)
+	}
+	if err := raw.SetBoolOption("output_flag", true); err != nil && !isWarning(err) {
+		return path, fmt.Errorf("output_flag: %w", err)
 	}
 	return path, nil
 }
@@ -248,11 +340,7 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt) (Result, error
 		}
 		return res, nil // time limit without an incumbent
 	}
-	n := int(C.Highs_getNumCol(h))
-	if n != len(m.cols) {
-		res.Status = Error
-		return res, fmt.Errorf("solver: model %q: HiGHS has %d columns, the model %d", m.name, n, len(m.cols))
-	}
+	n := len(m.cols)
 	x := make([]float64, n)
 	colDual := make([]float64, n)
 	// At least one row was passed (toHiGHS adds one to a model without any).

@@ -23,6 +23,11 @@ type Options struct {
 	Seed int
 	// Log receives the backend's log when not nil.
 	Log io.Writer
+	// Start, when not nil, is a point (one value per column) offered to the
+	// backend as a first incumbent, e.g. the previous plan of a rolling
+	// horizon; HiGHS uses it if it is feasible and ignores it otherwise.
+	// BruteForce ignores it.
+	Start []float64
 }
 
 // Validate names the first bad field of o.
@@ -36,6 +41,11 @@ func (o Options) Validate() error {
 		return fmt.Errorf("solver: options: Threads %d is negative", o.Threads)
 	case o.Seed < 0:
 		return fmt.Errorf("solver: options: Seed %d is negative", o.Seed)
+	}
+	for j, v := range o.Start {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("solver: options: Start[%d] = %v is not finite", j, v)
+		}
 	}
 	return nil
 }
