@@ -30,6 +30,7 @@ var goldenCases = []struct {
 	{"elastic-powerflow", []string{"run", "-c", "../../examples/elastic-powerflow.yaml"}},
 	{"vahrm-quick", []string{"reproduce", "vahrm", "--quick"}},
 	{"powerflow-quick", []string{"reproduce", "powerflow", "--quick"}},
+	{"cedla-quick", []string{"reproduce", "cedla", "--quick"}},
 }
 
 // goldenVerbatimMax is the size under which a text result is kept verbatim
