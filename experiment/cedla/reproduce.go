@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/sim"
 )
@@ -44,10 +45,12 @@ type ClaimResult = experiment.ClaimResult
 
 // Options bound the reproduction.
 type Options struct {
-	Quick    bool
-	Seeds    int
-	Workers  int
-	Progress func(done, total int, what string)
+	// Price and Carbon replace the embedded weeks when set.
+	Price, Carbon *grid.Series
+	Quick         bool
+	Seeds         int
+	Workers       int
+	Progress      func(done, total int, what string)
 }
 
 // Cases lists the study's runs.
@@ -86,7 +89,17 @@ func Reproduce(version string, tb *Table, o Options) (*Reproduction, *Setup, err
 	if o.Quick {
 		count, slots, look, every = 10, 96, 24, 4
 	}
-	s, err := NewSetup(tb, count, slots, look, every, 1)
+	ps, cs, err := Grid()
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Price != nil {
+		ps = o.Price
+	}
+	if o.Carbon != nil {
+		cs = o.Carbon
+	}
+	s, err := NewSetupGrid(tb, count, slots, look, every, 1, ps, cs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -307,9 +320,10 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 
 // Study is `wattsched reproduce cedla`.
 type Study struct {
-	quick  bool
-	seeds  int
-	models string
+	quick          bool
+	seeds          int
+	models         string
+	prices, carbon string
 }
 
 // Name implements experiment.Study.
@@ -317,7 +331,7 @@ func (*Study) Name() string { return "cedla" }
 
 // Synopsis implements experiment.Study.
 func (*Study) Synopsis() string {
-	return `-o DIR [--quick] [--seeds N] [--models FILE] [--force]
+	return `-o DIR [--quick] [--seeds N] [--models FILE] [--prices FILE] [--carbon FILE] [--force]
         reproduce the CE-DLA paper's evaluation (stand-in data, see the output)`
 }
 
@@ -326,6 +340,8 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&st.quick, "quick", false, "a small fast version (10 nodes per type, one day, one seed)")
 	fs.IntVar(&st.seeds, "seeds", 3, "seeds of the job arrivals")
 	fs.StringVar(&st.models, "models", "", "a models table (CSV, as data/models.csv) instead of the embedded one")
+	fs.StringVar(&st.prices, "prices", "", "hourly prices (CSV: \"Datetime (UTC)\", \"Price (USD/MWh)\"; .gz allowed) instead of the embedded NYISO week; slot 0 is its first hour")
+	fs.StringVar(&st.carbon, "carbon", "", "hourly carbon intensities (CSV: \"Datetime (UTC)\", \"Carbon Intensity gCO₂eq/kWh (LCA)\") instead of the embedded week")
 }
 
 // Check implements experiment.Study.
@@ -345,12 +361,23 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	if err != nil {
 		return nil, err
 	}
+	var ps, cs *grid.Series
+	if st.prices != "" {
+		if ps, err = grid.ReadFile(st.prices, grid.PriceColumn, "USD/MWh", true); err != nil {
+			return nil, err
+		}
+	}
+	if st.carbon != "" {
+		if cs, err = grid.ReadFile(st.carbon, grid.LCAColumn, "gCO2eq/kWh", false); err != nil {
+			return nil, err
+		}
+	}
 	seeds := st.seeds
 	if st.quick {
 		seeds = 1
 	}
 	env.Notef("CE-DLA reproduction: %d runs (5 systems, %d seeds)", len(Cases(Options{Quick: st.quick, Seeds: seeds})), seeds)
-	rep, s, err := Reproduce(env.Version, tb, Options{Quick: st.quick, Seeds: seeds, Workers: env.Workers, Progress: env.Progress})
+	rep, s, err := Reproduce(env.Version, tb, Options{Quick: st.quick, Seeds: seeds, Workers: env.Workers, Progress: env.Progress, Price: ps, Carbon: cs})
 	if err != nil {
 		return nil, err
 	}

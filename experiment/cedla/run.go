@@ -36,14 +36,21 @@ type Setup struct {
 	Restart, TurnOn float64
 }
 
-// NewSetup builds the setup from a models table.
+// NewSetup builds the setup from a models table and the embedded price
+// and carbon weeks.
 func NewSetup(tb *Table, count, slots, lookahead, every int, seed uint64) (*Setup, error) {
-	d := Derive(tb)
-	f, err := Fit(d, seed)
+	ps, cs, err := Grid()
 	if err != nil {
 		return nil, err
 	}
-	ps, cs, err := Grid()
+	return NewSetupGrid(tb, count, slots, lookahead, every, seed, ps, cs)
+}
+
+// NewSetupGrid is NewSetup with given price and carbon series; slot 0 is
+// each series' first hour.
+func NewSetupGrid(tb *Table, count, slots, lookahead, every int, seed uint64, ps, cs *grid.Series) (*Setup, error) {
+	d := Derive(tb)
+	f, err := Fit(d, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +74,7 @@ func NewSetup(tb *Table, count, slots, lookahead, every int, seed uint64) (*Setu
 	s.Restart = 250 * s.RestartSeconds / 3.6e9 * mean
 	s.TurnOn = float64(d.Idle[0]) * 1800 / 3.6e9 * mean
 	// Carbon is priced by the engine's hourly ledger against the 2021 week.
-	s.Account = &grid.Account{Price: ps, Carbon: cs, Start: startTime(PriceStart), PUE: 1}
+	s.Account = &grid.Account{Price: ps, Carbon: cs, Start: ps.Start, PUE: 1}
 	return s, nil
 }
 
@@ -185,10 +192,10 @@ func (s *Setup) Run(c Case) (*Metrics, error) {
 	}
 	mt.EnergyKWh = float64(r.Ledger.Total()) / 3.6e6
 	// Money against the 2020 price week, carbon against the 2021 week.
-	if mt.CostUSD, err = s.Account.Price.Apply(r.Ledger.Hourly(), startTime(PriceStart), grid.USDPerJouleUSDPerMWh); err != nil {
+	if mt.CostUSD, err = s.Account.Price.Apply(r.Ledger.Hourly(), s.Account.Price.Start, grid.USDPerJouleUSDPerMWh); err != nil {
 		return nil, err
 	}
-	co2, err := s.Account.Carbon.Apply(r.Ledger.Hourly(), startTime(CarbonStart), grid.KgPerJouleGramsPerKWh)
+	co2, err := s.Account.Carbon.Apply(r.Ledger.Hourly(), s.Account.Carbon.Start, grid.KgPerJouleGramsPerKWh)
 	if err != nil {
 		return nil, err
 	}
