@@ -48,14 +48,15 @@ func BenchState() (*policy.SlotState, error) {
 }
 
 // BenchPlan solves the benchmark plan once (Problem 2 or 1) on one thread
-// with a 1% gap.
-func BenchPlan(mode pcedla.Mode) (*policy.PlanInfo, int, error) {
+// with a 1% gap; binarySlots as in pcedla.Args (0: the exact problem over
+// the whole window).
+func BenchPlan(mode pcedla.Mode, binarySlots int) (*policy.PlanInfo, int, error) {
 	st, err := BenchState()
 	if err != nil {
 		return nil, 0, err
 	}
 	a := pcedla.Args{}.Default()
-	a.Mode, a.Threads = mode, 1
+	a.Mode, a.Threads, a.BinarySlots = mode, 1, binarySlots
 	s, err := NewSetup(mustTable(), 40, 672, 96, 4, 1)
 	if err != nil {
 		return nil, 0, err

@@ -7,13 +7,18 @@ import (
 )
 
 // BenchmarkPlan is one rolling plan of the size (160 nodes, 280
-// jobs, 96-slot look-ahead): budget 5 s within a 1% gap on one core.
+// jobs, 96-slot look-ahead): budget 5 s within a 1% gap on one core; the
+// exact problem and relax-and-fix with 4 binary slots (the study's setting).
 func BenchmarkPlan(b *testing.B) {
-	for _, mode := range []pcedla.Mode{pcedla.Soft, pcedla.Hard} {
-		b.Run(string(mode), func(b *testing.B) {
+	for _, c := range []struct {
+		mode pcedla.Mode
+		bin  int
+		name string
+	}{{pcedla.Soft, 0, "soft-exact"}, {pcedla.Hard, 0, "hard-exact"}, {pcedla.Soft, 4, "soft-relax-fix"}, {pcedla.Hard, 4, "hard-relax-fix"}} {
+		b.Run(c.name, func(b *testing.B) {
 			var gap float64
 			for b.Loop() {
-				info, _, err := BenchPlan(mode)
+				info, _, err := BenchPlan(c.mode, c.bin)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -73,6 +73,8 @@ func NewSetupGrid(tb *Table, count, slots, lookahead, every int, seed uint64, ps
 	// turn-on half an hour of idle draw at that price.
 	s.Restart = 250 * s.RestartSeconds / 3.6e9 * mean
 	s.TurnOn = float64(d.Idle[0]) * 1800 / 3.6e9 * mean
+	// Relax and fix: the slots applied before the next plan are binary.
+	s.Args.BinarySlots = every
 	// Carbon is priced by the engine's hourly ledger against the 2021 week.
 	s.Account = &grid.Account{Price: ps, Carbon: cs, Start: ps.Start, PUE: 1}
 	return s, nil

@@ -47,10 +47,15 @@ type Args struct {
 	// HardLatencyPenalty replaces LatencyPenalty in Problem 1: inference is
 	// never rejected (paper Sec. 3.3), so when it alone exceeds the
 	// latency-bound capacity the bound gives way at this price.
-	HardLatencyPenalty float64       `yaml:"hard_latency_penalty_usd"`
-	TimeLimit          time.Duration `yaml:"time_limit"`
-	RelGap             float64       `yaml:"rel_gap"`
-	Threads            int           `yaml:"threads"`
+	HardLatencyPenalty float64 `yaml:"hard_latency_penalty_usd"`
+	// BinarySlots is how many leading slots of the window keep binary
+	// training placements; later slots are relaxed to [0, 1] (relax and
+	// fix: only the leading slots are applied before the next plan). 0:
+	// every slot binary, the exact Problem 1 or 2 over the window.
+	BinarySlots int           `yaml:"binary_slots"`
+	TimeLimit   time.Duration `yaml:"time_limit"`
+	RelGap      float64       `yaml:"rel_gap"`
+	Threads     int           `yaml:"threads"`
 }
 
 // Default is Problem 2 with the penalties of docs/policies/cedla.md, a
@@ -73,6 +78,8 @@ func (a Args) Validate() error {
 		return fmt.Errorf("cedla.latency_penalty_usd: %v, want > 0", a.LatencyPenalty)
 	case !(a.HardLatencyPenalty > 0) || math.IsInf(a.HardLatencyPenalty, 0):
 		return fmt.Errorf("cedla.hard_latency_penalty_usd: %v, want > 0", a.HardLatencyPenalty)
+	case a.BinarySlots < 0:
+		return fmt.Errorf("cedla.binary_slots: %d, want >= 0", a.BinarySlots)
 	case a.TimeLimit <= 0:
 		return fmt.Errorf("cedla.time_limit: %v, want > 0", a.TimeLimit)
 	case !(a.RelGap >= 0 && a.RelGap < 1):
@@ -161,7 +168,11 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 				if v, ok := fix[[3]int{k, t, tau}]; ok {
 					lo, hi = v, v
 				}
-				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), lo, hi, obj, solver.Binary)
+				kind := solver.Binary
+				if p.a.BinarySlots > 0 && tau >= p.a.BinarySlots && !reject {
+					kind = solver.Continuous
+				}
+				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), lo, hi, obj, kind)
 				z := md.AddVar(fmt.Sprintf("z_j%d_t%d_h%d", j.ID, t, h), 0, 1, map[bool]float64{true: 0, false: m.Restart}[reject], solver.Continuous)
 				c.x[[3]int{k, t, tau}], c.z[[3]int{k, t, tau}] = x, z
 				// z >= x(h) - x(h-1): the max() of eq. 15.
