@@ -169,7 +169,7 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 					lo, hi = v, v
 				}
 				kind := solver.Binary
-				if p.a.BinarySlots > 0 && tau >= p.a.BinarySlots && !reject {
+				if p.a.BinarySlots > 0 && tau >= p.a.BinarySlots {
 					kind = solver.Continuous
 				}
 				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), lo, hi, obj, kind)
