@@ -16,15 +16,23 @@ func BenchmarkPlan(b *testing.B) {
 		name string
 	}{{pcedla.Soft, 0, "soft-exact"}, {pcedla.Hard, 0, "hard-exact"}, {pcedla.Soft, 4, "soft-relax-fix"}, {pcedla.Hard, 4, "hard-relax-fix"}} {
 		b.Run(c.name, func(b *testing.B) {
-			var gap float64
+			var gap, solve, cols, jobs float64
+			limited := 0.0
 			for b.Loop() {
-				info, _, err := BenchPlan(c.mode, c.bin)
+				info, n, err := BenchPlan(c.mode, c.bin)
 				if err != nil {
 					b.Fatal(err)
 				}
-				gap = info.Gap
+				gap, solve, cols, jobs = info.Gap, info.Seconds, float64(info.Vars), float64(n)
+				if info.Status == "time limit" {
+					limited = 1
+				}
 			}
 			b.ReportMetric(gap*100, "gap%")
+			b.ReportMetric(solve, "solve-s")
+			b.ReportMetric(cols, "columns")
+			b.ReportMetric(jobs, "jobs")
+			b.ReportMetric(limited, "time-limited")
 		})
 	}
 }

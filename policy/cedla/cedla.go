@@ -340,12 +340,14 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		return nil, fmt.Errorf("cedla: slot %d: no plan after %d rejections (%s)", st.Slot, len(rejected), res.Status)
 	}
 	if res.Status == solver.TimeLimit {
-		// Stopped short of the gap: keep the incumbent's training
-		// decisions and solve the rest (inference spread, nodes on) to
-		// optimality; that part is a linear program.
+		// Stopped short of the gap: keep the incumbent's binary training
+		// decisions and solve the rest (relaxed placements, inference
+		// spread, nodes on) to optimality; that part is a linear program.
 		fix := map[[3]int]float64{}
 		for k, v := range c.x {
-			fix[k] = math.Round(res.Value(v))
+			if p.a.BinarySlots == 0 || k[2] < p.a.BinarySlots {
+				fix[k] = math.Round(res.Value(v))
+			}
 		}
 		pm, pc := p.build(st, jobs, false, fix)
 		pr, err := p.s.Solve(context.Background(), pm, opts)
