@@ -42,13 +42,28 @@ func ServeInference(m *SlotModels, load []float64, free []int, order []int, frac
 						break
 					}
 				}
-				if last < 0 {
-					last = order[0]
-				}
-				if d.Infer[i][last] == 0 {
+				if last >= 0 && d.Infer[i][last] == 0 {
 					d.Infer[i][last] = 1
-					free[last] = max(free[last]-1, 0)
+					free[last]--
 				}
+			}
+			if last < 0 {
+				// No node free anywhere: take one from the model with the
+				// most nodes on a type (its load stays on the rest).
+				bj, bt := -1, -1
+				for j := range m.Models {
+					for _, t := range order {
+						if j != i && d.Infer[j][t] > 1 && (bj < 0 || d.Infer[j][t] > d.Infer[bj][bt]) {
+							bj, bt = j, t
+						}
+					}
+				}
+				if bj < 0 {
+					continue // nothing to take: the engine reports the load as unplaced
+				}
+				d.Infer[bj][bt]--
+				d.Infer[i][bt]++
+				last = bt
 			}
 			d.Load[i][last] += left
 		}
