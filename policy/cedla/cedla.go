@@ -192,10 +192,12 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 			}
 			md.AddRow(fmt.Sprintf("onenode_j%d_h%d", j.ID, h), math.Inf(-1), 1, one...)
 		}
-		// Eq. 27 over the window: what the slots after the window (up to
-		// the last allowed slot) cannot do at the mean rate must be done in
-		// it; never more than the window can do.
-		after := math.Max(float64(last-(st.Slot+H-1)), 0)
+		// Eq. 27 over the window: what the slots after the window cannot
+		// do at the mean rate must be done in it; never more than the
+		// window can do.
+		// (Up to the deadline only: Problem 2's slots past it are a
+		// penalised last resort, not capacity to count on.)
+		after := math.Max(float64(j.Deadline-(st.Slot+H-1)), 0)
 		need := math.Max(j.Remaining-after*meanRate, 0)
 		need = math.Min(need, float64(end+1)*maxRate*(1-restartFrac)*0.999)
 		if end < 0 {
