@@ -61,7 +61,7 @@ type Args struct {
 // Default is Problem 2 with the penalties of docs/policies/cedla.md, a
 // 1% gap and 5 s per solve.
 func (Args) Default() Args {
-	return Args{Mode: Soft, LatePenalty: 0.05, LateAllowance: 0.5, LatencyPenalty: 0.01, HardLatencyPenalty: 10,
+	return Args{Mode: Soft, LatePenalty: 0.5, LateAllowance: 0.5, LatencyPenalty: 0.01, HardLatencyPenalty: 10,
 		TimeLimit: 5 * time.Second, RelGap: 0.01, Threads: 1}
 }
 
