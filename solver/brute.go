@@ -21,7 +21,7 @@ const MaxBruteForceAssignments = 1 << 20
 // first column varies slowest, from its lower bound up). Result.Nodes counts
 // the assignments evaluated. Options.TimeLimit and the context's deadline stop
 // the enumeration (TimeLimit, with the incumbent and no bound); RelGap,
-// Threads, Seed and Log are ignored.
+// Threads, Seed, Log and Start are ignored.
 func BruteForce() Solver { return bruteSolver{} }
 
 type bruteSolver struct{}

@@ -68,62 +68,156 @@ func numCols(raw *highs.RawModel) int {
 // Solve implements Solver.
 func (highsSolver) Solve(ctx context.Context, m *Model, o Options) (Result, error) {
 	start := time.Now()
-	fail := func(err error) (Result, error) {
-		return Result{Status: Error, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), Time: time.Since(start)}, err
+	empty := func(st Status) Result {
+		return Result{Status: st, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), Time: time.Since(start)}
 	}
 	if err := m.Validate(); err != nil {
-		return fail(err)
+		return empty(Error), err
 	}
 	if err := o.Validate(); err != nil {
-		return fail(err)
+		return empty(Error), err
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("solver: model %q: %w", m.name, err))
+		return empty(Error), fmt.Errorf("solver: model %q: %w", m.name, err)
 	}
 	if m.emptyRowExcludingZero() {
 		// No point satisfies such a row; HiGHS cannot be passed a
 		// model without coefficients.
-		return Result{Status: Infeasible, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), Time: time.Since(start)}, nil
+		return empty(Infeasible), nil
 	}
+	limit := timeBudget(ctx, o)
+
+	// HiGHS 1.3.1's branch and cut assumes a bounded LP relaxation: given
+	// an unbounded MILP it may report a finite "optimum" (docs/solver.md).
+	// Unless the relaxation is bounded by its columns' bounds and costs
+	// alone, it is solved first.
+	relaxUnbounded := false
+	if m.hasInteger() && !m.costBounded() {
+		lp, err := m.runHiGHS(limit, o, true)
+		if err != nil {
+			return empty(Error), err
+		}
+		switch lp.Status {
+		case Infeasible, TimeLimit:
+			return empty(lp.Status), nil
+		case Unbounded, InfeasibleOrUnbounded:
+			relaxUnbounded = true
+		}
+		if limit > 0 {
+			if limit -= time.Since(start); limit <= 0 {
+				return empty(TimeLimit), nil
+			}
+		}
+	}
+
+	res, err := m.runHiGHS(limit, o, false)
+	res.Time = time.Since(start)
+	if err != nil || !relaxUnbounded {
+		return res, err
+	}
+	// The relaxation is unbounded: a feasible point makes the MILP
+	// unbounded (rational data); without one it is infeasible or unbounded.
+	switch {
+	case res.HasSolution:
+		return empty(Unbounded), nil
+	case res.Status == Infeasible || res.Status == TimeLimit:
+		return empty(res.Status), nil
+	}
+	return empty(InfeasibleOrUnbounded), nil
+}
+
+// hasInteger reports whether the model has integer or binary columns.
+func (m *Model) hasInteger() bool {
+	for _, c := range m.cols {
+		if c.kind != Continuous {
+			return true
+		}
+	}
+	return false
+}
+
+// costBounded reports whether no column can improve the objective without
+// limit: every column whose bound is infinite in one direction has a cost
+// that worsens the objective (or leaves it) in that direction. Every ray of
+// the feasible region moves only such columns that way, so then a feasible
+// LP relaxation has a finite optimum.
+func (m *Model) costBounded() bool {
+	sign := 1.0 // minimising
+	if m.maximize {
+		sign = -1
+	}
+	for j, c := range m.cols {
+		lo, hi := m.bounds(j)
+		cost := sign * c.obj
+		if (math.IsInf(hi, 1) && cost < 0) || (math.IsInf(lo, -1) && cost > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasNoLowerBound reports whether a column has lower bound -Inf.
+func (m *Model) hasNoLowerBound() bool {
+	for j := range m.cols {
+		if lo, _ := m.bounds(j); math.IsInf(lo, -1) {
+			return true
+		}
+	}
+	return false
+}
+
+// runHiGHS solves the model (or, with relax, its LP relaxation) once with
+// HiGHS under the time limit.
+func (m *Model) runHiGHS(limit time.Duration, o Options, relax bool) (Result, error) {
+	start := time.Now()
+	res := Result{Status: Error, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1)}
 	// Options first: HiGHS prints its banner on stdout when a model is
 	// passed with output on.
 	raw := highs.NewRawModel()
-	logPath, err := setHiGHSOptions(raw, timeBudget(ctx, o), o)
+	logPath, err := setHiGHSOptions(raw, limit, o)
 	if logPath != "" {
 		defer os.Remove(logPath)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("solver: model %q: HiGHS options: %w", m.name, err))
+		return res, fmt.Errorf("solver: model %q: HiGHS options: %w", m.name, err)
 	}
-	if err := m.toHiGHS(raw); err != nil {
-		return fail(fmt.Errorf("solver: model %q: pass to HiGHS: %w", m.name, err))
+	if (relax || !m.hasInteger()) && m.hasNoLowerBound() {
+		// HiGHS 1.3.1's LP presolve can abort the process on LPs with
+		// columns unbounded below (docs/solver.md); those LPs are solved
+		// without it.
+		if err := raw.SetStringOption("presolve", "off"); err != nil && !isWarning(err) {
+			return res, fmt.Errorf("solver: model %q: HiGHS option presolve: %w", m.name, err)
+		}
+	}
+	if err := m.toHiGHS(raw, relax); err != nil {
+		return res, fmt.Errorf("solver: model %q: pass to HiGHS: %w", m.name, err)
 	}
 	if n := numCols(raw); n != len(m.cols) {
-		return fail(fmt.Errorf("solver: model %q: HiGHS holds %d columns, the model %d", m.name, n, len(m.cols)))
+		return res, fmt.Errorf("solver: model %q: HiGHS holds %d columns, the model %d", m.name, n, len(m.cols))
 	}
-	if o.Start != nil {
+	if o.Start != nil && !relax {
 		if err := m.setStart(raw, o.Start); err != nil {
-			return fail(err)
+			return res, err
 		}
 	}
 
 	h := handle(raw)
 	runStatus := C.Highs_run(h)
-	res, err := m.readHiGHS(h, runStatus)
+	res, err = m.readHiGHS(h, runStatus, !relax && m.hasInteger())
 	runtime.KeepAlive(raw)
 	res.Time = time.Since(start)
 	if logPath != "" {
 		if cerr := copyLog(o.Log, logPath); cerr != nil && err == nil {
 			err = fmt.Errorf("solver: model %q: copy HiGHS log: %w", m.name, cerr)
-			res.Status = Error
+			res.Status, res.HasSolution, res.X = Error, false, nil
 		}
 	}
 	return res, err
 }
 
-// toHiGHS passes the model's columns, rows, integrality and sense to a
-// HiGHS object.
-func (m *Model) toHiGHS(raw *highs.RawModel) error {
+// toHiGHS passes the model's columns, rows, integrality (unless relax) and
+// sense to a HiGHS object.
+func (m *Model) toHiGHS(raw *highs.RawModel, relax bool) error {
 	n := len(m.cols)
 	lo, hi, cost := make([]float64, n), make([]float64, n), make([]float64, n)
 	kinds := make([]highs.VariableType, n)
@@ -131,7 +225,7 @@ func (m *Model) toHiGHS(raw *highs.RawModel) error {
 	for j, c := range m.cols {
 		lo[j], hi[j] = m.bounds(j)
 		cost[j] = c.obj
-		if c.kind != Continuous {
+		if c.kind != Continuous && !relax {
 			kinds[j] = highs.IntegerType
 			integer = true
 		}
@@ -294,7 +388,7 @@ func isWarning(err error) bool {
 
 // readHiGHS turns HiGHS's model status, solution and information into a
 // Result.
-func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt) (Result, error) {
+func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt, integer bool) (Result, error) {
 	res := Result{Status: Error, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1)}
 	ms := C.Highs_getModelStatus(h)
 	switch ms {
@@ -315,10 +409,6 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt) (Result, error
 		res.Status = Error
 		return res, fmt.Errorf("solver: model %q: HiGHS run failed (model status %d)", m.name, int(ms))
 	}
-	integer := false
-	for _, c := range m.cols {
-		integer = integer || c.kind != Continuous
-	}
 	if integer {
 		var nodes C.int64_t
 		if C.Highs_getInt64InfoValue(h, cMIPNodeCount, &nodes) != C.kHighsStatusError {
@@ -336,7 +426,7 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt) (Result, error
 	if pss != C.kHighsSolutionStatusFeasible {
 		if res.Status == Optimal {
 			res.Status = Error
-			return res, fmt.Errorf("solver: model %q: HiGHS reported optimal without a feasible solution", m.name)
+			return res, fmt.Errorf("solver: model %q: HiGHS reported optimal without a feasible solution (HiGHS 1.3.1 does this on some infeasible models, see docs/solver.md)", m.name)
 		}
 		return res, nil // time limit without an incumbent
 	}
@@ -352,10 +442,18 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt) (Result, error
 		res.Status = Error
 		return res, fmt.Errorf("solver: model %q: HiGHS solution unavailable", m.name)
 	}
-	for j, c := range m.cols {
-		if c.kind != Continuous {
-			x[j] = math.Round(x[j])
+	if integer {
+		for j, c := range m.cols {
+			if c.kind != Continuous {
+				x[j] = math.Round(x[j])
+			}
 		}
+	}
+	// HiGHS checks its point itself; this check guards the layer between
+	// (and HiGHS 1.3.1's known faults) so that no violated plan passes.
+	if err := m.checkRelative(x, pointTol, integer); err != nil {
+		res.Status = Error
+		return res, fmt.Errorf("HiGHS returned a point that violates the model: %w", err)
 	}
 	res.HasSolution = true
 	res.X = x

@@ -256,6 +256,39 @@ func (m *Model) Check(x []float64, tol float64) error {
 	return nil
 }
 
+// pointTol is the relative tolerance with which solvers' points are checked.
+const pointTol = 1e-5
+
+// checkRelative is Check with tolerances relative to the magnitudes
+// involved: tol*(1+|bound|) for a column, tol*(1+|bound|+sum|coef*x|) for a
+// row, tol for integrality (checked only when integral is true).
+func (m *Model) checkRelative(x []float64, tol float64, integral bool) error {
+	if len(x) != len(m.cols) {
+		return fmt.Errorf("solver: model %q: point has %d values for %d columns", m.name, len(x), len(m.cols))
+	}
+	for j, c := range m.cols {
+		lo, hi := m.bounds(j)
+		v := x[j]
+		if math.IsNaN(v) || v < lo-tol*(1+math.Abs(lo)) || v > hi+tol*(1+math.Abs(hi)) {
+			return fmt.Errorf("solver: model %q: %s = %v is outside [%v, %v]", m.name, m.colRef(j), v, lo, hi)
+		}
+		if integral && c.kind != Continuous && math.Abs(v-math.Round(v)) > tol {
+			return fmt.Errorf("solver: model %q: %s = %v is not integral", m.name, m.colRef(j), v)
+		}
+	}
+	for i, r := range m.rows {
+		s, mag := 0.0, 0.0
+		for _, t := range r.terms {
+			s += t.Coef * x[t.Var]
+			mag += math.Abs(t.Coef * x[t.Var])
+		}
+		if s < r.lo-tol*(1+math.Abs(r.lo)+mag) || s > r.hi+tol*(1+math.Abs(r.hi)+mag) {
+			return fmt.Errorf("solver: model %q: %s = %v is outside [%v, %v]", m.name, m.rowRef(i), s, r.lo, r.hi)
+		}
+	}
+	return nil
+}
+
 // sparseRows returns the rows in compressed sparse row form with duplicate
 // variables merged and zero coefficients dropped, in column order per row.
 func (m *Model) sparseRows() (lo, hi []float64, start, index []int, value []float64) {
