@@ -47,6 +47,9 @@ import "C"
 // docs/solver.md for how the Makefile installs it).
 func HiGHS() Solver { return highsSolver{} }
 
+// Available reports whether this build links HiGHS (the highs build tag).
+func Available() bool { return true }
+
 type highsSolver struct{}
 
 // handle returns the HiGHS object behind a highs.RawModel. The binding keeps

@@ -13,6 +13,9 @@ import (
 // installs it and sets the tag.
 var ErrNoHiGHS = errors.New("solver: this wattsched was built without HiGHS: build it with 'make build' (which installs the HiGHS library), or 'make setup' then 'eval \"$(make -s env)\"' and 'go build -tags highs'")
 
+// Available reports whether this build links HiGHS (the highs build tag).
+func Available() bool { return false }
+
 // HiGHS is the HiGHS backend; in this build it only reports ErrNoHiGHS.
 func HiGHS() Solver { return noHiGHS{} }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"flag"
 	"fmt"
+	"github.com/wattsched/wattsched/solver"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ var goldenCases = []struct {
 	{"powerflow-quick", []string{"reproduce", "powerflow", "--quick"}},
 	{"coloc-eaco", []string{"run", "-c", "../../examples/coloc-eaco.yaml"}},
 	{"eaco-quick", []string{"reproduce", "eaco", "--quick"}},
+	{"cedla-quick", []string{"reproduce", "cedla", "--quick"}},
 }
 
 // goldenVerbatimMax is the size under which a text result is kept verbatim
@@ -49,6 +51,9 @@ func TestGolden(t *testing.T) {
 	}
 	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.name == "cedla-quick" && !solver.Available() {
+				t.Skip("built without HiGHS (build tag highs): make test runs this case")
+			}
 			dir := filepath.Join(t.TempDir(), "out")
 			code, stdout, stderr := run(t, append(c.args, "-o", dir)...)
 			if code != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/cedla"
 	"github.com/wattsched/wattsched/experiment/eaco"
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
@@ -14,7 +15,7 @@ import (
 // studies is the one place that lists the paper reproductions
 // (`wattsched reproduce <name>`); each call returns fresh values.
 func studies() []experiment.Study {
-	return []experiment.Study{&pwr.Study{}, &vahrm.Study{}, &powerflow.Study{}, &eaco.Study{}}
+	return []experiment.Study{&pwr.Study{}, &vahrm.Study{}, &powerflow.Study{}, &eaco.Study{}, &cedla.Study{}}
 }
 
 // runner runs a scenario of one mode.

@@ -1,0 +1,427 @@
+package cedla
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/grid"
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/sim"
+)
+
+// StandIns are the printed stand-ins for what is not public.
+func StandIns(d *Derived) []string {
+	out := []string{
+		"prices: NYISO day-ahead hourly LBMP, zone CAPITL, 1-8 June 2020 (New York time; via Green-DCC, source NYISO) for the paper's NYISO real-time LBMP of the Syracuse generator, 1-7 June 2018 (2020 is the earliest NYISO year available); each hour's price holds for its four slots",
+		"carbon: Electricity Maps life-cycle intensity of the NYISO zone, 1-8 June 2021 (ODbL, attribution Electricity Maps; 2021 is the earliest year available); the paper reports no carbon",
+		"training jobs: shortest completion times and times of day of single-GPU Philly jobs (Jeon et al. ATC'19, five embedded days), at most one day each, on a uniformly drawn day of the week; deadlines and latency bounds as the paper's Gaussian slack (mean 50%, sd 7.5%); jobs due within the week",
+		"inference: requests/min split evenly over the three models with a diurnal profile (+-30%, peak 14:00) and 5% noise per slot; the paper's 'real job-trace' is not named",
+		"node power: the paper gives no power figures; true draw = stated assumptions over NVIDIA TDPs (data/models.csv), planners use RLS fits of eqs. 6 and 9 to noisy samples of it",
+	}
+	return append(out, d.StandIns...)
+}
+
+// Reproduction is every result of `reproduce cedla`.
+type Reproduction struct {
+	Version  string           `json:"version"`
+	StandIns []string         `json:"stand_ins"`
+	Settings map[string]any   `json:"settings"`
+	Fit      *Fitted          `json:"power_fits"`
+	Runs     []*Metrics       `json:"runs"`
+	Claims   []ClaimResult    `json:"paper_claims"`
+	Rows     []Row            `json:"models_table"`
+	Derived  map[string]any   `json:"derived"`
+	Plans    []sim.SlotSample `json:"-"`
+}
+
+// ClaimResult is experiment.ClaimResult.
+type ClaimResult = experiment.ClaimResult
+
+// Options bound the reproduction.
+type Options struct {
+	// Price and Carbon replace the embedded weeks when set.
+	Price, Carbon *grid.Series
+	Quick         bool
+	Seeds         int
+	Workers       int
+	Progress      func(done, total int, what string)
+}
+
+// Cases lists the study's runs.
+func Cases(o Options) []Case {
+	var out []Case
+	jobs, rates := []int{175, 280}, []float64{1e5, 1.75e5}
+	if o.Quick {
+		jobs, rates = []int{20}, []float64{1e4}
+	}
+	for s := range o.Seeds {
+		seed := uint64(s + 1)
+		for _, sys := range Systems {
+			for _, n := range jobs {
+				for _, r := range rates {
+					out = append(out, Case{System: sys, Jobs: n, ReqPerMin: r, Seed: seed})
+				}
+			}
+		}
+		// Table 3's rejection workloads.
+		tj, tr := []int{280, 400}, []float64{1700, 2500}
+		if o.Quick {
+			tj, tr = []int{30}, []float64{1700}
+		}
+		for _, sys := range []string{"CE-DLA soft", "CE-DLA hard", "PA-MBT"} {
+			for k := range tj {
+				out = append(out, Case{System: sys, Jobs: tj[k], ReqPerMin: tr[k], Seed: seed})
+			}
+		}
+	}
+	return out
+}
+
+// Reproduce runs the study.
+func Reproduce(version string, tb *Table, o Options) (*Reproduction, *Setup, error) {
+	count, slots, look, every := 40, 672, 48, 4
+	if o.Quick {
+		count, slots, look, every = 10, 96, 24, 4
+	}
+	ps, cs, err := Grid()
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Price != nil {
+		ps = o.Price
+	}
+	if o.Carbon != nil {
+		cs = o.Carbon
+	}
+	s, err := NewSetupGrid(tb, count, slots, look, every, 1, ps, cs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Quick {
+		// Quick runs stop on the gap, never on the clock, so that they are
+		// byte-identical on any machine.
+		s.Args.TimeLimit = 10 * time.Minute
+	}
+	cases := Cases(o)
+	runs := make([]*Metrics, len(cases))
+	errs := experiment.Parallel(len(cases), o.Workers, func(i int) error {
+		m, err := s.Run(cases[i])
+		runs[i] = m
+		return err
+	}, o.Progress, func(i int) string { return cases[i].Label() })
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	rep := &Reproduction{Version: version, StandIns: StandIns(s.Derived), Fit: s.Fitted, Runs: runs, Rows: tb.Rows,
+		Settings: map[string]any{"nodes_per_type": count, "slots": slots, "lookahead_slots": look, "replan_every_slots": every, "seeds": o.Seeds,
+			"restart_seconds": s.RestartSeconds, "restart_usd": s.Restart, "turn_on_usd": s.TurnOn, "cedla_args": s.Args, "quick": o.Quick},
+		Derived: map[string]any{"epoch_seconds": s.Derived.EpochSeconds, "service_rate_per_s": s.Derived.Mu, "train_w_true": s.Derived.TrainW, "perf_factor_tflops": s.Derived.F}}
+	rep.Claims = claims(rep, o.Quick)
+	return rep, s, nil
+}
+
+// mean averages a metric over the seeds of (system, jobs, rate).
+func mean(runs []*Metrics, sys string, jobs int, rate float64, f func(*Metrics) float64) float64 {
+	var s float64
+	n := 0
+	for _, r := range runs {
+		if r.System == sys && r.Jobs == jobs && r.ReqPerMin == rate {
+			s += f(r)
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return s / float64(n)
+}
+
+func claims(rep *Reproduction, quick bool) []ClaimResult {
+	var out []ClaimResult
+	add := func(what, where, paper, measured string, holds bool, v float64) {
+		out = append(out, ClaimResult{What: what, Where: where, Paper: paper, Measured: measured, Holds: holds, Value: experiment.Num(v)})
+	}
+	jobs, rate := 175, 1e5
+	hj, hr := 280, 1e5
+	t3 := [][2]float64{{280, 1700}, {400, 2500}}
+	if quick {
+		jobs, rate, hj, hr = 20, 1e4, 20, 1e4
+		t3 = [][2]float64{{30, 1700}}
+	}
+	cost := func(sys string, j int, r float64) float64 {
+		return mean(rep.Runs, sys, j, r, func(m *Metrics) float64 { return m.CostUSD })
+	}
+	energy := func(sys string, j int, r float64) float64 {
+		return mean(rep.Runs, sys, j, r, func(m *Metrics) float64 { return m.EnergyKWh })
+	}
+	cp := func(sys string) float64 {
+		return mean(rep.Runs, sys, jobs, rate, func(m *Metrics) float64 { return m.CostPerfTrain })
+	}
+	ratio := cp("CE-DLA soft") / cp("PA-MBT")
+	add(fmt.Sprintf("training cost-to-performance, CE-DLA soft / PA-MBT (%d jobs, %.3g req/min)", jobs, rate), "Sec. 3.3, Fig. 6a", "2.5x (5.26 vs 2.09 per USD); holds within 2.0-3.0x",
+		fmt.Sprintf("%.2fx (%.2f vs %.2f per USD), margin %+.2f", ratio, cp("CE-DLA soft"), cp("PA-MBT"), math.Min(ratio-2.0, 3.0-ratio)), ratio >= 2.0 && ratio <= 3.0, ratio)
+	for _, base := range []struct {
+		sys   string
+		paper float64
+	}{{"PA-MBT", 0.43}, {"EPRONS", 0.15}} {
+		save := 1 - cost("CE-DLA soft", jobs, rate)/cost(base.sys, jobs, rate)
+		add(fmt.Sprintf("cost saving of CE-DLA soft vs %s (%d jobs, %.3g req/min)", base.sys, jobs, rate), "Sec. 4 (conclusions), Fig. 5c",
+			fmt.Sprintf("%.0f%%; holds within +-10 points", 100*base.paper), fmt.Sprintf("%.1f%%, margin %+.1f points", 100*save, 100*(0.10-math.Abs(save-base.paper))), math.Abs(save-base.paper) <= 0.10, save)
+	}
+	ee, ec := energy("EPRONS", hj, hr), energy("CE-DLA soft", hj, hr)
+	add(fmt.Sprintf("CE-DLA soft and EPRONS use about the same energy (%d jobs)", hj), "Sec. 3.3, Fig. 5a", "both ~600 kWh; holds within 15% of each other",
+		fmt.Sprintf("%.0f vs %.0f kWh (%+.1f%%)", ec, ee, 100*(ec/ee-1)), math.Abs(ec/ee-1) <= 0.15, ec/ee-1)
+	ef := energy("FIFO", hj, hr)
+	add(fmt.Sprintf("FIFO uses the most energy (%d jobs)", hj), "Sec. 3.3, Fig. 5a", "~3500 kWh, most of all; holds if most",
+		fmt.Sprintf("%.0f kWh (PA-MBT %.0f, EPRONS %.0f, CE-DLA soft %.0f)", ef, energy("PA-MBT", hj, hr), ee, ec), ef >= energy("PA-MBT", hj, hr) && ef >= ee && ef >= ec, ef)
+	band := mean(rep.Runs, "CE-DLA soft", jobs, rate, func(m *Metrics) float64 { return m.PriceBands[0] })
+	add(fmt.Sprintf("share of CE-DLA soft's training in the cheapest band USD 0-20 (%d jobs)", jobs), "Sec. 3.3, Table 2", "0.59 (EPRONS 0.31, PA-MBT 0.28); holds within +-0.10",
+		fmt.Sprintf("%.2f (EPRONS %.2f, PA-MBT %.2f), margin %+.2f", band, mean(rep.Runs, "EPRONS", jobs, rate, func(m *Metrics) float64 { return m.PriceBands[0] }),
+			mean(rep.Runs, "PA-MBT", jobs, rate, func(m *Metrics) float64 { return m.PriceBands[0] }), 0.10-math.Abs(band-0.59)), math.Abs(band-0.59) <= 0.10, band)
+	paperRej := map[[2]float64][3]float64{{280, 1700}: {0.01, 0.032, 0.032}, {400, 2500}: {0.112, 0.245, 0.242}}
+	for _, w := range t3 {
+		j, r := int(w[0]), w[1]
+		p, ok := paperRej[w]
+		for k, sys := range []string{"CE-DLA soft", "CE-DLA hard", "PA-MBT"} {
+			v := mean(rep.Runs, sys, j, r, func(m *Metrics) float64 { return float64(m.Rejected) / float64(m.Jobs) })
+			if !ok {
+				continue // the quick workload is not the paper's
+			}
+			add(fmt.Sprintf("rejected training jobs, %s (%d jobs, %.0f req/min)", sys, j, r), "Sec. 3.3, Table 3", fmt.Sprintf("%.1f%%; holds within +-3 points", 100*p[k]),
+				fmt.Sprintf("%.1f%%, margin %+.1f points", 100*v, 100*(0.03-math.Abs(v-p[k]))), math.Abs(v-p[k]) <= 0.03, v)
+		}
+		s, h := mean(rep.Runs, "CE-DLA soft", j, r, func(m *Metrics) float64 { return float64(m.Rejected) }), mean(rep.Runs, "CE-DLA hard", j, r, func(m *Metrics) float64 { return float64(m.Rejected) })
+		add(fmt.Sprintf("Problem 2 rejects fewer jobs than Problem 1 (%d jobs, %.0f req/min)", j, r), "Sec. 3.3, Table 3", "yes", fmt.Sprintf("%.1f vs %.1f jobs", s, h), s < h, h-s)
+	}
+	dv := func(sys string, j int, r float64) float64 {
+		return mean(rep.Runs, sys, j, r, func(m *Metrics) float64 { return m.DeadlineViolation })
+	}
+	cs := dv("CE-DLA soft", hj, hr)
+	add(fmt.Sprintf("CE-DLA soft's deadline violation is small (%d jobs, %.3g req/min)", hj, hr), "Sec. 3.3, Fig. 4a", "about 2%; holds within 0-4%",
+		fmt.Sprintf("%.1f%%, margin %+.1f points", 100*cs, 100*(0.04-cs)), cs <= 0.04, cs)
+	xj, xr := 280, 1.75e5
+	if quick {
+		xj, xr = 20, 1e4
+	}
+	ep := dv("EPRONS", xj, xr)
+	add(fmt.Sprintf("EPRONS misses more deadlines than PA-MBT and CE-DLA soft at high load (%d jobs, %.3g req/min)", xj, xr), "Sec. 3.3, Fig. 4b", "about 12% vs lower; holds if worse than both and within 7-17%",
+		fmt.Sprintf("%.1f%% (PA-MBT %.1f%%, CE-DLA soft %.1f%%)", 100*ep, 100*dv("PA-MBT", xj, xr), 100*dv("CE-DLA soft", xj, xr)),
+		ep > dv("PA-MBT", xj, xr) && ep > dv("CE-DLA soft", xj, xr) && ep >= 0.07 && ep <= 0.17, ep)
+	lv := func(sys string) float64 {
+		return mean(rep.Runs, sys, jobs, rate, func(m *Metrics) float64 { return m.LatencyViolation })
+	}
+	add(fmt.Sprintf("PA-MBT has the lowest latency violation (%d jobs, %.3g req/min)", jobs, rate), "Sec. 3.3, Fig. 4c", "PA-MBT best in all cases; holds if no system is lower",
+		fmt.Sprintf("PA-MBT %.2f%%, CE-DLA soft %.2f%%, EPRONS %.2f%%, FIFO %.2f%%", 100*lv("PA-MBT"), 100*lv("CE-DLA soft"), 100*lv("EPRONS"), 100*lv("FIFO")),
+		lv("PA-MBT") <= lv("CE-DLA soft") && lv("PA-MBT") <= lv("EPRONS") && lv("PA-MBT") <= lv("FIFO"), lv("PA-MBT"))
+	fifoDV := mean(rep.Runs, "FIFO", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation })
+	add(fmt.Sprintf("FIFO has the worst deadline violation (%d jobs, %.3g req/min)", hj, hr), "Sec. 3.3, Fig. 4a", "~7%, the worst; holds if the worst",
+		fmt.Sprintf("%.1f%% (CE-DLA soft %.1f%%, EPRONS %.1f%%, PA-MBT %.1f%%)", 100*fifoDV, 100*mean(rep.Runs, "CE-DLA soft", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }),
+			100*mean(rep.Runs, "EPRONS", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }), 100*mean(rep.Runs, "PA-MBT", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation })),
+		fifoDV >= mean(rep.Runs, "CE-DLA soft", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }) && fifoDV >= mean(rep.Runs, "PA-MBT", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }), fifoDV)
+	return out
+}
+
+// Tables renders the main tables.
+func Tables(rep *Reproduction) []report.Table {
+	var out []report.Table
+	ft := report.Table{Title: "Power models fitted by recursive least squares (eqs. 6 and 9), held-out MAPE", Head: []string{"model", "training alpha1, alpha2", "training MAPE", "inference alpha1..4", "inference MAPE"}}
+	for i, m := range DNNs {
+		a, b := rep.Fit.Train[i], rep.Fit.Infer[i]
+		ft.Rows = append(ft.Rows, []string{m, fmt.Sprintf("%.2f, %.2f", a[0], a[1]), fmt.Sprintf("%.2f%%", rep.Fit.TrainMAPE[i]),
+			fmt.Sprintf("%.3f, %.2f, %.3f, %.2f", b[0], b[1], b[2], b[3]), fmt.Sprintf("%.2f%%", rep.Fit.InferMAPE[i])})
+	}
+	out = append(out, ft)
+	type key struct {
+		sys  string
+		jobs int
+		rate float64
+	}
+	var keys []key
+	for _, r := range rep.Runs {
+		k := key{r.System, r.Jobs, r.ReqPerMin}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	t := report.Table{Title: "Results (mean over seeds)", Head: []string{"system", "jobs", "req/min", "deadline viol.", "latency viol.", "rejected", "energy kWh", "cost USD", "CO2 kg",
+		"train jobs/USD", "USD 0-20 / 20-30 / 30+", "plans", "hard infeasible", "time-limited", "max gap"}}
+	for _, k := range keys {
+		f := func(g func(*Metrics) float64) float64 { return mean(rep.Runs, k.sys, k.jobs, k.rate, g) }
+		t.Rows = append(t.Rows, []string{k.sys, strconv.Itoa(k.jobs), fmt.Sprintf("%.4g", k.rate),
+			experiment.Pct(f(func(m *Metrics) float64 { return m.DeadlineViolation })), experiment.Pct(f(func(m *Metrics) float64 { return m.LatencyViolation })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Rejected) })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return m.EnergyKWh })), fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CostUSD })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return m.CO2Kg })), fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CostPerfTrain })),
+			fmt.Sprintf("%.2f / %.2f / %.2f", f(func(m *Metrics) float64 { return m.PriceBands[0] }), f(func(m *Metrics) float64 { return m.PriceBands[1] }), f(func(m *Metrics) float64 { return m.PriceBands[2] })),
+			fmt.Sprintf("%.0f", f(func(m *Metrics) float64 { return float64(m.Plans) })), fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.HardInfeasible) })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.TimeLimited) })),
+			fmt.Sprintf("%.2f%%", 100*f(func(m *Metrics) float64 { return m.MaxGap }))})
+	}
+	out = append(out, t)
+	return append(out, experiment.ClaimsTable(rep.Claims))
+}
+
+// Results renders the reproduction.
+func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
+	files := map[string][]byte{}
+	js, err := report.JSON(rep)
+	if err != nil {
+		return nil, err
+	}
+	files["summary.json"] = js
+	rows := [][]string{{"system", "jobs", "req_per_min", "seed", "finished", "rejected", "late", "deadline_violation", "mean_lateness_slots", "latency_violation", "energy_kwh", "cost_usd", "co2_kg",
+		"cost_perf_train", "cost_perf_infer", "band_0_20", "band_20_30", "band_30_up", "plans", "hard_infeasible", "time_limited", "max_gap", "turn_ons", "restarts"}}
+	for _, m := range rep.Runs {
+		rows = append(rows, []string{m.System, strconv.Itoa(m.Jobs), report.F(m.ReqPerMin), strconv.FormatUint(m.Seed, 10), strconv.Itoa(m.Finished), strconv.Itoa(m.Rejected), strconv.Itoa(m.Late),
+			report.F(m.DeadlineViolation), report.F(m.MeanLateness), report.F(m.LatencyViolation), report.F(m.EnergyKWh), report.F(m.CostUSD), report.F(m.CO2Kg),
+			report.F(m.CostPerfTrain), report.F(m.CostPerfInfer), report.F(m.PriceBands[0]), report.F(m.PriceBands[1]), report.F(m.PriceBands[2]),
+			strconv.Itoa(m.Plans), strconv.Itoa(m.HardInfeasible), strconv.Itoa(m.TimeLimited), report.F(m.MaxGap), strconv.Itoa(m.TurnOns), strconv.Itoa(m.Restarts)})
+	}
+	files["runs.csv"] = report.CSV(rows)
+	// Plots of the first seed's runs at the main workload.
+	var figs []experiment.Figure
+	main := map[string]*Metrics{}
+	for _, m := range rep.Runs {
+		if m.Seed == 1 && main[m.System] == nil && m.Jobs == rep.Runs[0].Jobs && m.ReqPerMin == rep.Runs[0].ReqPerMin {
+			main[m.System] = m
+		}
+	}
+	var x []float64
+	for h := range s.Slots {
+		x = append(x, float64(h)/96)
+	}
+	price := report.LinePlot{Title: "Price (USD/MWh) and planned cluster power (kW)", XLabel: "day", YLabel: "USD/MWh ; kW", Steps: true}
+	price.Series = append(price.Series, report.Series{Name: "price USD/MWh", X: x, Y: s.Price[:s.Slots]})
+	nodes := report.LinePlot{Title: "Nodes on", XLabel: "day", YLabel: "nodes", Steps: true}
+	prog := report.LinePlot{Title: "Training progress (share of arrived epochs done)", XLabel: "day", YLabel: "fraction"}
+	for _, sys := range Systems {
+		m := main[sys]
+		if m == nil {
+			continue
+		}
+		var pw, on, pr []float64
+		for _, smp := range m.result.Samples {
+			pw = append(pw, float64(smp.Power)/1000)
+			n := 0
+			for _, c := range smp.On {
+				n += c
+			}
+			on = append(on, float64(n))
+			pr = append(pr, smp.Progress)
+		}
+		price.Series = append(price.Series, report.Series{Name: sys + " kW", X: x, Y: pw})
+		nodes.Series = append(nodes.Series, report.Series{Name: sys, X: x, Y: on})
+		prog.Series = append(prog.Series, report.Series{Name: sys, X: x, Y: pr})
+	}
+	for _, p := range []struct {
+		file, caption string
+		lp            report.LinePlot
+	}{{"price_power.svg", "Price (the stand-in week) and each system's cluster power, seed 1, main workload", price},
+		{"nodes_on.svg", "Nodes powered on per slot (DRS)", nodes},
+		{"training_progress.svg", "Training progress: epochs done over epochs of arrived jobs", prog}} {
+		b, err := p.lp.SVG()
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", p.file, err)
+		}
+		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
+	}
+	return &experiment.Results{Title: "wattsched: CE-DLA reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
+		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
+		Listing: "summary.json, runs.csv, *.svg, report.html"}, nil
+}
+
+// Study is `wattsched reproduce cedla`.
+type Study struct {
+	quick          bool
+	seeds          int
+	models         string
+	prices, carbon string
+}
+
+// Name implements experiment.Study.
+func (*Study) Name() string { return "cedla" }
+
+// Synopsis implements experiment.Study.
+func (*Study) Synopsis() string {
+	return `-o DIR [--quick] [--seeds N] [--models FILE] [--prices FILE] [--carbon FILE] [--force]
+        reproduce the CE-DLA paper's evaluation (stand-in data, see the output)`
+}
+
+// Flags implements experiment.Study.
+func (st *Study) Flags(fs *flag.FlagSet) {
+	fs.BoolVar(&st.quick, "quick", false, "a small fast version (10 nodes per type, one day, one seed)")
+	fs.IntVar(&st.seeds, "seeds", 3, "seeds of the job arrivals")
+	fs.StringVar(&st.models, "models", "", "a models table (CSV, as data/models.csv) instead of the embedded one")
+	fs.StringVar(&st.prices, "prices", "", "hourly prices (CSV: \"Datetime (UTC)\", \"Price (USD/MWh)\"; .gz allowed) instead of the embedded NYISO week; slot 0 is its first hour")
+	fs.StringVar(&st.carbon, "carbon", "", "hourly carbon intensities (CSV: \"Datetime (UTC)\", \"Carbon Intensity gCO₂eq/kWh (LCA)\") instead of the embedded week")
+}
+
+// Check implements experiment.Study.
+func (st *Study) Check() error {
+	if st.seeds < 1 {
+		return fmt.Errorf("reproduce cedla: --seeds %d, want >= 1", st.seeds)
+	}
+	return nil
+}
+
+// Run implements experiment.Study.
+func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Results, error) {
+	tb, err := EmbeddedTable()
+	if st.models != "" {
+		tb, err = ReadTableFile(st.models)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ps, cs *grid.Series
+	if st.prices != "" {
+		if ps, err = grid.ReadFile(st.prices, grid.PriceColumn, "USD/MWh", true); err != nil {
+			return nil, err
+		}
+	}
+	if st.carbon != "" {
+		if cs, err = grid.ReadFile(st.carbon, grid.LCAColumn, "gCO2eq/kWh", false); err != nil {
+			return nil, err
+		}
+	}
+	seeds := st.seeds
+	if st.quick {
+		seeds = 1
+	}
+	env.Notef("CE-DLA reproduction: %d runs (5 systems, %d seeds)", len(Cases(Options{Quick: st.quick, Seeds: seeds})), seeds)
+	rep, s, err := Reproduce(env.Version, tb, Options{Quick: st.quick, Seeds: seeds, Workers: env.Workers, Progress: env.Progress, Price: ps, Carbon: cs})
+	if err != nil {
+		return nil, err
+	}
+	res, err := Results(rep, s)
+	if err != nil {
+		return nil, err
+	}
+	// Wall-clock figures go to the notes (stderr), never into the files
+	// or the tables, which are byte-identical for a seed.
+	for _, sys := range Systems[:2] {
+		var sum, mx float64
+		n := 0
+		for _, m := range rep.Runs {
+			if m.System == sys {
+				sum += m.MeanSolveS * float64(m.Plans)
+				n += m.Plans
+				mx = math.Max(mx, m.MaxSolv)
+			}
+		}
+		if n > 0 {
+			env.Notef("%s: %d plans, solve time per plan mean %.3f s, max %.2f s", sys, n, sum/float64(n), mx)
+		}
+	}
+	return []*experiment.Results{res}, nil
+}
+
+var _ experiment.Study = (*Study)(nil)

@@ -1,0 +1,493 @@
+// Package cedla implements CE-DLA (Kang, Lee and Kim, Energies 2022,
+// "Cost Efficient GPU Cluster Management for Training and Inference of Deep
+// Learning"): per 15-minute slot, which training jobs run on which node
+// type, how the inference load is spread, and how many nodes are on, so
+// that the electricity cost plus the restart and turn-on costs is least
+// (Problem 1: deadlines and latency bounds hard; Problem 2: violations
+// penalised), as a mixed-integer linear program solved over a rolling
+// horizon. Nodes of one type are identical, so the program counts nodes
+// per type instead of naming them (docs/policies/cedla.md).
+package cedla
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/solver"
+)
+
+// Name is the policy's name.
+const Name = "cedla"
+
+// Mode chooses the paper's problem.
+type Mode string
+
+// The problems.
+const (
+	Hard Mode = "hard" // Problem 1
+	Soft Mode = "soft" // Problem 2
+)
+
+// Args configures CE-DLA.
+type Args struct {
+	Mode Mode `yaml:"mode"`
+	// LatePenalty is O^T: USD per slot a job runs after its deadline,
+	// times how late that slot is (Problem 2).
+	LatePenalty float64 `yaml:"late_penalty_usd"`
+	// LateAllowance is how long past its deadline Problem 2 may run a
+	// job, as a fraction of the job's window (deadline - arrival + 1).
+	LateAllowance float64 `yaml:"late_allowance"`
+	// LatencyPenalty is O^I: USD per request/s above a node type's
+	// latency-bound capacity, per slot.
+	LatencyPenalty float64 `yaml:"latency_penalty_usd"`
+	// HardLatencyPenalty replaces LatencyPenalty in Problem 1: inference is
+	// never rejected (paper Sec. 3.3), so when it alone exceeds the
+	// latency-bound capacity the bound gives way at this price.
+	HardLatencyPenalty float64 `yaml:"hard_latency_penalty_usd"`
+	// BinarySlots is how many leading slots of the window keep binary
+	// training placements; later slots are relaxed to [0, 1] (relax and
+	// fix: only the leading slots are applied before the next plan). 0:
+	// every slot binary, the exact Problem 1 or 2 over the window.
+	BinarySlots int           `yaml:"binary_slots"`
+	TimeLimit   time.Duration `yaml:"time_limit"`
+	RelGap      float64       `yaml:"rel_gap"`
+	Threads     int           `yaml:"threads"`
+}
+
+// Default is Problem 2 with the penalties of docs/policies/cedla.md, a
+// 1% gap and 5 s per solve.
+func (Args) Default() Args {
+	return Args{Mode: Soft, LatePenalty: 0.5, LateAllowance: 0.5, LatencyPenalty: 0.01, HardLatencyPenalty: 10,
+		TimeLimit: 5 * time.Second, RelGap: 0.01, Threads: 1}
+}
+
+// Validate names bad fields.
+func (a Args) Validate() error {
+	switch {
+	case a.Mode != Hard && a.Mode != Soft:
+		return fmt.Errorf("cedla.mode: %q, want %q or %q", a.Mode, Hard, Soft)
+	case !(a.LatePenalty > 0) || math.IsInf(a.LatePenalty, 0):
+		return fmt.Errorf("cedla.late_penalty_usd: %v, want > 0", a.LatePenalty)
+	case !(a.LateAllowance >= 0) || math.IsInf(a.LateAllowance, 0):
+		return fmt.Errorf("cedla.late_allowance: %v, want >= 0", a.LateAllowance)
+	case !(a.LatencyPenalty > 0) || math.IsInf(a.LatencyPenalty, 0):
+		return fmt.Errorf("cedla.latency_penalty_usd: %v, want > 0", a.LatencyPenalty)
+	case !(a.HardLatencyPenalty > 0) || math.IsInf(a.HardLatencyPenalty, 0):
+		return fmt.Errorf("cedla.hard_latency_penalty_usd: %v, want > 0", a.HardLatencyPenalty)
+	case a.BinarySlots < 0:
+		return fmt.Errorf("cedla.binary_slots: %d, want >= 0", a.BinarySlots)
+	case a.TimeLimit <= 0:
+		return fmt.Errorf("cedla.time_limit: %v, want > 0", a.TimeLimit)
+	case !(a.RelGap >= 0 && a.RelGap < 1):
+		return fmt.Errorf("cedla.rel_gap: %v, want [0, 1)", a.RelGap)
+	case a.Threads < 0:
+		return fmt.Errorf("cedla.threads: %d", a.Threads)
+	}
+	return nil
+}
+
+// Policy is a CE-DLA planner.
+type Policy struct {
+	a Args
+	s solver.Solver
+	// RestartSeconds is the progress a (re)start loses (the engine's
+	// SlotTruth.RestartSeconds, known from measurement).
+	RestartSeconds float64
+}
+
+var _ policy.SlotPlanner = (*Policy)(nil)
+
+// New returns a CE-DLA planner solving with s.
+func New(a Args, s solver.Solver, restartSeconds float64) (*Policy, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("cedla: no solver")
+	}
+	return &Policy{a: a, s: s, RestartSeconds: restartSeconds}, nil
+}
+
+// cols are the program's columns for one plan.
+type cols struct {
+	x, z map[[3]int]solver.Var // (job index, type, tau)
+	n    [][][]solver.Var      // [i][t][tau]
+	lam  [][][]solver.Var
+	v    [][][]solver.Var // latency excess (-1: none)
+	s    [][]solver.Var   // [t][tau]
+	r    []solver.Var     // rejection of job k (only in the rejection solve)
+}
+
+// build writes Problem 1 or 2 for st. With reject, every job may be
+// rejected (r_k = 1 drops its progress row) and the objective is the
+// priority-weighted count of rejections; keep lists the jobs taken (nil:
+// all).
+func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject bool, fix map[[3]int]float64) (*solver.Model, *cols) {
+	m := st.Models
+	nm, nt, H := len(m.Models), len(m.Types), len(st.Price)
+	md := solver.NewModel(fmt.Sprintf("cedla-%s-slot%d", p.a.Mode, st.Slot))
+	c := &cols{x: map[[3]int]solver.Var{}, z: map[[3]int]solver.Var{}}
+	cost := func(tau int, w float64) float64 { // USD of w watts over slot tau
+		if reject {
+			return 0
+		}
+		return w * policy.SlotSeconds / 3.6e9 * st.Price[tau]
+	}
+	restartFrac := p.RestartSeconds / policy.SlotSeconds
+	// Per type and slot: the busy terms, for the capacity rows.
+	busy := make([][][]solver.Term, nt)
+	for t := range nt {
+		busy[t] = make([][]solver.Term, H)
+	}
+	for k, j := range jobs {
+		last := j.Deadline
+		if p.a.Mode == Soft {
+			last += int(math.Ceil(p.a.LateAllowance * float64(j.Deadline-j.Arrival+1)))
+		}
+		end := min(last-st.Slot, H-1) // last tau the job may use
+		var progress []solver.Term
+		maxRate := 0.0
+		meanRate := 0.0
+		for t := range nt {
+			maxRate = math.Max(maxRate, m.Epochs[j.Model][t])
+			meanRate += m.Epochs[j.Model][t] / float64(nt)
+		}
+		for tau := 0; tau <= end; tau++ {
+			h := st.Slot + tau
+			one := make([]solver.Term, 0, nt)
+			for t := range nt {
+				obj := cost(tau, float64(m.TrainW[j.Model][t]-m.Types[t].Idle))
+				if !reject && h > j.Deadline {
+					obj += p.a.LatePenalty * float64(h-j.Deadline)
+				}
+				lo, hi := 0.0, 1.0
+				if v, ok := fix[[3]int{k, t, tau}]; ok {
+					lo, hi = v, v
+				}
+				kind := solver.Binary
+				if p.a.BinarySlots > 0 && tau >= p.a.BinarySlots {
+					kind = solver.Continuous
+				}
+				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), lo, hi, obj, kind)
+				z := md.AddVar(fmt.Sprintf("z_j%d_t%d_h%d", j.ID, t, h), 0, 1, map[bool]float64{true: 0, false: m.Restart}[reject], solver.Continuous)
+				c.x[[3]int{k, t, tau}], c.z[[3]int{k, t, tau}] = x, z
+				// z >= x(h) - x(h-1): the max() of eq. 15.
+				if tau == 0 {
+					prev := 0.0
+					if j.LastType == t {
+						prev = 1
+					}
+					md.AddRow(fmt.Sprintf("restart_j%d_t%d_h%d", j.ID, t, h), -prev, math.Inf(1), solver.Term{Var: z, Coef: 1}, solver.Term{Var: x, Coef: -1})
+				} else {
+					md.AddRow(fmt.Sprintf("restart_j%d_t%d_h%d", j.ID, t, h), 0, math.Inf(1), solver.Term{Var: z, Coef: 1}, solver.Term{Var: x, Coef: -1}, solver.Term{Var: c.x[[3]int{k, t, tau - 1}], Coef: 1})
+				}
+				e := m.Epochs[j.Model][t]
+				progress = append(progress, solver.Term{Var: x, Coef: e}, solver.Term{Var: z, Coef: -e * restartFrac})
+				one = append(one, solver.Term{Var: x, Coef: 1})
+				busy[t][tau] = append(busy[t][tau], solver.Term{Var: x, Coef: 1})
+			}
+			md.AddRow(fmt.Sprintf("onenode_j%d_h%d", j.ID, h), math.Inf(-1), 1, one...)
+		}
+		// Eq. 27 over the window: what the slots after the window cannot
+		// do at the mean rate must be done in it; never more than the
+		// window can do.
+		// (Up to the deadline only: Problem 2's slots past it are a
+		// penalised last resort, not capacity to count on.)
+		after := math.Max(float64(j.Deadline-(st.Slot+H-1)), 0)
+		need := math.Max(j.Remaining-after*meanRate, 0)
+		need = math.Min(need, float64(end+1)*maxRate*(1-restartFrac)*0.999)
+		if end < 0 {
+			need = 0
+		}
+		if need > 0 {
+			if reject {
+				r := md.AddVar(fmt.Sprintf("r_j%d", j.ID), 0, 1, float64(1+j.Priority), solver.Binary)
+				c.r = append(c.r, r)
+				progress = append(progress, solver.Term{Var: r, Coef: need})
+			}
+			md.AddRow(fmt.Sprintf("epochs_j%d", j.ID), need, math.Inf(1), progress...)
+		} else if reject {
+			c.r = append(c.r, -1)
+		}
+	}
+	if reject && len(c.r) < len(jobs) {
+		for len(c.r) < len(jobs) {
+			c.r = append(c.r, -1)
+		}
+	}
+	latPen := p.a.LatencyPenalty
+	if p.a.Mode == Hard {
+		latPen = p.a.HardLatencyPenalty
+	}
+	c.n, c.lam, c.v = make([][][]solver.Var, nm), make([][][]solver.Var, nm), make([][][]solver.Var, nm)
+	for i := range nm {
+		c.n[i], c.lam[i], c.v[i] = make([][]solver.Var, nt), make([][]solver.Var, nt), make([][]solver.Var, nt)
+		for t := range nt {
+			c.n[i][t], c.lam[i][t], c.v[i][t] = make([]solver.Var, H), make([]solver.Var, H), make([]solver.Var, H)
+			cnt := float64(m.Types[t].Count)
+			for tau := range H {
+				h := st.Slot + tau
+				n := md.AddVar(fmt.Sprintf("n_i%d_t%d_h%d", i, t, h), 0, cnt, cost(tau, m.InferBaseW[i][t]-float64(m.Types[t].Idle)), solver.Continuous)
+				lam := md.AddVar(fmt.Sprintf("lambda_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), cost(tau, m.InferPerReqW[i][t]), solver.Continuous)
+				vobj := latPen
+				if reject {
+					vobj = 0
+				}
+				v := md.AddVar(fmt.Sprintf("v_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), vobj, solver.Continuous)
+				c.n[i][t][tau], c.lam[i][t][tau], c.v[i][t][tau] = n, lam, v
+				// Eq. 29 per node, summed over the n nodes that share the
+				// load evenly: lambda <= cap * n (+ v, the excess).
+				md.AddRow(fmt.Sprintf("latency_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam, Coef: 1}, solver.Term{Var: n, Coef: -m.Cap(i, t)}, solver.Term{Var: v, Coef: -1})
+				// Stability: the queue must drain (lambda <= 0.95 mu per
+				// node); only when the cluster cannot, the excess w is
+				// allowed at ten times the latency penalty.
+				wv := md.AddVar(fmt.Sprintf("w_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), 10*vobj, solver.Continuous)
+				md.AddRow(fmt.Sprintf("stable_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam, Coef: 1}, solver.Term{Var: n, Coef: -0.95 * m.Mu[i][t]}, solver.Term{Var: wv, Coef: -1})
+				busy[t][tau] = append(busy[t][tau], solver.Term{Var: n, Coef: 1})
+			}
+		}
+		for tau := range H {
+			terms := make([]solver.Term, nt)
+			for t := range nt {
+				terms[t] = solver.Term{Var: c.lam[i][t][tau], Coef: 1}
+			}
+			// Eq. 24: all of L_i(h) is served.
+			md.AddRow(fmt.Sprintf("load_i%d_h%d", i, st.Slot+tau), st.Load[tau][i], st.Load[tau][i], terms...)
+		}
+	}
+	c.s = make([][]solver.Var, nt)
+	for t := range nt {
+		c.s[t] = make([]solver.Var, H)
+		cnt := float64(m.Types[t].Count)
+		for tau := range H {
+			h := st.Slot + tau
+			// Node counts are continuous in the program and rounded up in
+			// the plan (decisions repairs a type that rounding overfills).
+			s := md.AddVar(fmt.Sprintf("s_t%d_h%d", t, h), 0, cnt, cost(tau, float64(m.Types[t].Idle)), solver.Continuous)
+			c.s[t][tau] = s
+			// Eqs. 20-22, 25 per type: busy nodes are on, one job or one
+			// model per node.
+			md.AddRow(fmt.Sprintf("capacity_t%d_h%d", t, h), math.Inf(-1), 0, append(slices.Clone(busy[t][tau]), solver.Term{Var: s, Coef: -1})...)
+			// u >= s(h) - s(h-1): the max() of eq. 16.
+			u := md.AddVar(fmt.Sprintf("u_t%d_h%d", t, h), 0, math.Inf(1), map[bool]float64{true: 0, false: m.TurnOn}[reject], solver.Continuous)
+			if tau == 0 {
+				md.AddRow(fmt.Sprintf("turnon_t%d_h%d", t, h), -float64(st.On[t]), math.Inf(1), solver.Term{Var: u, Coef: 1}, solver.Term{Var: s, Coef: -1})
+			} else {
+				md.AddRow(fmt.Sprintf("turnon_t%d_h%d", t, h), 0, math.Inf(1), solver.Term{Var: u, Coef: 1}, solver.Term{Var: s, Coef: -1}, solver.Term{Var: c.s[t][tau-1], Coef: 1})
+			}
+		}
+	}
+	return md, c
+}
+
+// Plan implements policy.SlotPlanner: it solves the problem over the
+// forecast window; when Problem 1 (or 2) is infeasible it first finds the
+// rejections of least priority weight that make it feasible, rejects
+// those jobs, and solves again (Algorithm 1, lines 06-10).
+func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
+	opts := solver.Options{TimeLimit: p.a.TimeLimit, RelGap: p.a.RelGap, Threads: p.a.Threads}
+	// A job past the last slot it may use (its deadline; in Problem 2
+	// plus the allowance) with work left cannot be planned: rejected.
+	var jobs []policy.SlotJobState
+	var rejected []int
+	for _, j := range st.Jobs {
+		last := j.Deadline
+		if p.a.Mode == Soft {
+			last += int(math.Ceil(p.a.LateAllowance * float64(j.Deadline-j.Arrival+1)))
+		}
+		if last < st.Slot {
+			rejected = append(rejected, j.ID)
+		} else {
+			jobs = append(jobs, j)
+		}
+	}
+	md, c := p.build(st, jobs, false, nil)
+	res, err := p.s.Solve(context.Background(), md, opts)
+	if err != nil {
+		return nil, err
+	}
+	info := &policy.PlanInfo{Slot: st.Slot, Vars: md.NumVars(), Rows: md.NumRows()}
+	if res.Status == solver.Infeasible || res.Status == solver.InfeasibleOrUnbounded || res.Status == solver.TimeLimit && !res.HasSolution {
+		info.Infeasible = res.Status != solver.TimeLimit
+		rm, rc := p.build(st, jobs, true, nil)
+		rr, err := p.s.Solve(context.Background(), rm, opts)
+		if err != nil {
+			return nil, err
+		}
+		if !rr.HasSolution {
+			return nil, fmt.Errorf("cedla: slot %d: the rejection problem has no solution (%s)", st.Slot, rr.Status)
+		}
+		var keep []policy.SlotJobState
+		for k, j := range jobs {
+			if rc.r[k] >= 0 && rr.Value(rc.r[k]) > 0.5 {
+				rejected = append(rejected, j.ID)
+			} else {
+				keep = append(keep, j)
+			}
+		}
+		jobs = keep
+		md, c = p.build(st, jobs, false, nil)
+		if res, err = p.s.Solve(context.Background(), md, opts); err != nil {
+			return nil, err
+		}
+		info.Seconds += rr.Time.Seconds()
+	}
+	info.Status, info.Gap, info.Objective = res.Status.String(), res.Gap, res.Objective
+	info.Seconds += res.Time.Seconds()
+	if !res.HasSolution {
+		return nil, fmt.Errorf("cedla: slot %d: no plan after %d rejections (%s)", st.Slot, len(rejected), res.Status)
+	}
+	if res.Status == solver.TimeLimit {
+		// Stopped short of the gap: keep the incumbent's binary training
+		// decisions and solve the rest (relaxed placements, inference
+		// spread, nodes on) to optimality; that part is a linear program.
+		fix := map[[3]int]float64{}
+		for k, v := range c.x {
+			if p.a.BinarySlots == 0 || k[2] < p.a.BinarySlots {
+				fix[k] = math.Round(res.Value(v))
+			}
+		}
+		pm, pc := p.build(st, jobs, false, fix)
+		pr, err := p.s.Solve(context.Background(), pm, opts)
+		if err != nil {
+			return nil, err
+		}
+		info.Seconds += pr.Time.Seconds()
+		if pr.HasSolution && pr.Objective <= res.Objective+1e-9 {
+			info.Polished = res.Objective - pr.Objective
+			c, res.X = pc, pr.X
+		}
+	}
+	return &policy.SlotPlan{Slots: p.decisions(st, jobs, c, res), Reject: rejected, Info: info}, nil
+}
+
+// decisions reads the solution, rounding integers and rescaling the loads
+// so that each model's load adds up exactly.
+func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *cols, res solver.Result) []policy.SlotDecision {
+	m := st.Models
+	nm, nt, H := len(m.Models), len(m.Types), len(st.Price)
+	out := make([]policy.SlotDecision, H)
+	ceil := func(v solver.Var) int { return int(math.Ceil(res.Value(v) - 1e-6)) }
+	for tau := range H {
+		d := policy.NewSlotDecision(m)
+		busy := make([]int, nt)
+		for k, j := range jobs {
+			for t := range nt {
+				if x, ok := c.x[[3]int{k, t, tau}]; ok && res.Value(x) > 0.5 {
+					d.Train = append(d.Train, policy.SlotRun{Job: j.ID, Type: t})
+					busy[t]++
+				}
+			}
+		}
+		for i := range nm {
+			var sum float64
+			for t := range nt {
+				d.Infer[i][t] = ceil(c.n[i][t][tau])
+				if d.Infer[i][t] > 0 {
+					d.Load[i][t] = math.Max(res.Value(c.lam[i][t][tau]), 0)
+				}
+				sum += d.Load[i][t]
+				busy[t] += d.Infer[i][t]
+			}
+			want := st.Load[tau][i]
+			if sum > 0 {
+				for t := range nt {
+					d.Load[i][t] *= want / sum
+				}
+			} else if want > 0 {
+				// Only rounding can leave load without nodes.
+				best := 0
+				for t := range nt {
+					if d.Infer[i][t] > d.Infer[i][best] {
+						best = t
+					}
+				}
+				if d.Infer[i][best] == 0 {
+					d.Infer[i][best] = 1
+					busy[best]++
+				}
+				d.Load[i][best] = want
+			}
+		}
+		repair(m, &d, busy)
+		for t := range nt {
+			d.On[t] = min(max(ceil(c.s[t][tau]), busy[t]), m.Types[t].Count)
+		}
+		out[tau] = d
+	}
+	return out
+}
+
+// repair undoes what rounding the inference node counts up can do: while
+// a type has more busy nodes than it has, one inference node of the model
+// with the most nodes there is given up, and the load it carried moves to
+// the other types, first into the headroom of that model's nodes there
+// (within the latency bound), then onto free nodes; what finds no room
+// stays on the type's remaining nodes (the engine counts the violation).
+func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
+	nm, nt := len(m.Models), len(m.Types)
+	for t := range nt {
+		for busy[t] > m.Types[t].Count {
+			best := -1
+			for i := range nm {
+				if d.Infer[i][t] > 0 && (best < 0 || d.Infer[i][t] > d.Infer[best][t]) {
+					best = i
+				}
+			}
+			if best < 0 {
+				return // only training: the program's capacity row prevents it
+			}
+			i := best
+			moved := d.Load[i][t] / float64(d.Infer[i][t])
+			d.Infer[i][t]--
+			busy[t]--
+			d.Load[i][t] -= moved
+			for u := range nt {
+				if u == t || moved <= 0 {
+					continue
+				}
+				c := m.Cap(i, u)
+				if c <= 0 {
+					continue
+				}
+				if room := float64(d.Infer[i][u])*c - d.Load[i][u]; room > 0 {
+					take := math.Min(room, moved)
+					d.Load[i][u] += take
+					moved -= take
+				}
+				for moved > 0 && busy[u] < m.Types[u].Count {
+					take := math.Min(c, moved)
+					d.Infer[i][u]++
+					busy[u]++
+					d.Load[i][u] += take
+					moved -= take
+				}
+			}
+			if moved > 0 {
+				// No room within the bound: onto the model's remaining nodes,
+				// here or elsewhere (the engine counts the violation); with
+				// none at all the node stays and the engine rejects the plan.
+				to := -1
+				if d.Infer[i][t] > 0 {
+					to = t
+				}
+				for u := range nt {
+					if to < 0 && d.Infer[i][u] > 0 {
+						to = u
+					}
+				}
+				if to < 0 {
+					d.Infer[i][t]++
+					busy[t]++
+					d.Load[i][t] += moved
+					return
+				}
+				d.Load[i][to] += moved
+			}
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package cedla
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/solver"
+)
+
+// tiny is two node types of one node each (a fast one drawing more, a
+// slow one drawing less), one model, no inference load.
+func tiny() *policy.SlotModels {
+	return &policy.SlotModels{
+		Models: []string{"m"},
+		Types:  []policy.SlotType{{Name: "fast", Count: 1, F: 2, Idle: 50}, {Name: "slow", Count: 1, F: 1, Idle: 40}},
+		Epochs: [][]float64{{1, 0.5}}, Mu: [][]float64{{100, 50}}, Bound: []float64{1},
+		TrainW: [][]hw.Watts{{250, 150}}, InferBaseW: [][]float64{{60, 50}}, InferPerReqW: [][]float64{{0.1, 0.1}},
+		Restart: 0.0005, TurnOn: 0.001,
+	}
+}
+
+func state(jobs []policy.SlotJobState, price []float64) *policy.SlotState {
+	st := &policy.SlotState{Slot: 0, Horizon: len(price), Models: tiny(), Jobs: jobs, Price: price, On: []int{0, 0}}
+	for range price {
+		st.Load = append(st.Load, []float64{0})
+	}
+	return st
+}
+
+// TestOptimalAgainstBruteForce: on small instances HiGHS's plan has the
+// objective of the brute-force enumeration of every binary assignment.
+func TestOptimalAgainstBruteForce(t *testing.T) {
+	needHiGHS(t)
+	cases := []struct {
+		name  string
+		jobs  []policy.SlotJobState
+		price []float64
+		mode  Mode
+	}{
+		{"one job, cheap last slot", []policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 1, Deadline: 2, Epochs: 1}, Remaining: 1, LastType: -1}}, []float64{50, 40, 10}, Hard},
+		{"two jobs compete", []policy.SlotJobState{
+			{SlotJob: policy.SlotJob{ID: 1, Deadline: 1, Epochs: 1.5}, Remaining: 1.5, LastType: -1},
+			{SlotJob: policy.SlotJob{ID: 2, Deadline: 2, Epochs: 0.5}, Remaining: 0.5, LastType: 0}}, []float64{30, 20, 25}, Hard},
+		{"soft: late is cheaper than nothing", []policy.SlotJobState{
+			{SlotJob: policy.SlotJob{ID: 1, Deadline: 0, Epochs: 2}, Remaining: 2, LastType: -1}}, []float64{30, 20, 25}, Soft},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := Args{}.Default()
+			a.Mode, a.RelGap, a.TimeLimit = c.mode, 0, 10*time.Second
+			hi, err := New(a, solver.HiGHS(), 60)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bf, _ := New(a, solver.BruteForce(), 60)
+			ph, err := hi.Plan(state(c.jobs, c.price))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb, err := bf.Plan(state(c.jobs, c.price))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ph.Info.Status != "optimal" || pb.Info.Status != "optimal" {
+				t.Fatalf("status HiGHS %s, brute force %s", ph.Info.Status, pb.Info.Status)
+			}
+			if d := math.Abs(ph.Info.Objective - pb.Info.Objective); d > 1e-7*math.Max(1, math.Abs(pb.Info.Objective)) {
+				t.Errorf("objective HiGHS %.9g, brute force %.9g", ph.Info.Objective, pb.Info.Objective)
+			}
+			if len(ph.Reject) != len(pb.Reject) {
+				t.Errorf("rejections HiGHS %v, brute force %v", ph.Reject, pb.Reject)
+			}
+		})
+	}
+}
+
+// TestCheapSlot: one job needing one epoch, deadline slot 2; the fast
+// node does an epoch per slot, so the plan runs it once, in the cheapest
+// slot (price 10), on the fast node: 2 x 50/40 = 2.5 slow-node slots would
+// not fit in the window after its arrival... the slow node needs two
+// slots (0.5 epochs each) at prices 40 and 10 with 150 W vs one 250 W
+// slot at 10: 250 x 10 < 150 x (40 + 10).
+func TestCheapSlot(t *testing.T) {
+	needHiGHS(t)
+	a := Args{}.Default()
+	a.Mode = Hard
+	p, _ := New(a, solver.HiGHS(), 0)
+	plan, err := p.Plan(state([]policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 7, Deadline: 2, Epochs: 1}, Remaining: 1, LastType: -1}}, []float64{50, 40, 10}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tau, d := range plan.Slots {
+		want := 0
+		if tau == 2 {
+			want = 1
+		}
+		if len(d.Train) != want || want == 1 && (d.Train[0] != policy.SlotRun{Job: 7, Type: 0}) || d.On[0] != want || d.On[1] != 0 {
+			t.Errorf("slot %d: train %v, on %v; want the job on the fast node only in slot 2", tau, d.Train, d.On)
+		}
+	}
+}
+
+// TestHardRejectsByPriority: two jobs that each need the fast node's only
+// slot before their deadline: the hard problem is infeasible and the job
+// of lower priority is rejected.
+func TestHardRejectsByPriority(t *testing.T) {
+	needHiGHS(t)
+	a := Args{}.Default()
+	a.Mode = Hard
+	p, _ := New(a, solver.HiGHS(), 0)
+	jobs := []policy.SlotJobState{
+		{SlotJob: policy.SlotJob{ID: 1, Deadline: 0, Epochs: 1, Priority: 2}, Remaining: 1, LastType: -1},
+		{SlotJob: policy.SlotJob{ID: 2, Deadline: 0, Epochs: 1, Priority: 0}, Remaining: 1, LastType: -1},
+	}
+	plan, err := p.Plan(state(jobs, []float64{20, 20}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Info.Infeasible || len(plan.Reject) != 1 || plan.Reject[0] != 2 {
+		t.Fatalf("infeasible %v, rejected %v; want job 2 (priority 0) rejected", plan.Info.Infeasible, plan.Reject)
+	}
+	// Problem 2 instead runs the second job late (slot 1, on the fast node).
+	a.Mode = Soft
+	ps, _ := New(a, solver.HiGHS(), 0)
+	plan, err = ps.Plan(state(jobs, []float64{20, 20}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Reject) != 0 || len(plan.Slots[1].Train) != 1 {
+		t.Fatalf("soft: rejected %v, slot 1 runs %v; want no rejection and one late run", plan.Reject, plan.Slots[1].Train)
+	}
+}
+
+func TestArgsValidate(t *testing.T) {
+	if err := (Args{}).Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := Args{}.Default()
+	bad.Mode = "x"
+	if bad.Validate() == nil {
+		t.Error("mode x accepted")
+	}
+	bad = Args{}.Default()
+	bad.RelGap = 1
+	if bad.Validate() == nil {
+		t.Error("gap 1 accepted")
+	}
+}
+
+// needHiGHS skips, saying why, where the build has no HiGHS (plain go test
+// without the highs tag); make test always has it.
+func needHiGHS(t *testing.T) {
+	t.Helper()
+	if !solver.Available() {
+		t.Skip("built without HiGHS (build tag highs): make test runs this test")
+	}
+}

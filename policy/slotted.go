@@ -1,0 +1,223 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/wattsched/wattsched/hw"
+)
+
+// SlotSeconds is the length of one slot of the slotted mode (CE-DLA: 15
+// minutes, delta in the paper's eq. 3).
+const SlotSeconds = 900
+
+// SlotType is one kind of identical single-GPU node of a slotted cluster.
+type SlotType struct {
+	Name  string
+	Count int
+	// F is the node's performance factor (cedla eq. 6: FP32 TFLOPS,
+	// cores x boost clock x 2).
+	F float64
+	// Idle is the node's draw when on and without work (p_idle, eq. 11).
+	Idle hw.Watts
+}
+
+// SlotModels are the per-(DNN model, node type) quantities a slotted
+// planner plans with: rates from the performance model and power from the
+// fitted statistical models (never the engine's true power).
+type SlotModels struct {
+	Models []string
+	Types  []SlotType
+	// Epochs[i][t] is epochs of model i trained in one slot on type t
+	// (delta / mu^T, eq. 3).
+	Epochs [][]float64
+	// Mu[i][t] is the inference service rate mu^I (requests/s).
+	Mu [][]float64
+	// Bound[i] is the latency bound Q^I of model i (s).
+	Bound []float64
+	// TrainW[i][t] is the predicted draw of a node of type t training
+	// model i, idle included (eqs. 6 and 11).
+	TrainW [][]hw.Watts
+	// InferBaseW[i][t] + InferPerReqW[i][t] x lambda is the predicted draw
+	// of a node of type t serving lambda requests/s of model i, idle
+	// included (eqs. 9 and 11).
+	InferBaseW, InferPerReqW [][]float64
+	// Restart is O^hr (USD per start of a training job on a node, eq. 15);
+	// TurnOn is O^drs (USD per node turned on, eq. 16).
+	Restart, TurnOn float64
+}
+
+// Cap is the largest arrival rate (requests/s) one node of type t may take
+// for model i and keep the M/M/1 latency 1/(mu-lambda) + 1/mu (eq. 4)
+// within the bound: eq. 29 solved for lambda, mu - mu/(Q mu - 1); 0 when
+// even an idle node misses the bound (Q mu <= 2).
+func (m *SlotModels) Cap(i, t int) float64 {
+	mu, q := m.Mu[i][t], m.Bound[i]
+	if q*mu <= 2 {
+		return 0
+	}
+	return mu - mu/(q*mu-1)
+}
+
+// Latency is the M/M/1 latency of eq. 4 at arrival rate lambda (+Inf when
+// lambda >= mu).
+func Latency(mu, lambda float64) float64 {
+	if lambda >= mu {
+		return math.Inf(1)
+	}
+	return 1/(mu-lambda) + 1/mu
+}
+
+// SlotJob is a DL training job B_ij of the slotted mode.
+type SlotJob struct {
+	ID    int
+	Model int
+	// Arrival is A_ij, Deadline Q^T_ij: the job may run in slots
+	// Arrival..Deadline (inclusive).
+	Arrival, Deadline int
+	Epochs            float64
+	// Priority orders rejections: a lower value is rejected first.
+	Priority int
+}
+
+// SlotJobState is a job as a planner sees it.
+type SlotJobState struct {
+	SlotJob
+	Remaining float64
+	// LastType is the node type it ran on in the previous slot (-1: none).
+	LastType int
+}
+
+// SlotState is what a slotted planner is given at the start of slot Slot.
+type SlotState struct {
+	Slot    int
+	Horizon int // total slots of the run
+	Models  *SlotModels
+	// Jobs are the arrived, unfinished, not rejected jobs, by ID.
+	Jobs []SlotJobState
+	// Load[h][i] and Price[h] (USD/MWh) are the forecasts for slots
+	// Slot+h (the paper assumes them exact over the control horizon).
+	Load  [][]float64
+	Price []float64
+	// On[t] is how many nodes of type t were on in the previous slot.
+	On []int
+}
+
+// SlotRun puts a training job on a node of a type for one slot.
+type SlotRun struct{ Job, Type int }
+
+// SlotDecision is what a planner decides for one slot, per node type: the
+// engine assigns the concrete nodes (nodes of a type are identical).
+type SlotDecision struct {
+	// On[t] nodes of type t are on.
+	On []int
+	// Train lists the jobs that run (at most one type each).
+	Train []SlotRun
+	// Infer[i][t] nodes of type t serve model i, with Load[i][t]
+	// requests/s in all, split evenly over them.
+	Infer [][]int
+	Load  [][]float64
+}
+
+// PlanInfo describes one solve of a planner (zero for heuristics).
+type PlanInfo struct {
+	Slot      int     `json:"slot"`
+	Status    string  `json:"status"`
+	Gap       float64 `json:"gap"`
+	Seconds   float64 `json:"seconds"`
+	Objective float64 `json:"objective"`
+	Vars      int     `json:"vars"`
+	Rows      int     `json:"rows"`
+	// Infeasible is set when the hard problem had no solution and jobs
+	// were rejected.
+	Infeasible bool `json:"hard_infeasible"`
+	// Polished is how much a time-limited incumbent improved when its
+	// training decisions were kept and the rest re-solved (USD).
+	Polished float64 `json:"polished_usd"`
+}
+
+// SlotPlan is the decisions for slots Slot, Slot+1, ... and the jobs the
+// planner rejects (never run again).
+type SlotPlan struct {
+	Slots  []SlotDecision
+	Reject []int
+	Info   *PlanInfo
+}
+
+// SlotPlanner plans a slotted cluster.
+type SlotPlanner interface {
+	// Plan returns decisions for at least the next slot.
+	Plan(st *SlotState) (*SlotPlan, error)
+}
+
+// NewSlotDecision returns an empty decision for m's types and models.
+func NewSlotDecision(m *SlotModels) SlotDecision {
+	d := SlotDecision{On: make([]int, len(m.Types)), Infer: make([][]int, len(m.Models)), Load: make([][]float64, len(m.Models))}
+	for i := range m.Models {
+		d.Infer[i] = make([]int, len(m.Types))
+		d.Load[i] = make([]float64, len(m.Types))
+	}
+	return d
+}
+
+// Validate checks the models' shapes and values.
+func (m *SlotModels) Validate() error {
+	nm, nt := len(m.Models), len(m.Types)
+	if nm == 0 || nt == 0 {
+		return fmt.Errorf("slotted models: %d models, %d node types", nm, nt)
+	}
+	for _, t := range m.Types {
+		if t.Count < 0 || !(t.F > 0) || t.Idle < 0 {
+			return fmt.Errorf("slotted models: node type %s: count %d, F %v, idle %v", t.Name, t.Count, t.F, t.Idle)
+		}
+	}
+	check := func(name string, rows int, get func(i, t int) float64, pos bool) error {
+		if rows != nm {
+			return fmt.Errorf("slotted models: %s has %d rows, want %d", name, rows, nm)
+		}
+		for i := range nm {
+			for t := range nt {
+				v := get(i, t)
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || pos && v == 0 {
+					return fmt.Errorf("slotted models: %s[%s][%s] = %v", name, m.Models[i], m.Types[t].Name, v)
+				}
+			}
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		rows [][]float64
+		pos  bool
+	}{{"epochs", m.Epochs, true}, {"mu", m.Mu, true}, {"infer_base_w", m.InferBaseW, false}, {"infer_per_req_w", m.InferPerReqW, false}} {
+		rows := c.rows
+		for _, r := range rows {
+			if len(r) != nt {
+				return fmt.Errorf("slotted models: %s row has %d columns, want %d", c.name, len(r), nt)
+			}
+		}
+		if err := check(c.name, len(rows), func(i, t int) float64 { return rows[i][t] }, c.pos); err != nil {
+			return err
+		}
+	}
+	for _, r := range m.TrainW {
+		if len(r) != nt {
+			return fmt.Errorf("slotted models: train_w row has %d columns, want %d", len(r), nt)
+		}
+	}
+	if err := check("train_w", len(m.TrainW), func(i, t int) float64 { return float64(m.TrainW[i][t]) }, false); err != nil {
+		return err
+	}
+	if len(m.Bound) != nm {
+		return fmt.Errorf("slotted models: %d latency bounds, want %d", len(m.Bound), nm)
+	}
+	for i, b := range m.Bound {
+		if !(b > 0) || math.IsInf(b, 0) {
+			return fmt.Errorf("slotted models: bound[%s] = %v", m.Models[i], b)
+		}
+	}
+	if m.Restart < 0 || m.TurnOn < 0 {
+		return fmt.Errorf("slotted models: restart %v, turn-on %v USD", m.Restart, m.TurnOn)
+	}
+	return nil
+}
