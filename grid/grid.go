@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"embed"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -65,18 +64,11 @@ func (s *Series) End() time.Time { return s.Start.Add(time.Duration(len(s.Values
 // hour in order. Prices may be negative; carbon intensities may not (neg
 // is false). Errors name file, line and column.
 func Read(r io.Reader, file, column, unit string, neg bool) (*Series, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	bad := func(line int, col string, err error) error {
-		return &trace.ParseError{File: file, Line: line, Column: col, Err: err}
-	}
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, bad(1, "", errors.New("empty file"))
-	}
+	cr, head, err := trace.OpenCSV(r, file)
 	if err != nil {
-		return nil, bad(1, "", err)
+		return nil, err
 	}
+	bad := cr.Bad
 	ti, vi := slices.Index(head, TimeColumn), slices.Index(head, column)
 	if ti < 0 || vi < 0 {
 		return nil, bad(1, "", fmt.Errorf("header %q lacks %q or %q", strings.Join(head, ","), TimeColumn, column))

@@ -1,7 +1,12 @@
 // Package trace holds what the trace readers below it share.
 package trace
 
-import "fmt"
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+)
 
 // ParseError locates a bad line or field of a trace file: file, 1-based
 // line, and the column's name (empty when the whole line is bad).
@@ -30,4 +35,31 @@ type GPUJob struct {
 	GPUs                   int
 	// Line is the record's line in its file.
 	Line int
+}
+
+// CSV reads a CSV file whose errors name the file: records may have any
+// number of fields (the reader checks them).
+type CSV struct {
+	*csv.Reader
+	File string
+}
+
+// OpenCSV reads a CSV file's header; an empty file or an unreadable header
+// is a ParseError on line 1.
+func OpenCSV(r io.Reader, file string) (*CSV, []string, error) {
+	c := &CSV{Reader: csv.NewReader(r), File: file}
+	c.FieldsPerRecord = -1
+	head, err := c.Read()
+	if err == io.EOF {
+		return nil, nil, c.Bad(1, "", errors.New("empty file"))
+	}
+	if err != nil {
+		return nil, nil, c.Bad(1, "", err)
+	}
+	return c, head, nil
+}
+
+// Bad is a ParseError at line and column of the file.
+func (c *CSV) Bad(line int, col string, err error) error {
+	return &ParseError{File: c.File, Line: line, Column: col, Err: err}
 }

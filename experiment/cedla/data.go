@@ -72,18 +72,11 @@ func (t *Table) Get(q, model, gpu string) (float64, bool) {
 // GPUs ("*" where the quantity does not vary by them); a finite value > 0
 // (shares in (0, 1]); no duplicates. Errors name file, line and column.
 func ReadTable(r io.Reader, file string) (*Table, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	bad := func(line int, col string, err error) error {
-		return &trace.ParseError{File: file, Line: line, Column: col, Err: err}
-	}
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, bad(1, "", errors.New("empty file"))
-	}
+	cr, head, err := trace.OpenCSV(r, file)
 	if err != nil {
-		return nil, bad(1, "", err)
+		return nil, err
 	}
+	bad := cr.Bad
 	want := []string{"quantity", "model", "gpu", "value", "unit", "source"}
 	if !slices.Equal(head, want) {
 		return nil, bad(1, "", fmt.Errorf("header %q, want %q", strings.Join(head, ","), strings.Join(want, ",")))

@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	_ "embed"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -96,19 +94,12 @@ const (
 // sorted). Errors name file, line and column; NaN, infinite, negative and
 // out-of-range numbers are errors.
 func Read(r io.Reader, name string, start time.Time) ([]trace.GPUJob, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	bad := func(line int, col string, err error) error {
-		return &trace.ParseError{File: name, Line: line, Column: col, Err: err}
-	}
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, bad(1, "", errors.New("empty file"))
-	}
+	cr, head, err := trace.OpenCSV(r, name)
 	if err != nil {
-		return nil, bad(1, "", err)
+		return nil, err
 	}
+	bad := cr.Bad
+	cr.ReuseRecord = true // head is not used after the next read
 	if strings.Join(head, ",") != strings.Join(Columns, ",") {
 		return nil, bad(1, "", fmt.Errorf("header %q, want %q", strings.Join(head, ","), strings.Join(Columns, ",")))
 	}
