@@ -3,7 +3,9 @@
 // the numbers its text gives for sets of 2-4 jobs) as a calibration table,
 // node power by its eq. 5 fitted to that table, and the interference of
 // co-tenants from Gavel's measured V100 pairs, with the rule used for sets
-// no one measured and a fitted estimator for unmeasured pairs.
+// no one measured and a fitted estimator for unmeasured pairs, checked
+// against blox-pal's pair measurements (bloxpal.go), data it was not
+// built on.
 package coloc
 
 import (

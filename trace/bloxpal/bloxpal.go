@@ -73,13 +73,17 @@ type Config struct {
 	Strategy string
 }
 
-func (c Config) String() string {
+// Type names the configuration without its GPU count: model (dataset,
+// batch, strategy when there is one).
+func (c Config) Type() string {
 	s := fmt.Sprintf("%s (%s, batch %s", c.Model, c.Dataset, c.Batch)
 	if c.Strategy != "" && c.Strategy != NA {
 		s += ", " + c.Strategy
 	}
-	return s + fmt.Sprintf(") x%d", c.GPUs)
+	return s + ")"
 }
+
+func (c Config) String() string { return fmt.Sprintf("%s x%d", c.Type(), c.GPUs) }
 
 // Single is one row of raw_single.csv: a job alone.
 type Single struct {

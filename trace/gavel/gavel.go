@@ -71,6 +71,40 @@ func (t *Throughputs) Pair(a, b Key) (ra, rb float64, ok bool) {
 	return 0, 0, false
 }
 
+// NewThroughputs builds a table from another data set's measurements in
+// Gavel's shape: isolated rates per key and measured pairs, kept in the
+// order given. Every pair's keys need a positive isolated rate, rates must
+// be numbers >= 0, and each unordered pair may appear once.
+func NewThroughputs(worker string, isolated map[Key]float64, pairs []Pair) (*Throughputs, error) {
+	t := &Throughputs{Worker: worker, Isolated: map[Key]float64{}, pairIdx: map[[2]Key]int{}}
+	for k, v := range isolated {
+		if !validRate(v) || v == 0 {
+			return nil, fmt.Errorf("%s: isolated rate of %v is %v, want a positive number", worker, k, v)
+		}
+		t.Isolated[k] = v
+		t.Keys = append(t.Keys, k)
+	}
+	slices.SortFunc(t.Keys, cmpKey)
+	for i, p := range pairs {
+		for _, k := range []Key{p.A, p.B} {
+			if _, ok := t.Isolated[k]; !ok {
+				return nil, fmt.Errorf("%s: pair %d: %v has no isolated rate", worker, i, k)
+			}
+		}
+		if !validRate(p.RateA) || !validRate(p.RateB) {
+			return nil, fmt.Errorf("%s: pair %d (%v, %v): rates %v, %v are not numbers >= 0", worker, i, p.A, p.B, p.RateA, p.RateB)
+		}
+		_, dup := t.pairIdx[[2]Key{p.A, p.B}]
+		_, dup2 := t.pairIdx[[2]Key{p.B, p.A}]
+		if dup || dup2 {
+			return nil, fmt.Errorf("%s: pair %d (%v, %v) appears twice", worker, i, p.A, p.B)
+		}
+		t.pairIdx[[2]Key{p.A, p.B}] = len(t.Pairs)
+		t.Pairs = append(t.Pairs, p)
+	}
+	return t, nil
+}
+
 // ParseKey parses Gavel's rendering of a Python tuple: ('Type', 1).
 func ParseKey(s string) (Key, error) {
 	t := strings.TrimSpace(s)

@@ -112,3 +112,30 @@ func FuzzReadTrace(f *testing.F) {
 		}
 	})
 }
+
+func TestNewThroughputs(t *testing.T) {
+	a, b := Key{"A", 1}, Key{"B", 2}
+	tp, err := NewThroughputs("w", map[Key]float64{b: 2, a: 1}, []Pair{{A: b, B: a, RateA: 0.5, RateB: 0.25}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, rb, ok := tp.Pair(a, b)
+	if !ok || ra != 0.25 || rb != 0.5 || len(tp.Keys) != 2 || tp.Keys[0] != a {
+		t.Errorf("pair %v %v %v, keys %v", ra, rb, ok, tp.Keys)
+	}
+	bad := []struct {
+		iso   map[Key]float64
+		pairs []Pair
+		want  string
+	}{
+		{map[Key]float64{a: 0}, nil, "want a positive number"},
+		{map[Key]float64{a: 1}, []Pair{{A: a, B: b}}, "has no isolated rate"},
+		{map[Key]float64{a: 1, b: 1}, []Pair{{A: a, B: b, RateA: -1}}, "are not numbers >= 0"},
+		{map[Key]float64{a: 1, b: 1}, []Pair{{A: a, B: b}, {A: b, B: a}}, "appears twice"},
+	}
+	for _, c := range bad {
+		if _, err := NewThroughputs("w", c.iso, c.pairs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v %v: err = %v, want %q", c.iso, c.pairs, err, c.want)
+		}
+	}
+}
