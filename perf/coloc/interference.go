@@ -3,7 +3,6 @@ package coloc
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/wattsched/wattsched/trace/gavel"
 )
@@ -102,10 +101,10 @@ func Fit(f *Factors) *Fitted {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y [2]gavel.Key) int {
-		if c := strings.Compare(x[0].Type, y[0].Type); c != 0 {
+		if c := cmpKey(x[0], y[0]); c != 0 {
 			return c
 		}
-		return strings.Compare(x[1].Type, y[1].Type)
+		return cmpKey(x[1], y[1])
 	})
 	var all []float64
 	for _, k := range keys {
