@@ -16,6 +16,7 @@ import (
 	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/trace/bloxpal"
 	"github.com/wattsched/wattsched/trace/gavel"
 )
 
@@ -56,7 +57,9 @@ type Env struct {
 	HeldOut      coloc.HeldOutError
 	// CrossVal is the estimator's error on each of 5 folds of the pairs.
 	CrossVal []coloc.HeldOutError
-	Pool     []gavel.Job
+	// BloxPal checks the model on blox-pal's pairs (independent data).
+	BloxPal coloc.BloxPalCheck
+	Pool    []gavel.Job
 }
 
 // NewEnv builds the models from the embedded data and the catalog's V100.
@@ -95,8 +98,16 @@ func NewEnv(cat *hw.Catalog) (*Env, error) {
 	train, held := coloc.Split(tp, HoldEvery)
 	known := coloc.MeasuredFactors(tp, train)
 	est := coloc.Fit(known)
+	bp, err := bloxpal.Embedded()
+	if err != nil {
+		return nil, err
+	}
+	check, err := coloc.CheckBloxPal(bp, coloc.NewHistory(known, est), HoldEvery)
+	if err != nil {
+		return nil, err
+	}
 	return &Env{Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
-		HeldOut: coloc.Evaluate(est, tp, held), CrossVal: coloc.CrossValidate(tp, 5), Pool: pool}, nil
+		HeldOut: coloc.Evaluate(est, tp, held), CrossVal: coloc.CrossValidate(tp, 5), BloxPal: check, Pool: pool}, nil
 }
 
 // Deadline classes (the paper: some jobs have no SLO, high-priority ones

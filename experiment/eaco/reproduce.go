@@ -86,6 +86,7 @@ type Reproduction struct {
 	PowerFit []coloc.Residual         `json:"power_fit"`
 	HeldOut  coloc.HeldOutError       `json:"held_out_pairs"`
 	CrossVal []coloc.HeldOutError     `json:"pair_estimator_5_fold"`
+	BloxPal  coloc.BloxPalCheck       `json:"blox_pal_check"`
 	Claims   []experiment.ClaimResult `json:"paper_claims"`
 	StandIns []string                 `json:"stand_ins"`
 }
@@ -129,7 +130,7 @@ func Reproduce(o Options) (*Reproduction, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	rep := &Reproduction{Options: o, Runs: runs, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut, CrossVal: e.CrossVal,
+	rep := &Reproduction{Options: o, Runs: runs, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut, CrossVal: e.CrossVal, BloxPal: e.BloxPal,
 		Sets: coloc.PaperSets(e.Cal, e.Power, e.Truth.Pair), StandIns: StandIns()}
 	for ci, n := range Clusters {
 		for vi, v := range Variants {

@@ -49,6 +49,21 @@ func Tables(rep *Reproduction) []report.Table {
 		model.Rows = append(model.Rows, []string{fmt.Sprintf("5-fold check, fold %d: %d pairs (MAPE)", i, f.Pairs), "Gavel V100", "fitted on the other folds",
 			fmt.Sprintf("%.1f%% (median-factor guess: %.1f%%)", f.MAPEPct, f.MedianMAPEPct)})
 	}
+	bp := rep.BloxPal
+	model.Rows = append(model.Rows, []string{fmt.Sprintf("blox-pal held out: %d/%d pairs (MAPE)", bp.HeldOut.Pairs, bp.Pairs), "blox-pal", "same form fitted to blox-pal",
+		fmt.Sprintf("%.1f%% (median-factor guess: %.1f%%; MAE %.3f)", bp.HeldOut.MAPEPct, bp.HeldOut.MedianMAPEPct, bp.HeldOut.MAEFactor)})
+	var same, stand int
+	for _, g := range bp.Gavel {
+		if g.StandIn {
+			stand++
+		} else {
+			same++
+		}
+	}
+	model.Rows = append(model.Rows, []string{fmt.Sprintf("resnet50 pairs x1-8, %d factors (MAPE)", same), "blox-pal", "Gavel-built H, ResNet-50 b32",
+		fmt.Sprintf("%.1f%%", bp.GavelMAPEPct)})
+	model.Rows = append(model.Rows, []string{fmt.Sprintf("vgg19 pairs x1-8, %d factors (MAPE)", stand), "blox-pal", "Gavel H, VGG as ResNet-50 b64",
+		fmt.Sprintf("%.1f%%", bp.StandInMAPEPct)})
 	return []report.Table{main, experiment.ClaimsTable(rep.Claims), sets, model}
 }
 
