@@ -97,6 +97,8 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/philly
 	$(GO) test -run '^$$' -fuzz FuzzReadTables -fuzztime 30s ./trace/alibaba2020
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./grid
+	$(GO) test -run '^$$' -fuzz FuzzReadPairs -fuzztime 30s ./trace/bloxpal
+	$(GO) test -run '^$$' -fuzz FuzzReadSingle -fuzztime 30s ./trace/bloxpal
 	$(GO) test -run '^$$' -fuzz FuzzTaskEngine -fuzztime 30s ./sim
 	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime 30s ./sim
 	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime 30s ./sim
