@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/solver"
 )
 
 // SlotSeconds is the length of one slot of the slotted mode (CE-DLA: 15
@@ -143,6 +145,22 @@ type SlotPlan struct {
 	Reject []int
 	Info   *PlanInfo
 }
+
+// SlotDeps is what slotted planners are built with.
+type SlotDeps struct {
+	// Solver solves CE-DLA's mixed-integer programs: solver.HiGHS() in a
+	// build with the highs tag, nil in a build without a MILP solver (a
+	// planner that needs one then says how to get it).
+	Solver solver.Solver
+	// RestartSeconds is the progress a job loses on every (re)start on a
+	// node (the engine's SlotTruth.RestartSeconds, known from measurement).
+	RestartSeconds float64
+}
+
+// ErrNoSolver is what building a planner that solves mixed-integer
+// programs (CE-DLA) returns when SlotDeps carries no solver: a wattsched
+// built without the highs tag (solver.Available() is false).
+var ErrNoSolver = errors.New("CE-DLA solves mixed-integer programs with HiGHS, and this wattsched was built without it: build it with 'make build' (which installs the HiGHS library), or 'make setup' then 'eval \"$(make -s env)\"' and 'go build -tags highs'; the baselines fifo, eprons and pambt need no solver")
 
 // SlotPlanner plans a slotted cluster.
 type SlotPlanner interface {
