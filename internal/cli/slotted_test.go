@@ -109,6 +109,35 @@ func TestSlottedBadInputs(t *testing.T) {
 	}
 }
 
+// Scenario-level mistakes found when the inputs are read: each names the
+// field or the series, exit 1, nothing written.
+func TestSlottedBadScenario(t *testing.T) {
+	for _, c := range []struct{ name, doc, want string }{
+		{"unknown node type", "slotted: {nodes: {A100: 2, RTX2060: 1}, jobs: {count: 5}, systems: [FIFO]}\n",
+			"slotted.nodes: unknown node type A100 (the models table has GTX1060-3GB, GTX1060-6GB, RTX2060, GTX1080)"},
+		{"series too short", "slotted: {slots: 760, lookahead: 24, jobs: {count: 5}, systems: [FIFO]}\n",
+			"grid: price_US-NY-NYIS_2020-06.csv: 192 hours, want 196 for 784 slots"},
+		{"bad price file", "slotted: {jobs: {count: 5}, systems: [FIFO]}\ngrid: {price: prices.csv}\n",
+			`prices.csv:3: column Price (USD/MWh): "abc" is not a finite number`},
+		{"missing jobs file", "slotted: {jobs: {file: none.csv}, systems: [FIFO]}\n", "slotted.jobs.file: open "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "s.yaml")
+			os.WriteFile(cfg, []byte("name: x\n"+c.doc), 0o644)
+			os.WriteFile(filepath.Join(dir, "prices.csv"), []byte("Datetime (UTC),Price (USD/MWh)\n2020-06-01 00:00:00,12\n2020-06-01 01:00:00,abc\n"), 0o644)
+			out := filepath.Join(dir, "out")
+			code, _, errs := run(t, "run", "-c", cfg, "-o", out)
+			if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+				t.Fatalf("exit %d, stderr %q; want 1 and one line containing %q", code, errs, c.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("output directory created despite the error")
+			}
+		})
+	}
+}
+
 // Without HiGHS, CE-DLA stops the run before any work with how to get it.
 func TestSlottedWithoutHiGHS(t *testing.T) {
 	if solver.Available() {
