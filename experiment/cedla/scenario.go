@@ -235,7 +235,8 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, err
 	}
-	priceSrc := StandIns(&Derived{})[0] + "; " + StandIns(&Derived{})[1]
+	study := StandIns(&Derived{})
+	priceSrc := study[0] + "; " + study[1]
 	if s.Grid != nil {
 		a, err := s.Account()
 		if err != nil {
@@ -248,7 +249,8 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		return fail(fmt.Errorf("grid: %w", err))
 	}
 	var fileJobs *ScenarioJobs
-	jobSrc := fmt.Sprintf("%d jobs per seed, drawn as the CE-DLA study draws them (%s)", c.Jobs.Count, StandIns(&Derived{})[2])
+	jobSrc := fmt.Sprintf("%d jobs per seed, drawn as the CE-DLA study draws them: shortest completion times and times of day of single-GPU Philly jobs (five embedded days), at most one day each, "+
+		"arriving on a uniformly drawn day of the first week, deadlines with the paper's Gaussian slack (mean 50%%, sd 7.5%%); a draw due after the last slot is drawn again", c.Jobs.Count)
 	if c.Jobs.File != "" {
 		f, err := os.Open(s.Path(c.Jobs.File))
 		if err != nil {
@@ -262,7 +264,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		jobSrc = fmt.Sprintf("%d jobs from %s", len(fileJobs.Jobs), c.Jobs.File)
 	}
 	var fileLoad [][]float64
-	loadSrc := fmt.Sprintf("%.6g requests/min in all, %s", c.Inference.ReqPerMin, strings.TrimPrefix(StandIns(&Derived{})[3], "inference: "))
+	loadSrc := fmt.Sprintf("%.6g requests/min in all, %s", c.Inference.ReqPerMin, strings.TrimPrefix(study[3], "inference: "))
 	if c.Inference.File != "" {
 		f, err := os.Open(s.Path(c.Inference.File))
 		if err != nil {
