@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/solver"
 )
 
 // SlotSeconds is the length of one slot of the slotted mode (CE-DLA: 15
@@ -148,10 +147,12 @@ type SlotPlan struct {
 
 // SlotDeps is what slotted planners are built with.
 type SlotDeps struct {
-	// Solver solves CE-DLA's mixed-integer programs: solver.HiGHS() in a
-	// build with the highs tag, nil in a build without a MILP solver (a
-	// planner that needs one then says how to get it).
-	Solver solver.Solver
+	// Solver is a solver.Solver for CE-DLA's mixed-integer programs:
+	// solver.HiGHS() in a build with the highs tag, nil in a build without
+	// a MILP solver (a planner that needs one then says how to get it). It
+	// is untyped so that package policy, which the Kubernetes module
+	// imports, does not link the HiGHS backend (policy/builtin asserts it).
+	Solver any
 	// RestartSeconds is the progress a job loses on every (re)start on a
 	// node (the engine's SlotTruth.RestartSeconds, known from measurement).
 	RestartSeconds float64

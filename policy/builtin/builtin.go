@@ -31,6 +31,7 @@ import (
 	"github.com/wattsched/wattsched/policy/tiresias"
 	"github.com/wattsched/wattsched/policy/vahrm"
 	"github.com/wattsched/wattsched/policy/zeus"
+	"github.com/wattsched/wattsched/solver"
 )
 
 // scorer, hpc, elastic, colocated and slotted adapt typed constructors to
@@ -60,7 +61,11 @@ func newCEDLA(a cedla.Args, d policy.SlotDeps) (*cedla.Policy, error) {
 	if d.Solver == nil {
 		return nil, policy.ErrNoSolver
 	}
-	return cedla.New(a, d.Solver, d.RestartSeconds)
+	s, ok := d.Solver.(solver.Solver)
+	if !ok {
+		return nil, fmt.Errorf("cedla: SlotDeps.Solver is a %T, want a solver.Solver", d.Solver)
+	}
+	return cedla.New(a, s, d.RestartSeconds)
 }
 
 // Registries returns a fresh set of registries with every built-in policy.

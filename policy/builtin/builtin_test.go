@@ -29,6 +29,7 @@ func TestSlottedFamily(t *testing.T) {
 		{"cedla bad mode", "cedla", "mode: medium\n", withSolver, `cedla args: cedla.mode: "medium"`},
 		{"cedla bad duration", "cedla", "time_limit: soon\n", withSolver, "cedla args: yaml: unmarshal errors"},
 		{"cedla without a solver", "cedla", "", policy.SlotDeps{}, "built without it: build it with 'make build'"},
+		{"cedla with something else", "cedla", "", policy.SlotDeps{Solver: "glpk"}, "cedla: SlotDeps.Solver is a string, want a solver.Solver"},
 		{"fifo", "fifo", "", policy.SlotDeps{}, ""},
 		{"eprons", "eprons", "", policy.SlotDeps{}, ""},
 		{"pambt", "pambt", "", policy.SlotDeps{}, ""},
