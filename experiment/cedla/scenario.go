@@ -22,13 +22,12 @@ import (
 	"github.com/wattsched/wattsched/trace"
 )
 
-// JobColumns and LoadColumn are the header of a slotted scenario's job
+// jobColumns and loadColumn are the header of a slotted scenario's job
 // list and the first column of its inference load (docs/formats.md); the
 // load has one more column per DNN model, in requests/min.
-var (
-	JobColumns = []string{"id", "model", "arrival_slot", "deadline_slot", "epochs", "priority"}
-	LoadColumn = "slot"
-)
+var jobColumns = []string{"id", "model", "arrival_slot", "deadline_slot", "epochs", "priority"}
+
+const loadColumn = "slot"
 
 // ScenarioJobs are training jobs read from a file: Jobs in arrival order
 // (stable), with IDs 0..n-1 for the engine, and IDs[k] the file's id of
@@ -38,7 +37,7 @@ type ScenarioJobs struct {
 	IDs  []string
 }
 
-// ReadJobs reads a job list (CSV with the header JobColumns, in any
+// ReadJobs reads a job list (CSV with the header jobColumns, in any
 // order): models name one of models, arrival and deadline slots are in
 // 0..slots-1 with the deadline not before the arrival, epochs a finite
 // number > 0 (an epoch as in the models table: its images_per_epoch at
@@ -50,10 +49,10 @@ func ReadJobs(r io.Reader, file string, models []string, slots int) (*ScenarioJo
 		return nil, err
 	}
 	col := map[string]int{}
-	for _, c := range JobColumns {
+	for _, c := range jobColumns {
 		k := slices.Index(head, c)
 		if k < 0 {
-			return nil, cr.Bad(1, "", fmt.Errorf("header %q lacks %q (want %s)", strings.Join(head, ","), c, strings.Join(JobColumns, ",")))
+			return nil, cr.Bad(1, "", fmt.Errorf("header %q lacks %q (want %s)", strings.Join(head, ","), c, strings.Join(jobColumns, ",")))
 		}
 		col[c] = k
 	}
@@ -127,7 +126,7 @@ func ReadJobs(r io.Reader, file string, models []string, slots int) (*ScenarioJo
 	return sorted, nil
 }
 
-// ReadLoad reads an inference load (CSV: LoadColumn, then one column per
+// ReadLoad reads an inference load (CSV: loadColumn, then one column per
 // model in requests/min, rows for slots 0, 1, 2, ... in order) and returns
 // requests/s per slot and model for slots+extra slots: at least slots rows
 // are needed; slots after the file's last (the planners' look-ahead) keep
@@ -137,7 +136,7 @@ func ReadLoad(r io.Reader, file string, models []string, slots, extra int) ([][]
 	if err != nil {
 		return nil, err
 	}
-	want := append([]string{LoadColumn}, models...)
+	want := append([]string{loadColumn}, models...)
 	cols := make([]int, len(want))
 	for k, c := range want {
 		if cols[k] = slices.Index(head, c); cols[k] < 0 {
@@ -158,7 +157,7 @@ func ReadLoad(r io.Reader, file string, models []string, slots, extra int) ([][]
 			return nil, cr.Bad(line, "", fmt.Errorf("%d fields, want %d", len(rec), len(head)))
 		}
 		if v := strings.TrimSpace(rec[cols[0]]); v != strconv.Itoa(len(out)) {
-			return nil, cr.Bad(line, LoadColumn, fmt.Errorf("%q, want %d (one row per slot, in order from 0)", v, len(out)))
+			return nil, cr.Bad(line, loadColumn, fmt.Errorf("%q, want %d (one row per slot, in order from 0)", v, len(out)))
 		}
 		row := make([]float64, len(models))
 		for i := range models {
