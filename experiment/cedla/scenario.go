@@ -37,12 +37,12 @@ type ScenarioJobs struct {
 	IDs  []string
 }
 
-// ReadJobs reads a job list (CSV with the header jobColumns, in any
-// order): models name one of models, arrival and deadline slots are in
-// 0..slots-1 with the deadline not before the arrival, epochs a finite
-// number > 0 (an epoch as in the models table: its images_per_epoch at
-// batch 32), priority an integer 0..1000 (lower is rejected first). Errors
-// name the file, line and column.
+// ReadJobs reads a job list (CSV with the columns id, model, arrival_slot,
+// deadline_slot, epochs and priority, in any order): a model is one of
+// models, arrival and deadline slots are in 0..slots-1 with the deadline
+// not before the arrival, epochs a number in (0, 1e6] (an epoch as in the
+// models table: its images_per_epoch at batch 32), priority an integer
+// 0..1000 (lower is rejected first). Errors name the file, line and column.
 func ReadJobs(r io.Reader, file string, models []string, slots int) (*ScenarioJobs, error) {
 	cr, head, err := trace.OpenCSV(r, file)
 	if err != nil {
@@ -126,7 +126,7 @@ func ReadJobs(r io.Reader, file string, models []string, slots int) (*ScenarioJo
 	return sorted, nil
 }
 
-// ReadLoad reads an inference load (CSV: loadColumn, then one column per
+// ReadLoad reads an inference load (CSV: slot, then one column per
 // model in requests/min, rows for slots 0, 1, 2, ... in order) and returns
 // requests/s per slot and model for slots+extra slots: at least slots rows
 // are needed; slots after the file's last (the planners' look-ahead) keep
