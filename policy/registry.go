@@ -127,6 +127,9 @@ type Registries struct {
 	Elastic *Registry[ElasticScheduler, ElasticDeps]
 	// Coloc are the schedulers of co-located (GPU-sharing) training jobs.
 	Coloc *Registry[ColocScheduler, ColocDeps]
+	// Slotted are the planners of slotted clusters (training epochs and
+	// inference load per 15-minute slot: CE-DLA and its baselines).
+	Slotted *Registry[SlotPlanner, SlotDeps]
 }
 
 // NewRegistries returns empty registries of every family.
@@ -136,6 +139,7 @@ func NewRegistries() *Registries {
 		HPC:     NewRegistry[HPCScheduler, HPCDeps]("HPC"),
 		Elastic: NewRegistry[ElasticScheduler, ElasticDeps]("elastic"),
 		Coloc:   NewRegistry[ColocScheduler, ColocDeps]("co-location"),
+		Slotted: NewRegistry[SlotPlanner, SlotDeps]("slotted"),
 	}
 }
 

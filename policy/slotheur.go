@@ -140,7 +140,20 @@ func SpreadInference(m *SlotModels, load []float64, free []int, byCap bool, d *S
 				}
 			}
 			if bi < 0 {
-				continue
+				// Every model has at most one node per type (a small
+				// cluster): take the node of a type from a model that has
+				// nodes on other types too; its load moves to those.
+				for j := range m.Models {
+					for t := range m.Types {
+						if bi < 0 && j != i && d.Infer[j][t] == 1 && nodesOf(d, j) > 1 {
+							bi, bt = j, t
+						}
+					}
+				}
+				if bi < 0 {
+					continue
+				}
+				d.Load[bi][bt] = 0 // the last loop puts it on bi's other nodes
 			}
 			d.Infer[bi][bt]--
 			d.Infer[i][bt]++
@@ -161,4 +174,13 @@ func SpreadInference(m *SlotModels, load []float64, free []int, byCap bool, d *S
 			}
 		}
 	}
+}
+
+// nodesOf is the nodes model i serves on in d.
+func nodesOf(d *SlotDecision, i int) int {
+	n := 0
+	for _, k := range d.Infer[i] {
+		n += k
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -143,6 +144,24 @@ type SlotPlan struct {
 	Reject []int
 	Info   *PlanInfo
 }
+
+// SlotDeps is what slotted planners are built with.
+type SlotDeps struct {
+	// Solver is a solver.Solver for CE-DLA's mixed-integer programs:
+	// solver.HiGHS() in a build with the highs tag, nil in a build without
+	// a MILP solver (a planner that needs one then says how to get it). It
+	// is untyped so that package policy, which the Kubernetes module
+	// imports, does not link the HiGHS backend (policy/builtin asserts it).
+	Solver any
+	// RestartSeconds is the progress a job loses on every (re)start on a
+	// node (the engine's SlotTruth.RestartSeconds, known from measurement).
+	RestartSeconds float64
+}
+
+// ErrNoSolver is what building a planner that solves mixed-integer
+// programs (CE-DLA) returns when SlotDeps carries no solver: a wattsched
+// built without the highs tag (solver.Available() is false).
+var ErrNoSolver = errors.New("CE-DLA solves mixed-integer programs with HiGHS, and this wattsched was built without it: build it with 'make build' (which installs the HiGHS library), or 'make setup' then 'eval \"$(make -s env)\"' and 'go build -tags highs'; the baselines fifo, eprons and pambt need no solver")
 
 // SlotPlanner plans a slotted cluster.
 type SlotPlanner interface {

@@ -1,6 +1,7 @@
 // Package scenario is the schema of wattsched's scenario files: one typed
 // mode per engine (inflation and replay of GPU-sharing tasks, hpc jobs on
-// exclusive nodes, elastic training jobs), strict decoding (an unknown
+// exclusive nodes, elastic training jobs, co-located training jobs,
+// slotted training and inference plans), strict decoding (an unknown
 // field is an error), defaults, and validation that names every bad field
 // with its path. Check then verifies policy and system names and their
 // arguments against the policy registries, as kube-scheduler checks its
@@ -41,10 +42,13 @@ const (
 	Elastic Mode = "elastic"
 	// Coloc: DL training jobs that may share GPUs (EaCO).
 	Coloc Mode = "coloc"
+	// Slotted: training epochs and inference load planned per 15-minute
+	// slot on single-GPU nodes under a price series (CE-DLA).
+	Slotted Mode = "slotted"
 )
 
 // Modes lists the modes in documentation order.
-var Modes = []Mode{Inflation, Replay, HPC, Elastic, Coloc}
+var Modes = []Mode{Inflation, Replay, HPC, Elastic, Coloc, Slotted}
 
 // Compat modes of inflation.
 const (
@@ -58,7 +62,8 @@ const (
 // defaulted lists the fields whose zero value means "the default": an
 // explicit 0 there is an error rather than silently the default (sr: 0
 // used to run as sr: 1).
-var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"}}
+var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"},
+	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"}}
 
 // explicitZeros reports a defaulted field written as 0, with its line.
 func explicitZeros(b []byte) error {
@@ -110,6 +115,8 @@ type Scenario struct {
 	Elastic *ElasticSpec `yaml:"elastic" json:"elastic,omitempty"`
 	// Coloc configures mode coloc.
 	Coloc *ColocSpec `yaml:"coloc" json:"coloc,omitempty"`
+	// Slotted configures mode slotted.
+	Slotted *SlottedSpec `yaml:"slotted" json:"slotted,omitempty"`
 	// PowerLimit bounds the cluster's power for every policy or system of
 	// the scenario (a system may set its own).
 	PowerLimit *Limit `yaml:"power_limit" json:"power_limit,omitempty"`
@@ -121,7 +128,8 @@ type Scenario struct {
 	Hardware *hw.Catalog `yaml:"hardware" json:"hardware,omitempty"`
 	// Grid prices the energy of every run in money and carbon (modes
 	// replay, hpc and elastic; default: the embedded US-NY-NYIS 2023
-	// series from 2023-01-01 00:00 UTC).
+	// series from 2023-01-01 00:00 UTC). In mode slotted it is also the
+	// price the planners see (default: the CE-DLA study's NYISO week).
 	Grid *GridSpec `yaml:"grid" json:"grid,omitempty"`
 	// PowerDown powers off nodes that stay empty and wakes them when a task
 	// needs them (mode replay).
@@ -313,6 +321,8 @@ func (s *Scenario) defaults() {
 			s.Mode = Elastic
 		case s.Coloc != nil:
 			s.Mode = Coloc
+		case s.Slotted != nil:
+			s.Mode = Slotted
 		default:
 			s.Mode = Inflation
 		}
@@ -342,6 +352,10 @@ func (s *Scenario) defaults() {
 	case Coloc:
 		if s.Coloc != nil {
 			s.Coloc.defaults()
+		}
+	case Slotted:
+		if s.Slotted != nil {
+			s.Slotted.defaults()
 		}
 	}
 }
@@ -397,6 +411,15 @@ func (s *Scenario) Validate() error {
 	if s.Mode == Coloc && (s.PowerLimit != nil || s.Grid != nil) {
 		bad.add("power_limit, grid: not used by mode coloc")
 	}
+	if s.Slotted != nil && s.Mode != Slotted {
+		bad.add("slotted: only for mode slotted")
+	}
+	if s.Mode == Slotted && s.PowerLimit != nil {
+		bad.add("power_limit: not used by mode slotted (CE-DLA plans under a price, not a power limit)")
+	}
+	if s.Mode == Slotted && s.Grid != nil && s.Grid.PUE != 0 {
+		bad.add("grid.pue: not used by mode slotted (cost and carbon are on the IT energy)")
+	}
 	switch s.Mode {
 	case Inflation, Replay:
 		s.validateTasks(&bad)
@@ -417,6 +440,12 @@ func (s *Scenario) Validate() error {
 			bad.add("coloc: missing (mode coloc needs a coloc section)")
 		} else {
 			s.Coloc.validate(&bad)
+		}
+	case Slotted:
+		if s.Slotted == nil {
+			bad.add("slotted: missing (mode slotted needs a slotted section)")
+		} else {
+			s.Slotted.validate(&bad)
 		}
 	}
 	return bad.err()
@@ -497,6 +526,13 @@ func (s *Scenario) Check(r *policy.Registries) error {
 		for i, sys := range s.Coloc.Systems {
 			if err := sys.check(r.Coloc.Check); err != nil {
 				bad.add("coloc.systems[%d] (%s): %v", i, sys.Name, err)
+			}
+		}
+	}
+	if s.Slotted != nil {
+		for i, sys := range s.Slotted.Systems {
+			if err := sys.check(r.Slotted.Check); err != nil {
+				bad.add("slotted.systems[%d] (%s): %v", i, sys.Name, err)
 			}
 		}
 	}

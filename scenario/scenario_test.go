@@ -23,7 +23,22 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"explicit zero sr", "name: x\nmode: hpc\nhpc: {swf: nasa-ipsc, sr: 0}\n", "line 3: hpc.sr: 0; leave it out"},
 		{"explicit zero seeds", "name: x\ntrace: {pods: default}\nseeds: 0\n" + pol, "line 3: seeds: 0"},
 		{"NaN target", "name: x\ntrace: {pods: default}\ntarget: .nan\n" + pol, "target: NaN"},
-		{"bad mode", "name: x\nmode: slotted\n", "mode: \"slotted\""},
+		{"bad mode", "name: x\nmode: slottted\n", "mode: \"slottted\""},
+		{"slotted missing", "name: x\nmode: slotted\n", "slotted: missing (mode slotted needs a slotted section)"},
+		{"slotted unknown field", "name: x\nslotted: {jobs: {count: 5}, slot_minutes: 5}\n", "field slot_minutes not found"},
+		{"slotted jobs unknown field", "name: x\nslotted: {jobs: {count: 5, seed: 3}}\n", "field seed not found"},
+		{"slotted no jobs", "name: x\nslotted: {inference: {req_per_min: 10}}\n", "slotted.jobs.count: 0, want 1..100000 (or a file)"},
+		{"slotted jobs both", "name: x\nslotted: {jobs: {count: 5, file: j.csv}}\n", "slotted.jobs: count and file both set"},
+		{"slotted load both", "name: x\nslotted: {jobs: {count: 5}, inference: {req_per_min: 5, file: l.csv}}\n", "slotted.inference: req_per_min and file both set"},
+		{"slotted short generated", "name: x\nslotted: {jobs: {count: 5}, slots: 48}\n", "slotted.jobs.count: generated jobs need slots >= 96"},
+		{"slotted zero slots", "name: x\nslotted: {jobs: {count: 5}, slots: 0}\n", "line 2: slotted.slots: 0; leave it out"},
+		{"slotted lookahead", "name: x\nslotted: {jobs: {count: 5}, lookahead: 2, replan_every: 4}\n", "slotted.lookahead: 2, want replan_every (4)..384"},
+		{"slotted nodes", "name: x\nslotted: {jobs: {count: 5}, nodes: {RTX2060: -1}}\n", "slotted.nodes.RTX2060: -1"},
+		{"slotted no nodes", "name: x\nslotted: {jobs: {count: 5}, nodes: {RTX2060: 0}}\n", "slotted.nodes: no nodes"},
+		{"slotted preset", "name: x\nslotted: {jobs: {count: 5}, systems: [CE-DLA]}\n", "slotted.systems[0]: \"CE-DLA\", want a system spec or a preset"},
+		{"slotted power limit", "name: x\nslotted: {jobs: {count: 5}}\npower_limit: {watts: 100}\n", "power_limit: not used by mode slotted"},
+		{"slotted pue", "name: x\nslotted: {jobs: {count: 5}}\ngrid: {pue: 1.2}\n", "grid.pue: not used by mode slotted"},
+		{"slotted elsewhere", "name: x\nmode: coloc\ncoloc: {jobs: gavel-msr}\nslotted: {jobs: {count: 5}}\n", "slotted: only for mode slotted"},
 		{"limit both", "name: x\ntrace: {pods: default}\npower_limit: {watts: 5, tdp_fraction: 0.5}\n" + pol, "power_limit: watts and tdp_fraction both set"},
 		{"limit fraction", "name: x\ntrace: {pods: default}\npower_limit: {tdp_fraction: 1.5}\n" + pol, "power_limit.tdp_fraction: 1.5"},
 		{"limit empty", "name: x\ntrace: {pods: default}\npower_limit: {}\n" + pol, "power_limit: neither"},
@@ -78,6 +93,14 @@ func TestCheckAgainstRegistries(t *testing.T) {
 			"elastic.systems[0] (g): gandiva args: yaml: unmarshal errors:\n  line 1: field freq not found"},
 		{"name: x\nelastic: {jobs: philly-day, systems: [{name: z, policy: zeus, args: {base: {policy: zeus}}}]}\n",
 			"zeus.base.policy"},
+		{"name: x\nslotted: {jobs: {count: 5}, systems: [{name: c, policy: cedla, args: {mode: soft, gap: 0.1}}]}\n",
+			"slotted.systems[0] (c): cedla args: yaml: unmarshal errors:\n  line 1: field gap not found in type cedla.Args"},
+		{"name: x\nslotted: {jobs: {count: 5}, systems: [{name: c, policy: cedla, args: {mode: medium}}]}\n",
+			`slotted.systems[0] (c): cedla args: cedla.mode: "medium"`},
+		{"name: x\nslotted: {jobs: {count: 5}, systems: [{name: f, policy: fifo, args: {sleep_idle: true}}]}\n",
+			"slotted.systems[0] (f): fifo args: yaml: unmarshal errors:\n  line 1: field sleep_idle not found"},
+		{"name: x\nslotted: {jobs: {count: 5}, systems: [{name: e, policy: eaco}]}\n",
+			`slotted.systems[0] (e): unknown slotted policy "eaco" (known: cedla, fifo, eprons, pambt)`},
 	}
 	r := builtin.Registries()
 	for _, c := range cases {
@@ -100,6 +123,23 @@ func TestHPCScenarioDefaults(t *testing.T) {
 	if s.Mode != scenario.HPC || h.SR != 1 || s.PowerLimit != nil || h.ProcsPerNode != 1 || len(h.Workloads) != 9 || len(h.Systems) != 8 ||
 		h.Systems[0].Name != "VU-FCFS" || h.Systems[0].Policy != "fcfs" || h.Systems[7].Predictions != "ideal" {
 		t.Fatalf("defaults: mode %q, %+v", s.Mode, h)
+	}
+	if err := s.Check(builtin.Registries()); err != nil {
+		t.Fatalf("the paper's systems fail the registries: %v", err)
+	}
+}
+
+// A slotted section with only jobs gets the study's quick settings and the
+// paper's five systems, which pass the registries.
+func TestSlottedScenarioDefaults(t *testing.T) {
+	s, err := scenario.Parse([]byte("name: x\nslotted: {jobs: {count: 20}}\n"), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Slotted
+	if s.Mode != scenario.Slotted || c.Slots != 96 || c.Lookahead != 24 || c.ReplanEvery != 4 || c.Nodes != nil || c.Inference.ReqPerMin != 0 || len(c.Systems) != 5 ||
+		c.Systems[0].Name != "CE-DLA soft" || c.Systems[1].Args["mode"] != "hard" || c.Systems[4].Policy != "pambt" {
+		t.Fatalf("defaults: mode %q, %+v", s.Mode, c)
 	}
 	if err := s.Check(builtin.Registries()); err != nil {
 		t.Fatalf("the paper's systems fail the registries: %v", err)
@@ -162,6 +202,7 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\n")
 	f.Add("name: x\nhpc: {swf: nasa-ipsc, systems: [VU-FCFS, {name: v, policy: vahrm, predictions: ideal}]}\npower_limit: {tdp_fraction: 0.5}\n")
 	f.Add("name: x\nelastic: {jobs: philly-day, systems: [PowerFlow, Gandiva]}\n")
+	f.Add("name: x\nslotted: {nodes: {RTX2060: 3}, jobs: {count: 5}, systems: [FIFO, {name: c, policy: cedla, args: {mode: hard}}]}\n")
 	f.Add("name: [\n")
 	r := builtin.Registries()
 	f.Fuzz(func(t *testing.T, doc string) {

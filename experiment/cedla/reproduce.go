@@ -277,33 +277,52 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 		return nil, err
 	}
 	files["summary.json"] = js
-	rows := [][]string{{"system", "jobs", "req_per_min", "seed", "finished", "rejected", "late", "deadline_violation", "mean_lateness_slots", "latency_violation", "energy_kwh", "cost_usd", "co2_kg",
-		"cost_perf_train", "cost_perf_infer", "band_0_20", "band_20_30", "band_30_up", "plans", "hard_infeasible", "time_limited", "max_gap", "turn_ons", "restarts"}}
-	for _, m := range rep.Runs {
-		rows = append(rows, []string{m.System, strconv.Itoa(m.Jobs), report.F(m.ReqPerMin), strconv.FormatUint(m.Seed, 10), strconv.Itoa(m.Finished), strconv.Itoa(m.Rejected), strconv.Itoa(m.Late),
-			report.F(m.DeadlineViolation), report.F(m.MeanLateness), report.F(m.LatencyViolation), report.F(m.EnergyKWh), report.F(m.CostUSD), report.F(m.CO2Kg),
-			report.F(m.CostPerfTrain), report.F(m.CostPerfInfer), report.F(m.PriceBands[0]), report.F(m.PriceBands[1]), report.F(m.PriceBands[2]),
-			strconv.Itoa(m.Plans), strconv.Itoa(m.HardInfeasible), strconv.Itoa(m.TimeLimited), report.F(m.MaxGap), strconv.Itoa(m.TurnOns), strconv.Itoa(m.Restarts)})
-	}
-	files["runs.csv"] = report.CSV(rows)
+	files["runs.csv"] = RunsCSV(rep.Runs)
 	// Plots of the first seed's runs at the main workload.
-	var figs []experiment.Figure
 	main := map[string]*Metrics{}
 	for _, m := range rep.Runs {
 		if m.Seed == 1 && main[m.System] == nil && m.Jobs == rep.Runs[0].Jobs && m.ReqPerMin == rep.Runs[0].ReqPerMin {
 			main[m.System] = m
 		}
 	}
+	figs, err := Plots(s.Price[:s.Slots], Systems, main, "Price (the stand-in week) and each system's cluster power, seed 1, main workload")
+	if err != nil {
+		return nil, err
+	}
+	return &experiment.Results{Title: "wattsched: CE-DLA reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
+		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
+		Listing: "summary.json, runs.csv, *.svg, report.html"}, nil
+}
+
+// RunsCSV is runs.csv: one row per run, with every measured figure but
+// the wall-clock ones.
+func RunsCSV(runs []*Metrics) []byte {
+	rows := [][]string{{"system", "jobs", "req_per_min", "seed", "finished", "rejected", "late", "deadline_violation", "mean_lateness_slots", "latency_violation", "energy_kwh", "cost_usd", "co2_kg",
+		"cost_perf_train", "cost_perf_infer", "band_0_20", "band_20_30", "band_30_up", "plans", "hard_infeasible", "time_limited", "max_gap", "turn_ons", "restarts"}}
+	for _, m := range runs {
+		rows = append(rows, []string{m.System, strconv.Itoa(m.Jobs), report.F(m.ReqPerMin), strconv.FormatUint(m.Seed, 10), strconv.Itoa(m.Finished), strconv.Itoa(m.Rejected), strconv.Itoa(m.Late),
+			report.F(m.DeadlineViolation), report.F(m.MeanLateness), report.F(m.LatencyViolation), report.F(m.EnergyKWh), report.F(m.CostUSD), report.F(m.CO2Kg),
+			report.F(m.CostPerfTrain), report.F(m.CostPerfInfer), report.F(m.PriceBands[0]), report.F(m.PriceBands[1]), report.F(m.PriceBands[2]),
+			strconv.Itoa(m.Plans), strconv.Itoa(m.HardInfeasible), strconv.Itoa(m.TimeLimited), report.F(m.MaxGap), strconv.Itoa(m.TurnOns), strconv.Itoa(m.Restarts)})
+	}
+	return report.CSV(rows)
+}
+
+// Plots draws, over the slots of price, the price and the cluster power,
+// the nodes on and the training progress of runs[name] for each of names
+// (names without a run are left out); priceCaption captions the first.
+func Plots(price []float64, names []string, runs map[string]*Metrics, priceCaption string) ([]experiment.Figure, error) {
+	var figs []experiment.Figure
 	var x []float64
-	for h := range s.Slots {
+	for h := range price {
 		x = append(x, float64(h)/96)
 	}
-	price := report.LinePlot{Title: "Price (USD/MWh) and planned cluster power (kW)", XLabel: "day", YLabel: "USD/MWh ; kW", Steps: true}
-	price.Series = append(price.Series, report.Series{Name: "price USD/MWh", X: x, Y: s.Price[:s.Slots]})
+	pp := report.LinePlot{Title: "Price (USD/MWh) and planned cluster power (kW)", XLabel: "day", YLabel: "USD/MWh ; kW", Steps: true}
+	pp.Series = append(pp.Series, report.Series{Name: "price USD/MWh", X: x, Y: price})
 	nodes := report.LinePlot{Title: "Nodes on", XLabel: "day", YLabel: "nodes", Steps: true}
 	prog := report.LinePlot{Title: "Training progress (share of arrived epochs done)", XLabel: "day", YLabel: "fraction"}
-	for _, sys := range Systems {
-		m := main[sys]
+	for _, sys := range names {
+		m := runs[sys]
 		if m == nil {
 			continue
 		}
@@ -317,14 +336,14 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 			on = append(on, float64(n))
 			pr = append(pr, smp.Progress)
 		}
-		price.Series = append(price.Series, report.Series{Name: sys + " kW", X: x, Y: pw})
+		pp.Series = append(pp.Series, report.Series{Name: sys + " kW", X: x, Y: pw})
 		nodes.Series = append(nodes.Series, report.Series{Name: sys, X: x, Y: on})
 		prog.Series = append(prog.Series, report.Series{Name: sys, X: x, Y: pr})
 	}
 	for _, p := range []struct {
 		file, caption string
 		lp            report.LinePlot
-	}{{"price_power.svg", "Price (the stand-in week) and each system's cluster power, seed 1, main workload", price},
+	}{{"price_power.svg", priceCaption, pp},
 		{"nodes_on.svg", "Nodes powered on per slot (DRS)", nodes},
 		{"training_progress.svg", "Training progress: epochs done over epochs of arrived jobs", prog}} {
 		b, err := p.lp.SVG()
@@ -333,9 +352,7 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 		}
 		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
 	}
-	return &experiment.Results{Title: "wattsched: CE-DLA reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
-		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
-		Listing: "summary.json, runs.csv, *.svg, report.html"}, nil
+	return figs, nil
 }
 
 // Study is `wattsched reproduce cedla`.

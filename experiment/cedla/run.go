@@ -158,6 +158,15 @@ func (s *Setup) Run(c Case) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.RunPlanner(c, m, w, p, every, start)
+}
+
+// RunPlanner runs planner p, which re-plans every `every` slots (1: a
+// one-slot heuristic, given one slot of forecasts), on workload w and
+// cluster m (the study's or a scenario's) and measures it; start is when
+// the run began (for the printed wall time only).
+func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.SlotPlanner, every int, start time.Time) (*Metrics, error) {
+	var err error
 	look := s.Lookahead
 	if every == 1 {
 		look = max(1, every)

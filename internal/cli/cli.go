@@ -39,7 +39,7 @@ func usage() string {
 
 Usage:
   wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--force]
-        run a scenario: inflation, replay, hpc or elastic (default: the embedded pwr-default scenario)
+        run a scenario: inflation, replay, hpc, elastic, coloc or slotted (default: the embedded pwr-default scenario)
   wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--force]
         replay your trace on your cluster under several policies and seeds: means with 95% intervals,
         wait and completion-time distributions, a summary in plain words

@@ -101,6 +101,7 @@ func TestRegistryHasEveryPolicyOnce(t *testing.T) {
 		{"scorers", strings.Join(r.Scorers.Names(), ","), "fgd,pwr,bestfit,dotprod,gpupacking,gpuclustering"},
 		{"hpc", strings.Join(r.HPC.Names(), ","), "fcfs,vahrm"},
 		{"elastic", strings.Join(r.Elastic.Names(), ","), "powerflow,gandiva,tiresias,afs,zeus"},
+		{"slotted", strings.Join(r.Slotted.Names(), ","), "cedla,fifo,eprons,pambt"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s registry = %s, want %s", c.family, c.got, c.want)

@@ -35,7 +35,11 @@ var goldenCases = []struct {
 	{"coloc-eaco", []string{"run", "-c", "../../examples/coloc-eaco.yaml"}},
 	{"eaco-quick", []string{"reproduce", "eaco", "--quick"}},
 	{"cedla-quick", []string{"reproduce", "cedla", "--quick"}},
+	{"slotted-cedla", []string{"run", "-c", "../../examples/slotted-cedla.yaml"}},
 }
+
+// needsHiGHS are the golden cases that solve CE-DLA's programs.
+var needsHiGHS = []string{"cedla-quick", "slotted-cedla"}
 
 // goldenVerbatimMax is the size under which a text result is kept verbatim
 // beside the manifest, so that a change shows as a readable diff; larger
@@ -51,7 +55,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.name == "cedla-quick" && !solver.Available() {
+			if slices.Contains(needsHiGHS, c.name) && !solver.Available() {
 				t.Skip("built without HiGHS (build tag highs): make test runs this case")
 			}
 			dir := filepath.Join(t.TempDir(), "out")

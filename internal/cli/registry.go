@@ -31,6 +31,8 @@ func runners(m scenario.Mode) runner {
 		return powerflow.RunScenario
 	case scenario.Coloc:
 		return eaco.RunScenario
+	case scenario.Slotted:
+		return cedla.RunScenario
 	}
 	return experiment.RunTasks
 }

@@ -1,6 +1,7 @@
 // Package builtin is the one place that lists wattsched's built-in
 // policies: it builds a registry per policy family (placement scorers, HPC
-// schedulers, elastic schedulers), each entry with typed arguments decoded
+// schedulers, elastic schedulers, co-location schedulers, slotted
+// planners), each entry with typed arguments decoded
 // strictly from YAML. Scenario files, the paper studies and the CLI all
 // build policies through these registries.
 package builtin
@@ -11,8 +12,10 @@ import (
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/afs"
 	"github.com/wattsched/wattsched/policy/bestfit"
+	"github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/policy/dotprod"
 	"github.com/wattsched/wattsched/policy/eaco"
+	"github.com/wattsched/wattsched/policy/eprons"
 	"github.com/wattsched/wattsched/policy/fcfs"
 	"github.com/wattsched/wattsched/policy/fgd"
 	"github.com/wattsched/wattsched/policy/fifo"
@@ -21,14 +24,18 @@ import (
 	"github.com/wattsched/wattsched/policy/gandivapack"
 	"github.com/wattsched/wattsched/policy/gpuclustering"
 	"github.com/wattsched/wattsched/policy/gpupacking"
+	"github.com/wattsched/wattsched/policy/pambt"
 	"github.com/wattsched/wattsched/policy/powerflow"
 	"github.com/wattsched/wattsched/policy/pwr"
+	"github.com/wattsched/wattsched/policy/slotfifo"
 	"github.com/wattsched/wattsched/policy/tiresias"
 	"github.com/wattsched/wattsched/policy/vahrm"
 	"github.com/wattsched/wattsched/policy/zeus"
+	"github.com/wattsched/wattsched/solver"
 )
 
-// scorer, hpc and elastic adapt typed constructors to their family.
+// scorer, hpc, elastic, colocated and slotted adapt typed constructors to
+// their family.
 func scorer[A policy.Args[A], P policy.Scorer](mk func(A, policy.Deps) (P, error)) policy.Factory[policy.Scorer, policy.Deps] {
 	return policy.Typed(func(a A, d policy.Deps) (policy.Scorer, error) { return mk(a, d) })
 }
@@ -43,6 +50,22 @@ func elastic[A policy.Args[A], P policy.ElasticScheduler](mk func(A, policy.Elas
 
 func colocated[A policy.Args[A], P policy.ColocScheduler](mk func(A, policy.ColocDeps) (P, error)) policy.Factory[policy.ColocScheduler, policy.ColocDeps] {
 	return policy.Typed(func(a A, d policy.ColocDeps) (policy.ColocScheduler, error) { return mk(a, d) })
+}
+
+func slotted[A policy.Args[A], P policy.SlotPlanner](mk func(A, policy.SlotDeps) (P, error)) policy.Factory[policy.SlotPlanner, policy.SlotDeps] {
+	return policy.Typed(func(a A, d policy.SlotDeps) (policy.SlotPlanner, error) { return mk(a, d) })
+}
+
+// newCEDLA builds CE-DLA with the family's solver.
+func newCEDLA(a cedla.Args, d policy.SlotDeps) (*cedla.Policy, error) {
+	if d.Solver == nil {
+		return nil, policy.ErrNoSolver
+	}
+	s, ok := d.Solver.(solver.Solver)
+	if !ok {
+		return nil, fmt.Errorf("cedla: SlotDeps.Solver is a %T, want a solver.Solver", d.Solver)
+	}
+	return cedla.New(a, s, d.RestartSeconds)
 }
 
 // Registries returns a fresh set of registries with every built-in policy.
@@ -69,6 +92,11 @@ func Registries() *policy.Registries {
 		r.Coloc.Register(fifopacked.Name, colocated(fifopacked.New)),
 		r.Coloc.Register(gandivapack.Name, colocated(gandivapack.New)),
 		r.Coloc.Register(eaco.Name, colocated(eaco.New)),
+
+		r.Slotted.Register(cedla.Name, slotted(newCEDLA)),
+		r.Slotted.Register(slotfifo.Name, slotted(slotfifo.Build)),
+		r.Slotted.Register(eprons.Name, slotted(eprons.Build)),
+		r.Slotted.Register(pambt.Name, slotted(pambt.Build)),
 	}
 	for _, err := range errs {
 		if err != nil {

@@ -19,6 +19,19 @@ type Policy struct{}
 
 var _ policy.SlotPlanner = (*Policy)(nil)
 
+// Args configures the EPRONS baseline: it has no arguments (the paper gives it
+// none), so a scenario may only leave them empty.
+type Args struct{}
+
+// Default implements policy.Args.
+func (Args) Default() Args { return Args{} }
+
+// Validate implements policy.Args.
+func (Args) Validate() error { return nil }
+
+// Build is New for the slotted registry family (policy/builtin).
+func Build(Args, policy.SlotDeps) (*Policy, error) { return New(), nil }
+
 // New returns the EPRONS baseline.
 func New() *Policy { return &Policy{} }
 
