@@ -75,6 +75,10 @@ func NewSetupGrid(tb *Table, count, slots, lookahead, every int, seed uint64, ps
 	s.TurnOn = float64(d.Idle[0]) * 1800 / 3.6e9 * mean
 	// Relax and fix: the slots applied before the next plan are binary.
 	s.Args.BinarySlots = every
+	// The window's first 4 hours slot by slot, the rest in blocks of an
+	// hour (the price's step): about half the solve time
+	// (docs/policies/cedla.md).
+	s.Args.BlockAfter, s.Args.BlockSlots = 16, 4
 	// Carbon is priced by the engine's hourly ledger against the 2021 week.
 	s.Account = &grid.Account{Price: ps, Carbon: cs, Start: ps.Start, PUE: 1}
 	return s, nil

@@ -52,10 +52,19 @@ type Args struct {
 	// training placements; later slots are relaxed to [0, 1] (relax and
 	// fix: only the leading slots are applied before the next plan). 0:
 	// every slot binary, the exact Problem 1 or 2 over the window.
-	BinarySlots int           `yaml:"binary_slots"`
-	TimeLimit   time.Duration `yaml:"time_limit"`
-	RelGap      float64       `yaml:"rel_gap"`
-	Threads     int           `yaml:"threads"`
+	BinarySlots int `yaml:"binary_slots"`
+	// BlockSlots, when > 0, merges the relaxed slots after the first
+	// max(BinarySlots, BlockAfter) into blocks of this many slots: one set
+	// of columns per block (summed cost, mean load), so the far part of
+	// the window, which is re-planned before it is applied, costs fewer
+	// columns. 0: one period per slot.
+	BlockSlots int `yaml:"block_slots"`
+	// BlockAfter is how many leading slots of the window stay one period
+	// each when BlockSlots is set (at least BinarySlots).
+	BlockAfter int           `yaml:"block_after_slots"`
+	TimeLimit  time.Duration `yaml:"time_limit"`
+	RelGap     float64       `yaml:"rel_gap"`
+	Threads    int           `yaml:"threads"`
 }
 
 // Default is Problem 2 with the penalties of docs/policies/cedla.md, a
@@ -80,6 +89,12 @@ func (a Args) Validate() error {
 		return fmt.Errorf("cedla.hard_latency_penalty_usd: %v, want > 0", a.HardLatencyPenalty)
 	case a.BinarySlots < 0:
 		return fmt.Errorf("cedla.binary_slots: %d, want >= 0", a.BinarySlots)
+	case a.BlockSlots < 0:
+		return fmt.Errorf("cedla.block_slots: %d, want >= 0", a.BlockSlots)
+	case a.BlockAfter < 0:
+		return fmt.Errorf("cedla.block_after_slots: %d, want >= 0", a.BlockAfter)
+	case a.BlockSlots > 0 && a.BinarySlots == 0:
+		return fmt.Errorf("cedla.block_slots: %d needs binary_slots > 0 (the exact problem has one period per slot)", a.BlockSlots)
 	case a.TimeLimit <= 0:
 		return fmt.Errorf("cedla.time_limit: %v, want > 0", a.TimeLimit)
 	case !(a.RelGap >= 0 && a.RelGap < 1):
@@ -112,14 +127,42 @@ func New(a Args, s solver.Solver, restartSeconds float64) (*Policy, error) {
 	return &Policy{a: a, s: s, RestartSeconds: restartSeconds}, nil
 }
 
-// cols are the program's columns for one plan.
+// cols are the program's columns for one plan, per period of the window
+// (periods: one slot each, or blocks of relaxed slots; see periods).
 type cols struct {
-	x, z map[[3]int]solver.Var // (job index, type, tau)
-	n    [][][]solver.Var      // [i][t][tau]
+	per  []period
+	of   []int                 // period of each slot of the window
+	x, z map[[3]int]solver.Var // (job index, type, period)
+	n    [][][]solver.Var      // [i][t][period]
 	lam  [][][]solver.Var
 	v    [][][]solver.Var // latency excess (-1: none)
-	s    [][]solver.Var   // [t][tau]
+	s    [][]solver.Var   // [t][period]
 	r    []solver.Var     // rejection of job k (only in the rejection solve)
+}
+
+// period is a run of slots of the window that the program plans as one:
+// slots start .. start+n-1 (relative to the plan's first slot).
+type period struct{ start, n int }
+
+// periods splits a window of h slots: the first max(BinarySlots,
+// BlockAfter) one slot each, the rest in blocks of BlockSlots (the last
+// block may be shorter); without BlockSlots every slot is a period. It returns the periods and
+// each slot's period.
+func (a Args) periods(h int) ([]period, []int) {
+	var per []period
+	of := make([]int, h)
+	for tau := 0; tau < h; {
+		n := 1
+		if a.BlockSlots > 0 && tau >= max(a.BinarySlots, a.BlockAfter) {
+			n = min(a.BlockSlots, h-tau)
+		}
+		for k := tau; k < tau+n; k++ {
+			of[k] = len(per)
+		}
+		per = append(per, period{tau, n})
+		tau += n
+	}
+	return per, of
 }
 
 // build writes Problem 1 or 2 for st. With reject, every job may be
@@ -130,24 +173,28 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 	m := st.Models
 	nm, nt, H := len(m.Models), len(m.Types), len(st.Price)
 	md := solver.NewModel(fmt.Sprintf("cedla-%s-slot%d", p.a.Mode, st.Slot))
-	c := &cols{x: map[[3]int]solver.Var{}, z: map[[3]int]solver.Var{}}
-	cost := func(tau int, w float64) float64 { // USD of w watts over slot tau
+	per, of := p.a.periods(H)
+	P := len(per)
+	c := &cols{per: per, of: of, x: map[[3]int]solver.Var{}, z: map[[3]int]solver.Var{}}
+	// cost is the USD of w watts over slots from .. to-1 of the window.
+	cost := func(from, to int, w float64) float64 {
 		if reject {
 			return 0
 		}
-		return w * policy.SlotSeconds / 3.6e9 * st.Price[tau]
+		var usd float64
+		for tau := from; tau < to; tau++ {
+			usd += w * policy.SlotSeconds / 3.6e9 * st.Price[tau]
+		}
+		return usd
 	}
 	restartFrac := p.RestartSeconds / policy.SlotSeconds
-	// Per type and slot: the busy terms, for the capacity rows.
+	// Per type and period: the busy terms, for the capacity rows.
 	busy := make([][][]solver.Term, nt)
 	for t := range nt {
-		busy[t] = make([][]solver.Term, H)
+		busy[t] = make([][]solver.Term, P)
 	}
 	for k, j := range jobs {
-		last := j.Deadline
-		if p.a.Mode == Soft {
-			last += int(math.Ceil(p.a.LateAllowance * float64(j.Deadline-j.Arrival+1)))
-		}
+		last := p.lastSlot(j)
 		end := min(last-st.Slot, H-1) // last tau the job may use
 		var progress []solver.Term
 		maxRate := 0.0
@@ -156,39 +203,49 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 			maxRate = math.Max(maxRate, m.Epochs[j.Model][t])
 			meanRate += m.Epochs[j.Model][t] / float64(nt)
 		}
-		for tau := 0; tau <= end; tau++ {
-			h := st.Slot + tau
+		for q := 0; q < P && per[q].start <= end; q++ {
+			// A period the job may use only in part (its last slot falls
+			// inside it): x is the share of the period it runs, its
+			// progress and cost count the usable slots, its node is busy
+			// for that share of the usable slots.
+			from, to := per[q].start, min(per[q].start+per[q].n, end+1)
+			usable := float64(to - from)
+			h := st.Slot + from
 			one := make([]solver.Term, 0, nt)
 			for t := range nt {
-				obj := cost(tau, float64(m.TrainW[j.Model][t]-m.Types[t].Idle))
-				if !reject && h > j.Deadline {
-					obj += p.a.LatePenalty * float64(h-j.Deadline)
+				obj := cost(from, to, float64(m.TrainW[j.Model][t]-m.Types[t].Idle))
+				if !reject {
+					for hh := st.Slot + from; hh < st.Slot+to; hh++ {
+						if hh > j.Deadline {
+							obj += p.a.LatePenalty * float64(hh-j.Deadline)
+						}
+					}
 				}
 				lo, hi := 0.0, 1.0
-				if v, ok := fix[[3]int{k, t, tau}]; ok {
+				if v, ok := fix[[3]int{k, t, q}]; ok {
 					lo, hi = v, v
 				}
 				kind := solver.Binary
-				if p.a.BinarySlots > 0 && tau >= p.a.BinarySlots {
+				if p.a.BinarySlots > 0 && from >= p.a.BinarySlots {
 					kind = solver.Continuous
 				}
 				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), lo, hi, obj, kind)
 				z := md.AddVar(fmt.Sprintf("z_j%d_t%d_h%d", j.ID, t, h), 0, 1, map[bool]float64{true: 0, false: m.Restart}[reject], solver.Continuous)
-				c.x[[3]int{k, t, tau}], c.z[[3]int{k, t, tau}] = x, z
+				c.x[[3]int{k, t, q}], c.z[[3]int{k, t, q}] = x, z
 				// z >= x(h) - x(h-1): the max() of eq. 15.
-				if tau == 0 {
+				if q == 0 {
 					prev := 0.0
 					if j.LastType == t {
 						prev = 1
 					}
 					md.AddRow(fmt.Sprintf("restart_j%d_t%d_h%d", j.ID, t, h), -prev, math.Inf(1), solver.Term{Var: z, Coef: 1}, solver.Term{Var: x, Coef: -1})
 				} else {
-					md.AddRow(fmt.Sprintf("restart_j%d_t%d_h%d", j.ID, t, h), 0, math.Inf(1), solver.Term{Var: z, Coef: 1}, solver.Term{Var: x, Coef: -1}, solver.Term{Var: c.x[[3]int{k, t, tau - 1}], Coef: 1})
+					md.AddRow(fmt.Sprintf("restart_j%d_t%d_h%d", j.ID, t, h), 0, math.Inf(1), solver.Term{Var: z, Coef: 1}, solver.Term{Var: x, Coef: -1}, solver.Term{Var: c.x[[3]int{k, t, q - 1}], Coef: 1})
 				}
 				e := m.Epochs[j.Model][t]
-				progress = append(progress, solver.Term{Var: x, Coef: e}, solver.Term{Var: z, Coef: -e * restartFrac})
+				progress = append(progress, solver.Term{Var: x, Coef: e * usable}, solver.Term{Var: z, Coef: -e * restartFrac})
 				one = append(one, solver.Term{Var: x, Coef: 1})
-				busy[t][tau] = append(busy[t][tau], solver.Term{Var: x, Coef: 1})
+				busy[t][q] = append(busy[t][q], solver.Term{Var: x, Coef: usable / float64(per[q].n)})
 			}
 			md.AddRow(fmt.Sprintf("onenode_j%d_h%d", j.ID, h), math.Inf(-1), 1, one...)
 		}
@@ -227,18 +284,19 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 	for i := range nm {
 		c.n[i], c.lam[i], c.v[i] = make([][]solver.Var, nt), make([][]solver.Var, nt), make([][]solver.Var, nt)
 		for t := range nt {
-			c.n[i][t], c.lam[i][t], c.v[i][t] = make([]solver.Var, H), make([]solver.Var, H), make([]solver.Var, H)
+			c.n[i][t], c.lam[i][t], c.v[i][t] = make([]solver.Var, P), make([]solver.Var, P), make([]solver.Var, P)
 			cnt := float64(m.Types[t].Count)
-			for tau := range H {
-				h := st.Slot + tau
-				n := md.AddVar(fmt.Sprintf("n_i%d_t%d_h%d", i, t, h), 0, cnt, cost(tau, m.InferBaseW[i][t]-float64(m.Types[t].Idle)), solver.Continuous)
-				lam := md.AddVar(fmt.Sprintf("lambda_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), cost(tau, m.InferPerReqW[i][t]), solver.Continuous)
-				vobj := latPen
+			for q, pq := range per {
+				from, to := pq.start, pq.start+pq.n
+				h := st.Slot + from
+				n := md.AddVar(fmt.Sprintf("n_i%d_t%d_h%d", i, t, h), 0, cnt, cost(from, to, m.InferBaseW[i][t]-float64(m.Types[t].Idle)), solver.Continuous)
+				lam := md.AddVar(fmt.Sprintf("lambda_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), cost(from, to, m.InferPerReqW[i][t]), solver.Continuous)
+				vobj := latPen * float64(pq.n)
 				if reject {
 					vobj = 0
 				}
 				v := md.AddVar(fmt.Sprintf("v_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), vobj, solver.Continuous)
-				c.n[i][t][tau], c.lam[i][t][tau], c.v[i][t][tau] = n, lam, v
+				c.n[i][t][q], c.lam[i][t][q], c.v[i][t][q] = n, lam, v
 				// Eq. 29 per node, summed over the n nodes that share the
 				// load evenly: lambda <= cap * n (+ v, the excess).
 				md.AddRow(fmt.Sprintf("latency_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam, Coef: 1}, solver.Term{Var: n, Coef: -m.Cap(i, t)}, solver.Term{Var: v, Coef: -1})
@@ -247,41 +305,56 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 				// allowed at ten times the latency penalty.
 				wv := md.AddVar(fmt.Sprintf("w_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), 10*vobj, solver.Continuous)
 				md.AddRow(fmt.Sprintf("stable_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam, Coef: 1}, solver.Term{Var: n, Coef: -0.95 * m.Mu[i][t]}, solver.Term{Var: wv, Coef: -1})
-				busy[t][tau] = append(busy[t][tau], solver.Term{Var: n, Coef: 1})
+				busy[t][q] = append(busy[t][q], solver.Term{Var: n, Coef: 1})
 			}
 		}
-		for tau := range H {
+		for q, pq := range per {
 			terms := make([]solver.Term, nt)
 			for t := range nt {
-				terms[t] = solver.Term{Var: c.lam[i][t][tau], Coef: 1}
+				terms[t] = solver.Term{Var: c.lam[i][t][q], Coef: 1}
 			}
-			// Eq. 24: all of L_i(h) is served.
-			md.AddRow(fmt.Sprintf("load_i%d_h%d", i, st.Slot+tau), st.Load[tau][i], st.Load[tau][i], terms...)
+			// Eq. 24: all of L_i(h) is served (a block: its mean load).
+			var load float64
+			for tau := pq.start; tau < pq.start+pq.n; tau++ {
+				load += st.Load[tau][i]
+			}
+			load /= float64(pq.n)
+
+			md.AddRow(fmt.Sprintf("load_i%d_h%d", i, st.Slot+pq.start), load, load, terms...)
 		}
 	}
 	c.s = make([][]solver.Var, nt)
 	for t := range nt {
-		c.s[t] = make([]solver.Var, H)
+		c.s[t] = make([]solver.Var, P)
 		cnt := float64(m.Types[t].Count)
-		for tau := range H {
-			h := st.Slot + tau
+		for q, pq := range per {
+			h := st.Slot + pq.start
 			// Node counts are continuous in the program and rounded up in
 			// the plan (decisions repairs a type that rounding overfills).
-			s := md.AddVar(fmt.Sprintf("s_t%d_h%d", t, h), 0, cnt, cost(tau, float64(m.Types[t].Idle)), solver.Continuous)
-			c.s[t][tau] = s
+			s := md.AddVar(fmt.Sprintf("s_t%d_h%d", t, h), 0, cnt, cost(pq.start, pq.start+pq.n, float64(m.Types[t].Idle)), solver.Continuous)
+			c.s[t][q] = s
 			// Eqs. 20-22, 25 per type: busy nodes are on, one job or one
 			// model per node.
-			md.AddRow(fmt.Sprintf("capacity_t%d_h%d", t, h), math.Inf(-1), 0, append(slices.Clone(busy[t][tau]), solver.Term{Var: s, Coef: -1})...)
+			md.AddRow(fmt.Sprintf("capacity_t%d_h%d", t, h), math.Inf(-1), 0, append(slices.Clone(busy[t][q]), solver.Term{Var: s, Coef: -1})...)
 			// u >= s(h) - s(h-1): the max() of eq. 16.
 			u := md.AddVar(fmt.Sprintf("u_t%d_h%d", t, h), 0, math.Inf(1), map[bool]float64{true: 0, false: m.TurnOn}[reject], solver.Continuous)
-			if tau == 0 {
+			if q == 0 {
 				md.AddRow(fmt.Sprintf("turnon_t%d_h%d", t, h), -float64(st.On[t]), math.Inf(1), solver.Term{Var: u, Coef: 1}, solver.Term{Var: s, Coef: -1})
 			} else {
-				md.AddRow(fmt.Sprintf("turnon_t%d_h%d", t, h), 0, math.Inf(1), solver.Term{Var: u, Coef: 1}, solver.Term{Var: s, Coef: -1}, solver.Term{Var: c.s[t][tau-1], Coef: 1})
+				md.AddRow(fmt.Sprintf("turnon_t%d_h%d", t, h), 0, math.Inf(1), solver.Term{Var: u, Coef: 1}, solver.Term{Var: s, Coef: -1}, solver.Term{Var: c.s[t][q-1], Coef: 1})
 			}
 		}
 	}
 	return md, c
+}
+
+// lastSlot is the last slot j may run in: its deadline, in Problem 2 plus
+// the allowance.
+func (p *Policy) lastSlot(j policy.SlotJobState) int {
+	if p.a.Mode == Soft {
+		return j.Deadline + int(math.Ceil(p.a.LateAllowance*float64(j.Deadline-j.Arrival+1)))
+	}
+	return j.Deadline
 }
 
 // Plan implements policy.SlotPlanner: it solves the problem over the
@@ -295,10 +368,7 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	var jobs []policy.SlotJobState
 	var rejected []int
 	for _, j := range st.Jobs {
-		last := j.Deadline
-		if p.a.Mode == Soft {
-			last += int(math.Ceil(p.a.LateAllowance * float64(j.Deadline-j.Arrival+1)))
-		}
+		last := p.lastSlot(j)
 		if last < st.Slot {
 			rejected = append(rejected, j.ID)
 		} else {
@@ -373,11 +443,12 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 	out := make([]policy.SlotDecision, H)
 	ceil := func(v solver.Var) int { return int(math.Ceil(res.Value(v) - 1e-6)) }
 	for tau := range H {
+		q := c.of[tau]
 		d := policy.NewSlotDecision(m)
 		busy := make([]int, nt)
 		for k, j := range jobs {
 			for t := range nt {
-				if x, ok := c.x[[3]int{k, t, tau}]; ok && res.Value(x) > 0.5 {
+				if x, ok := c.x[[3]int{k, t, q}]; ok && res.Value(x) > 0.5 && p.lastSlot(j) >= st.Slot+tau {
 					d.Train = append(d.Train, policy.SlotRun{Job: j.ID, Type: t})
 					busy[t]++
 				}
@@ -386,9 +457,9 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 		for i := range nm {
 			var sum float64
 			for t := range nt {
-				d.Infer[i][t] = ceil(c.n[i][t][tau])
+				d.Infer[i][t] = ceil(c.n[i][t][q])
 				if d.Infer[i][t] > 0 {
-					d.Load[i][t] = math.Max(res.Value(c.lam[i][t][tau]), 0)
+					d.Load[i][t] = math.Max(res.Value(c.lam[i][t][q]), 0)
 				}
 				sum += d.Load[i][t]
 				busy[t] += d.Infer[i][t]
@@ -415,7 +486,7 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 		}
 		repair(m, &d, busy)
 		for t := range nt {
-			d.On[t] = min(max(ceil(c.s[t][tau]), busy[t]), m.Types[t].Count)
+			d.On[t] = min(max(ceil(c.s[t][q]), busy[t]), m.Types[t].Count)
 		}
 		out[tau] = d
 	}

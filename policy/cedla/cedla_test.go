@@ -2,6 +2,7 @@ package cedla
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -156,5 +157,84 @@ func needHiGHS(t *testing.T) {
 	t.Helper()
 	if !solver.Available() {
 		t.Skip("built without HiGHS (build tag highs): make test runs this test")
+	}
+}
+
+func TestPeriods(t *testing.T) {
+	per, of := Args{BinarySlots: 4, BlockSlots: 4}.periods(13)
+	want := []period{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 4}, {8, 4}, {12, 1}}
+	if !slices.Equal(per, want) {
+		t.Fatalf("periods %v, want %v", per, want)
+	}
+	if !slices.Equal(of, []int{0, 1, 2, 3, 4, 4, 4, 4, 5, 5, 5, 5, 6}) {
+		t.Fatalf("period of each slot %v", of)
+	}
+	per, _ = Args{BinarySlots: 1, BlockAfter: 3, BlockSlots: 2}.periods(6)
+	if !slices.Equal(per, []period{{0, 1}, {1, 1}, {2, 1}, {3, 2}, {5, 1}}) {
+		t.Fatalf("blocks after slot 3: %v", per)
+	}
+	per, _ = Args{BinarySlots: 4}.periods(6)
+	if len(per) != 6 {
+		t.Fatalf("without blocks: %v, want one period per slot", per)
+	}
+	bad := Args{}.Default()
+	bad.BlockSlots = 4
+	if bad.Validate() == nil {
+		t.Error("block_slots without binary_slots accepted")
+	}
+}
+
+// TestBlocksAgainstBruteForce: with the relaxed future in blocks the
+// program is still solved to optimality (same objective as enumerating the
+// binary slots), and a block that holds a job's deadline never runs the job
+// past it in the plan's slots.
+func TestBlocksAgainstBruteForce(t *testing.T) {
+	needHiGHS(t)
+	price := []float64{50, 10, 10, 30, 30, 30}
+	for _, c := range []struct {
+		name string
+		jobs []policy.SlotJobState
+		mode Mode
+	}{
+		{"deadline inside a block", []policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 1, Deadline: 2, Epochs: 2.5}, Remaining: 2.5, LastType: -1}}, Hard},
+		{"two jobs, soft", []policy.SlotJobState{
+			{SlotJob: policy.SlotJob{ID: 1, Deadline: 3, Epochs: 2}, Remaining: 2, LastType: 0},
+			{SlotJob: policy.SlotJob{ID: 2, Arrival: 0, Deadline: 1, Epochs: 1}, Remaining: 1, LastType: -1}}, Soft},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := Args{}.Default()
+			a.Mode, a.RelGap, a.TimeLimit, a.BinarySlots, a.BlockSlots = c.mode, 0, 10*time.Second, 1, 4
+			hi, _ := New(a, solver.HiGHS(), 60)
+			bf, _ := New(a, solver.BruteForce(), 60)
+			ph, err := hi.Plan(state(c.jobs, price))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb, err := bf.Plan(state(c.jobs, price))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.BlockSlots = 0
+			perSlot, _ := New(a, solver.HiGHS(), 60)
+			ps, err := perSlot.Plan(state(c.jobs, price))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ph.Info.Vars >= ps.Info.Vars {
+				t.Errorf("%d columns in blocks, %d per slot: the blocks did not shrink the program", ph.Info.Vars, ps.Info.Vars)
+			}
+			if d := math.Abs(ph.Info.Objective - pb.Info.Objective); d > 1e-7*math.Max(1, math.Abs(pb.Info.Objective)) {
+				t.Errorf("objective HiGHS %.9g, brute force %.9g", ph.Info.Objective, pb.Info.Objective)
+			}
+			for tau, d := range ph.Slots {
+				for _, r := range d.Train {
+					for _, j := range c.jobs {
+						if r.Job == j.ID && tau > hi.lastSlot(j) {
+							t.Errorf("slot %d runs job %d, whose last slot is %d", tau, j.ID, hi.lastSlot(j))
+						}
+					}
+				}
+			}
+		})
 	}
 }
