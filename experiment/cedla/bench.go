@@ -51,12 +51,22 @@ func BenchState() (*policy.SlotState, error) {
 // with a 1% gap; binarySlots as in pcedla.Args (0: the exact problem over
 // the whole window).
 func BenchPlan(mode pcedla.Mode, binarySlots int) (*policy.PlanInfo, int, error) {
+	return benchPlan(mode, binarySlots, 0, 0)
+}
+
+// BenchPlanStudy is BenchPlan with the study's planner settings: 4
+// binary slots, the first 16 slots one by one, the rest in hourly blocks.
+func BenchPlanStudy(mode pcedla.Mode) (*policy.PlanInfo, int, error) {
+	return benchPlan(mode, 4, 16, 4)
+}
+
+func benchPlan(mode pcedla.Mode, binarySlots, blockAfter, blockSlots int) (*policy.PlanInfo, int, error) {
 	st, err := BenchState()
 	if err != nil {
 		return nil, 0, err
 	}
 	a := pcedla.Args{}.Default()
-	a.Mode, a.Threads, a.BinarySlots = mode, 1, binarySlots
+	a.Mode, a.Threads, a.BinarySlots, a.BlockAfter, a.BlockSlots = mode, 1, binarySlots, blockAfter, blockSlots
 	s, err := NewSetup(mustTable(), 40, 672, 96, 4, 1)
 	if err != nil {
 		return nil, 0, err

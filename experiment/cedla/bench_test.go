@@ -8,18 +8,24 @@ import (
 
 // BenchmarkPlan is one rolling plan of the size (160 nodes, 280
 // jobs, 96-slot look-ahead): budget 5 s within a 1% gap on one core; the
-// exact problem and relax-and-fix with 4 binary slots (the study's setting).
+// exact problem, relax-and-fix with 4 binary slots, and the study's
+// setting (relax-and-fix with the far part of the window in hourly blocks).
 func BenchmarkPlan(b *testing.B) {
 	for _, c := range []struct {
-		mode pcedla.Mode
-		bin  int
-		name string
-	}{{pcedla.Soft, 0, "soft-exact"}, {pcedla.Hard, 0, "hard-exact"}, {pcedla.Soft, 4, "soft-relax-fix"}, {pcedla.Hard, 4, "hard-relax-fix"}} {
+		mode  pcedla.Mode
+		bin   int
+		study bool
+		name  string
+	}{{pcedla.Soft, 0, false, "soft-exact"}, {pcedla.Hard, 0, false, "hard-exact"}, {pcedla.Soft, 4, false, "soft-relax-fix"}, {pcedla.Hard, 4, false, "hard-relax-fix"},
+		{pcedla.Soft, 4, true, "soft-study-blocks"}, {pcedla.Hard, 4, true, "hard-study-blocks"}} {
 		b.Run(c.name, func(b *testing.B) {
 			var gap, solve, cols, jobs float64
 			limited := 0.0
 			for b.Loop() {
 				info, n, err := BenchPlan(c.mode, c.bin)
+				if c.study {
+					info, n, err = BenchPlanStudy(c.mode)
+				}
 				if err != nil {
 					b.Fatal(err)
 				}

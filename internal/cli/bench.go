@@ -17,6 +17,7 @@ import (
 	"github.com/wattsched/wattsched/experiment/pwr"
 	"github.com/wattsched/wattsched/experiment/vahrm"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/builtin"
 	pcedla "github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/scenario"
@@ -214,16 +215,26 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 // nodes, 280 jobs, 96-slot look-ahead; budget: 5 s within a 1% gap, one
 // core), Problem 2 then Problem 1.
 func benchCEDLA(stdout io.Writer) error {
-	for _, bin := range []int{0, 4} {
+	for _, bin := range []int{0, 4, -1} {
 		for _, mode := range []pcedla.Mode{pcedla.Soft, pcedla.Hard} {
 			start := time.Now()
-			info, jobs, err := cedla.BenchPlan(mode, bin)
+			var info *policy.PlanInfo
+			var jobs int
+			var err error
+			if bin < 0 {
+				info, jobs, err = cedla.BenchPlanStudy(mode)
+			} else {
+				info, jobs, err = cedla.BenchPlan(mode, bin)
+			}
 			if err != nil {
 				return err
 			}
 			wall := time.Since(start).Seconds()
 			what := "exact"
-			if bin > 0 {
+			switch {
+			case bin < 0:
+				what = "the study's: relax-and-fix, 4 binary slots, hourly blocks after 16 slots"
+			case bin > 0:
 				what = fmt.Sprintf("relax-and-fix, %d binary slots", bin)
 			}
 			fmt.Fprintf(stdout, "\nCE-DLA %s plan (%s): %d waiting jobs, 160 nodes, 96 slots, %d columns, %d rows: %s, gap %.3f%%, solve %.2f s (wall %.2f s with setup): %.2fx the 5 s budget\n",
