@@ -136,3 +136,46 @@ func TestPowerCurve(t *testing.T) {
 		}
 	}
 }
+
+// Every entry of the embedded catalog names where its figures come from
+// (aliases included, which Parse does not require of a user's file), has
+// 0 < idle < TDP, and a GPU has its memory; no figure is marked as a
+// placeholder. Parse checks the rest (aliases resolve, names are unique).
+func TestEmbeddedCatalogEntriesAreSourced(t *testing.T) {
+	c := Default()
+	if len(c.GPUs) == 0 || len(c.CPUs) == 0 {
+		t.Fatalf("embedded catalog: %d GPUs, %d CPUs", len(c.GPUs), len(c.CPUs))
+	}
+	sourced := func(kind, name, src string) {
+		t.Helper()
+		if strings.TrimSpace(src) == "" {
+			t.Errorf("%s %s: no source", kind, name)
+		}
+		if strings.Contains(strings.ToLower(src), "placeholder") {
+			t.Errorf("%s %s: source %q marks a placeholder", kind, name, src)
+		}
+	}
+	for _, g := range c.GPUs {
+		sourced("GPU", g.Name, g.Source)
+		if !(g.IdleW > 0 && g.IdleW < g.TDPW) {
+			t.Errorf("GPU %s: idle %v W, TDP %v W, want 0 < idle < TDP", g.Name, g.IdleW, g.TDPW)
+		}
+		if !(g.MemoryGiB > 0) {
+			t.Errorf("GPU %s: memory %v GiB", g.Name, g.MemoryGiB)
+		}
+	}
+	for _, p := range c.CPUs {
+		sourced("CPU", p.Name, p.Source)
+		if !(p.IdleW > 0 && p.IdleW < p.TDPW) {
+			t.Errorf("CPU %s: idle %v W, TDP %v W, want 0 < idle < TDP", p.Name, p.IdleW, p.TDPW)
+		}
+	}
+	for _, a := range c.Aliases {
+		sourced("alias", a.Name, a.Source)
+		_, gerr := c.GPU(a.Name)
+		_, cerr := c.CPU(a.Name)
+		if gerr != nil && cerr != nil {
+			t.Errorf("alias %s -> %s resolves to no model", a.Name, a.Target)
+		}
+	}
+}
