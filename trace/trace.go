@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // ParseError locates a bad line or field of a trace file: file, 1-based
@@ -57,6 +59,41 @@ func OpenCSV(r io.Reader, file string) (*CSV, []string, error) {
 		return nil, nil, c.Bad(1, "", err)
 	}
 	return c, head, nil
+}
+
+// Columns returns the index in head of each of want; a missing one is a
+// ParseError on line 1 that names it and the columns wanted.
+func (c *CSV) Columns(head, want []string) ([]int, error) {
+	cols := make([]int, len(want))
+	for k, w := range want {
+		if cols[k] = slices.Index(head, w); cols[k] < 0 {
+			return nil, c.Bad(1, "", fmt.Errorf("header %q lacks %q (want %s)", strings.Join(head, ","), w, strings.Join(want, ",")))
+		}
+	}
+	return cols, nil
+}
+
+// Rows calls row for each record after the header, with its line (2 for
+// the first), until the end of the file or row's first error; a record
+// that is not CSV or has another number of fields than the header
+// (width) is a ParseError. It returns the line after the last record.
+func (c *CSV) Rows(width int, row func(line int, rec []string) error) (int, error) {
+	line := 2
+	for ; ; line++ {
+		rec, err := c.Read()
+		if err == io.EOF {
+			return line, nil
+		}
+		if err != nil {
+			return line, c.Bad(line, "", err)
+		}
+		if len(rec) != width {
+			return line, c.Bad(line, "", fmt.Errorf("%d fields, want %d", len(rec), width))
+		}
+		if err := row(line, rec); err != nil {
+			return line, err
+		}
+	}
 }
 
 // Bad is a ParseError at line and column of the file.

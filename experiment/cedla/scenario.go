@@ -48,27 +48,17 @@ func ReadJobs(r io.Reader, file string, models []string, slots int) (*ScenarioJo
 	if err != nil {
 		return nil, err
 	}
+	idx, err := cr.Columns(head, jobColumns)
+	if err != nil {
+		return nil, err
+	}
 	col := map[string]int{}
-	for _, c := range jobColumns {
-		k := slices.Index(head, c)
-		if k < 0 {
-			return nil, cr.Bad(1, "", fmt.Errorf("header %q lacks %q (want %s)", strings.Join(head, ","), c, strings.Join(jobColumns, ",")))
-		}
-		col[c] = k
+	for k, c := range jobColumns {
+		col[c] = idx[k]
 	}
 	out := &ScenarioJobs{}
 	seen := map[string]int{}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, cr.Bad(line, "", err)
-		}
-		if len(rec) != len(head) {
-			return nil, cr.Bad(line, "", fmt.Errorf("%d fields, want %d", len(rec), len(head)))
-		}
+	if _, err := cr.Rows(len(head), func(line int, rec []string) error {
 		get := func(c string) string { return strings.TrimSpace(rec[col[c]]) }
 		integer := func(c string, lo, hi int) (int, error) {
 			v, err := strconv.Atoi(get(c))
@@ -79,34 +69,37 @@ func ReadJobs(r io.Reader, file string, models []string, slots int) (*ScenarioJo
 		}
 		id := get("id")
 		if id == "" {
-			return nil, cr.Bad(line, "id", errors.New("empty"))
+			return cr.Bad(line, "id", errors.New("empty"))
 		}
 		if l, dup := seen[id]; dup {
-			return nil, cr.Bad(line, "id", fmt.Errorf("%q also on line %d", id, l))
+			return cr.Bad(line, "id", fmt.Errorf("%q also on line %d", id, l))
 		}
 		seen[id] = line
 		model := slices.Index(models, get("model"))
 		if model < 0 {
-			return nil, cr.Bad(line, "model", fmt.Errorf("%q, want one of %s", get("model"), strings.Join(models, ", ")))
+			return cr.Bad(line, "model", fmt.Errorf("%q, want one of %s", get("model"), strings.Join(models, ", ")))
 		}
 		arr, err := integer("arrival_slot", 0, slots-1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dl, err := integer("deadline_slot", arr, slots-1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ep, err := strconv.ParseFloat(get("epochs"), 64)
 		if err != nil || !(ep > 0) || ep > 1e6 {
-			return nil, cr.Bad(line, "epochs", fmt.Errorf("%q, want a number in (0, 1e6]", get("epochs")))
+			return cr.Bad(line, "epochs", fmt.Errorf("%q, want a number in (0, 1e6]", get("epochs")))
 		}
 		pri, err := integer("priority", 0, 1000)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out.Jobs = append(out.Jobs, policy.SlotJob{ID: len(out.Jobs), Model: model, Arrival: arr, Deadline: dl, Epochs: ep, Priority: pri})
 		out.IDs = append(out.IDs, id)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if len(out.Jobs) == 0 {
 		return nil, cr.Bad(2, "", errors.New("no jobs"))
@@ -136,39 +129,29 @@ func ReadLoad(r io.Reader, file string, models []string, slots, extra int) ([][]
 	if err != nil {
 		return nil, err
 	}
-	want := append([]string{loadColumn}, models...)
-	cols := make([]int, len(want))
-	for k, c := range want {
-		if cols[k] = slices.Index(head, c); cols[k] < 0 {
-			return nil, cr.Bad(1, "", fmt.Errorf("header %q lacks %q (want %s)", strings.Join(head, ","), c, strings.Join(want, ",")))
-		}
+	cols, err := cr.Columns(head, append([]string{loadColumn}, models...))
+	if err != nil {
+		return nil, err
 	}
 	var out [][]float64
-	line := 2
-	for ; ; line++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, cr.Bad(line, "", err)
-		}
-		if len(rec) != len(head) {
-			return nil, cr.Bad(line, "", fmt.Errorf("%d fields, want %d", len(rec), len(head)))
-		}
+	line, err := cr.Rows(len(head), func(line int, rec []string) error {
 		if v := strings.TrimSpace(rec[cols[0]]); v != strconv.Itoa(len(out)) {
-			return nil, cr.Bad(line, loadColumn, fmt.Errorf("%q, want %d (one row per slot, in order from 0)", v, len(out)))
+			return cr.Bad(line, loadColumn, fmt.Errorf("%q, want %d (one row per slot, in order from 0)", v, len(out)))
 		}
 		row := make([]float64, len(models))
 		for i := range models {
 			s := strings.TrimSpace(rec[cols[i+1]])
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil || !(v >= 0) || v > 1e8 {
-				return nil, cr.Bad(line, models[i], fmt.Errorf("%q, want requests/min in 0..1e8", s))
+				return cr.Bad(line, models[i], fmt.Errorf("%q, want requests/min in 0..1e8", s))
 			}
 			row[i] = v / 60
 		}
 		out = append(out, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) < slots {
 		return nil, cr.Bad(line, "", fmt.Errorf("%d slots, want at least the scenario's %d", len(out), slots))
