@@ -300,3 +300,32 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 	}
 	t.Logf("outcomes: %v", decisions)
 }
+
+// Filter reuses PreFilter's increase on a node only while the node is
+// unchanged: on a NodeInfo changed since (as preemption hands Filter), it
+// computes afresh. Here a pod that now runs on b has already woken its
+// CPU socket, so the pod's increase there is less than PreFilter's 375 W.
+func TestBudgetFilterRecomputesChangedNode(t *testing.T) {
+	e := newEnv(t, []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 32000)}, nil, budgetPlugins(500)...)
+	p := pod("p", 1000, 1000, nil)
+	state := framework.NewCycleState()
+	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	before := "power budget: 375 W more here would take the cluster to 665 W, over 500 W"
+	if st := e.fw.RunFilterPlugins(context.Background(), state, p, e.node("b")); st.Message() != before {
+		t.Fatalf("node b unchanged: %q, want %q", st.Message(), before)
+	}
+	other := pod("other", 1000, 0, nil)
+	other.Spec.NodeName = "b"
+	pi, err := framework.NewPodInfo(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := e.node("b").Snapshot()
+	changed.AddPodInfo(pi)
+	st := e.fw.RunFilterPlugins(context.Background(), state, p, changed)
+	if st.Message() == before || !strings.HasPrefix(st.Message(), "power budget: ") {
+		t.Errorf("changed node b: %q, want the budget's figures for the changed node", st.Message())
+	}
+}
