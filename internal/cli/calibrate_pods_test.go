@@ -300,3 +300,67 @@ func TestCalibratePodsErrors(t *testing.T) {
 		})
 	}
 }
+
+// Samples that cannot be paired are left out and counted: those of a node
+// the dump does not know (t1's pods removed), and those taken while a GPU
+// pod without wattsched.io/gpu-index ran on its node.
+func TestCalibratePodsLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	query, pods := podsCase(t, dir)
+	raw, err := os.ReadFile(pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var kept []any
+	var start, end time.Time
+	for _, it := range doc["items"].([]any) {
+		p := it.(map[string]any)
+		if p["spec"].(map[string]any)["nodeName"] == "t1" {
+			continue
+		}
+		ann, _ := p["metadata"].(map[string]any)["annotations"].(map[string]any)
+		if _, ok := ann["wattsched.io/gpu-index"]; ok && start.IsZero() && p["spec"].(map[string]any)["nodeName"] == "h1" && p["status"].(map[string]any)["phase"] == "Succeeded" {
+			delete(ann, "wattsched.io/gpu-index")
+			st := p["status"].(map[string]any)
+			start, _ = time.Parse(time.RFC3339, st["startTime"].(string))
+			cs := st["containerStatuses"].([]any)
+			end, _ = time.Parse(time.RFC3339, cs[len(cs)-1].(map[string]any)["state"].(map[string]any)["terminated"].(map[string]any)["finishedAt"].(string))
+		}
+		kept = append(kept, it)
+	}
+	doc["items"] = kept
+	b, _ := json.Marshal(doc)
+	altered := filepath.Join(dir, "altered.json")
+	if err := os.WriteFile(altered, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The unindexed pod covers the samples from start to end, on all 4
+	// GPUs of h1; t1 has 4 GPUs x 240 samples.
+	unknown := 0
+	for k := 0; k < podsSteps; k++ {
+		if at := podsT0.Add(time.Duration(k) * podsStep); !at.Before(start) && !at.After(end) {
+			unknown += 4
+		}
+	}
+	out := filepath.Join(dir, "out.yaml")
+	code, stdout, errs := run(t, "calibrate", "--from", query, "--pods", altered, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("left out 960 power samples of nodes %s has no pod or Node item for (t1; label Hostname)\n", altered),
+		fmt.Sprintf("left out %d power samples taken while a GPU pod without wattsched.io/gpu-index ran on the node (its GPUs unknown)\n", unknown),
+		"wrote " + out + " (1 GPU models)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if unknown == 0 {
+		t.Error("no pod was altered")
+	}
+}
