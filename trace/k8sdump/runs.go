@@ -38,8 +38,18 @@ type Run struct {
 // the dump knows (those of its Node items and those pods are bound to).
 type Runs struct {
 	nodes map[string][]Run
+	// segs are, per node, the times at which its set of running pods
+	// changes, each with the shares from then on (before the first: none).
+	segs map[string][]segment
 	// Runs are all runs, sorted by node, start, then pod name.
 	Runs []Run
+}
+
+// segment is a span of a node's time with one set of running pods.
+type segment struct {
+	from    time.Time
+	unknown bool          // a run with unknown GPUs is among them
+	milli   map[int]int64 // per GPU, the sum of the runs' shares
 }
 
 // ReadRuns reads the pods of a `kubectl get pods -A -o json` dump (or a
@@ -97,7 +107,42 @@ func ReadRuns(r io.Reader, file string) (*Runs, error) {
 		}
 		return x.Pod < y.Pod
 	})
+	rs.segs = make(map[string][]segment, len(rs.nodes))
+	for n, runs := range rs.nodes {
+		rs.segs[n] = segments(runs)
+	}
 	return rs, nil
+}
+
+// segments cuts time where a run starts or ends: a run counts from its
+// Start to its End inclusive, so it leaves 1 ns after End.
+func segments(runs []Run) []segment {
+	var cuts []time.Time
+	for _, r := range runs {
+		cuts = append(cuts, r.Start)
+		if !r.End.IsZero() {
+			cuts = append(cuts, r.End.Add(time.Nanosecond))
+		}
+	}
+	slices.SortFunc(cuts, func(a, b time.Time) int { return a.Compare(b) })
+	cuts = slices.CompactFunc(cuts, func(a, b time.Time) bool { return a.Equal(b) })
+	segs := make([]segment, len(cuts))
+	for i, c := range cuts {
+		sg := segment{from: c, milli: map[int]int64{}}
+		for _, r := range runs {
+			if r.Start.After(c) || (!r.End.IsZero() && r.End.Before(c)) {
+				continue
+			}
+			if r.GPUs == nil {
+				sg.unknown = true
+			}
+			for _, g := range r.GPUs {
+				sg.milli[g] += r.Milli
+			}
+		}
+		segs[i] = sg
+	}
+	return segs
 }
 
 // podRun is the pod's GPU run, nil when it is not one.
@@ -203,21 +248,16 @@ func (rs *Runs) Nodes() []string {
 // or a run whose GPUs are unknown (no wattsched.io/gpu-index) was on the
 // node then.
 func (rs *Runs) Share(node string, gpu int, at time.Time) (share float64, ok bool) {
-	runs, known := rs.nodes[node]
-	if !known {
+	if _, known := rs.nodes[node]; !known {
 		return 0, false
 	}
-	var milli int64
-	for _, r := range runs {
-		if r.Start.After(at) || (!r.End.IsZero() && r.End.Before(at)) {
-			continue
-		}
-		if r.GPUs == nil {
-			return 0, false
-		}
-		if slices.Contains(r.GPUs, gpu) {
-			milli += r.Milli
-		}
+	segs := rs.segs[node]
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].from.After(at) }) - 1
+	if i < 0 {
+		return 0, true // before any run
 	}
-	return min(float64(milli)/job.MilliPerGPU, 1), true
+	if segs[i].unknown {
+		return 0, false
+	}
+	return min(float64(segs[i].milli[gpu])/job.MilliPerGPU, 1), true
 }

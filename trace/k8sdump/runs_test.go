@@ -129,6 +129,56 @@ func TestReadRunsErrors(t *testing.T) {
 	}
 }
 
+// naiveShare is Share by its definition, scanning every run: the
+// segments must agree with it.
+func naiveShare(rs *Runs, node string, gpu int, at time.Time) (float64, bool) {
+	if !rs.HasNode(node) {
+		return 0, false
+	}
+	var milli int64
+	for _, r := range rs.Runs {
+		if r.Node != node || r.Start.After(at) || (!r.End.IsZero() && r.End.Before(at)) {
+			continue
+		}
+		if r.GPUs == nil {
+			return 0, false
+		}
+		for _, g := range r.GPUs {
+			if g == gpu {
+				milli += r.Milli
+			}
+		}
+	}
+	return min(float64(milli)/1000, 1), true
+}
+
+// checkSegments compares Share with naiveShare at every run's start and
+// end, a nanosecond either side, on GPUs 0..3.
+func checkSegments(t *testing.T, rs *Runs) {
+	t.Helper()
+	for _, r := range rs.Runs {
+		for _, at := range []time.Time{r.Start, r.End} {
+			for _, d := range []time.Duration{-1, 0, 1} {
+				for g := 0; g < 4; g++ {
+					s1, ok1 := rs.Share(r.Node, g, at.Add(d))
+					s2, ok2 := naiveShare(rs, r.Node, g, at.Add(d))
+					if s1 != s2 || ok1 != ok2 {
+						t.Fatalf("Share(%s, %d, %v) = %v %v, by definition %v %v", r.Node, g, at.Add(d), s1, ok1, s2, ok2)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestRunsSegments(t *testing.T) {
+	rs, err := ReadRuns(strings.NewReader(podsDump), "pods.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSegments(t, rs)
+}
+
 func FuzzReadRuns(f *testing.F) {
 	f.Add(podsDump)
 	f.Add(dump)
@@ -141,6 +191,7 @@ func FuzzReadRuns(f *testing.F) {
 			}
 			return
 		}
+		checkSegments(t, rs)
 		for _, r := range rs.Runs {
 			if !rs.HasNode(r.Node) || r.Milli < 1 || r.Milli > 1000 || (!r.End.IsZero() && r.End.Before(r.Start)) || (r.GPUs != nil && len(r.GPUs) == 0) {
 				t.Fatalf("accepted run %+v", r)
