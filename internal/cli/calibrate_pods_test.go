@@ -3,15 +3,20 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/power/prom/promtest"
 )
 
 // podsNode is one node of the generated pods case: its GPUs' true power is
@@ -362,5 +367,97 @@ func TestCalibratePodsLeftOut(t *testing.T) {
 	}
 	if unknown == 0 {
 		t.Error("no pod was altered")
+	}
+}
+
+// Through a real Prometheus: an exporter serves one T4-like node's four
+// GPUs (10 W idle, 70 W full, +-0.2 W noise) whose power follows a
+// schedule of pods, 3 s epochs each holding 0, 250, 500, 750 or 1000
+// thousandths of each GPU. Each sample carries the explicit timestamp of
+// its second, and each scrape serves the last three seconds, so every
+// second of the range query (step 1 s) finds its own sample even when a
+// scrape is late. calibrate --prometheus --pods recovers idle and full
+// power within 2%.
+func TestCalibratePodsWithPrometheus(t *testing.T) {
+	milli := func(g int, e int64) int64 {
+		h := fnv.New64a()
+		fmt.Fprint(h, g, e)
+		return int64(h.Sum64()%5) * 250
+	}
+	var base int64 // Unix second of epoch 0; no pods before it
+	watts := func(g int, s int64) float64 {
+		share := 0.0
+		if s >= base {
+			share = float64(milli(g, (s-base)/3)) / 1000
+		}
+		h := fnv.New64a()
+		fmt.Fprint(h, "noise", g, s)
+		return 10 + 60*share + (float64(h.Sum64()%1001)/1000-0.5)*2*0.2
+	}
+	var mu sync.Mutex
+	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := base
+		mu.Unlock()
+		now := time.Now().Unix()
+		fmt.Fprintln(w, "# TYPE DCGM_FI_DEV_POWER_USAGE gauge")
+		for g := 0; g < 4; g++ {
+			for s := now - 2; s <= now; s++ {
+				if b == 0 || s < b-5 {
+					continue
+				}
+				fmt.Fprintf(w, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",modelName=\"Tesla T4\",Hostname=\"p1\"} %.3f %d\n", g, watts(g, s), s*1000)
+			}
+		}
+	}))
+	defer exp.Close()
+	srv := promtest.Start(t, strings.TrimPrefix(exp.URL, "http://"))
+	mu.Lock()
+	base = time.Now().Unix() + 2
+	mu.Unlock()
+	const epochs = 10
+	for time.Now().Unix() < base+3*epochs+3 {
+		time.Sleep(250 * time.Millisecond)
+	}
+	end := base + 3*epochs - 1
+	var items []any
+	for g := 0; g < 4; g++ {
+		for e := int64(0); e < epochs; e++ {
+			m := milli(g, e)
+			if m == 0 {
+				continue
+			}
+			ann := map[string]string{"wattsched.io/gpu-index": fmt.Sprint(g)}
+			req := map[string]string{}
+			if m < 1000 {
+				ann["wattsched.io/gpu-milli"] = fmt.Sprint(m)
+			} else {
+				req["nvidia.com/gpu"] = "1"
+			}
+			at := func(s int64) string { return time.Unix(s, 0).UTC().Format(time.RFC3339) }
+			items = append(items, map[string]any{"kind": "Pod",
+				"metadata": map[string]any{"name": fmt.Sprintf("g%d-e%d", g, e), "namespace": "ml", "creationTimestamp": at(base), "annotations": ann},
+				"spec":     map[string]any{"nodeName": "p1", "containers": []any{map[string]any{"resources": map[string]any{"requests": req}}}},
+				"status": map[string]any{"phase": "Succeeded", "startTime": at(base + 3*e),
+					"containerStatuses": []any{map[string]any{"state": map[string]any{"terminated": map[string]any{"finishedAt": at(base + 3*e + 2)}}}}}})
+		}
+	}
+	dir := t.TempDir()
+	pods := filepath.Join(dir, "pods.json")
+	b, _ := json.Marshal(map[string]any{"kind": "List", "items": items})
+	if err := os.WriteFile(pods, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "live.yaml")
+	code, stdout, errs := run(t, "calibrate", "--prometheus", srv.URL, "--range", fmt.Sprintf("%d,%d,1s", base, end), "--pods", pods, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	t.Logf("\n%s", stdout)
+	n := podsNode{"p1", "Tesla T4", 4, 10, 70, 0.2}
+	idle, full, g := offBy(t, out, n)
+	t.Logf("live --pods: idle %.3f W (off by %.2f%%), full %.3f W (off by %.2f%%)", g.IdleW, idle*100, g.TDPW, full*100)
+	if idle > 0.02 || full > 0.02 {
+		t.Errorf("idle %v W, full %v W: want 10 W and 70 W within 2%%", g.IdleW, g.TDPW)
 	}
 }
