@@ -384,8 +384,8 @@ func TestCalibratePodsWithPrometheus(t *testing.T) {
 		fmt.Fprint(h, g, e)
 		return int64(h.Sum64()%5) * 250
 	}
-	var base int64 // Unix second of epoch 0; no pods before it
-	watts := func(g int, s int64) float64 {
+	var base int64 // Unix second of epoch 0; no pods before it; set once, under mu
+	watts := func(g int, s, base int64) float64 {
 		share := 0.0
 		if s >= base {
 			share = float64(milli(g, (s-base)/3)) / 1000
@@ -406,7 +406,7 @@ func TestCalibratePodsWithPrometheus(t *testing.T) {
 				if b == 0 || s < b-5 {
 					continue
 				}
-				fmt.Fprintf(w, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",modelName=\"Tesla T4\",Hostname=\"p1\"} %.3f %d\n", g, watts(g, s), s*1000)
+				fmt.Fprintf(w, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",modelName=\"Tesla T4\",Hostname=\"p1\"} %.3f %d\n", g, watts(g, s, b), s*1000)
 			}
 		}
 	}))
