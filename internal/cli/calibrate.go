@@ -16,11 +16,13 @@ import (
 	"github.com/wattsched/wattsched/power/calibrate"
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
 // cmdCalibrate fits GPU power models from measured DCGM series, read from
 // a Prometheus server or a saved range-query result, and writes them as a
-// bring-your-own-hardware catalog file.
+// bring-your-own-hardware catalog file. Power is fitted over utilisation,
+// or with --pods over the GPU share allocated to the pods that ran.
 func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("calibrate", stderr)
 	url := fs.String("prometheus", "", "Prometheus server to query (http://host:9090)")
@@ -28,8 +30,11 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	from := fs.String("from", "", "a saved /api/v1/query_range JSON result of the calibration query (instead of --prometheus)")
 	out := fs.String("o", "", "catalog file to write (required)")
 	force := fs.Bool("force", false, "replace an existing file")
-	curve := fs.String("curve", "", "inner breakpoints of a piecewise curve over utilisation, e.g. 0.25,0.5,0.75 (default: a straight line from idle to full power)")
+	curve := fs.String("curve", "", "inner breakpoints of a piecewise curve over utilisation (or allocated share with --pods), e.g. 0.25,0.5,0.75 (default: a straight line from idle to full power)")
+	pods := fs.String("pods", "", "a 'kubectl get pods -A -o json' (or nodes,pods) dump: fit power over the GPU share allocated to the pods that ran, not over utilisation")
 	o := calibrate.Default()
+	fs.StringVar(&o.NodeLabel, "node-label", o.NodeLabel, "with --pods: the power series' label holding the Kubernetes node name")
+	fs.StringVar(&o.GPULabel, "gpu-label", o.GPULabel, "with --pods: the power series' label holding the GPU index (as in wattsched.io/gpu-index)")
 	fs.StringVar(&o.PowerMetric, "power-metric", o.PowerMetric, "power series (W)")
 	fs.StringVar(&o.UtilMetric, "util-metric", o.UtilMetric, "utilisation series (percent)")
 	fs.StringVar(&o.ModelLabel, "model-label", o.ModelLabel, "label holding the GPU model")
@@ -48,6 +53,19 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	o.Knots = knots
 	if err := checkOutFile(*out, *force); err != nil {
 		return err
+	}
+	var runs *k8sdump.Runs
+	if *pods != "" {
+		f, err := os.Open(*pods)
+		if err != nil {
+			return err
+		}
+		runs, err = k8sdump.ReadRuns(f, *pods)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		o.AllocFrom = *pods
 	}
 	var series []prom.Series
 	if *from != "" {
@@ -73,11 +91,20 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		o.From = fmt.Sprintf("%s %s..%s step %s", *url, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), step)
 	}
-	fits, err := calibrate.Fit(series, o, hw.Default())
+	var fits []calibrate.ModelFit
+	var unpaired calibrate.Unpaired
+	header := fmt.Sprintf("GPU power models calibrated by wattsched calibrate from %s (query %s).\nAdd them with `wattsched run --catalog FILE` or a scenario's `catalog: FILE`; name them in a node list.", o.From, o.Query())
+	rangeCol := "util range"
+	if runs != nil {
+		fits, unpaired, err = calibrate.FitAllocated(series, runs, o, hw.Default())
+		header = fmt.Sprintf("GPU power models calibrated by wattsched calibrate from %s (query %s), over the GPU share\nallocated to the pods of %s (%d GPU pods that ran).\nAdd them with `wattsched run --catalog FILE` or a scenario's `catalog: FILE`; name them in a node list.", o.From, o.Query(), *pods, len(runs.Runs))
+		rangeCol = "share range"
+	} else {
+		fits, err = calibrate.Fit(series, o, hw.Default())
+	}
 	if err != nil {
 		return err
 	}
-	header := fmt.Sprintf("GPU power models calibrated by wattsched calibrate from %s (query %s).\nAdd them with `wattsched run --catalog FILE` or a scenario's `catalog: FILE`; name them in a node list.", o.From, o.Query())
 	doc, err := calibrate.CatalogYAML(fits, header)
 	if err != nil {
 		return err
@@ -86,13 +113,19 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tcatalog name\tGPUs\tsamples\tutil range\tidle W\tfull W\tRMSE W\tMAPE %\t")
+	fmt.Fprintf(tw, "model\tcatalog name\tGPUs\tsamples\t%s\tidle W\tfull W\tRMSE W\tMAPE %%\t\n", rangeCol)
 	for _, f := range fits {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f-%.0f%%\t%.1f\t%.1f\t%.2f\t%.2f\t\n", f.Model, f.Name, f.GPUs, f.Samples,
 			f.UtilMin*100, f.UtilMax*100, f.GPU.IdleW, f.GPU.TDPW, f.RMSEW, f.MAPE)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if unpaired.OtherNode > 0 {
+		fmt.Fprintf(stdout, "left out %d power samples of nodes %s has no pod or Node item for (%s; label %s)\n", unpaired.OtherNode, *pods, strings.Join(unpaired.OtherNodes, ", "), o.NodeLabel)
+	}
+	if unpaired.Unknown > 0 {
+		fmt.Fprintf(stdout, "left out %d power samples taken while a GPU pod without %s ran on the node (its GPUs unknown)\n", unpaired.Unknown, k8sdump.AnnGPUIndex)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d GPU models)\n", *out, len(fits))
 	return nil

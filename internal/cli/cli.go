@@ -58,8 +58,9 @@ Usage:
         wattsched's version and how the binary was built
   wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--force]
         turn 'kubectl get nodes,pods -A -o json' into an openb node list, pod list and scenario
-  wattsched calibrate (--prometheus URL --range START,END[,STEP] | --from query.json) -o catalog.yaml [--curve 0.25,0.5,0.75] [--force]
-        fit GPU idle and full power (or a curve over utilisation) from measured DCGM series; write a catalog file
+  wattsched calibrate (--prometheus URL --range START,END[,STEP] | --from query.json) -o catalog.yaml [--pods pods.json] [--curve 0.25,0.5,0.75] [--force]
+        fit GPU idle and full power (or a curve) from measured DCGM series over utilisation, or with --pods over the
+        GPU share allocated to the pods that ran (a 'kubectl get pods -A -o json' dump); write a catalog file
   wattsched completion bash
         a bash completion script (source <(wattsched completion bash))
 `)
@@ -252,7 +253,7 @@ _wattsched() {
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
     import) words="k8s -f --kubeconfig --context -o --force" ;;
-    calibrate) words="--prometheus --range --from -o --force --curve --power-metric --util-metric --model-label --suffix --timeout" ;;
+    calibrate) words="--prometheus --range --from -o --force --curve --power-metric --util-metric --model-label --suffix --timeout --pods --node-label --gpu-label" ;;
     reproduce)
       if [ "$COMP_CWORD" -eq 2 ]; then
         words=%q

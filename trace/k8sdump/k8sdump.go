@@ -27,6 +27,7 @@ const (
 	LabelGPUProduct = "nvidia.com/gpu.product"
 	AnnGPUMilli     = "wattsched.io/gpu-milli"
 	AnnGPUModels    = "wattsched.io/gpu-models"
+	AnnGPUIndex     = "wattsched.io/gpu-index"
 )
 
 type object struct {
@@ -44,8 +45,16 @@ type object struct {
 		InitContainers []container `json:"initContainers"`
 	} `json:"spec"`
 	Status struct {
-		Allocatable map[string]string `json:"allocatable"`
-		Phase       string            `json:"phase"`
+		Allocatable       map[string]string `json:"allocatable"`
+		Phase             string            `json:"phase"`
+		StartTime         string            `json:"startTime"`
+		ContainerStatuses []struct {
+			State struct {
+				Terminated *struct {
+					FinishedAt string `json:"finishedAt"`
+				} `json:"terminated"`
+			} `json:"state"`
+		} `json:"containerStatuses"`
 	} `json:"status"`
 }
 
