@@ -305,8 +305,8 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 			ns, gens = append(ns, n), append(gens, ni.GetGeneration())
 			e, counted := b.gate.Count(n)
 			est, total = est+e, total+counted
-			setNodeGauge(nodePower, n.Name, float64(e))
-			setNodeGauge(gateNodePower, n.Name, float64(counted))
+			nodePower.WithLabelValues(n.Name).Set(float64(e))
+			gateNodePower.WithLabelValues(n.Name).Set(float64(counted))
 		} // else the GPU plugin's Filter reports it
 	}
 	clusterPower.Set(float64(est))
@@ -345,32 +345,6 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	b.admit(pod.UID)
 	budgetDecisions.WithLabelValues("admitted", "").Inc()
 	return nil, nil
-}
-
-// nodeGauges holds the value each per-node gauge was last set to.
-var nodeGauges = struct {
-	sync.Mutex
-	last map[nodeGaugeKey]float64
-}{last: map[nodeGaugeKey]float64{}}
-
-type nodeGaugeKey struct {
-	vec  *metrics.GaugeVec
-	node string
-}
-
-// setNodeGauge sets v's gauge of node to x unless it already holds x.
-// PreFilter sets two gauges for every node of every cycle, and most keep
-// their value from one cycle to the next; a GaugeVec's label lookup cost
-// more than the rest of a node's bookkeeping (measured at 500 nodes).
-func setNodeGauge(v *metrics.GaugeVec, node string, x float64) {
-	k := nodeGaugeKey{v, node}
-	nodeGauges.Lock()
-	defer nodeGauges.Unlock() // held while setting: the gauge and the record agree
-	if old, seen := nodeGauges.last[k]; seen && old == x {
-		return
-	}
-	nodeGauges.last[k] = x
-	v.WithLabelValues(node).Set(x)
 }
 
 // Metrics on kube-scheduler's metrics endpoint (Prometheus naming: the

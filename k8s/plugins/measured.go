@@ -87,7 +87,7 @@ func (w *watchedMeter) Reading(node string) (power.Reading, bool) {
 	}
 	w.mu.Unlock()
 	if ok {
-		setNodeGauge(measuredNodePower, node, float64(r.Watts))
+		measuredNodePower.WithLabelValues(node).Set(float64(r.Watts))
 		if was {
 			measuredFallback.WithLabelValues(node).Set(0)
 			klog.InfoS("PowerBudget: measured power available again", "node", node, "watts", float64(r.Watts))

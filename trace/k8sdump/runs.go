@@ -176,7 +176,9 @@ func podRun(o object) (*Run, *fieldErr) {
 	run.Start = t
 	if ended {
 		for k, c := range o.Status.ContainerStatuses {
-			if c.State.Terminated == nil {
+			// The kubelet writes containers it never saw end (evictions,
+			// ContainerStatusUnknown) as terminated with a null finishedAt.
+			if c.State.Terminated == nil || c.State.Terminated.FinishedAt == "" {
 				continue
 			}
 			f, err := time.Parse(time.RFC3339, c.State.Terminated.FinishedAt)
@@ -188,7 +190,11 @@ func podRun(o object) (*Run, *fieldErr) {
 			}
 		}
 		if run.End.IsZero() {
-			return nil, &fieldErr{"status.containerStatuses", fmt.Errorf("a %s pod without state.terminated.finishedAt: when it ended is unknown", p.Phase)}
+			// When it ended is unknown (no container has a finishedAt): its
+			// node's shares are unknown from its start on, and those
+			// samples are left out like a GPU pod's without gpu-index.
+			run.GPUs = nil
+			return run, nil
 		}
 		if run.End.Before(run.Start) {
 			return nil, &fieldErr{"status.containerStatuses", fmt.Errorf("finished %s before it started %s", run.End.Format(time.RFC3339), run.Start.Format(time.RFC3339))}

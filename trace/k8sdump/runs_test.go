@@ -109,7 +109,6 @@ func TestReadRunsErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{pod(``, `{"phase": "Running", "startTime": "10 o'clock"}`), `p.json: items[0].status.startTime: "10 o'clock" is not RFC 3339`},
 		{pod(``, `{"phase": "Running"}`), `items[0].status.startTime: missing on a Running pod`},
-		{pod(``, `{"phase": "Succeeded", "startTime": "2026-11-20T10:00:00Z"}`), `items[0].status.containerStatuses: a Succeeded pod without state.terminated.finishedAt`},
 		{pod(``, `{"phase": "Failed", "startTime": "2026-11-20T10:00:00Z", "containerStatuses": [{"state": {"terminated": {"finishedAt": "x"}}}]}`), `items[0].status.containerStatuses[0].state.terminated.finishedAt: "x"`},
 		{pod(``, `{"phase": "Failed", "startTime": "2026-11-20T10:00:00Z", "containerStatuses": [{"state": {"terminated": {"finishedAt": "2026-11-20T09:00:00Z"}}}]}`), `finished 2026-11-20T09:00:00Z before it started`},
 		{pod(`"wattsched.io/gpu-index": "0,x"`, running), `items[0].metadata.annotations["wattsched.io/gpu-index"]: "0,x": want comma-separated GPU indices 0..63`},
@@ -121,6 +120,22 @@ func TestReadRunsErrors(t *testing.T) {
 	} {
 		if _, err := ReadRuns(strings.NewReader(c.in), "p.json"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\n%v, want %q", c.in, err, c.want)
+		}
+	}
+	// An ended pod whose end the kubelet never saw (no container with a
+	// finishedAt; null as the kubelet writes ContainerStatusUnknown) is
+	// no error: its node's shares are unknown from its start on.
+	for _, st := range []string{`{"phase": "Succeeded", "startTime": "2026-11-20T10:00:00Z"}`,
+		`{"phase": "Failed", "startTime": "2026-11-20T10:00:00Z", "containerStatuses": [{"state": {"terminated": {"reason": "ContainerStatusUnknown", "exitCode": 137, "finishedAt": null}}}]}`} {
+		rs, err := ReadRuns(strings.NewReader(pod(`"wattsched.io/gpu-index": "0,1"`, st)), "p.json")
+		if err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		if _, ok := rs.Share("a", 0, time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)); !ok {
+			t.Errorf("%s: share before the start unknown", st)
+		}
+		if _, ok := rs.Share("a", 0, time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)); ok {
+			t.Errorf("%s: share after the start known, want unknown (the end is)", st)
 		}
 	}
 	// A Failed pod refused before it started is no run and no error.
