@@ -531,9 +531,12 @@ func (s *Scenario) Check(r *policy.Registries) error {
 	}
 	if s.Slotted != nil {
 		for i, sys := range s.Slotted.Systems {
+			sys = s.Slotted.PlannerSystem(sys)
 			if err := sys.check(r.Slotted.Check); err != nil {
 				bad.add("slotted.systems[%d] (%s): %v", i, sys.Name, err)
+				continue
 			}
+			s.Slotted.checkApplied(i, sys, &bad)
 		}
 	}
 	if err := bad.err(); err != nil {

@@ -82,6 +82,47 @@ func (c *SlottedSpec) defaults() {
 	}
 }
 
+// PlannerSystem is sys as the run builds it: CE-DLA (policy cedla)
+// without binary_slots gets replan_every, so that the slots applied before
+// the next plan are binary (relax and fix, as in the study).
+func (c *SlottedSpec) PlannerSystem(sys System) System {
+	if sys.Policy != "cedla" {
+		return sys
+	}
+	if _, set := sys.Args["binary_slots"]; !set {
+		return sys.WithArg("binary_slots", c.ReplanEvery)
+	}
+	return sys
+}
+
+// checkApplied names a CE-DLA system whose binary slots end before the
+// next plan: the engine would apply relaxed placements, which may hold
+// more jobs than a type has nodes.
+func (c *SlottedSpec) checkApplied(i int, sys System, bad *problems) {
+	if sys.Policy != "cedla" {
+		return
+	}
+	n, ok := intArg(sys.Args["binary_slots"])
+	if ok && n > 0 && n < c.ReplanEvery {
+		bad.add("slotted.systems[%d] (%s): binary_slots %d is less than replan_every %d: the slots applied before the next plan must be binary (or 0: every slot binary)", i, sys.Name, n, c.ReplanEvery)
+	}
+}
+
+// intArg is a YAML-decoded integer argument.
+func intArg(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case uint64:
+		return int(x), true
+	case float64:
+		return int(x), x == float64(int(x))
+	}
+	return 0, false
+}
+
 func (c *SlottedSpec) validate(bad *problems) {
 	if c.Slots < 1 || c.Slots > SlottedMaxSlots {
 		bad.add("slotted.slots: %d, want 1..%d (15-minute slots)", c.Slots, SlottedMaxSlots)

@@ -162,19 +162,19 @@ func (s *Setup) Run(c Case) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.RunPlanner(c, m, w, p, every, start)
+	look := 1 // the baselines plan one slot with its forecast
+	if _, ok := p.(*pcedla.Policy); ok {
+		look = s.Lookahead
+	}
+	return s.RunPlanner(c, m, w, p, every, look, start)
 }
 
-// RunPlanner runs planner p, which re-plans every `every` slots (1: a
-// one-slot heuristic, given one slot of forecasts), on workload w and
-// cluster m (the study's or a scenario's) and measures it; start is when
-// the run began (for the printed wall time only).
-func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.SlotPlanner, every int, start time.Time) (*Metrics, error) {
+// RunPlanner runs planner p, which re-plans every `every` slots over a
+// window of look slots (the one-slot heuristics: 1 and 1), on workload w
+// and cluster m (the study's or a scenario's) and measures it; start is
+// when the run began (for the printed wall time only).
+func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.SlotPlanner, every, look int, start time.Time) (*Metrics, error) {
 	var err error
-	look := s.Lookahead
-	if every == 1 {
-		look = max(1, every)
-	}
 	boot := hw.Joules(float64(s.Derived.Idle[0]) * 120)
 	r, err := sim.RunSlotted(sim.SlottedOptions{Models: m, Truth: s.Derived.Truth(s.RestartSeconds, boot), Jobs: w.Jobs, Load: w.Load,
 		Price: s.Price, Slots: s.Slots, Lookahead: look, Every: every, Planner: p})

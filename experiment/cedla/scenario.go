@@ -173,8 +173,8 @@ func fromHour(s *grid.Series, start time.Time) *grid.Series {
 // slotSystem is a system of the scenario with its arguments as built.
 type slotSystem struct {
 	scenario.System
-	raw   []byte
-	every int
+	raw         []byte
+	every, look int
 }
 
 // RunScenario runs each system of a slotted scenario on each seed (mode
@@ -267,14 +267,10 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	}
 	systems := make([]slotSystem, len(c.Systems))
 	for k, sys := range c.Systems {
-		every := 1
+		every, look := 1, 1
 		if sys.Policy == pcedla.Name {
-			every = c.ReplanEvery
-			if _, set := sys.Args["binary_slots"]; !set {
-				// Relax and fix as in the study: the slots applied before
-				// the next plan are binary.
-				sys = sys.WithArg("binary_slots", c.ReplanEvery)
-			}
+			every, look = c.ReplanEvery, c.Lookahead
+			sys = c.PlannerSystem(sys)
 		}
 		raw, err := sys.Ref().RawArgs()
 		if err != nil {
@@ -286,7 +282,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			}
 			return fail(fmt.Errorf("slotted.systems[%d] (%s): %w", k, sys.Name, err))
 		}
-		systems[k] = slotSystem{System: sys, raw: raw, every: every}
+		systems[k] = slotSystem{System: sys, raw: raw, every: every, look: look}
 	}
 	// One workload per seed, the same for every system.
 	seeds := s.SeedList()
@@ -309,6 +305,18 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		}
 		works[k] = w
 	}
+	// The load's label in runs.csv: as given, or a file's mean over the
+	// run's slots (requests/min, all models).
+	reqPerMin := c.Inference.ReqPerMin
+	if fileLoad != nil {
+		var sum float64
+		for _, row := range fileLoad[:c.Slots] {
+			for _, v := range row {
+				sum += v * 60
+			}
+		}
+		reqPerMin = sum / float64(c.Slots)
+	}
 	env.Notef("%s: %s nodes (%s), %d slots of 15 min, %d systems x %d seeds", s.Name, nodeList(counts), strings.Join(GPUs, ", "), c.Slots, len(systems), len(seeds))
 	runs := make([]*Metrics, len(seeds)*len(systems))
 	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {
@@ -322,7 +330,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		if err != nil {
 			return err
 		}
-		r, err := setup.RunPlanner(Case{System: sys.Name, Jobs: len(w.Jobs), ReqPerMin: c.Inference.ReqPerMin, Seed: seeds[k]}, m, w, p, sys.every, time.Now())
+		r, err := setup.RunPlanner(Case{System: sys.Name, Jobs: len(w.Jobs), ReqPerMin: reqPerMin, Seed: seeds[k]}, m, w, p, sys.every, sys.look, time.Now())
 		runs[i] = r
 		return err
 	}, env.Progress, func(i int) string {

@@ -499,6 +499,9 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 // the other types, first into the headroom of that model's nodes there
 // (within the latency bound), then onto free nodes; what finds no room
 // stays on the type's remaining nodes (the engine counts the violation).
+// When the model would have no node left and no type has room (small
+// clusters, every node busy), a training run pauses for the slot and the
+// model takes its node.
 func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
 	nm, nt := len(m.Models), len(m.Types)
 	for t := range nt {
@@ -552,10 +555,25 @@ func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
 					}
 				}
 				if to < 0 {
-					d.Infer[i][t]++
-					busy[t]++
-					d.Load[i][t] += moved
-					return
+					// The model has no other node and no type has room:
+					// a training run pauses for this slot (on t if one
+					// runs there, else the first elsewhere) and the model
+					// takes its node, since all inference is served (eq. 24).
+					k := slices.IndexFunc(d.Train, func(r policy.SlotRun) bool { return r.Type == t })
+					if k < 0 && len(d.Train) > 0 {
+						k = 0
+					}
+					if k < 0 {
+						d.Infer[i][t]++
+						busy[t]++
+						d.Load[i][t] += moved
+						return // nothing to pause: the engine rejects the plan
+					}
+					u := d.Train[k].Type
+					d.Train = slices.Delete(d.Train, k, k+1)
+					d.Infer[i][u]++
+					d.Load[i][u] += moved
+					continue
 				}
 				d.Load[i][to] += moved
 			}

@@ -238,3 +238,45 @@ func TestBlocksAgainstBruteForce(t *testing.T) {
 		})
 	}
 }
+
+// On a cluster where every node is busy, rounding three models' inference
+// up to a node each overfills a type: repair pauses a training run
+// elsewhere and moves a model there, so every model keeps a node and no
+// type holds more busy nodes than it has.
+func TestRepairPausesTrainingWhenFull(t *testing.T) {
+	m := &policy.SlotModels{
+		Models: []string{"a", "b", "c"},
+		Types:  []policy.SlotType{{Name: "x", Count: 2, F: 1, Idle: 40}, {Name: "y", Count: 2, F: 1, Idle: 40}},
+		Epochs: [][]float64{{1, 1}, {1, 1}, {1, 1}}, Mu: [][]float64{{100, 100}, {100, 100}, {100, 100}}, Bound: []float64{1, 1, 1},
+		TrainW: [][]hw.Watts{{200, 200}, {200, 200}, {200, 200}}, InferBaseW: [][]float64{{60, 60}, {60, 60}, {60, 60}}, InferPerReqW: [][]float64{{0.1, 0.1}, {0.1, 0.1}, {0.1, 0.1}},
+	}
+	d := policy.NewSlotDecision(m)
+	d.Train = []policy.SlotRun{{Job: 1, Type: 0}, {Job: 2, Type: 0}}
+	for i := range 3 {
+		d.Infer[i][1], d.Load[i][1] = 1, 10
+	}
+	busy := []int{2, 3}
+	repair(m, &d, busy)
+	for ty := range 2 {
+		n := 0
+		for _, r := range d.Train {
+			if r.Type == ty {
+				n++
+			}
+		}
+		for i := range 3 {
+			n += d.Infer[i][ty]
+		}
+		if n > 2 {
+			t.Errorf("type %d: %d busy nodes, has 2 (train %v, infer %v)", ty, n, d.Train, d.Infer)
+		}
+	}
+	for i := range 3 {
+		if d.Infer[i][0]+d.Infer[i][1] == 0 || math.Abs(d.Load[i][0]+d.Load[i][1]-10) > 1e-9 {
+			t.Errorf("model %d: nodes %v, load %v; want a node and all 10 requests/s", i, d.Infer[i], d.Load[i])
+		}
+	}
+	if len(d.Train) != 1 {
+		t.Errorf("training %v, want one run paused", d.Train)
+	}
+}
