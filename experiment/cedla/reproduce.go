@@ -15,16 +15,44 @@ import (
 	"github.com/wattsched/wattsched/sim"
 )
 
+// The study's stand-ins for what is not public, one per input.
+const (
+	standInPrices    = "prices: NYISO day-ahead hourly LBMP, zone CAPITL, 1-8 June 2020 (New York time; via Green-DCC, source NYISO) for the paper's NYISO real-time LBMP of the Syracuse generator, 1-7 June 2018 (2020 is the earliest NYISO year available); each hour's price holds for its four slots"
+	standInCarbon    = "carbon: Electricity Maps life-cycle intensity of the NYISO zone, 1-8 June 2021 (ODbL, attribution Electricity Maps; 2021 is the earliest year available); the paper reports no carbon"
+	standInJobs      = "training jobs: shortest completion times and times of day of single-GPU Philly jobs (Jeon et al. ATC'19, five embedded days), at most one day each, on a uniformly drawn day of the week; deadlines and latency bounds as the paper's Gaussian slack (mean 50%, sd 7.5%); jobs due within the week"
+	standInInference = "inference: requests/min split evenly over the three models with a diurnal profile (+-30%, peak 14:00) and 5% noise per slot; the paper's 'real job-trace' is not named"
+	standInPower     = "node power: the paper gives no power figures; true draw = stated assumptions over NVIDIA TDPs (data/models.csv), planners use RLS fits of eqs. 6 and 9 to noisy samples of it"
+)
+
 // StandIns are the printed stand-ins for what is not public.
 func StandIns(d *Derived) []string {
-	out := []string{
-		"prices: NYISO day-ahead hourly LBMP, zone CAPITL, 1-8 June 2020 (New York time; via Green-DCC, source NYISO) for the paper's NYISO real-time LBMP of the Syracuse generator, 1-7 June 2018 (2020 is the earliest NYISO year available); each hour's price holds for its four slots",
-		"carbon: Electricity Maps life-cycle intensity of the NYISO zone, 1-8 June 2021 (ODbL, attribution Electricity Maps; 2021 is the earliest year available); the paper reports no carbon",
-		"training jobs: shortest completion times and times of day of single-GPU Philly jobs (Jeon et al. ATC'19, five embedded days), at most one day each, on a uniformly drawn day of the week; deadlines and latency bounds as the paper's Gaussian slack (mean 50%, sd 7.5%); jobs due within the week",
-		"inference: requests/min split evenly over the three models with a diurnal profile (+-30%, peak 14:00) and 5% noise per slot; the paper's 'real job-trace' is not named",
-		"node power: the paper gives no power figures; true draw = stated assumptions over NVIDIA TDPs (data/models.csv), planners use RLS fits of eqs. 6 and 9 to noisy samples of it",
+	return append([]string{standInPrices, standInCarbon, standInJobs, standInInference}, modelStandIns(d)...)
+}
+
+// modelStandIns are the stand-ins of the models table and the node power,
+// which a scenario shares with the study.
+func modelStandIns(d *Derived) []string {
+	return append([]string{standInPower}, d.StandIns...)
+}
+
+// noteSolveTimes prints each MILP system's plans and solve times (wall
+// clock: notes on stderr, never in the files, which are byte-identical for
+// a seed).
+func noteSolveTimes(env *experiment.Env, systems []string, runs []*Metrics) {
+	for _, sys := range systems {
+		var sum, mx float64
+		n := 0
+		for _, m := range runs {
+			if m.System == sys && m.Plans > 0 {
+				sum += m.MeanSolveS * float64(m.Plans)
+				n += m.Plans
+				mx = math.Max(mx, m.MaxSolv)
+			}
+		}
+		if n > 0 {
+			env.Notef("%s: %d plans, solve time per plan mean %.3f s, max %.2f s", sys, n, sum/float64(n), mx)
+		}
 	}
-	return append(out, d.StandIns...)
 }
 
 // Reproduction is every result of `reproduce cedla`.
@@ -461,22 +489,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	if err != nil {
 		return nil, err
 	}
-	// Wall-clock figures go to the notes (stderr), never into the files
-	// or the tables, which are byte-identical for a seed.
-	for _, sys := range Systems[:2] {
-		var sum, mx float64
-		n := 0
-		for _, m := range rep.Runs {
-			if m.System == sys {
-				sum += m.MeanSolveS * float64(m.Plans)
-				n += m.Plans
-				mx = math.Max(mx, m.MaxSolv)
-			}
-		}
-		if n > 0 {
-			env.Notef("%s: %d plans, solve time per plan mean %.3f s, max %.2f s", sys, n, sum/float64(n), mx)
-		}
-	}
+	noteSolveTimes(env, Systems[:2], rep.Runs)
 	return []*experiment.Results{res}, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -217,8 +216,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, err
 	}
-	study := StandIns(&Derived{})
-	priceSrc := study[0] + "; " + study[1]
+	priceSrc := standInPrices + "; " + standInCarbon
 	if s.Grid != nil {
 		a, err := s.Account()
 		if err != nil {
@@ -246,7 +244,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		jobSrc = fmt.Sprintf("%d jobs from %s", len(fileJobs.Jobs), c.Jobs.File)
 	}
 	var fileLoad [][]float64
-	loadSrc := fmt.Sprintf("%.6g requests/min in all, %s", c.Inference.ReqPerMin, strings.TrimPrefix(study[3], "inference: "))
+	loadSrc := fmt.Sprintf("%.6g requests/min in all, %s", c.Inference.ReqPerMin, strings.TrimPrefix(standInInference, "inference: "))
 	if c.Inference.File != "" {
 		f, err := os.Open(s.Path(c.Inference.File))
 		if err != nil {
@@ -341,20 +339,11 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			return fail(err)
 		}
 	}
-	for _, sys := range systems {
-		var n int
-		var sum, mx float64
-		for _, r := range runs {
-			if r.System == sys.Name && r.Plans > 0 && r.MeanSolveS > 0 {
-				n += r.Plans
-				sum += r.MeanSolveS * float64(r.Plans)
-				mx = math.Max(mx, r.MaxSolv)
-			}
-		}
-		if n > 0 {
-			env.Notef("%s: %d plans, solve time per plan mean %.3f s, max %.2f s", sys.Name, n, sum/float64(n), mx)
-		}
+	names := make([]string, len(systems))
+	for k, sys := range systems {
+		names[k] = sys.Name
 	}
+	noteSolveTimes(env, names, runs)
 	return scenarioResults(env.Version, s, setup, counts, systems, seeds, works, fileJobs, runs,
 		[]string{"Cluster: " + nodeList(counts) + " single-GPU nodes of " + strings.Join(GPUs, ", ") + "; " + tableSrc, "Prices and carbon: " + priceSrc, "Training jobs: " + jobSrc, "Inference: " + loadSrc})
 }
@@ -399,7 +388,7 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 	for k, seed := range seeds {
 		bounds[strconv.FormatUint(seed, 10)] = works[k].Bound
 	}
-	standIns := StandIns(setup.Derived)[4:]
+	standIns := modelStandIns(setup.Derived)
 	js, err := report.JSON(struct {
 		Version  string             `json:"version"`
 		Scenario *scenario.Scenario `json:"scenario"`
