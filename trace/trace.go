@@ -73,20 +73,29 @@ func (c *CSV) Columns(head, want []string) ([]int, error) {
 	return cols, nil
 }
 
-// Rows calls row for each record after the header, with its line (2 for
-// the first), until the end of the file or row's first error; a record
-// that is not CSV or has another number of fields than the header
-// (width) is a ParseError. It returns the line after the last record.
+// Rows calls row for each record after the header, with the line it
+// starts on (a quoted field may span lines), until the end of the file or
+// row's first error; a record that is not CSV or has another number of
+// fields than the header (width) is a ParseError. It returns the line
+// after the last record.
 func (c *CSV) Rows(width int, row func(line int, rec []string) error) (int, error) {
-	line := 2
-	for ; ; line++ {
+	next := 2
+	for {
 		rec, err := c.Read()
 		if err == io.EOF {
-			return line, nil
+			return next, nil
 		}
 		if err != nil {
+			line := next
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.StartLine
+			}
 			return line, c.Bad(line, "", err)
 		}
+		line, _ := c.FieldPos(0)
+		end, _ := c.FieldPos(len(rec) - 1)
+		next = end + 1
 		if len(rec) != width {
 			return line, c.Bad(line, "", fmt.Errorf("%d fields, want %d", len(rec), width))
 		}
