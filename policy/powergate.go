@@ -46,13 +46,21 @@ func (g *PowerGate) NodePower(n *cluster.Node) hw.Watts {
 // Count is n's estimated power and the power the gate counts for it
 // (NodePower), from one evaluation of the model.
 func (g *PowerGate) Count(n *cluster.Node) (estimated, counted hw.Watts) {
+	estimated, counted, _, _ = g.CountReading(n)
+	return estimated, counted
+}
+
+// CountReading is Count with the measured reading it used; measured is
+// false when the gate counted the estimate alone (no Meter, or no fresh
+// reading).
+func (g *PowerGate) CountReading(n *cluster.Node) (estimated, counted hw.Watts, r power.Reading, measured bool) {
 	est := g.Model.NodePower(n)
 	if g.Meter != nil {
 		if r, ok := g.Meter.Reading(n.Name); ok {
-			return est.Total(), power.AtLeastMeasured(est, r)
+			return est.Total(), power.AtLeastMeasured(est, r), r, true
 		}
 	}
-	return est.Total(), est.Total()
+	return est.Total(), est.Total(), power.Reading{}, false
 }
 
 // ClusterPower is the power the gate counts for the nodes: the sum of
@@ -68,6 +76,18 @@ func (g *PowerGate) ClusterPower(nodes []*cluster.Node) hw.Watts {
 // Increase is the estimated power demand d adds on n with the listed GPUs.
 func (g *PowerGate) Increase(d *job.Demand, n *cluster.Node, gpus []int) hw.Watts {
 	return power.Increase(g.Model, n, d, gpus)
+}
+
+// MaxIncrease bounds Increase over every choice of GPUs where d fits on
+// n, without running a GPU selector (power.IncreaseBounder); ok is false
+// when the model gives no bound or d fits on too few GPUs. Since Admit is
+// monotone in the increase, a node that Admit accepts at the bound is
+// accepted with whatever GPUs the placement picks.
+func (g *PowerGate) MaxIncrease(d *job.Demand, n *cluster.Node) (hw.Watts, bool) {
+	if b, ok := g.Model.(power.IncreaseBounder); ok {
+		return b.MaxIncrease(n, d)
+	}
+	return 0, false
 }
 
 // Admit reports whether a task adding inc on one node to a cluster drawing

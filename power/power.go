@@ -86,6 +86,61 @@ func CPUPower(m *hw.CPUModel, capMilli, freeMilli int64) hw.Watts {
 	return hw.Watts(sockets-busy)*m.IdleW + hw.Watts(busy)*m.TDPW
 }
 
+// IncreaseBounder is a Model that can bound Increase without choosing
+// the GPUs: MaxIncrease is at least Increase(m, n, d, gpus) for every set
+// of d.GPUCount distinct GPUs of n where d fits (each with at least
+// d.GPUMilli free); ok is false when d fits on fewer GPUs than it asks
+// for. A caller that only needs to know whether an increase
+// stays under a limit can then skip the GPU selector.
+type IncreaseBounder interface {
+	MaxIncrease(n *cluster.Node, d *job.Demand) (w hw.Watts, ok bool)
+}
+
+var _ IncreaseBounder = PWR{}
+
+// boundSlack is added to MaxIncrease: the bound is computed GPU by GPU,
+// Increase from node totals, and the two may round differently.
+const boundSlack = 1e-6
+
+// MaxIncrease implements IncreaseBounder. PWR's GPU power is a sum over
+// the GPUs, so the largest increase is the CPU's plus the d.GPUCount
+// largest single-GPU increases among the GPUs where d fits (plus 1 µW
+// against rounding).
+func (PWR) MaxIncrease(n *cluster.Node, d *job.Demand) (hw.Watts, bool) {
+	cpu := CPUPower(n.CPU, n.CPUMilli, n.FreeCPUMilli-d.CPUMilli) - CPUPower(n.CPU, n.CPUMilli, n.FreeCPUMilli)
+	if d.GPUCount == 0 || n.GPU == nil {
+		return cpu + boundSlack, true
+	}
+	// The largest d.GPUCount deltas, kept in descending order.
+	var buf [8]hw.Watts
+	top := buf[:0]
+	for _, free := range n.GPUFree {
+		if free < d.GPUMilli {
+			continue
+		}
+		used := job.MilliPerGPU - free
+		delta := n.GPU.At(float64(used+d.GPUMilli)/job.MilliPerGPU) - n.GPU.At(float64(used)/job.MilliPerGPU)
+		if len(top) < d.GPUCount {
+			top = append(top, delta)
+		} else if delta <= top[len(top)-1] {
+			continue
+		} else {
+			top[len(top)-1] = delta
+		}
+		for i := len(top) - 1; i > 0 && top[i] > top[i-1]; i-- {
+			top[i], top[i-1] = top[i-1], top[i]
+		}
+	}
+	if len(top) < d.GPUCount {
+		return 0, false
+	}
+	w := cpu
+	for _, x := range top {
+		w += x
+	}
+	return w + boundSlack, true
+}
+
 // Increase is the power a node would add if demand d took the listed GPUs on
 // it: PWR's score input (Algorithm 1, lines 7-8).
 func Increase(m Model, n *cluster.Node, d *job.Demand, gpus []int) hw.Watts {

@@ -1,6 +1,8 @@
 package power_test
 
 import (
+	"math/bits"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -75,5 +77,63 @@ func TestGPUPowerFollowsACurve(t *testing.T) {
 	}
 	if got := power.GPUPower(n); got != 175+50 {
 		t.Errorf("GPU power %v W, want 225 W (175 W at a quarter, 50 W idle)", got)
+	}
+}
+
+// MaxIncrease bounds Increase over every choice of GPUs, and reaches it:
+// checked against every feasible GPU set on random nodes, with the PWR
+// model's two levels and with a measured curve (a concave part and a
+// convex one).
+func TestMaxIncreaseIsTheLargestIncrease(t *testing.T) {
+	cat, err := hw.Default().With(&hw.Catalog{GPUs: []hw.GPUModel{{Name: "Curved", IdleW: 50, TDPW: 400, Source: "test",
+		Curve: []hw.CurvePoint{{Share: 0.3, Watts: 300}, {Share: 0.8, Watts: 320}}}}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	shares := []int64{0, 0, 100, 250, 500, 700, 1000}
+	for _, model := range []string{"T4", "Curved"} {
+		for trial := range 300 {
+			c, err := cluster.New(cat, []cluster.NodeSpec{{Name: "n", CPUMilli: 64000, MemMiB: 1 << 20, GPUs: 4, GPUModel: model}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := c.Nodes[0]
+			for g := range n.GPUFree {
+				if s := shares[rng.IntN(len(shares))]; s > 0 {
+					task := &job.Task{ID: job.ID(g + 1), Class: -1, Demand: job.Demand{CPUMilli: 1000 * rng.Int64N(8), GPUCount: 1, GPUMilli: s}}
+					if err := c.Allocate(task, 0, []int{g}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			d := job.Demand{CPUMilli: 1000 * rng.Int64N(8), GPUCount: 1, GPUMilli: []int64{150, 400, 600, 1000}[rng.IntN(4)]}
+			if rng.IntN(3) == 0 {
+				d.GPUCount, d.GPUMilli = 1+rng.IntN(3), 1000
+			}
+			// Brute force over every set of d.GPUCount GPUs with room.
+			best, any := hw.Watts(0), false
+			for mask := range 1 << len(n.GPUFree) {
+				var gpus []int
+				for g := range n.GPUFree {
+					if mask&(1<<g) != 0 && n.GPUFree[g] >= d.GPUMilli {
+						gpus = append(gpus, g)
+					}
+				}
+				if len(gpus) != d.GPUCount || bits.OnesCount(uint(mask)) != d.GPUCount {
+					continue
+				}
+				if w := power.Increase(power.PWR{}, n, &d, gpus); !any || w > best {
+					best, any = w, true
+				}
+			}
+			bound, ok := power.PWR{}.MaxIncrease(n, &d)
+			if ok != any {
+				t.Fatalf("%s trial %d: MaxIncrease ok %v, brute force found a set: %v (free %v, demand %+v)", model, trial, ok, any, n.GPUFree, d)
+			}
+			if ok && (bound < best || bound-best > 1e-5) {
+				t.Fatalf("%s trial %d: MaxIncrease %v W, largest Increase %v W (free %v, demand %+v)", model, trial, bound, best, n.GPUFree, d)
+			}
+		}
 	}
 }

@@ -77,6 +77,10 @@ type Budget struct {
 
 	mu      sync.Mutex
 	waiting []waiter
+
+	// spare is the buffer PreFilter fills with the nodes' figures for
+	// the per-node metrics (PreFilter runs once at a time).
+	spare []nodeSample
 }
 
 type waiter struct {
@@ -165,9 +169,9 @@ func (b *Budget) Name() string { return BudgetName }
 const budgetKey fwk.StateKey = "wattsched.io/budget"
 
 // budgetData is what PreFilter leaves for Filter: the cluster's counted
-// power and the pod's increase on each node, with the node's generation
-// (a NodeInfo that Filter sees changed, as preemption's do, is computed
-// afresh).
+// power and the pod's increase on each node, exact or bounded, with the
+// node's generation (a NodeInfo that Filter sees changed, as
+// preemption's do, is computed afresh).
 type budgetData struct {
 	clusterW hw.Watts
 	inc      map[string]nodeIncrease
@@ -177,6 +181,9 @@ type nodeIncrease struct {
 	gen  int64
 	w    hw.Watts
 	fits bool
+	// exact: w is the increase with the GPUs the selector picks; else an
+	// upper bound over every choice (PowerGate.MaxIncrease).
+	exact bool
 }
 
 func (d *budgetData) Clone() fwk.StateData { return d }
@@ -300,23 +307,31 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	ns := make([]*cluster.Node, 0, len(nodes))
 	gens := make([]int64, 0, len(nodes))
 	var est, total hw.Watts
+	samples := b.spare[:0]
 	for _, ni := range nodes {
 		if n, err := b.s.node(ni); err == nil {
 			ns, gens = append(ns, n), append(gens, ni.GetGeneration())
-			e, counted := b.gate.Count(n)
+			e, counted, r, measured := b.gate.CountReading(n)
 			est, total = est+e, total+counted
-			nodePower.WithLabelValues(n.Name).Set(float64(e))
-			gateNodePower.WithLabelValues(n.Name).Set(float64(counted))
+			samples = append(samples, nodeSample{node: n.Name, est: e, counted: counted, measured: r.Watts, hasReading: measured})
 		} // else the GPU plugin's Filter reports it
 	}
+	b.spare = lastDecision.publish(samples, b.gate.Meter != nil)
 	clusterPower.Set(float64(est))
 	gateClusterPower.Set(float64(total))
 	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
-	cheapest, fits := hw.Watts(math.Inf(1)), false
+	d := &cd.task.Demand
 	incs := make(map[string]nodeIncrease, len(ns))
+	if b.admitsAtBound(d, cd, ns, gens, total, incs) {
+		state.Write(budgetKey, &budgetData{clusterW: total, inc: incs})
+		b.admit(pod.UID)
+		budgetDecisions.WithLabelValues("admitted", "").Inc()
+		return nil, nil
+	}
+	cheapest, fits := hw.Watts(math.Inf(1)), false
 	for k, n := range ns {
-		inc, ok := b.increase(&cd.task.Demand, n, cd)
-		incs[n.Name] = nodeIncrease{gen: gens[k], w: inc, fits: ok}
+		inc, ok := b.increase(d, n, cd)
+		incs[n.Name] = nodeIncrease{gen: gens[k], w: inc, fits: ok, exact: true}
 		if ok {
 			cheapest, fits = min(cheapest, inc), true
 		}
@@ -356,15 +371,90 @@ var (
 		Help: "The cluster's estimated power (PWR model, placed and assumed pods) at the last admission decision.", StabilityLevel: metrics.ALPHA})
 	budgetHeadroom = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "power_headroom_watts",
 		Help: "Budget minus the cluster power PowerBudget counted at the last admission decision (the estimate, or max(measured, estimated) per node in measured mode; negative: over).", StabilityLevel: metrics.ALPHA})
-	nodePower = metrics.NewGaugeVec(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "estimated_node_power_watts",
-		Help: "Each node's estimated power (PWR model) at the last admission decision.", StabilityLevel: metrics.ALPHA}, []string{"node"})
 	budgetDecisions = metrics.NewCounterVec(&metrics.CounterOpts{Subsystem: "wattsched", Name: "power_budget_decisions_total",
 		Help: "PowerBudget admission decisions: admitted, waiting (over_budget, behind_older_pod), rejected (never_fits, unreadable), passed (fits_nowhere).", StabilityLevel: metrics.ALPHA},
 		[]string{"decision", "reason"})
 )
 
 func init() {
-	legacyregistry.MustRegister(budgetWatts, clusterPower, budgetHeadroom, nodePower, budgetDecisions)
+	legacyregistry.MustRegister(budgetWatts, clusterPower, budgetHeadroom, budgetDecisions)
+	legacyregistry.CustomMustRegister(&nodeCollector{})
+}
+
+// nodeSample is one node's power at an admission decision.
+type nodeSample struct {
+	node         string
+	est, counted hw.Watts
+	measured     hw.Watts // with hasReading: the reading the gate used
+	hasReading   bool
+}
+
+// lastDecision holds the per-node figures of the last admission decision
+// (of any profile), which nodeCollector exports when scraped. Setting a
+// gauge per node at every cycle cost more than the rest of the budget
+// check at 500 nodes (label lookups, four metrics per node).
+var lastDecision decisionSamples
+
+type decisionSamples struct {
+	mu       sync.Mutex
+	samples  []nodeSample
+	measured bool // measured mode: export readings and fallbacks
+}
+
+// publish makes samples the last decision's and returns the buffer it
+// replaces, for the caller to fill next time.
+func (d *decisionSamples) publish(samples []nodeSample, measured bool) []nodeSample {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := d.samples
+	d.samples, d.measured = samples, measured
+	return old
+}
+
+// Per-node gauges, exported from lastDecision at each scrape: a node
+// that has left the cluster leaves them at the next decision.
+var (
+	nodePowerDesc = metrics.NewDesc("wattsched_estimated_node_power_watts",
+		"Each node's estimated power (PWR model) at the last admission decision.", []string{"node"}, nil, metrics.ALPHA, "")
+	gateNodePowerDesc = metrics.NewDesc("wattsched_gate_node_power_watts",
+		"The power PowerBudget counted for each node at the last admission decision: the estimate, or max(measured, estimated) in measured mode.", []string{"node"}, nil, metrics.ALPHA, "")
+	measuredNodePowerDesc = metrics.NewDesc("wattsched_measured_node_power_watts",
+		"Each node's measured power (the sum of its series: GPUs for DCGM, the whole node for Kepler) used at the last admission decision; absent while the node falls back to its estimate.", []string{"node"}, nil, metrics.ALPHA, "")
+	measuredFallbackDesc = metrics.NewDesc("wattsched_measured_power_fallback",
+		"In measured mode, 1 when a node had no usable measured power at the last admission decision and PowerBudget counted its estimate, else 0.", []string{"node"}, nil, metrics.ALPHA, "")
+)
+
+type nodeCollector struct{ metrics.BaseStableCollector }
+
+// DescribeWithStability implements metrics.StableCollector.
+func (*nodeCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
+	ch <- nodePowerDesc
+	ch <- gateNodePowerDesc
+	ch <- measuredNodePowerDesc
+	ch <- measuredFallbackDesc
+}
+
+// CollectWithStability implements metrics.StableCollector.
+func (*nodeCollector) CollectWithStability(ch chan<- metrics.Metric) {
+	lastDecision.mu.Lock()
+	samples, measured := slices.Clone(lastDecision.samples), lastDecision.measured
+	lastDecision.mu.Unlock()
+	gauge := func(d *metrics.Desc, v hw.Watts, node string) {
+		ch <- metrics.NewLazyConstMetric(d, metrics.GaugeValue, float64(v), node)
+	}
+	for _, s := range samples {
+		gauge(nodePowerDesc, s.est, s.node)
+		gauge(gateNodePowerDesc, s.counted, s.node)
+		if !measured {
+			continue
+		}
+		if s.hasReading {
+			gauge(measuredNodePowerDesc, s.measured, s.node)
+			gauge(measuredFallbackDesc, 0, s.node)
+		} else {
+			gauge(measuredFallbackDesc, 1, s.node)
+		}
+	}
 }
 
 // PreFilterExtensions implements framework.PreFilterPlugin.
@@ -378,17 +468,27 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		return nil
 	}
 	bd := d.(*budgetData)
-	var inc hw.Watts
-	var ok bool
-	if node := ni.Node(); node != nil && bd.inc[node.Name].gen == ni.GetGeneration() && bd.inc[node.Name].gen != 0 {
-		inc, ok = bd.inc[node.Name].w, bd.inc[node.Name].fits
-	} else {
-		n, err := b.s.node(ni)
-		if err != nil {
-			return nil
+	if node := ni.Node(); node != nil {
+		if e, ok := bd.inc[node.Name]; ok && e.gen == ni.GetGeneration() && e.gen != 0 {
+			if !e.fits {
+				return nil
+			}
+			ok, reason := b.gate.Admit(bd.clusterW, e.w)
+			switch {
+			case ok:
+				return nil
+			case e.exact:
+				return fwk.NewStatus(fwk.Unschedulable, reason)
+			}
+			// Over the budget at the bound: the GPUs the selector picks
+			// decide.
 		}
-		inc, ok = b.increase(&cd.task.Demand, n, cd)
 	}
+	n, err := b.s.node(ni)
+	if err != nil {
+		return nil
+	}
+	inc, ok := b.increase(&cd.task.Demand, n, cd)
 	if !ok {
 		return nil
 	}
@@ -396,6 +496,43 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	return nil
+}
+
+// admitsAtBound reports whether the pod can be admitted without running
+// the GPU selector on every node, and fills incs with what it computed.
+// Each node where the pod fits gets its bound (PowerGate.MaxIncrease);
+// the node with the smallest bound gets the selector's exact increase, a
+// witness: if the cluster with it stays within the budget, the pod's
+// cheapest placement does too, and Filter admits every node whose bound
+// does. False (incs then to be filled exactly) when the model gives no
+// bound, the pod fits nowhere, or the witness is over the budget.
+func (b *Budget) admitsAtBound(d *job.Demand, cd *cycleData, ns []*cluster.Node, gens []int64, total hw.Watts, incs map[string]nodeIncrease) bool {
+	witness, least := -1, hw.Watts(0)
+	for k, n := range ns {
+		e := nodeIncrease{gen: gens[k], exact: true}
+		if ok, _ := cluster.Fits(d, n); ok {
+			w, bounded := b.gate.MaxIncrease(d, n)
+			if !bounded {
+				return false
+			}
+			e = nodeIncrease{gen: gens[k], w: w, fits: true}
+			if witness < 0 || w < least {
+				witness, least = k, w
+			}
+		}
+		incs[n.Name] = e
+	}
+	if witness < 0 {
+		return false
+	}
+	n := ns[witness]
+	w, ok := b.increase(d, n, cd)
+	if !ok {
+		return false
+	}
+	incs[n.Name] = nodeIncrease{gen: gens[witness], w: w, fits: true, exact: true}
+	hold, _ := b.gate.Hold(total, w)
+	return !hold
 }
 
 // increase is the estimated power the pod adds on n with the GPUs the

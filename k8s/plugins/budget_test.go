@@ -3,13 +3,14 @@ package plugins
 import (
 	"context"
 	"fmt"
-	"k8s.io/component-base/metrics/testutil"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
@@ -92,7 +93,7 @@ func TestBudgetAdmitsInOrder(t *testing.T) {
 	if v, _ := testutil.GetGaugeMetricValue(budgetWatts); v != 280 {
 		t.Errorf("wattsched_power_budget_watts %v, want 280", v)
 	}
-	if v, _ := testutil.GetGaugeMetricValue(nodePower.WithLabelValues("b")); v != 200 {
+	if v, ok := nodeMetric(t, "wattsched_estimated_node_power_watts", "b"); !ok || v != 200 {
 		t.Errorf("node b's estimated power %v, want 200", v)
 	}
 	if d := count("waiting", "over_budget") - over; d != 1 {
@@ -205,11 +206,15 @@ func TestBudgetArgs(t *testing.T) {
 // on which nodes it is admitted (Filter vs the core gate on the core
 // cluster), over budgets and pod sizes around the cluster's power.
 func TestBudgetMatchesCoreGate(t *testing.T) {
-	nodes := []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000)}
+	// d is a's twin: a shared pod's smallest bound is a tie of a and d,
+	// so the plugin's witness is one of them and the other is admitted
+	// only through the GPU the selector picks.
+	nodes := []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000), gpuNode("d", "T4", 2, 32000)}
 	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{
 		{Name: "a", CPUMilli: 32000, MemMiB: 256 << 10, GPUs: 2, GPUModel: "T4"},
 		{Name: "b", CPUMilli: 96000, MemMiB: 256 << 10, GPUs: 8, GPUModel: "V100M16"},
 		{Name: "c", CPUMilli: 64000, MemMiB: 256 << 10, GPUs: 4, GPUModel: "T4"},
+		{Name: "d", CPUMilli: 32000, MemMiB: 256 << 10, GPUs: 2, GPUModel: "T4"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +224,7 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 		gpus  []int
 		cpu   int64
 		milli int64
-	}{{0, []int{1}, 8000, 500}, {2, []int{0}, 2000, 1000}} {
+	}{{0, []int{1}, 8000, 500}, {2, []int{0}, 2000, 1000}, {3, []int{1}, 8000, 500}} {
 		tk := job.Task{ID: job.ID(i), Demand: job.Demand{CPUMilli: a.cpu, GPUCount: 1, GPUMilli: a.milli}}
 		if err := c.Allocate(&tk, a.node, a.gpus); err != nil {
 			t.Fatal(err)
@@ -242,7 +247,7 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 				if meter != nil {
 					plugins = budgetMeasured(watts, meter)
 				}
-				e := newEnv(t, nodes, []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0")}, plugins...)
+				e := newEnv(t, nodes, []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0"), bound(pod("z", 8000, 500, nil), "d", "1")}, plugins...)
 				p := pod("new", 4000, milli, nil)
 				state := framework.NewCycleState()
 				_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p)
@@ -270,10 +275,18 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 				total := gate.ClusterPower(c.Nodes)
 				admitted := 0
 				for _, ni := range e.nodes {
-					n := c.Nodes[strings.Index("abc", ni.Node().Name)]
+					n := c.Nodes[strings.Index("abcd", ni.Node().Name)]
 					core := false
 					if ok, _ := cluster.Fits(&d, n); ok {
 						core, _ = gate.Admit(total, gate.Increase(&d, n, placer.SelectGPUs(&tk, n)))
+						// The plugin admits at the bound without the GPU
+						// selector; the grid must reach the nodes where
+						// only the GPUs picked can admit.
+						if bound, _ := gate.MaxIncrease(&d, n); core {
+							if atBound, _ := gate.Admit(total, bound); !atBound {
+								decisions["over at the bound, admitted"]++
+							}
+						}
 					}
 					if plugin := e.fw.RunFilterPlugins(context.Background(), state, p, ni).IsSuccess(); plugin != core {
 						t.Errorf("%s node %s: plugin admits %v, core %v", name, n.Name, plugin, core)
@@ -285,15 +298,15 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 				if placed != (admitted > 0) {
 					t.Errorf("%s: core placed %v with %d nodes admitted", name, placed, admitted)
 				}
-				decisions[fmt.Sprintf("%d of 3 nodes", admitted)]++
+				decisions[fmt.Sprintf("%d of 4 nodes", admitted)]++
 				if meter != nil {
-					decisions[fmt.Sprintf("measured %d of 3 nodes", admitted)]++
+					decisions[fmt.Sprintf("measured %d of 4 nodes", admitted)]++
 				}
 			}
 		}
 	}
 	// The grid must exercise every outcome, or it proves little.
-	for _, k := range []string{"held", "1 of 3 nodes", "3 of 3 nodes", "measured 1 of 3 nodes", "measured 3 of 3 nodes"} {
+	for _, k := range []string{"held", "1 of 4 nodes", "4 of 4 nodes", "measured 1 of 4 nodes", "measured 4 of 4 nodes", "over at the bound, admitted"} {
 		if decisions[k] == 0 {
 			t.Errorf("no case with outcome %q (outcomes: %v)", k, decisions)
 		}
@@ -328,4 +341,27 @@ func TestBudgetFilterRecomputesChangedNode(t *testing.T) {
 	if st.Message() == before || !strings.HasPrefix(st.Message(), "power budget: ") {
 		t.Errorf("changed node b: %q, want the budget's figures for the changed node", st.Message())
 	}
+}
+
+// nodeMetric is the per-node gauge family{node="node"} as the registry
+// exports it; false when absent.
+func nodeMetric(t *testing.T, family, node string) (float64, bool) {
+	t.Helper()
+	fams, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != family {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "node" && l.GetValue() == node {
+					return m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
 }

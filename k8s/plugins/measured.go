@@ -61,7 +61,7 @@ func (f fixedMeter) Check(node string) (power.Reading, string, bool) {
 }
 
 // watchedMeter is the gate's policy.Meter in measured mode: it answers
-// from the meter's memory, exports each node's measured power, and counts
+// from the meter's memory and counts
 // and logs each node's switch to the estimate (and back) once.
 type watchedMeter struct {
 	m statusMeter
@@ -87,15 +87,12 @@ func (w *watchedMeter) Reading(node string) (power.Reading, bool) {
 	}
 	w.mu.Unlock()
 	if ok {
-		measuredNodePower.WithLabelValues(node).Set(float64(r.Watts))
 		if was {
-			measuredFallback.WithLabelValues(node).Set(0)
 			klog.InfoS("PowerBudget: measured power available again", "node", node, "watts", float64(r.Watts))
 		}
 		return r, true
 	}
 	if !was || prev != reason {
-		measuredFallback.WithLabelValues(node).Set(1)
 		measuredFallbacks.WithLabelValues(reason).Inc()
 		klog.InfoS("PowerBudget: no usable measured power, using the estimate", "node", node, "reason", reason, "detail", w.m.Status(node).Detail)
 	}
@@ -136,14 +133,8 @@ func (a *MeasuredArgs) validate() error {
 }
 
 var (
-	measuredNodePower = metrics.NewGaugeVec(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "measured_node_power_watts",
-		Help: "Each node's measured power (the sum of its series: GPUs for DCGM, the whole node for Kepler) at the last admission decision that used it.", StabilityLevel: metrics.ALPHA}, []string{"node"})
-	gateNodePower = metrics.NewGaugeVec(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "gate_node_power_watts",
-		Help: "The power PowerBudget counted for each node at the last admission decision: the estimate, or max(measured, estimated) in measured mode.", StabilityLevel: metrics.ALPHA}, []string{"node"})
 	gateClusterPower = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "gate_cluster_power_watts",
 		Help: "The cluster power PowerBudget counted at the last admission decision (the estimate, or per node max(measured, estimated) in measured mode).", StabilityLevel: metrics.ALPHA})
-	measuredFallback = metrics.NewGaugeVec(&metrics.GaugeOpts{Subsystem: "wattsched", Name: "measured_power_fallback",
-		Help: "1 while a node has no usable measured power and PowerBudget uses its estimate, 0 once it has again.", StabilityLevel: metrics.ALPHA}, []string{"node"})
 	measuredFallbacks = metrics.NewCounterVec(&metrics.CounterOpts{Subsystem: "wattsched", Name: "measured_power_fallbacks_total",
 		Help: "Times a node switched to its estimate, by reason: no_series, stale, invalid, query_failed, not_refreshed.", StabilityLevel: metrics.ALPHA}, []string{"reason"})
 	measuredRefreshErrors = metrics.NewCounter(&metrics.CounterOpts{Subsystem: "wattsched", Name: "measured_power_refresh_errors_total",
@@ -151,5 +142,5 @@ var (
 )
 
 func init() {
-	legacyregistry.MustRegister(measuredNodePower, gateNodePower, gateClusterPower, measuredFallback, measuredFallbacks, measuredRefreshErrors)
+	legacyregistry.MustRegister(gateClusterPower, measuredFallbacks, measuredRefreshErrors)
 }

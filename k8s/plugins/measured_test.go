@@ -91,12 +91,6 @@ func TestWatchedMeterFallbacks(t *testing.T) {
 	if after-before != 1 {
 		t.Errorf("fallbacks counted %v times, want 1", after-before)
 	}
-	if v, _ := testutil.GetGaugeMetricValue(measuredFallback.WithLabelValues("zz")); v != 1 {
-		t.Errorf("fallback gauge %v, want 1", v)
-	}
-	if v, _ := testutil.GetGaugeMetricValue(measuredNodePower.WithLabelValues("a")); v != 50 {
-		t.Errorf("measured node power %v, want 50", v)
-	}
 }
 
 func TestBudgetMeasuredArgs(t *testing.T) {
@@ -157,8 +151,14 @@ func TestBudgetMeasuredWithPrometheus(t *testing.T) {
 	if v, _ := testutil.GetGaugeMetricValue(gateClusterPower); v != 350 {
 		t.Errorf("gate cluster power %v W, want 350", v)
 	}
-	if v, _ := testutil.GetGaugeMetricValue(measuredFallback.WithLabelValues("a")); v != 1 {
+	if v, ok := nodeMetric(t, "wattsched_measured_power_fallback", "a"); !ok || v != 1 {
 		t.Errorf("a's fallback gauge %v, want 1 (no series)", v)
+	}
+	if v, ok := nodeMetric(t, "wattsched_measured_power_fallback", "b"); !ok || v != 0 {
+		t.Errorf("b's fallback gauge %v (present %v), want 0", v, ok)
+	}
+	if v, ok := nodeMetric(t, "wattsched_measured_node_power_watts", "a"); ok {
+		t.Errorf("a's measured power %v W exported while it falls back", v)
 	}
 
 	// Through Prometheus: the scraped gauges, then the rules' state.
@@ -262,7 +262,7 @@ func TestCalibratedCatalogInPlugins(t *testing.T) {
 	if !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st)
 	}
-	if v, _ := testutil.GetGaugeMetricValue(nodePower.WithLabelValues("cal")); math.Abs(v-35.06) > 1e-9 {
+	if v, _ := nodeMetric(t, "wattsched_estimated_node_power_watts", "cal"); math.Abs(v-35.06) > 1e-9 {
 		t.Errorf("estimated node power %v W, want 35.06", v)
 	}
 	// A calibrated name that shadows a catalog model is refused.
