@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,14 +34,24 @@ const ns = "default"
 // apiServer starts a kube-apiserver for the test and returns its client.
 func apiServer(t testing.TB) (clientset.Interface, *rest.Config) {
 	t.Helper()
-	cs, cfg, stop := framework.StartTestServer(context.Background(), t, framework.TestServerSetup{
+	cs, cfg, _ := stoppableAPIServer(t)
+	return cs, cfg
+}
+
+// stoppableAPIServer is apiServer with a stop the caller may call before
+// the test ends (it runs once; the cleanup calls it otherwise).
+func stoppableAPIServer(t testing.TB) (clientset.Interface, *rest.Config, func()) {
+	t.Helper()
+	cs, cfg, tearDown := framework.StartTestServer(context.Background(), t, framework.TestServerSetup{
 		ModifyServerRunOptions: func(o *options.ServerRunOptions) {
 			// No service accounts to mount, no taints added to new nodes.
 			o.Admission.GenericAdmission.DisablePlugins = []string{"ServiceAccount", "TaintNodesByCondition", "Priority", "StorageObjectInUseProtection"}
 		},
 	})
+	var once sync.Once
+	stop := func() { once.Do(tearDown) }
 	t.Cleanup(stop)
-	return cs, cfg
+	return cs, cfg, stop
 }
 
 // deployConfig is the example configuration shipped in k8s/deploy.
