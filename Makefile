@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler demo test bench bench-k8s fuzz clean prometheus
+.PHONY: all setup highs env build kube-scheduler nvml-agent demo test bench bench-k8s fuzz clean prometheus
 
 all: build
 
@@ -31,6 +31,7 @@ setup:
 	@command -v $(GO) >/dev/null || { echo "Go toolchain not found (expected /usr/local/go/bin/go)"; exit 1; }
 	$(GO) mod download
 	cd k8s && $(GO) mod download
+	cd nvmlagent && $(GO) mod download
 	@$(MAKE) --no-print-directory highs
 
 highs:
@@ -65,6 +66,12 @@ build: setup
 kube-scheduler: setup
 	cd k8s && $(GO) build -o ../bin/kube-scheduler ./cmd/kube-scheduler
 
+# NVML node agent (module nvmlagent/, cgo): GPU power in the DCGM exporter's
+# names, for nodes without the DCGM exporter. Runs where the NVIDIA driver is.
+NVML_CGO := CGO_CFLAGS="$(CGO_CFLAGS) -Wno-deprecated-declarations"
+nvml-agent: setup
+	cd nvmlagent && $(NVML_CGO) $(GO) build -o ../bin/wattsched-nvml-agent ./cmd/wattsched-nvml-agent
+
 # Main job on the embedded default scenario: the PWR paper's comparison on the
 # openb Default trace (3 seeds), results in out/demo.
 demo: build
@@ -72,13 +79,15 @@ demo: build
 
 # Every test: vet, formatting, unit/property/golden tests, full-trace
 # reproductions and fuzz seeds; then the Kubernetes module's unit tests and
-# its integration tests against a real kube-apiserver (embedded etcd).
+# its integration tests against a real kube-apiserver (embedded etcd); then
+# the NVML agent's (its real-GPU test skips without an NVIDIA driver).
 test: setup prometheus
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	cd k8s && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd nvmlagent && $(NVML_CGO) $(GO) vet ./... && $(NVML_CGO) $(GO) test -count=1 ./...
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./experiment/ ./policy/...

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -23,7 +24,7 @@ import (
 func TestManifestsDecode(t *testing.T) {
 	s := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{Yaml: true, Strict: true})
 	kinds := map[string]int{}
-	for _, f := range []string{"rbac.yaml", "scheduler.yaml", "example-pods.yaml", "sweep-job.yaml", "sweep-merge-job.yaml"} {
+	for _, f := range []string{"rbac.yaml", "scheduler.yaml", "example-pods.yaml", "sweep-job.yaml", "sweep-merge-job.yaml", "nvml-agent.yaml"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -37,6 +38,9 @@ func TestManifestsDecode(t *testing.T) {
 			if j, ok := obj.(*batchv1.Job); ok {
 				checkSweepJob(t, f, j)
 			}
+			if d, ok := obj.(*appsv1.DaemonSet); ok {
+				checkAgent(t, f, d)
+			}
 			if p, ok := obj.(*v1.Pod); ok {
 				if _, err := gpushare.Demand(p); err != nil {
 					t.Errorf("%s pod %s: %v", f, p.Name, err)
@@ -44,7 +48,7 @@ func TestManifestsDecode(t *testing.T) {
 			}
 		}
 	}
-	for k, n := range map[string]int{"ServiceAccount": 1, "ClusterRoleBinding": 3, "ClusterRole": 1, "Deployment": 1, "Pod": 2, "Job": 2, "PersistentVolumeClaim": 1} {
+	for k, n := range map[string]int{"ServiceAccount": 1, "ClusterRoleBinding": 3, "ClusterRole": 1, "Deployment": 1, "Pod": 2, "Job": 2, "PersistentVolumeClaim": 1, "DaemonSet": 1} {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d", kinds[k], k, n)
 		}
@@ -81,6 +85,30 @@ func checkSweepJob(t *testing.T, f string, j *batchv1.Job) {
 }
 
 var sweepShards int
+
+// checkAgent: the NVML agent labels its series with the node's name and
+// takes no GPU from the pods that need them.
+func checkAgent(t *testing.T, f string, d *appsv1.DaemonSet) {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	named := false
+	for _, e := range c.Env {
+		if e.Name == "NODE_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName" {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("%s: NODE_NAME must come from spec.nodeName (the Hostname label PowerBudget matches)", f)
+	}
+	for name := range c.Resources.Requests {
+		if strings.Contains(string(name), "gpu") {
+			t.Errorf("%s: the agent requests %s: it would take a GPU from the workloads", f, name)
+		}
+	}
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9400 {
+		t.Errorf("%s: want port 9400 (the DCGM exporter's), got %v", f, c.Ports)
+	}
+}
 
 // The example alerting rules parse and type-check with promtool (it comes
 // with Debian's prometheus package; `make prometheus` installs it).

@@ -1,0 +1,79 @@
+// Command wattsched-nvml-agent serves a node's GPU power, energy,
+// utilisation and SM clock, read through NVML, in the DCGM exporter's
+// names on /metrics (port 9400, the DCGM exporter's), for Prometheus to
+// scrape and wattsched's measured-power mode and calibration to read. It
+// needs the NVIDIA driver (libnvidia-ml.so.1) on the node.
+//
+//	wattsched-nvml-agent [--listen :9400] [--hostname NAME] [--nvml-library PATH]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wattsched/wattsched/nvmlagent"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "wattsched-nvml-agent:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wattsched-nvml-agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", ":9400", "address to serve /metrics on")
+	hostname := fs.String("hostname", "", "value of the Hostname label: the Kubernetes node name (default $NODE_NAME, else the host's name)")
+	library := fs.String("nvml-library", "", "path of libnvidia-ml.so.1 (default: the dynamic loader's search)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	host := *hostname
+	if host == "" {
+		host = os.Getenv("NODE_NAME")
+	}
+	if host == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("hostname: %w (give --hostname)", err)
+		}
+		host = h
+	}
+	var opts []nvml.LibraryOption
+	if *library != "" {
+		opts = append(opts, nvml.WithLibraryPath(*library))
+	}
+	lib := nvml.New(opts...)
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return fmt.Errorf("NVML init: %s (is the NVIDIA driver installed, and libnvidia-ml.so.1 visible to the container?)", lib.ErrorString(ret))
+	}
+	defer lib.Shutdown()
+	c, err := nvmlagent.New(lib, host)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	fmt.Fprintf(stderr, "wattsched-nvml-agent: %d GPUs of %s on %s/metrics\n", c.GPUs(), host, *listen)
+	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
+}
