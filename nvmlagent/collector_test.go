@@ -216,16 +216,7 @@ func TestAgentThroughPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := m.Refresh(context.Background()); err == nil && m.Status("node-a").OK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no measured power for node-a after 60 s: %+v", m.Status("node-a"))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	promtest.WaitReading(t, m, "node-a")
 	r := m.Status("node-a").Reading
 	// Each GPU draws between idle and full power: the node's sum lies
 	// between 8 x 50 and 8 x 400 W, and is a GPU-scope reading.

@@ -40,16 +40,7 @@ func BenchmarkBudgetPreFilter(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := m.Refresh(context.Background()); err == nil && m.Status("n499").OK {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("no readings for n499 after 60 s")
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	promtest.WaitReading(b, m, "n499")
 	// Time without Prometheus scraping 4,000 series in the background.
 	srv.Stop()
 	for _, mode := range []string{"estimated", "measured"} {

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,16 +82,7 @@ func BenchmarkThroughputMeasured(b *testing.B) {
 		b.Fatal(err)
 	}
 	last := trace[len(trace)-1].Name
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := m.Refresh(context.Background()); err == nil && m.Status(last).OK {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("no measured power for %s after 60 s: %+v", last, m.Status(last))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	promtest.WaitReading(b, m, last)
 	deploy, err := os.ReadFile(deployConfig())
 	if err != nil {
 		b.Fatal(err)

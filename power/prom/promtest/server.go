@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wattsched/wattsched/power/prom"
 )
 
 // InstallHint is how to get the Prometheus server on the test machine.
@@ -133,4 +135,20 @@ func freePort(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return addr
+}
+
+// WaitReading refreshes m until node has a usable reading (Prometheus has
+// scraped its series), and fails the test after a minute.
+func WaitReading(t testing.TB, m *prom.Meter, node string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := m.Refresh(context.Background()); err == nil && m.Status(node).OK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no measured power for %s after 60 s: %+v", node, m.Status(node))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
