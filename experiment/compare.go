@@ -25,6 +25,8 @@ type CompareRun struct {
 	Result *sim.Result
 	// CostUSD and CO2Kg price the run's hourly energy (scenario.Account).
 	CostUSD, CO2Kg float64
+	// Measured is what recorded readings did (scenario measured).
+	Measured *MeasuredSummary
 }
 
 // RunCompare replays the scenario's trace under every policy on every seed
@@ -37,15 +39,19 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	rec, err := loadRecorded(s, in)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	n := len(s.Policies) * s.Seeds
 	out, errs := ShardedRun(env.Shards, n, env.Workers, func(i int) (*CompareRun, error) {
 		ps := &s.Policies[i/s.Seeds]
 		seed := s.FirstSeed + uint64(i%s.Seeds)
-		res, usd, kg, err := replayOnce(env, s, ps, in, acct, seed, true)
+		r, err := replayOnce(env, s, ps, in, acct, rec, seed, true)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
 		}
-		return &CompareRun{Policy: ps.Name, Seed: seed, Result: res, CostUSD: usd, CO2Kg: kg}, nil
+		return &CompareRun{Policy: ps.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, Measured: r.measured}, nil
 	}, env.Progress, func(i int) string {
 		return fmt.Sprintf("%s seed %d", s.Policies[i/s.Seeds].Name, s.FirstSeed+uint64(i%s.Seeds))
 	})
@@ -134,6 +140,12 @@ var compareMetrics = []compareMetric{
 		}},
 }
 
+// measuredMetric joins compareMetrics when the scenario replays measured
+// power.
+var measuredMetric = compareMetric{"measured_readings", "measured readings", "", "%.0f",
+	"how often the power gate counted a fresh recorded reading for a node (each node once per decision); otherwise it counted the node's estimate (summary.json gives why)",
+	func(r *CompareRun) float64 { return float64(r.Measured.Measured) }}
+
 // MeanCI is a mean over seeds with its two-sided 95% confidence interval
 // (Student's t with n-1 degrees of freedom; NaN bounds for one seed).
 type MeanCI struct {
@@ -177,6 +189,9 @@ type CompareSummary struct {
 	// Wait and JCT quantiles over every task of every seed (s).
 	WaitQuantiles map[string]Num `json:"wait_quantiles_s"`
 	JCTQuantiles  map[string]Num `json:"jct_quantiles_s"`
+	// Measured sums the seeds' lookups of recorded readings (scenario
+	// measured).
+	Measured *MeasuredSummary `json:"measured,omitempty"`
 }
 
 var quantiles = []struct {
@@ -190,18 +205,22 @@ var quantiles = []struct {
 // metric definitions, and a plain-language summary at the top of
 // report.html.
 func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*CompareRun) (*Results, error) {
+	metrics := compareMetrics
+	if s.Measured != nil {
+		metrics = append(slices.Clone(compareMetrics), measuredMetric)
+	}
 	byPolicy := map[string][]*CompareRun{}
 	for _, r := range runs {
 		byPolicy[r.Policy] = append(byPolicy[r.Policy], r)
 	}
 	base := byPolicy[s.Policies[0].Name]
 	csvRows := [][]string{{"policy", "seed"}}
-	for _, m := range compareMetrics {
+	for _, m := range metrics {
 		csvRows[0] = append(csvRows[0], m.key)
 	}
 	var sums []CompareSummary
 	means := report.Table{Title: fmt.Sprintf("Comparison over %d seeds: mean [95%% confidence interval]", s.Seeds), Head: []string{"policy"}}
-	for _, m := range compareMetrics {
+	for _, m := range metrics {
 		means.Head = append(means.Head, m.head)
 	}
 	means.Head = append(means.Head, "energy vs "+s.Policies[0].Name)
@@ -217,7 +236,7 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		rs := byPolicy[ps.Name]
 		sum := CompareSummary{Policy: ps.Name, Metrics: map[string]MeanCI{}, WaitQuantiles: map[string]Num{}, JCTQuantiles: map[string]Num{}}
 		row := []string{ps.Name}
-		for _, m := range compareMetrics {
+		for _, m := range metrics {
 			var xs []float64
 			for _, r := range rs {
 				xs = append(xs, m.of(r))
@@ -228,18 +247,21 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		}
 		var rel []float64
 		for i, r := range rs {
-			b := compareMetrics[0].of(base[i])
-			rel = append(rel, compareMetrics[0].of(r)/b-1)
+			b := metrics[0].of(base[i])
+			rel = append(rel, metrics[0].of(r)/b-1)
 		}
 		sum.EnergyVsBaseline = ci95(rel)
 		row = append(row, pctCI(sum.EnergyVsBaseline))
 		means.Rows = append(means.Rows, row)
+		for _, r := range rs {
+			sum.Measured = sum.Measured.add(r.Measured)
+		}
 		var wait, jct []float64
 		for _, r := range rs {
 			w, j := taskTimes(r.Result)
 			wait, jct = append(wait, w...), append(jct, j...)
 			line := []string{ps.Name, strconv.FormatUint(r.Seed, 10)}
-			for _, m := range compareMetrics {
+			for _, m := range metrics {
 				line = append(line, report.F(m.of(r)))
 			}
 			csvRows = append(csvRows, line)
@@ -261,7 +283,7 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		powerLines = append(powerLines, powerSeries(ps.Name, rs[0].Result))
 	}
 	defs := report.Table{Title: "What each figure means", Head: []string{"figure", "definition"}}
-	for _, m := range compareMetrics {
+	for _, m := range metrics {
 		defs.Rows = append(defs.Rows, []string{m.head, m.definition})
 	}
 	defs.Rows = append(defs.Rows,
@@ -276,7 +298,7 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		return nil, err
 	}
 	summary := compareSentence(s, in, sums)
-	acct, err := s.Account()
+	notes, tail, err := replayNotes(s, in)
 	if err != nil {
 		return nil, err
 	}
@@ -290,8 +312,8 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Title: "wattsched compare: " + s.Name, Notes: []string{summary, s.Description, "Data: " + in.Source, "Cost and carbon: " + acct.Where},
-		Head: []string{summary, ""}, Tail: []string{"cost and carbon: " + acct.Where, ""}, Tables: []report.Table{means, dist, defs},
+	return &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
+		Head: []string{summary, ""}, Tail: tail, Tables: []report.Table{means, dist, defs},
 		Figures: []Figure{
 			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
 			{File: "power.svg", Caption: "Estimated cluster power over time (steps: power is constant between events)", SVG: powSVG},

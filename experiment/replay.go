@@ -23,6 +23,8 @@ type ReplayRun struct {
 	CostUSD, CO2Kg float64
 	// PowerDown: the run powered idle nodes off (scenario power_down).
 	PowerDown bool
+	// Measured is what recorded readings did (scenario measured).
+	Measured *MeasuredSummary
 }
 
 // ReplaySummary condenses one replay.
@@ -44,6 +46,8 @@ type ReplaySummary struct {
 	CO2Kg      Num    `json:"co2_kg"`
 	// PowerDown is set when the scenario powers idle nodes off.
 	PowerDown *PowerDownSummary `json:"power_down,omitempty"`
+	// Measured is set when the scenario replays measured power.
+	Measured *MeasuredSummary `json:"measured,omitempty"`
 }
 
 // PowerDownSummary is what node power management did in one run.
@@ -62,30 +66,46 @@ func powerDown(s *scenario.Scenario) *sim.PowerDown {
 	return &sim.PowerDown{IdleAfter: ms(s.PowerDown.IdleAfterS), Wake: ms(s.PowerDown.WakeS), OffW: hw.Watts(s.PowerDown.OffW)}
 }
 
+// replayed is one replay's outcome.
+type replayed struct {
+	res      *sim.Result
+	usd, kg  float64
+	measured *MeasuredSummary
+}
+
 // replayOnce replays the pod list under one policy with the given seed
 // (and, with seededTies, ties broken by that seed's node order, as compare
-// does), and prices its energy.
-func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, seed uint64, seededTies bool) (*sim.Result, float64, float64, error) {
+// does), with the recorded readings if any, and prices its energy.
+func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, rec *recorded, seed uint64, seededTies bool) (*replayed, error) {
 	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, err
 	}
 	if seededTies {
 		placer.SetRank(TieRank(len(c.Nodes), seed))
 	}
-	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s)})
+	o := sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s)}
+	m := rec.newRun()
+	if m != nil {
+		o.MeterAt = m.at
+	}
+	e, err := sim.New(c, &policy.Online{Placer: placer}, o)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, err
 	}
 	res, err := e.Run(in.Pods)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, err
 	}
 	usd, kg, err := acct.Cost(res.Hourly)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, err
 	}
-	return res, usd, kg, nil
+	out := &replayed{res: res, usd: usd, kg: kg}
+	if m != nil {
+		out.measured = &m.sum
+	}
+	return out, nil
 }
 
 // RunReplay replays the scenario's pod list under each policy. Replay is
@@ -98,13 +118,17 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	rec, err := loadRecorded(s, in)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	out, errs := ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
 		ps := &s.Policies[i]
-		res, usd, kg, err := replayOnce(env, s, ps, in, acct, s.FirstSeed, false)
+		r, err := replayOnce(env, s, ps, in, acct, rec, s.FirstSeed, false)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
-		return &ReplayRun{Policy: ps.Name, Result: res, CostUSD: usd, CO2Kg: kg, PowerDown: s.PowerDown != nil}, nil
+		return &ReplayRun{Policy: ps.Name, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, PowerDown: s.PowerDown != nil, Measured: r.measured}, nil
 	}, env.Progress, func(i int) string { return s.Policies[i].Name })
 	for _, err := range errs {
 		if err != nil {
@@ -127,6 +151,7 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 	if r.PowerDown {
 		s.PowerDown = &PowerDownSummary{OffNodeH: Num(res.OffNodeSeconds / 3600), PowerOffs: res.PowerOffs, Wakes: res.Wakes}
 	}
+	s.Measured = r.Measured
 	var wait, jct float64
 	ended := 0
 	for _, t := range res.Tasks {
@@ -209,15 +234,36 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err != nil {
 		return nil, err
 	}
-	acct, err := s.Account()
+	notes, tail, err := replayNotes(s, in)
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Title: "wattsched: " + s.Name, Notes: []string{s.Description, "Data: " + in.Source, "Cost and carbon: " + acct.Where},
-		Tail: []string{"cost and carbon: " + acct.Where, ""}, Tables: []report.Table{ReplayTable(runs)},
+	return &Results{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description}, notes...),
+		Tail: tail, Tables: []report.Table{ReplayTable(runs)},
 		Figures: []Figure{{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
 		Files:   map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
 		Listing: "summary.json, jobs.csv, timeline.csv, power.svg, report.html"}, nil
+}
+
+// replayNotes are the notes of a replay's or a comparison's results after
+// its description (the data, the grid's sources, the recorded readings),
+// and the lines printed after its tables.
+func replayNotes(s *scenario.Scenario, in *Inputs) (notes, tail []string, err error) {
+	acct, err := s.Account()
+	if err != nil {
+		return nil, nil, err
+	}
+	notes = []string{"Data: " + in.Source, "Cost and carbon: " + acct.Where}
+	tail = []string{"cost and carbon: " + acct.Where, ""}
+	rec, err := loadRecorded(s, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec != nil {
+		notes = append(notes, rec.note)
+		tail = append([]string{rec.note}, tail...)
+	}
+	return notes, tail, nil
 }
 
 // ReplayTable renders the replay summaries for the terminal.
@@ -228,6 +274,10 @@ func ReplayTable(runs []*ReplayRun) report.Table {
 		t.Title = "Replay, idle nodes powered off (power_down)"
 		t.Head = append(t.Head, "node-hours off", "power-offs", "wakes")
 	}
+	if len(runs) > 0 && runs[0].Measured != nil {
+		t.Title += ", gate with measured power (measured)"
+		t.Head = append(t.Head, "measured readings")
+	}
 	for _, r := range runs {
 		x := r.Summarize()
 		row := []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
@@ -235,6 +285,9 @@ func ReplayTable(runs []*ReplayRun) report.Table {
 			fmt.Sprintf("%.0f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))}
 		if x.PowerDown != nil {
 			row = append(row, fmt.Sprintf("%.0f", float64(x.PowerDown.OffNodeH)), strconv.Itoa(x.PowerDown.PowerOffs), strconv.Itoa(x.PowerDown.Wakes))
+		}
+		if x.Measured != nil {
+			row = append(row, strconv.Itoa(x.Measured.Measured))
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -130,14 +130,23 @@ type Scheduler interface {
 // it). In inflation mode a task that fits nowhere is rejected. Under a
 // power limit, the Placer admits through the shared PowerGate, and a task
 // that fits but waits for power holds the tasks behind it.
-type Online struct{ Placer *Placer }
+type Online struct {
+	Placer *Placer
+	// gate is the gate Online gave the Placer from the state (nil when the
+	// caller set one): each call gives it the state's meter.
+	gate *PowerGate
+}
 
 var _ Scheduler = (*Online)(nil)
 
 // Schedule implements Scheduler.
 func (o *Online) Schedule(st *State) []Action {
 	if st.PowerLimit > 0 && o.Placer.Gate() == nil {
-		o.Placer.SetGate(&PowerGate{Limit: st.PowerLimit, Model: st.Power, Meter: st.Meter})
+		o.gate = &PowerGate{Limit: st.PowerLimit, Model: st.Power}
+		o.Placer.SetGate(o.gate)
+	}
+	if o.gate != nil {
+		o.gate.Meter = st.Meter // readings may change between calls
 	}
 	var out []Action
 	for _, t := range st.Queue {

@@ -63,7 +63,8 @@ const (
 // explicit 0 there is an error rather than silently the default (sr: 0
 // used to run as sr: 1).
 var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"},
-	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"}}
+	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"},
+	{"measured", "stale_after_s"}, {"measured", "max_series_w"}}
 
 // explicitZeros reports a defaulted field written as 0, with its line.
 func explicitZeros(b []byte) error {
@@ -134,6 +135,9 @@ type Scenario struct {
 	// PowerDown powers off nodes that stay empty and wakes them when a task
 	// needs them (mode replay).
 	PowerDown *PowerDownSpec `yaml:"power_down" json:"power_down,omitempty"`
+	// Measured replays recorded measured power into the power gate (mode
+	// replay, under power_limit).
+	Measured *MeasuredSpec `yaml:"measured" json:"measured,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -405,6 +409,7 @@ func (s *Scenario) Validate() error {
 		bad.add("power_down: only for mode replay (mode %s has no idle nodes to power off, or manages them itself)", s.Mode)
 	}
 	s.PowerDown.validate(&bad)
+	s.Measured.validate(s, &bad)
 	if s.Coloc != nil && s.Mode != Coloc {
 		bad.add("coloc: only for mode coloc")
 	}

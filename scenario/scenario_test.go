@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy/builtin"
@@ -56,6 +57,16 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"power_down elsewhere", "name: x\nmode: inflation\ntrace: {pods: default}\n" + pol + "power_down: {idle_after_s: 60}\n", "power_down: only for mode replay"},
 		{"power_down negative", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_down: {idle_after_s: 60, wake_s: -1}\n", "power_down.wake_s: -1"},
 		{"power_down unknown field", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_down: {idle_after: 60}\n", "idle_after"},
+		{"measured elsewhere", "name: x\nmode: inflation\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json}\n", "measured: only for mode replay"},
+		{"measured without a limit", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "measured: {file: m.json}\n", "measured: needs power_limit"},
+		{"measured no file", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {exporter: dcgm}\n", "measured.file: empty"},
+		{"measured exporter", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json, exporter: dgcm}\n", `measured.exporter: "dgcm"`},
+		{"measured scope", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json, scope: rack}\n", `measured.scope: "rack"`},
+		{"measured start", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json, start: 2023-13-01}\n", `measured.start: "2023-13-01", want "YYYY-MM-DD hh:mm:ss"`},
+		{"measured stale zero", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json, stale_after_s: 0}\n", "line 6: measured.stale_after_s: 0; leave it out"},
+		{"measured stale negative", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json, stale_after_s: -5}\n", "measured.stale_after_s: -5, want (0, 86400]"},
+		{"measured max inf", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json, max_series_w: .inf}\n", "measured.max_series_w: +Inf"},
+		{"measured unknown field", "name: x\nmode: replay\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1000}\nmeasured: {file: m.json, stale_after: 60}\n", "field stale_after not found"},
 		{"elastic nodes", "name: x\nelastic: {jobs: philly-day, nodes: 0, systems: [PowerFlow]}\n", "elastic.nodes: 0; leave it out"},
 		{"elastic start", "name: x\nelastic: {jobs: philly-day, start: '2017-10-13 00:00:00', systems: [Gandiva]}\n", "elastic.start: only for a Philly job table file"},
 		{"elastic no systems", "name: x\nelastic: {jobs: philly-day}\n", "elastic.systems: none"},
@@ -220,6 +231,7 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("name: x\nhpc: {swf: nasa-ipsc, systems: [VU-FCFS, {name: v, policy: vahrm, predictions: ideal}]}\npower_limit: {tdp_fraction: 0.5}\n")
 	f.Add("name: x\nelastic: {jobs: philly-day, systems: [PowerFlow, Gandiva]}\n")
 	f.Add("name: x\nslotted: {nodes: {RTX2060: 3}, jobs: {count: 5}, systems: [FIFO, {name: c, policy: cedla, args: {mode: hard}}]}\n")
+	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\npower_limit: {watts: 1000}\nmeasured: {file: m.json, start: '2023-01-01 00:00:00'}\n")
 	f.Add("name: [\n")
 	r := builtin.Registries()
 	f.Fuzz(func(t *testing.T, doc string) {
@@ -290,5 +302,52 @@ policies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]
 	}
 	if _, err := s.HardwareCatalog(hw.Default()); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("missing catalog file: %v", err)
+	}
+}
+
+// The measured section's file is read relative to the scenario file;
+// errors name the section, the file and the JSON path, and the start
+// defaults to the file's first point.
+func TestRecordedFile(t *testing.T) {
+	dir := t.TempDir()
+	const head = "name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\npower_limit: {watts: 1000}\n"
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ok.json", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"n1"},"values":[[1700000000,"80"],[1700000060,"90"]]}]}}`)
+	write("bad.json", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"Hostname":"n1"},"values":[[1700000000,"eighty"]]}]}}`)
+	write("util.json", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","Hostname":"n1"},"values":[[1700000000,"80"]]}]}}`)
+	for _, c := range []struct{ measured, want string }{
+		{"{file: ok.json}", ""},
+		{"{file: ok.json, start: '2023-11-14 22:00:00'}", ""},
+		{"{file: missing.json}", "measured.file: open"},
+		{"{file: bad.json}", `bad.json: data.result[0].values[0]: [1]: "eighty" is not a number`},
+		{"{file: util.json}", `util.json: no series with __name__ "DCGM_FI_DEV_POWER_USAGE"`},
+	} {
+		path := filepath.Join(dir, "s.yaml")
+		write("s.yaml", head+"measured: "+c.measured+"\n")
+		s, err := scenario.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, start, err := s.Recorded()
+		if c.want != "" {
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: error %v, want %q", c.measured, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.measured, err)
+		}
+		want := time.Unix(1700000000, 0).UTC()
+		if strings.Contains(c.measured, "start") {
+			want = time.Date(2023, 11, 14, 22, 0, 0, 0, time.UTC)
+		}
+		if !start.Equal(want) || rec.Series() != 1 {
+			t.Errorf("%s: start %v, %d series; want %v and 1", c.measured, start, rec.Series(), want)
+		}
 	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	// power gate (policy.State.Meter): the gate counts max(measured,
 	// estimated) per node, the engine still checks the estimate.
 	Meter policy.Meter
+	// MeterAt, when set, gives the meter at each decision from the
+	// simulated time (readings that change over time, a recorded series);
+	// it takes the place of Meter.
+	MeterAt func(now job.Time) policy.Meter
 	// CheckInvariants runs cluster.Check after every time step (slow; for tests).
 	CheckInvariants bool
 	// Seed seeds the run's one random source (policy.State.Rand).
@@ -445,9 +449,13 @@ func removeInt(s []int, v int) []int {
 // decide calls the scheduler until a call neither starts nor rejects a
 // task (Online starts one task per call, so that the next sees it placed).
 func (e *Engine) decide() error {
+	meter := e.opt.Meter
+	if e.opt.MeterAt != nil {
+		meter = e.opt.MeterAt(e.k.Now())
+	}
 	for {
 		st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
-			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Meter: e.opt.Meter, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
+			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Meter: meter, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
 		acts := e.sched.Schedule(st)
 		e.k.Decisions++
 		progressed := false

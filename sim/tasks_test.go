@@ -280,3 +280,52 @@ func TestEngineMeasuredGate(t *testing.T) {
 		}
 	}
 }
+
+// Options.MeterAt gives the gate the readings at each decision's time. In
+// replay under a 400 W limit, task 0 (one vCPU, one whole GPU, +165 W)
+// arrives at 0 s while node b measures 250 W (until 5 s): 25 + 250 + 165 =
+// 440 W > 400 W on a, more on b, so it waits. Nothing happens at 5 s; the
+// next decision is at task 1's arrival at 10 s, when b has no reading and
+// the estimates (70 + 165 = 235 W) admit task 0. Without a meter task 0
+// starts at once.
+func TestEngineMeterAt(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "V100M16").Build()
+		sc, _ := bestfit.New(bestfit.Args{}, policy.Deps{})
+		pl, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "b", Scorer: sc, Weight: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asked []job.Time
+		o := sim.Options{Mode: sim.Replay, Power: power.PWR{}, PowerLimit: 400, CheckInvariants: true}
+		if timed {
+			o.Meter = power.Readings{"a": {Watts: 1e6, Scope: power.ScopeNode}} // ignored: MeterAt takes its place
+			o.MeterAt = func(now job.Time) policy.Meter {
+				asked = append(asked, now)
+				if now < 5000 {
+					return power.Readings{"b": {Watts: 250, Scope: power.ScopeNode}}
+				}
+				return power.Readings{}
+			}
+		}
+		e, err := sim.New(c, &policy.Online{Placer: pl}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: job.MilliPerGPU}
+		res, err := e.Run([]job.Task{{ID: 0, Class: -1, Demand: d, Work: 60}, {ID: 1, Class: -1, Demand: d, Submit: 10000, Work: 60}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := job.Time(0)
+		if timed {
+			want = 10000
+		}
+		if got := res.Tasks[0].Start; got != want {
+			t.Errorf("timed meter %v: task 0 starts at %d ms, want %d (MeterAt asked at %v)", timed, got, want, asked)
+		}
+		if timed && (len(asked) < 2 || asked[0] != 0 || asked[1] != 10000) {
+			t.Errorf("MeterAt asked at %v, want 0 then 10000 first", asked)
+		}
+	}
+}

@@ -28,6 +28,7 @@ var goldenCases = []struct {
 	{"demo", []string{"run"}},
 	{"replay-openb", []string{"run", "-c", "../../examples/replay-openb.yaml"}},
 	{"replay-powerdown", []string{"run", "-c", "../../examples/replay-powerdown.yaml"}},
+	{"replay-measured", []string{"run", "-c", "../../examples/replay-measured.yaml"}},
 	{"hpc-vahrm", []string{"run", "-c", "../../examples/hpc-vahrm.yaml"}},
 	{"elastic-powerflow", []string{"run", "-c", "../../examples/elastic-powerflow.yaml"}},
 	{"vahrm-quick", []string{"reproduce", "vahrm", "--quick"}},

@@ -28,7 +28,8 @@ func tree(t *testing.T, dir string) map[string]string {
 }
 
 // Three shards of a run, merged, give the bytes of the single run, for a
-// scenario run (inflation, 2 policies x 3 seeds) and a comparison.
+// scenario run (inflation, 2 policies x 3 seeds) and a comparison (with
+// recorded measured power, whose counts cross the shard files).
 func TestShardsMergeToTheSingleRun(t *testing.T) {
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "s.yaml")
@@ -36,7 +37,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		"  - {name: FGD, scorers: [{policy: fgd, weight: 1}]}\n  - {name: BestFit, scorers: [{policy: bestfit, weight: 1}]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range [][]string{{"run", "-c", scen}, {"compare", "-c", "../../examples/replay-openb.yaml", "--seeds", "2"}} {
+	for _, cmd := range [][]string{{"run", "-c", scen}, {"compare", "-c", "../../examples/replay-measured.yaml", "--seeds", "2"}} {
 		t.Run(cmd[0], func(t *testing.T) {
 			out := filepath.Join(dir, cmd[0])
 			if code, _, errs := run(t, append(slices.Clone(cmd), "-o", filepath.Join(out, "single"))...); code != 0 {

@@ -211,15 +211,10 @@ func (m *Meter) query(ctx context.Context) (*Snapshot, error) {
 			continue
 		}
 		n := s.nodes[node]
-		switch v := x.Value; {
-		case math.IsNaN(v) || math.IsInf(v, 0):
-			n.invalid = fmt.Sprintf("a series is %v", v)
-		case v < 0:
-			n.invalid = fmt.Sprintf("a series is negative (%g W)", v)
-		case v > m.cfg.MaxSeriesWatts:
-			n.invalid = fmt.Sprintf("a series reads %g W, over maxSeriesWatts %g", v, m.cfg.MaxSeriesWatts)
-		default:
-			n.watts += v
+		if why := badWatts(x.Value, m.cfg.MaxSeriesWatts, "maxSeriesWatts"); why != "" {
+			n.invalid = why
+		} else {
+			n.watts += x.Value
 		}
 		s.nodes[node] = n
 	}
@@ -245,6 +240,20 @@ func (m *Meter) query(ctx context.Context) (*Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// badWatts says why one series' value cannot be counted (NaN, infinite,
+// negative, or above max, the field limit names), or "".
+func badWatts(v, max float64, limit string) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Sprintf("a series is %v", v)
+	case v < 0:
+		return fmt.Sprintf("a series is negative (%g W)", v)
+	case v > max:
+		return fmt.Sprintf("a series reads %g W, over %s %g", v, limit, max)
+	}
+	return ""
 }
 
 // Status is a node's reading, or why it has none (a Reason... constant)

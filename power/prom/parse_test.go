@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wattsched/wattsched/power/prom"
 )
@@ -24,6 +25,15 @@ func FuzzParseRange(f *testing.F) {
 			for _, x := range s {
 				if x.Labels == nil {
 					t.Fatal("series without labels accepted")
+				}
+			}
+			// A recording of any accepted answer reads without panicking.
+			if rec, err := prom.NewRecorded(s, prom.RecordedConfig{}); err == nil {
+				first, last := rec.Span()
+				for _, n := range rec.Nodes() {
+					for _, at := range []time.Time{first.Add(-time.Second), first, last, last.Add(time.Hour)} {
+						rec.Status(n, at)
+					}
 				}
 			}
 		}

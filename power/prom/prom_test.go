@@ -94,6 +94,76 @@ func TestMeterAgainstPrometheus(t *testing.T) {
 		}
 	})
 
+	t.Run("recorded range replays what the meter saw", func(t *testing.T) {
+		// The meter's readings at past instants, and a range query over the
+		// same instants read back as a Recorded meter, agree node by node:
+		// same reading (to 1 nW) or the same reason to fall back. The one
+		// exception is b, whose exporter serves 3-minute-old samples: an
+		// instant query still returns them (within Prometheus' 5-minute
+		// lookback), and a range answer carries its evaluation times, not
+		// the samples', so the recording cannot see that b is stale.
+		live, err := prom.NewMeter(prom.Config{URL: srv.URL, Exporter: prom.DCGM})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := prom.NewClient(srv.URL, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Wait until the last five seconds hold a sample of every series.
+		var series []prom.Series
+		var start, end time.Time
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			end = time.Now().Add(-time.Second).Truncate(time.Second)
+			start = end.Add(-4 * time.Second)
+			if series, err = c.QueryRange(context.Background(), "DCGM_FI_DEV_POWER_USAGE", start, end, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			full := 0
+			for _, x := range series {
+				if len(x.Points) == 5 {
+					full++
+				}
+			}
+			if full == 7 { // a's two GPUs, b to f one each
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after 30 s, %d of 7 series have 5 points", full)
+			}
+		}
+		rec, err := prom.NewRecorded(series, prom.RecordedConfig{Exporter: prom.DCGM})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compared := 0
+		for at := start; !at.After(end); at = at.Add(time.Second) {
+			live.SetClock(func() time.Time { return at })
+			if _, err := live.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for _, node := range []string{"a", "b", "c", "d", "e", "f", "zzz"} {
+				l, r := live.Status(node), rec.Status(node, at)
+				if node == "b" {
+					if l.OK || l.Reason != prom.ReasonStale || !r.OK {
+						t.Errorf("%s b: live %+v, recorded %+v; want stale live, a reading recorded", at.Format(time.TimeOnly), l, r)
+					}
+					continue
+				}
+				if l.OK != r.OK || l.Reason != r.Reason || math.Abs(float64(l.Reading.Watts-r.Reading.Watts)) > 1e-9 || l.Reading.Scope != r.Reading.Scope {
+					t.Errorf("%s node %s: live %+v, recorded %+v", at.Format(time.TimeOnly), node, l, r)
+				}
+				if l.OK {
+					compared++
+				}
+			}
+		}
+		if compared < 5*2 { // a and f at 5 instants
+			t.Errorf("only %d readings compared", compared)
+		}
+		t.Logf("%d readings of %d series agree at 5 instants", compared, rec.Series())
+	})
+
 	t.Run("kepler", func(t *testing.T) {
 		m, err := prom.NewMeter(prom.Config{URL: srv.URL, Exporter: prom.Kepler})
 		if err != nil {
