@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -29,6 +30,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rng := fs.String("range", "", "START,END[,STEP] of the range query: RFC 3339 times or Unix seconds, STEP a duration (default 15s)")
 	from := fs.String("from", "", "a saved /api/v1/query_range JSON result of the calibration query (instead of --prometheus)")
 	out := fs.String("o", "", "catalog file to write (required)")
+	save := fs.String("save", "", "with --prometheus: also write the server's answer to FILE (for --from, or a scenario's measured section)")
 	force := fs.Bool("force", false, "replace an existing file")
 	curve := fs.String("curve", "", "inner breakpoints of a piecewise curve over utilisation (or allocated share with --pods), e.g. 0.25,0.5,0.75 (default: a straight line from idle to full power)")
 	pods := fs.String("pods", "", "a 'kubectl get pods -A -o json' (or nodes,pods) dump: fit power over the GPU share allocated to the pods that ran, not over utilisation")
@@ -46,6 +48,9 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if fs.NArg() > 0 || *out == "" || (*url == "") == (*from == "") || (*url != "") != (*rng != "") {
 		return usageError{errors.New("calibrate: want --prometheus URL --range START,END[,STEP] or --from query.json, and -o catalog.yaml")}
 	}
+	if *save != "" && *url == "" {
+		return usageError{errors.New("calibrate --save: only with --prometheus (--from reads a saved answer already)")}
+	}
 	knots, err := parseKnots(*curve)
 	if err != nil {
 		return usageError{fmt.Errorf("calibrate --curve: %w", err)}
@@ -53,6 +58,14 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	o.Knots = knots
 	if err := checkOutFile(*out, *force); err != nil {
 		return err
+	}
+	if *save != "" {
+		if err := checkOutFile(*save, *force); err != nil {
+			return err
+		}
+		if abs(*save) == abs(*out) {
+			return usageError{errors.New("calibrate: --save and -o name the same file")}
+		}
 	}
 	var runs *k8sdump.Runs
 	if *pods != "" {
@@ -68,6 +81,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		o.AllocFrom = *pods
 	}
 	var series []prom.Series
+	var answer []byte
 	if *from != "" {
 		b, err := os.ReadFile(*from)
 		if err != nil {
@@ -86,7 +100,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return usageError{fmt.Errorf("calibrate --prometheus: %w", err)}
 		}
-		if series, err = c.QueryRange(ctx, o.Query(), start, end, step); err != nil {
+		if series, answer, err = c.QueryRangeRaw(ctx, o.Query(), start, end, step); err != nil {
 			return fmt.Errorf("%s: %w", *url, err)
 		}
 		o.From = fmt.Sprintf("%s %s..%s step %s", *url, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), step)
@@ -109,6 +123,11 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	if *save != "" {
+		if err := report.WriteFile(*save, answer); err != nil {
+			return err
+		}
+	}
 	if err := report.WriteFile(*out, doc); err != nil {
 		return err
 	}
@@ -127,8 +146,20 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if unpaired.Unknown > 0 {
 		fmt.Fprintf(stdout, "left out %d power samples taken while a GPU pod without %s ran on the node (its GPUs unknown)\n", unpaired.Unknown, k8sdump.AnnGPUIndex)
 	}
+	if *save != "" {
+		fmt.Fprintf(stdout, "wrote %s (the range query's answer, %d series)\n", *save, len(series))
+	}
 	fmt.Fprintf(stdout, "wrote %s (%d GPU models)\n", *out, len(fits))
 	return nil
+}
+
+// abs is path made absolute (path itself when that fails), to compare
+// two output names.
+func abs(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
 }
 
 // checkOutFile refuses a directory, a symbolic link, or an existing file

@@ -81,7 +81,8 @@ func TestCalibrateRecoversTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := filepath.Join(dir, "live.yaml")
-	code, out, errs := run(t, "calibrate", "--prometheus", url, "--range", fmt.Sprintf("%d,%d,1s", start.Unix(), end.Unix()), "-o", live)
+	recording := filepath.Join(dir, "recording.json")
+	code, out, errs := run(t, "calibrate", "--prometheus", url, "--range", fmt.Sprintf("%d,%d,1s", start.Unix(), end.Unix()), "--save", recording, "-o", live)
 	if code != 0 {
 		t.Fatalf("live: exit %d: %s", code, errs)
 	}
@@ -148,6 +149,73 @@ func TestCalibrateRecoversTrace(t *testing.T) {
 	t.Run("bad input", func(t *testing.T) {
 		calibrateBadInput(t, raw)
 	})
+	t.Run("saved answer feeds a scenario", func(t *testing.T) {
+		calibrateSavedIntoScenario(t, dir, live, recording)
+	})
+}
+
+// The answer calibrate --save wrote is the server's: calibrating from it
+// gives the live run's models, and a replay scenario on the same nodes
+// (its node list naming the calibrated models, its catalog the calibrated
+// file) counts it in its power gate through the measured section: the
+// operator's path from Prometheus to a simulation of their own cluster.
+func calibrateSavedIntoScenario(t *testing.T, dir, live, recording string) {
+	fromSaved := filepath.Join(dir, "from-saved.yaml")
+	if code, _, errs := run(t, "calibrate", "--from", recording, "-o", fromSaved); code != 0 {
+		t.Fatalf("from the saved answer: exit %d: %s", code, errs)
+	}
+	lc, sc := readCatalog(t, live), readCatalog(t, fromSaved)
+	for _, name := range []string{"Tesla-T4-measured", "NVIDIA-H100-80GB-HBM3-measured"} {
+		l, _ := lc.GPU(name)
+		s, _ := sc.GPU(name)
+		if l.IdleW != s.IdleW || l.TDPW != s.TDPW {
+			t.Errorf("%s: live %v/%v W, from the saved answer %v/%v W", name, l.IdleW, l.TDPW, s.IdleW, s.TDPW)
+		}
+	}
+	files := map[string]string{
+		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nt1,32000,131072,2,Tesla-T4-measured\nt2,32000,131072,2,Tesla-T4-measured\nh1,64000,524288,4,NVIDIA-H100-80GB-HBM3-measured\n",
+		"pods.csv": "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n" +
+			"p0,4000,8192,1,1000,,LS,Running,0,30,\np1,4000,8192,1,500,,LS,Running,2,30,\np2,4000,8192,2,1000,,LS,Running,5,30,\np3,4000,8192,1,1000,,LS,Running,9,30,\n",
+		"s.yaml": "name: e2e\nmode: replay\ntrace: {nodes: nodes.csv, pods: pods.csv}\ncatalog: " + live + "\n" +
+			"policies: [{name: BestFit, scorers: [{policy: bestfit, weight: 1}]}]\npower_limit: {watts: 100000}\nmeasured: {file: " + recording + "}\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "e2e")
+	code, stdout, errs := run(t, "run", "-c", filepath.Join(dir, "s.yaml"), "-o", out)
+	if code != 0 {
+		t.Fatalf("scenario: exit %d: %s", code, errs)
+	}
+	var sum struct {
+		Policies []struct {
+			Started  int `json:"started"`
+			Measured struct {
+				Lookups, Measured int
+				Fallbacks         map[string]int
+			} `json:"measured"`
+		} `json:"policies"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &sum)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sum.Policies[0]
+	fell := 0
+	for _, n := range p.Measured.Fallbacks {
+		fell += n
+	}
+	// Every decision while the pods arrive (0-9 s) falls inside the
+	// recording (17 s), so each node looked up has a reading.
+	if p.Started != 4 || p.Measured.Measured == 0 || p.Measured.Measured+fell != p.Measured.Lookups {
+		t.Errorf("scenario on the recording: %+v\n%s", p, stdout)
+	}
+	t.Logf("scenario on the recording: %d pods started, lookups %+v", p.Started, p.Measured)
 }
 
 // Bad input from a real server's JSON, altered: each error names the
@@ -278,5 +346,33 @@ func TestCalibrateFromSavedQuery(t *testing.T) {
 	}
 	if string(got) != string(want) {
 		t.Errorf("catalog differs from %s:\n%s", golden, got)
+	}
+}
+
+// --save is checked before any query: only with --prometheus, not the
+// catalog's own name, not over an existing file without --force.
+func TestCalibrateSaveUsage(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(existing, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat := filepath.Join(dir, "c.yaml")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--from", existing, "--save", filepath.Join(dir, "s.json")}, 2, "calibrate --save: only with --prometheus"},
+		{[]string{"--prometheus", "http://127.0.0.1:1", "--range", "0,60", "--save", cat}, 2, "--save and -o name the same file"},
+		{[]string{"--prometheus", "http://127.0.0.1:1", "--range", "0,60", "--save", existing}, 1, "old.json exists (use --force to replace it)"},
+	} {
+		code, _, errs := run(t, append(append([]string{"calibrate"}, c.args...), "-o", cat)...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d and %q", c.args, code, errs, c.code, c.want)
+		}
+		if _, err := os.Stat(cat); err == nil {
+			t.Errorf("%v: catalog written", c.args)
+		}
 	}
 }

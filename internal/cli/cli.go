@@ -253,7 +253,7 @@ _wattsched() {
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
     import) words="k8s -f --kubeconfig --context -o --force" ;;
-    calibrate) words="--prometheus --range --from -o --force --curve --power-metric --util-metric --model-label --suffix --timeout --pods --node-label --gpu-label" ;;
+    calibrate) words="--prometheus --range --from --save -o --force --curve --power-metric --util-metric --model-label --suffix --timeout --pods --node-label --gpu-label" ;;
     reproduce)
       if [ "$COMP_CWORD" -eq 2 ]; then
         words=%q

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -557,5 +559,37 @@ func TestImportK8s(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "z")); !os.IsNotExist(err) {
 		t.Errorf("a failed import left %s behind (%v)", filepath.Join(dir, "z"), err)
+	}
+}
+
+// The completion script offers every flag each subcommand's --help lists
+// (the script's word lists are written by hand).
+func TestCompletionOffersEveryFlag(t *testing.T) {
+	_, script, _ := run(t, "completion", "bash")
+	flagRE := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
+	for _, cmd := range []string{"run", "compare", "merge", "bench", "calibrate"} {
+		line := regexp.MustCompile(`(?m)^    [a-z|]*\b` + cmd + `\b[a-z|]*\) words="([^"]*)"`).FindStringSubmatch(script)
+		if line == nil {
+			t.Errorf("%s: no word list in the completion script", cmd)
+			continue
+		}
+		words := strings.Fields(line[1])
+		code, _, help := run(t, cmd, "--help")
+		if code != 0 {
+			t.Fatalf("%s --help: exit %d", cmd, code)
+		}
+		flags := flagRE.FindAllStringSubmatch(help, -1)
+		if len(flags) == 0 {
+			t.Errorf("%s --help lists no flags: %q", cmd, help)
+		}
+		for _, f := range flags {
+			want := "--" + f[1]
+			if len(f[1]) == 1 {
+				want = "-" + f[1]
+			}
+			if !slices.Contains(words, want) {
+				t.Errorf("%s: completion lacks %s (offers %v)", cmd, want, words)
+			}
+		}
 	}
 }

@@ -106,17 +106,24 @@ func (c *Client) Query(ctx context.Context, query string, t time.Time) ([]Sample
 
 // QueryRange runs a range query; the result must be a matrix.
 func (c *Client) QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]Series, error) {
+	s, _, err := c.QueryRangeRaw(ctx, query, start, end, step)
+	return s, err
+}
+
+// QueryRangeRaw is QueryRange that also returns the server's answer as
+// it came (to save it: ParseRange reads it back).
+func (c *Client) QueryRangeRaw(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]Series, []byte, error) {
 	q := url.Values{"query": {query}, "start": {formatTime(start)}, "end": {formatTime(end)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
 	body, err := c.get(ctx, "/api/v1/query_range", q)
 	if err != nil {
-		return nil, fmt.Errorf("range query %q: %w", query, err)
+		return nil, nil, fmt.Errorf("range query %q: %w", query, err)
 	}
 	s, err := ParseRange(body)
 	if err != nil {
-		return nil, fmt.Errorf("range query %q: %w", query, err)
+		return nil, nil, fmt.Errorf("range query %q: %w", query, err)
 	}
-	return s, nil
+	return s, body, nil
 }
 
 func formatTime(t time.Time) string {
