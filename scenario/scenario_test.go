@@ -268,7 +268,7 @@ func TestExamplesParse(t *testing.T) {
 // run a paper's own hardware.
 func TestHardwareCatalog(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "cat.yaml"), []byte("gpus:\n  - {name: L40S, idle_w: 35, tdp_w: 350, memory_gib: 48, source: test}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cat.yaml"), []byte("gpus:\n  - {name: L40S-measured, idle_w: 35, tdp_w: 350, memory_gib: 48, source: test}\n"), 0o644)
 	path := filepath.Join(dir, "s.yaml")
 	os.WriteFile(path, []byte(`name: hw
 mode: inflation
@@ -287,7 +287,7 @@ policies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"L40S", "H100-SXM5", "A100"} {
+	for _, m := range []string{"L40S-measured", "H100-SXM5", "A100"} {
 		if _, err := c.GPU(m); err != nil {
 			t.Error(err)
 		}

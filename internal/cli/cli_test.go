@@ -286,8 +286,8 @@ func TestHelpVersionCompletion(t *testing.T) {
 }
 
 // Bring your own hardware: the example's H100/L40S cluster runs with the
-// models of its hardware section; without them the error names the model
-// and says how to add it; a --catalog file adds models too; --catalog in a
+// embedded H100 and the L40S model of its hardware section; without that
+// section the error names the model and says how to add it; a --catalog file adds models too; --catalog in a
 // mode that does not read node lists is a usage error.
 func TestBringYourOwnHardware(t *testing.T) {
 	dir := t.TempDir()
@@ -299,14 +299,14 @@ func TestBringYourOwnHardware(t *testing.T) {
 	bare := filepath.Join(dir, "bare.yaml")
 	os.WriteFile(bare, []byte("name: bare\nmode: inflation\nseeds: 1\ntarget: 0.5\ntrace: {nodes: "+nodes+", pods: default}\npolicies:\n  - {name: PWR, scorers: [{policy: pwr, weight: 1}]}\n"), 0o644)
 	code, _, errs := run(t, "run", "-c", bare, "-o", filepath.Join(dir, "o2"))
-	if code != 1 || !strings.Contains(errs, `unknown GPU model "H100-SXM5"`) || !strings.Contains(errs, "--catalog file") {
+	if code != 1 || !strings.Contains(errs, `unknown GPU model "L40S-context-linear"`) || !strings.Contains(errs, "--catalog file") {
 		t.Fatalf("exit %d, stderr %q: want 1, the model and how to add it", code, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "o2")); !os.IsNotExist(err) {
 		t.Error("results directory written despite the error")
 	}
 	cat := filepath.Join(dir, "cat.yaml")
-	os.WriteFile(cat, []byte("gpus:\n  - {name: H100-SXM5, idle_w: 70, tdp_w: 700, memory_gib: 80, source: test}\n  - {name: L40S, idle_w: 35, tdp_w: 350, memory_gib: 48, source: test}\n"), 0o644)
+	os.WriteFile(cat, []byte("gpus:\n  - {name: L40S-context-linear, idle_w: 35.6, tdp_w: 350, memory_gib: 48, source: test}\n"), 0o644)
 	if code, _, errs := run(t, "run", "-c", bare, "-o", filepath.Join(dir, "o3"), "--catalog", cat); code != 0 {
 		t.Fatalf("--catalog: exit %d: %s", code, errs)
 	}
