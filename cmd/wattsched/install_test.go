@@ -21,20 +21,23 @@ const modulePath = "github.com/wattsched/wattsched"
 // The committed files of this checkout (with their current contents) become
 // a fresh git repository tagged v1.2.3, and git's url.<base>.insteadOf points
 // https://github.com/wattsched/wattsched at it, so that the go command
-// fetches the module exactly as it fetches it from GitHub (GOPRIVATE: no
-// proxy, no checksum database for this module only): it lists the tags,
-// picks @latest, builds the module zip with its own rules (nested modules
-// such as k8s/ left out) and builds with the module's own go.mod and go.sum.
-// The dependencies come from the module cache already on this machine,
-// served as a file:// proxy, falling back to the configured proxy. The
-// installed binary must then report the tag as its module version and run
-// the main job.
+// fetches the module exactly as it fetches it from GitHub (no proxy and no
+// checksum database for this module): it lists the tags, picks @latest,
+// builds the module zip with its own rules (nested modules such as k8s/ left
+// out) and builds with the module's own go.mod. The dependencies come from
+// the module cache already on this machine, served as a file:// proxy,
+// falling back to the configured proxy; they are checked against the
+// module's go.sum, not the checksum database, so that the test needs no
+// network once `make setup` has filled the cache. The go and git commands
+// see none of the caller's GO* and GIT_* variables (a hook's GIT_DIR would
+// otherwise point git at the caller's repository). The installed binary
+// must then report the tag as its module version and run the main job.
 //
 // What this cannot check is the publication itself: the repository must
 // exist at that path with a semver tag (README.md).
 func TestGoInstallLatest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the whole module in a fresh GOPATH (about a minute); run without -short")
+		t.Skip("builds the whole module in a fresh GOPATH; run without -short")
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -52,14 +55,18 @@ func TestGoInstallLatest(t *testing.T) {
 	repo := filepath.Join(tmp, "repo")
 	copyTracked(t, git, root, repo)
 	gitEnv := []string{
+		"HOME=" + tmp, "XDG_CONFIG_HOME=" + tmp, // git before 2.32 ignores GIT_CONFIG_GLOBAL
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL=" + filepath.Join(tmp, "gitconfig"),
 		"GIT_AUTHOR_NAME=wattsched test", "GIT_AUTHOR_EMAIL=test@invalid",
 		"GIT_COMMITTER_NAME=wattsched test", "GIT_COMMITTER_EMAIL=test@invalid",
 	}
-	config := "[url \"file://" + filepath.ToSlash(repo) + "\"]\n\tinsteadOf = https://" + modulePath + "\n"
+	// insteadOf serves the module path from the scratch repository; file
+	// transport allowed explicitly (some git settings restrict it).
+	config := "[url \"file://" + filepath.ToSlash(repo) + "\"]\n\tinsteadOf = https://" + modulePath + "\n" +
+		"[protocol \"file\"]\n\tallow = always\n"
 	if err := os.WriteFile(filepath.Join(tmp, "gitconfig"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
+		t.Fatalf("write the scratch git configuration: %v", err)
 	}
 	run(t, repo, gitEnv, git, "init", "-q")
 	run(t, repo, gitEnv, git, "add", "-A")
@@ -70,14 +77,14 @@ func TestGoInstallLatest(t *testing.T) {
 	bin := filepath.Join(tmp, "bin")
 	work := filepath.Join(tmp, "work") // outside any module, as a user's shell
 	if err := os.MkdirAll(work, 0o755); err != nil {
-		t.Fatal(err)
+		t.Fatalf("make the working directory: %v", err)
 	}
 	goenv := append(gitEnv,
 		"GOENV=off", "GOTOOLCHAIN=local", "GOWORK=off",
 		"GOFLAGS=-modcacherw", // plain go install: no highs tag; -modcacherw lets TempDir clean up
 		"GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "GOBIN="+bin,
 		"GOCACHE="+buildCache,
-		"GOPRIVATE="+modulePath,
+		"GOPRIVATE="+modulePath, "GONOPROXY="+modulePath, "GONOSUMDB="+modulePath, "GOSUMDB=off",
 		"GOPROXY=file://"+filepath.ToSlash(filepath.Join(modCache, "cache", "download"))+","+upstream,
 	)
 	run(t, work, goenv, goBin, "install", modulePath+"/cmd/wattsched@latest")
@@ -101,18 +108,16 @@ func TestGoInstallLatest(t *testing.T) {
 	}
 }
 
-// copyTracked copies the files git tracks in root, as they are now, into
-// dst. Outside a git work tree (a source archive) it copies every file but
-// those .gitignore names (build/, bin/, out/, test binaries, profiles).
+// copyTracked copies the files git tracks in root, as they are in the
+// working tree, into dst. A source archive without .git gives every file
+// but those .gitignore names (build/, bin/, out/, test binaries, profiles).
 func copyTracked(t *testing.T, git, root, dst string) {
 	t.Helper()
 	var names []string
-	cmd := exec.Command(git, "ls-files", "-z")
-	cmd.Dir = root
-	if list, err := cmd.Output(); err == nil {
-		names = strings.Split(string(list), "\x00")
+	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
+		names = strings.Split(run(t, root, []string{}, git, "ls-files", "-z"), "\x00")
 	} else {
-		names = untracked(t, root)
+		names = archiveFiles(t, root)
 	}
 	n := 0
 	for _, name := range names {
@@ -125,32 +130,32 @@ func copyTracked(t *testing.T, git, root, dst string) {
 			continue // deleted in the working tree, not yet committed
 		}
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("copy %s: %v", name, err)
 		}
 		if !info.Mode().IsRegular() {
 			t.Fatalf("%s: a tracked file that is not a regular file would be left out of the module zip", name)
 		}
 		data, err := os.ReadFile(src)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("copy %s: %v", name, err)
 		}
 		target := filepath.Join(dst, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			t.Fatal(err)
+			t.Fatalf("copy %s: %v", name, err)
 		}
 		if err := os.WriteFile(target, data, info.Mode().Perm()); err != nil {
-			t.Fatal(err)
+			t.Fatalf("copy %s: %v", name, err)
 		}
 		n++
 	}
 	if n == 0 {
-		t.Fatalf("git ls-files in %s listed nothing", root)
+		t.Fatalf("no files to release in %s", root)
 	}
 }
 
-// untracked lists the files under root that a release would carry when
-// root is not a git work tree.
-func untracked(t *testing.T, root string) []string {
+// archiveFiles lists the files under root that a release would carry when
+// root is a source archive rather than a git work tree.
+func archiveFiles(t *testing.T, root string) []string {
 	t.Helper()
 	var names []string
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -160,7 +165,7 @@ func untracked(t *testing.T, root string) []string {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		switch {
-		case d.IsDir() && (rel == ".git" || rel == "build" || rel == "bin" || rel == "out"):
+		case d.IsDir() && (rel == "build" || rel == "bin" || rel == "out"):
 			return filepath.SkipDir
 		case d.IsDir() || strings.HasSuffix(rel, ".test") || strings.HasSuffix(rel, ".prof"):
 			return nil
@@ -169,18 +174,27 @@ func untracked(t *testing.T, root string) []string {
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("list the files of %s: %v", root, err)
 	}
 	return names
 }
 
-// run runs name with args in dir, the test's environment plus env, and
-// returns its standard output; a failure stops the test with both outputs.
+// run runs name with args in dir and returns its standard output; a
+// failure stops the test with both outputs. With env nil the command sees
+// the test's environment; otherwise the test's environment without its GO*
+// and GIT_* variables, plus env.
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	if env != nil {
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GO") && !strings.HasPrefix(kv, "GIT_") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
