@@ -211,17 +211,17 @@ func (c *Catalog) With(extra *Catalog, from string) (*Catalog, error) {
 	}
 	for i, g := range extra.GPUs {
 		if known(g.Name) {
-			return nil, fmt.Errorf("%s: gpus[%d].name: %q is already in the catalog; give your model another name", from, i, g.Name)
+			return nil, fmt.Errorf("%s: gpus[%d].name: %q is already in the catalog; remove your entry to use the catalog's figures, or give yours another name", from, i, g.Name)
 		}
 	}
 	for i, p := range extra.CPUs {
 		if known(p.Name) {
-			return nil, fmt.Errorf("%s: cpus[%d].name: %q is already in the catalog; give your model another name", from, i, p.Name)
+			return nil, fmt.Errorf("%s: cpus[%d].name: %q is already in the catalog; remove your entry to use the catalog's figures, or give yours another name", from, i, p.Name)
 		}
 	}
 	for i, a := range extra.Aliases {
 		if known(a.Name) {
-			return nil, fmt.Errorf("%s: aliases[%d].name: %q is already in the catalog", from, i, a.Name)
+			return nil, fmt.Errorf("%s: aliases[%d].name: %q is already in the catalog; remove your alias to use the catalog's", from, i, a.Name)
 		}
 	}
 	if err := out.index(); err != nil {

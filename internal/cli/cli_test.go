@@ -287,8 +287,9 @@ func TestHelpVersionCompletion(t *testing.T) {
 
 // Bring your own hardware: the example's H100/L40S cluster runs with the
 // embedded H100 and the L40S model of its hardware section; without that
-// section the error names the model and says how to add it; a --catalog file adds models too; --catalog in a
-// mode that does not read node lists is a usage error.
+// section the error names the model and says how to add it; a --catalog
+// file adds models too; --catalog in a mode that does not read node lists
+// is a usage error.
 func TestBringYourOwnHardware(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
