@@ -102,7 +102,7 @@ func mean(xs []float64) float64 {
 }
 
 var compareMetrics = []compareMetric{
-	{"energy_kwh", "energy kWh", "kWh", "%.1f", "CPU and GPU energy of every node over the run, from the PWR model (a busy GPU or CPU socket draws its TDP, an idle one its idle power)",
+	{"energy_kwh", "energy kWh", "kWh", "%.1f", "CPU and GPU energy of every node over the run, from the catalog's power model: a GPU model with a measured curve draws the curve's power at its allocated share, any other busy GPU or CPU socket its TDP and an idle one its idle power (the PWR model); a powered-off node draws its off power",
 		func(r *CompareRun) float64 { return (r.Result.CPUEnergy + r.Result.GPUEnergy).KWh() }},
 	{"idle_kwh", "idle kWh", "kWh", "%.1f", "the part of the energy the nodes would draw with nothing allocated",
 		func(r *CompareRun) float64 { return r.Result.IdleEnergy.KWh() }},

@@ -18,7 +18,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // goldenCases are the whole-output golden runs: the README's main job, the
-// example scenarios and the quick reproductions. Refactors must leave
+// example scenarios, a compare of the bring-your-own example and the quick
+// reproductions. Refactors must leave
 // every byte of them unchanged; a deliberate change of results is recorded
 // with `go test ./internal/cli -run Golden -update` in its own commit.
 var goldenCases = []struct {
@@ -37,6 +38,8 @@ var goldenCases = []struct {
 	{"eaco-quick", []string{"reproduce", "eaco", "--quick"}},
 	{"cedla-quick", []string{"reproduce", "cedla", "--quick"}},
 	{"slotted-cedla", []string{"run", "-c", "../../examples/slotted-cedla.yaml"}},
+	{"byo-replay", []string{"run", "-c", "../../examples/byo-replay.yaml"}},
+	{"byo-compare", []string{"compare", "-c", "../../examples/byo-replay.yaml", "--seeds", "3"}},
 }
 
 // needsHiGHS are the golden cases that solve CE-DLA's programs.
