@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,20 +19,9 @@ const modulePath = "github.com/wattsched/wattsched"
 // works from an empty GOPATH and module cache, as it will for a user once
 // the repository is published with a release tag.
 //
-// The committed files of this checkout (with their current contents) become
-// a fresh git repository tagged v1.2.3, and git's url.<base>.insteadOf points
-// https://github.com/wattsched/wattsched at it, so that the go command
-// fetches the module exactly as it fetches it from GitHub (no proxy and no
-// checksum database for this module): it lists the tags, picks @latest,
-// builds the module zip with its own rules (nested modules such as k8s/ left
-// out) and builds with the module's own go.mod. The dependencies come from
-// the module cache already on this machine, served as a file:// proxy,
-// falling back to the configured proxy; they are checked against the
-// module's go.sum, not the checksum database, so that the test needs no
-// network once `make setup` has filled the cache. The go and git commands
-// see none of the caller's GO* and GIT_* variables (a hook's GIT_DIR would
-// otherwise point git at the caller's repository). The installed binary
-// must then report the tag as its module version and run the main job.
+// The checkout's committed files become a scratch repository (scratch)
+// tagged v1.2.3; the installed binary must then report the tag as its
+// module version and run the main job.
 //
 // What this cannot check is the publication itself: the repository must
 // exist at that path with a semver tag (README.md).
@@ -39,55 +29,18 @@ func TestGoInstallLatest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the whole module in a fresh GOPATH; run without -short")
 	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatalf("git is needed to stand in for the published repository: %v", err)
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("no go command on PATH: %v", err)
-	}
-	goEnv := func(key string) string { return strings.TrimSpace(run(t, ".", nil, goBin, "env", key)) }
-	root := filepath.Dir(goEnv("GOMOD"))
-	modCache, buildCache, upstream := goEnv("GOMODCACHE"), goEnv("GOCACHE"), goEnv("GOPROXY")
+	s := newScratch(t)
+	s.commit(t, "release")
+	s.git(t, "tag", "v1.2.3")
 
-	tmp := t.TempDir()
-	repo := filepath.Join(tmp, "repo")
-	copyTracked(t, git, root, repo)
-	gitEnv := []string{
-		"HOME=" + tmp, "XDG_CONFIG_HOME=" + tmp, // git before 2.32 ignores GIT_CONFIG_GLOBAL
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=" + filepath.Join(tmp, "gitconfig"),
-		"GIT_AUTHOR_NAME=wattsched test", "GIT_AUTHOR_EMAIL=test@invalid",
-		"GIT_COMMITTER_NAME=wattsched test", "GIT_COMMITTER_EMAIL=test@invalid",
-	}
-	// insteadOf serves the module path from the scratch repository; file
-	// transport allowed explicitly (some git settings restrict it).
-	config := "[url \"file://" + filepath.ToSlash(repo) + "\"]\n\tinsteadOf = https://" + modulePath + "\n" +
-		"[protocol \"file\"]\n\tallow = always\n"
-	if err := os.WriteFile(filepath.Join(tmp, "gitconfig"), []byte(config), 0o644); err != nil {
-		t.Fatalf("write the scratch git configuration: %v", err)
-	}
-	run(t, repo, gitEnv, git, "init", "-q")
-	run(t, repo, gitEnv, git, "add", "-A")
-	run(t, repo, gitEnv, git, "commit", "-q", "-m", "release")
-	run(t, repo, gitEnv, git, "tag", "v1.2.3")
-
-	gopath := filepath.Join(tmp, "gopath")
-	bin := filepath.Join(tmp, "bin")
-	work := filepath.Join(tmp, "work") // outside any module, as a user's shell
+	gopath := filepath.Join(s.tmp, "gopath")
+	bin := filepath.Join(s.tmp, "bin")
+	work := filepath.Join(s.tmp, "work") // outside any module, as a user's shell
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatalf("make the working directory: %v", err)
 	}
-	goenv := append(gitEnv,
-		"GOENV=off", "GOTOOLCHAIN=local", "GOWORK=off",
-		"GOFLAGS=-modcacherw", // plain go install: no highs tag; -modcacherw lets TempDir clean up
-		"GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "GOBIN="+bin,
-		"GOCACHE="+buildCache,
-		"GOPRIVATE="+modulePath, "GONOPROXY="+modulePath, "GONOSUMDB="+modulePath, "GOSUMDB=off",
-		"GOPROXY=file://"+filepath.ToSlash(filepath.Join(modCache, "cache", "download"))+","+upstream,
-	)
-	run(t, work, goenv, goBin, "install", modulePath+"/cmd/wattsched@latest")
+	// plain go install: no highs tag
+	run(t, work, append(s.goEnv(gopath), "GOBIN="+bin), s.goBin, "install", modulePath+"/cmd/wattsched@latest")
 
 	wattsched := filepath.Join(bin, "wattsched")
 	for _, args := range [][]string{{"--version"}, {"version"}} {
@@ -96,7 +49,7 @@ func TestGoInstallLatest(t *testing.T) {
 			t.Errorf("wattsched %s = %q, want the tag v1.2.3 as its module version", args[0], out)
 		}
 	}
-	out := filepath.Join(tmp, "demo")
+	out := filepath.Join(s.tmp, "demo")
 	run(t, work, nil, wattsched, "run", "-o", out)
 	var summary map[string]any
 	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
@@ -106,6 +59,84 @@ func TestGoInstallLatest(t *testing.T) {
 	if err := json.Unmarshal(data, &summary); err != nil || len(summary) == 0 {
 		t.Errorf("summary.json of the installed binary: %v (%d keys)", err, len(summary))
 	}
+}
+
+// scratch is a fresh git repository holding this checkout's committed files
+// (with their working-tree contents), which git serves at the module path:
+// url.<base>.insteadOf points https://github.com/wattsched/wattsched at it,
+// so that the go command fetches the module exactly as it fetches it from
+// GitHub (no proxy and no checksum database for this module), listing its
+// tags and building module zips with its own rules (nested modules left
+// out of the core's). The git commands see none of the caller's GO* and
+// GIT_* variables (a hook's GIT_DIR would otherwise point git at the
+// caller's repository).
+type scratch struct {
+	tmp, repo, gitBin, goBin string
+	gitEnv                   []string
+	modCache, buildCache     string // this machine's, read only
+	upstream                 string // the configured GOPROXY
+}
+
+func newScratch(t *testing.T) *scratch {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("git is needed to stand in for the published repository: %v", err)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command on PATH: %v", err)
+	}
+	goEnv := func(key string) string { return strings.TrimSpace(run(t, ".", nil, goBin, "env", key)) }
+	s := &scratch{tmp: t.TempDir(), gitBin: gitBin, goBin: goBin,
+		modCache: goEnv("GOMODCACHE"), buildCache: goEnv("GOCACHE"), upstream: goEnv("GOPROXY")}
+	s.repo = filepath.Join(s.tmp, "repo")
+	copyTracked(t, gitBin, filepath.Dir(goEnv("GOMOD")), s.repo)
+	s.gitEnv = []string{
+		"HOME=" + s.tmp, "XDG_CONFIG_HOME=" + s.tmp, // git before 2.32 ignores GIT_CONFIG_GLOBAL
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + filepath.Join(s.tmp, "gitconfig"),
+		"GIT_AUTHOR_NAME=wattsched test", "GIT_AUTHOR_EMAIL=test@invalid",
+		"GIT_COMMITTER_NAME=wattsched test", "GIT_COMMITTER_EMAIL=test@invalid",
+	}
+	// file transport allowed explicitly (some git settings restrict it)
+	config := "[url \"file://" + filepath.ToSlash(s.repo) + "\"]\n\tinsteadOf = https://" + modulePath + "\n" +
+		"[protocol \"file\"]\n\tallow = always\n"
+	if err := os.WriteFile(filepath.Join(s.tmp, "gitconfig"), []byte(config), 0o644); err != nil {
+		t.Fatalf("write the scratch git configuration: %v", err)
+	}
+	s.git(t, "init", "-q")
+	return s
+}
+
+func (s *scratch) git(t *testing.T, args ...string) string {
+	t.Helper()
+	return run(t, s.repo, s.gitEnv, s.gitBin, args...)
+}
+
+// commit commits everything in the scratch repository.
+func (s *scratch) commit(t *testing.T, msg string) {
+	t.Helper()
+	s.git(t, "add", "-A")
+	s.git(t, "commit", "-q", "-m", msg)
+}
+
+// goEnv is the environment of a go command that starts from an empty
+// GOPATH and module cache under gopath. The dependencies come from this
+// machine's module cache, served as a file:// proxy, falling back to the
+// configured proxy; the module path is private (fetched from git) and
+// nothing is checked against the checksum database, so that no network is
+// needed once `make setup` has filled the cache: downloads are checked
+// against the go.sum lines of the module being built.
+func (s *scratch) goEnv(gopath string) []string {
+	return append(slices.Clone(s.gitEnv),
+		"GOENV=off", "GOTOOLCHAIN=local", "GOWORK=off",
+		"GOFLAGS=-modcacherw", // lets TempDir clean up
+		"GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"),
+		"GOCACHE="+s.buildCache,
+		"GOPRIVATE="+modulePath, "GONOPROXY="+modulePath, "GONOSUMDB="+modulePath, "GOSUMDB=off",
+		"GOPROXY=file://"+filepath.ToSlash(filepath.Join(s.modCache, "cache", "download"))+","+s.upstream,
+	)
 }
 
 // copyTracked copies the files git tracks in root, as they are in the
