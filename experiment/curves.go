@@ -3,6 +3,9 @@ package experiment
 import (
 	"math"
 	"slices"
+
+	elgrid "github.com/wattsched/wattsched/grid"
+	"github.com/wattsched/wattsched/hw"
 )
 
 // CurvePoint is one policy's state at one requested-GPU ratio, averaged
@@ -124,16 +127,38 @@ type PolicySummary struct {
 	SavingMax0to100  Num `json:"saving_max_0_1.00"`
 	EOPCAt50W        Num `json:"eopc_w_at_0.50"`
 	EOPCAt100W       Num `json:"eopc_w_at_1.00"`
-	GRARAt100        Num `json:"grar_at_1.00"`
-	GRARGapToFGD100  Num `json:"grar_gap_to_fgd_at_1.00"`
-	GRARGapToFGDMax  Num `json:"grar_gap_to_fgd_max_0.85_1.00"`
-	FirstGRARBelow1  Num `json:"first_ratio_grar_below_0.999"`
-	AllocShareFinal  Num `json:"alloc_share_final"`
-	AllocShareAt100  Num `json:"alloc_share_at_1.00"`
-	FragRatioAt90    Num `json:"frag_ratio_at_0.90"`
-	FailedFinal      Num `json:"failed_tasks_final"`
-	Tasks            Num `json:"tasks_mean"`
-	DecisionsPerTask Num `json:"decisions_per_task"`
+	// Money (USD) and carbon (kg CO2eq) of a year at the EOPC of 0.5 and
+	// 1.0 requested capacity: that power for the 8,760 hours from the
+	// grid's start, each hour at its price and carbon intensity, times the
+	// PUE.
+	CostPerYearAt50USD  Num `json:"cost_usd_per_year_at_0.50"`
+	CO2PerYearAt50Kg    Num `json:"co2_kg_per_year_at_0.50"`
+	CostPerYearAt100USD Num `json:"cost_usd_per_year_at_1.00"`
+	CO2PerYearAt100Kg   Num `json:"co2_kg_per_year_at_1.00"`
+	GRARAt100           Num `json:"grar_at_1.00"`
+	GRARGapToFGD100     Num `json:"grar_gap_to_fgd_at_1.00"`
+	GRARGapToFGDMax     Num `json:"grar_gap_to_fgd_max_0.85_1.00"`
+	FirstGRARBelow1     Num `json:"first_ratio_grar_below_0.999"`
+	AllocShareFinal     Num `json:"alloc_share_final"`
+	AllocShareAt100     Num `json:"alloc_share_at_1.00"`
+	FragRatioAt90       Num `json:"frag_ratio_at_0.90"`
+	FailedFinal         Num `json:"failed_tasks_final"`
+	Tasks               Num `json:"tasks_mean"`
+	DecisionsPerTask    Num `json:"decisions_per_task"`
+}
+
+// yearAt is the money and carbon of a year at the curve's EOPC at ratio
+// (NaN without an account or without that point).
+func (r *InflationResult) yearAt(s []CurvePoint, ratio float64) (usd, kg Num) {
+	c, ok := At(s, ratio)
+	if r.Account == nil || !ok {
+		return Num(math.NaN()), Num(math.NaN())
+	}
+	u, k, err := r.Account.Cost(elgrid.YearAt(hw.Watts(c.EOPCW)))
+	if err != nil { // RunInflation checked that the year is in the series
+		return Num(math.NaN()), Num(math.NaN())
+	}
+	return Num(u), Num(k)
 }
 
 // Summaries condenses every policy's curve.
@@ -150,6 +175,8 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 			SavingMax0to100: Num(MaxOf(Over(s, 0.01, 1.00, saving))),
 			FirstGRARBelow1: Num(math.NaN()),
 		}
+		ps.CostPerYearAt50USD, ps.CO2PerYearAt50Kg = r.yearAt(s, 0.5)
+		ps.CostPerYearAt100USD, ps.CO2PerYearAt100Kg = r.yearAt(s, 1.0)
 		if m := Over(s, 0.15, 0.80, saving); len(m) > 0 {
 			mean, _ := MeanStd(m)
 			ps.SavingMean15to80 = Num(mean)

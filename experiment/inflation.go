@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
+	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
@@ -130,6 +131,8 @@ type InflationResult struct {
 	TotalGPUMilli int64
 	Nodes         int
 	Runs          []*Run // policy-major, then seed
+	// Account prices a year at each load level's power (nil: not priced).
+	Account *elgrid.Account
 }
 
 // RunsOf returns the runs of one policy.
@@ -148,11 +151,18 @@ func RunInflation(env *Env, s *scenario.Scenario, in *Inputs) (*InflationResult,
 	if s.Mode != scenario.Inflation {
 		return nil, fmt.Errorf("scenario %s: mode %q is not inflation", s.Name, s.Mode)
 	}
+	acct, err := s.Account()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	if _, _, err := acct.Cost(elgrid.YearAt(1)); err != nil {
+		return nil, fmt.Errorf("scenario %s: a load level is priced over the year from grid.start: %w", s.Name, err)
+	}
 	probe, err := cluster.New(env.Catalog, in.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	res := &InflationResult{Scenario: s, Source: in.Source, TotalGPUMilli: probe.TotalGPUMilli, Nodes: len(probe.Nodes)}
+	res := &InflationResult{Scenario: s, Source: in.Source, TotalGPUMilli: probe.TotalGPUMilli, Nodes: len(probe.Nodes), Account: acct}
 	type jobSpec struct{ p, k int }
 	var jobs []jobSpec
 	for p := range s.Policies {

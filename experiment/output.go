@@ -127,6 +127,32 @@ func SummaryTable(ps []PolicySummary) report.Table {
 	return t
 }
 
+// MoneyTable renders each policy's money and carbon of a year at the
+// power of 0.5 and 1.0 requested capacity.
+func MoneyTable(ps []PolicySummary) report.Table {
+	t := report.Table{Title: "A year at constant load: money and carbon", Head: []string{"policy", "EOPC @0.5 (kW)", "USD/yr @0.5", "t CO2/yr @0.5",
+		"EOPC @1.0 (kW)", "USD/yr @1.0", "t CO2/yr @1.0"}}
+	for _, p := range ps {
+		t.Rows = append(t.Rows, []string{p.Policy, NumOrDash(p.EOPCAt50W/1000, "%.1f"), NumOrDash(p.CostPerYearAt50USD, "%.0f"),
+			NumOrDash(p.CO2PerYearAt50Kg/1000, "%.1f"), NumOrDash(p.EOPCAt100W/1000, "%.1f"), NumOrDash(p.CostPerYearAt100USD, "%.0f"), NumOrDash(p.CO2PerYearAt100Kg/1000, "%.1f")})
+	}
+	return t
+}
+
+// MoneyNote says how MoneyTable's figures are priced ("" without an account).
+func MoneyNote(r *InflationResult) string {
+	a := r.Account
+	if a == nil {
+		return ""
+	}
+	s := fmt.Sprintf("money and carbon of a year: the cluster drawing the EOPC of that requested capacity for the 8,760 hours from %s UTC, each hour at its price and carbon intensity (a capacity experiment has no time of its own); %s",
+		a.Start.Format("2006-01-02 15:04"), a.Sources)
+	if a.PUE != 0 {
+		s += fmt.Sprintf("; PUE %g (on the IT power x %g)", a.PUE, a.PUE)
+	}
+	return s
+}
+
 // InflationResults condenses an inflation run into its results directory:
 // the curves averaged over seeds, each policy's summary, the claims
 // checked on the curves, the comparison with the FGD simulator's published
@@ -151,7 +177,7 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 		return nil, err
 	}
 	res := &Results{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
-		Tables: []report.Table{SummaryTable(ps)}, Figures: figs,
+		Tables: []report.Table{SummaryTable(ps), MoneyTable(ps)}, Figures: figs,
 		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs),
 		Files:    map[string][]byte{"summary.json": js, "capacity.csv": CapacityCSV(curves), "fgdsim_alloc.csv": FGDSimCSV(r)},
 		Listing:  "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"}
@@ -161,6 +187,10 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 	if cmp != nil {
 		res.Tail = []string{fmt.Sprintf("FGD vs the FGD simulator's published curves: largest gap %.3f points at %d%% requested (%s)",
 			float64(cmp.MaxAbsDiff), cmp.AtPercent, cmp.Note), ""}
+	}
+	if note := MoneyNote(r); note != "" {
+		res.Notes = append(res.Notes, note)
+		res.Tail = append(res.Tail, note, "")
 	}
 	return res, nil
 }

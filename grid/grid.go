@@ -217,8 +217,9 @@ type Account struct {
 	// PUE scales the IT energy the engines report to the facility's
 	// (cooling, power conversion): 1 (none) unless set.
 	PUE float64
-	// Where says which series and start, for the results.
-	Where string
+	// Where says which series and start, for the results; Sources says
+	// which series only.
+	Where, Sources string
 }
 
 // DefaultRegion and DefaultStart are used when a scenario names no grid.
@@ -276,8 +277,19 @@ func NewAccount(region, start, priceFile, carbonFile, basis string) (*Account, e
 			return nil, fmt.Errorf("grid: start %s UTC is outside %s (%s to %s)", a.Start.Format(time.DateTime), s.Name, s.Start.Format(time.DateTime), s.End().Format(time.DateTime))
 		}
 	}
-	a.Where = strings.Join(from, "; ") + "; simulated time 0 is " + a.Start.Format("2006-01-02 15:04") + " UTC"
+	a.Sources = strings.Join(from, "; ")
+	a.Where = a.Sources + "; simulated time 0 is " + a.Start.Format("2006-01-02 15:04") + " UTC"
 	return a, nil
+}
+
+// YearAt is the hourly energy of a constant power w over a year (8,760
+// hours), for pricing a load level that has no time of its own.
+func YearAt(w hw.Watts) []hw.Joules {
+	out := make([]hw.Joules, 8760)
+	for h := range out {
+		out[h] = hw.Joules(float64(w) * 3600)
+	}
+	return out
 }
 
 // Cost is the money (USD) and carbon (kg CO2eq) of a run's hourly IT

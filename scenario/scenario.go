@@ -129,8 +129,10 @@ type Scenario struct {
 	Hardware *hw.Catalog `yaml:"hardware" json:"hardware,omitempty"`
 	// Grid prices the energy of every run in money and carbon (modes
 	// replay, hpc and elastic; default: the embedded US-NY-NYIS 2023
-	// series from 2023-01-01 00:00 UTC). In mode slotted it is also the
-	// price the planners see (default: the CE-DLA study's NYISO week).
+	// series from 2023-01-01 00:00 UTC). Mode inflation, whose load levels
+	// have no time, prices a year from start at each level's power. In
+	// mode slotted it is also the price the planners see (default: the
+	// CE-DLA study's NYISO week).
 	Grid *GridSpec `yaml:"grid" json:"grid,omitempty"`
 	// PowerDown powers off nodes that stay empty and wakes them when a task
 	// needs them (mode replay).
@@ -395,9 +397,6 @@ func (s *Scenario) Validate() error {
 	}
 	if s.HPC != nil && s.Mode != HPC {
 		bad.add("hpc: only for mode hpc")
-	}
-	if s.Mode == Inflation && s.Grid != nil {
-		bad.add("grid: not for mode inflation (tasks never leave and time has no meaning there; use replay)")
 	}
 	if !taskMode && (s.Catalog != "" || s.Hardware != nil) {
 		bad.add("catalog, hardware: only for modes inflation and replay (mode %s runs its paper's hardware)", s.Mode)

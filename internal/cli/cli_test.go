@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/policy/builtin"
 )
 
@@ -384,8 +385,9 @@ policies:
 
 // Money and carbon: a replay is charged hour by hour with the scenario's
 // grid (default: NYISO 2023); the same energy in a dearer month costs
-// more; an unknown region, a start outside the series or a grid section in
-// inflation mode is an error before any run.
+// more; an unknown region or a start outside the series is an error before
+// any run. Inflation prices a year at each load level's power, and a
+// start that leaves less than a year of series is an error before any run.
 func TestReplayCostAndCarbon(t *testing.T) {
 	dir := t.TempDir()
 	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,T4\nn1,32000,131072,2,A100\n"
@@ -432,10 +434,60 @@ func TestReplayCostAndCarbon(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", bad, code, errs)
 		}
 	}
-	sc := filepath.Join(dir, "infl.yaml")
-	os.WriteFile(sc, []byte("name: i\nmode: inflation\ntrace: {pods: default}\ngrid: {region: DE-LU}\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
-	if code, _, errs := run(t, "run", "-c", sc, "-o", filepath.Join(dir, "i")); code != 1 || !strings.Contains(errs, "grid: not for mode inflation") {
-		t.Errorf("grid in inflation: exit %d, %q", code, errs)
+
+	// Inflation prices a year at each load level's power: the EOPC times
+	// the sum of the series' 8,760 hourly values (W x h = 1e-6 MWh), x PUE.
+	infl := func(grid string) (float64, float64, float64, int, string) {
+		sc := filepath.Join(dir, "infl.yaml")
+		os.WriteFile(sc, []byte("name: i\nmode: inflation\nseeds: 1\ntarget: 0.5\ntrace: {pods: default}\n"+grid+"policies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
+		out := filepath.Join(dir, "i")
+		code, stdout, errs := run(t, "run", "-c", sc, "-o", out, "--force")
+		if code != 0 {
+			return 0, 0, 0, code, errs
+		}
+		if !strings.Contains(stdout, "USD/yr @0.5") || !strings.Contains(stdout, "money and carbon of a year") {
+			t.Errorf("inflation output without its money table and note:\n%s", stdout)
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		var sum struct {
+			Policies []struct {
+				EOPC float64 `json:"eopc_w_at_0.50"`
+				USD  float64 `json:"cost_usd_per_year_at_0.50"`
+				Kg   float64 `json:"co2_kg_per_year_at_0.50"`
+			} `json:"policies"`
+		}
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		p := sum.Policies[0]
+		return p.EOPC, p.USD, p.Kg, 0, ""
+	}
+	total := func(region, kind, basis string) float64 {
+		s, err := elgrid.Embedded(region, kind, basis)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, v := range s.Values[:8760] {
+			sum += v
+		}
+		return sum
+	}
+	for _, c := range []struct {
+		grid, region string
+		pue          float64
+	}{{"", "US-NY-NYIS", 1}, {"grid: {region: DE-LU, pue: 1.2}\n", "DE-LU", 1.2}} {
+		w, usd, kg, code, errs := infl(c.grid)
+		if code != 0 {
+			t.Fatalf("inflation %q: exit %d: %s", c.grid, code, errs)
+		}
+		wantUSD, wantKg := w*1e-6*total(c.region, "price", "")*c.pue, w*1e-6*total(c.region, "carbon", "lca")*c.pue
+		if !(w > 0) || math.Abs(usd-wantUSD) > 1e-9*wantUSD || math.Abs(kg-wantKg) > 1e-9*wantKg {
+			t.Errorf("inflation %q: EOPC %v W priced %v USD, %v kg a year; want %v USD, %v kg", c.grid, w, usd, kg, wantUSD, wantKg)
+		}
+	}
+	if _, _, _, code, errs := infl("grid: {start: \"2023-06-01 00:00:00\"}\n"); code != 1 || !strings.Contains(errs, "priced over the year from grid.start") {
+		t.Errorf("inflation with less than a year of series after grid.start: exit %d, %q", code, errs)
 	}
 }
 
