@@ -128,7 +128,7 @@ type Scenario struct {
 	Catalog  string      `yaml:"catalog" json:"catalog,omitempty"`
 	Hardware *hw.Catalog `yaml:"hardware" json:"hardware,omitempty"`
 	// Grid prices the energy of every run in money and carbon (modes
-	// replay, hpc and elastic; default: the embedded US-NY-NYIS 2023
+	// replay, hpc, elastic and coloc; default: the embedded US-NY-NYIS 2023
 	// series from 2023-01-01 00:00 UTC). Mode inflation, whose load levels
 	// have no time, prices a year from start at each level's power. In
 	// mode slotted it is also the price the planners see (default: the
@@ -412,8 +412,8 @@ func (s *Scenario) Validate() error {
 	if s.Coloc != nil && s.Mode != Coloc {
 		bad.add("coloc: only for mode coloc")
 	}
-	if s.Mode == Coloc && (s.PowerLimit != nil || s.Grid != nil) {
-		bad.add("power_limit, grid: not used by mode coloc")
+	if s.Mode == Coloc && s.PowerLimit != nil {
+		bad.add("power_limit: not used by mode coloc")
 	}
 	if s.Slotted != nil && s.Mode != Slotted {
 		bad.add("slotted: only for mode slotted")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
@@ -62,6 +63,8 @@ type Agg struct {
 	Variant     string     `json:"variant"`
 	EnergyMWh   [2]float64 `json:"energy_mwh_mean_std"`
 	EnergyRatio [2]float64 `json:"energy_vs_fifo_mean_std"`
+	CostUSD     [2]float64 `json:"cost_usd_mean_std"`
+	CO2Kg       [2]float64 `json:"co2_kg_mean_std"`
 	RunH        [2]float64 `json:"avg_runtime_h_mean_std"`
 	RunRatio    [2]float64 `json:"runtime_vs_fifo_mean_std"`
 	JTTH        [2]float64 `json:"avg_jtt_h_mean_std"`
@@ -78,9 +81,11 @@ type Agg struct {
 
 // Reproduction is the whole study's outcome.
 type Reproduction struct {
-	Options  Options                  `json:"-"`
-	Runs     []*Run                   `json:"-"`
-	Aggs     []Agg                    `json:"results"`
+	Options Options `json:"-"`
+	Runs    []*Run  `json:"-"`
+	Aggs    []Agg   `json:"results"`
+	// Grid says which price and carbon series charged the runs.
+	Grid     string                   `json:"grid"`
 	Sets     []coloc.SetRow           `json:"fig1_sets"`
 	Power    coloc.Power              `json:"power_model"`
 	PowerFit []coloc.Residual         `json:"power_fit"`
@@ -107,6 +112,10 @@ func Reproduce(o Options) (*Reproduction, error) {
 			}
 		}
 	}
+	acct, err := grid.NewAccount(grid.DefaultRegion, grid.DefaultStart, "", "", "")
+	if err != nil {
+		return nil, err
+	}
 	loads := make([][]policy.ColocJob, o.Seeds)
 	for s := range loads {
 		loads[s] = e.Workload(uint64(s+1), o.Jobs, o.PerHour)
@@ -122,6 +131,9 @@ func Reproduce(o Options) (*Reproduction, error) {
 		if err != nil {
 			return fmt.Errorf("%s on %d nodes, seed %d: %w", sp.v.Label, sp.nodes, sp.seed, err)
 		}
+		if r.CostUSD, r.CO2Kg, err = acct.Cost(r.Res.Hourly); err != nil {
+			return fmt.Errorf("%s on %d nodes, seed %d: %w", sp.v.Label, sp.nodes, sp.seed, err)
+		}
 		runs[i] = r
 		return nil
 	}, o.Progress, func(i int) string {
@@ -130,16 +142,17 @@ func Reproduce(o Options) (*Reproduction, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	rep := &Reproduction{Options: o, Runs: runs, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut, CrossVal: e.CrossVal, BloxPal: e.BloxPal,
+	rep := &Reproduction{Options: o, Runs: runs, Grid: acct.Where, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut, CrossVal: e.CrossVal, BloxPal: e.BloxPal,
 		Sets: coloc.PaperSets(e.Cal, e.Power, e.Truth.Pair), StandIns: StandIns()}
 	for ci, n := range Clusters {
 		for vi, v := range Variants {
 			at := func(vi, s int) *Run { return runs[(ci*len(Variants)+vi)*o.Seeds+s] }
 			a := Agg{Nodes: n, Variant: v.Label}
-			var en, er, ru, rr, jt, jr, an, ar, jo, mc []float64
+			var en, er, cu, co, ru, rr, jt, jr, an, ar, jo, mc []float64
 			for s := 0; s < o.Seeds; s++ {
 				r, f := at(vi, s).Res, at(0, s).Res
 				en = append(en, float64(r.Energy)/3.6e9)
+				cu, co = append(cu, at(vi, s).CostUSD), append(co, at(vi, s).CO2Kg)
 				er = append(er, float64(r.Energy)/float64(f.Energy))
 				ru = append(ru, r.AvgRunSec/3600)
 				rr = append(rr, r.AvgRunSec/f.AvgRunSec)
@@ -156,6 +169,7 @@ func Reproduce(o Options) (*Reproduction, error) {
 			}
 			ms := func(x []float64) [2]float64 { m, s := experiment.MeanStd(x); return [2]float64{m, s} }
 			a.EnergyMWh, a.EnergyRatio, a.RunH, a.RunRatio = ms(en), ms(er), ms(ru), ms(rr)
+			a.CostUSD, a.CO2Kg = ms(cu), ms(co)
 			a.JTTH, a.JTTRatio, a.ActiveNodes, a.ActiveRatio = ms(jt), ms(jr), ms(an), ms(ar)
 			a.Joins, a.MeanCore = ms(jo), ms(mc)
 			rep.Aggs = append(rep.Aggs, a)
@@ -273,17 +287,20 @@ func StandIns() []string {
 // CSV of every run.
 func runsCSV(rep *Reproduction) []byte {
 	rows := [][]string{{"nodes", "variant", "seed", "energy_j", "active_energy_j", "idle_energy_j", "sleep_energy_j", "avg_runtime_s", "avg_jtt_s", "avg_wait_s",
-		"avg_active_nodes", "makespan_s", "deadline_misses", "undos", "joins", "mean_core_util_pct", "peak_core_util_pct", "mean_mem_util_pct", "peak_mem_util_pct", "lost_steps"}}
+		"avg_active_nodes", "makespan_s", "deadline_misses", "undos", "joins", "mean_core_util_pct", "peak_core_util_pct", "mean_mem_util_pct", "peak_mem_util_pct", "lost_steps",
+		"cost_usd", "co2_kg"}}
 	i := 0
 	for _, n := range Clusters {
 		for _, v := range Variants {
 			for s := 1; s <= rep.Options.Seeds; s++ {
-				r := rep.Runs[i].Res
+				run := rep.Runs[i]
+				r := run.Res
 				i++
 				rows = append(rows, []string{strconv.Itoa(n), v.Label, strconv.Itoa(s), report.Exact(float64(r.Energy)), report.Exact(float64(r.ActiveEnergy)),
 					report.Exact(float64(r.IdleEnergy)), report.Exact(float64(r.SleepEnergy)), report.F(r.AvgRunSec), report.F(r.AvgJTTSec), report.F(r.AvgWaitSec),
 					report.F(r.AvgActiveNodes), report.F(r.Makespan.Seconds()), strconv.Itoa(r.DeadlineMisses), strconv.Itoa(r.Undos), strconv.Itoa(r.Joins),
-					report.F(r.MeanCoreUtil), report.F(r.PeakCoreUtil), report.F(r.MeanMemUtil), report.F(r.PeakMemUtil), report.F(r.LostSteps)})
+					report.F(r.MeanCoreUtil), report.F(r.PeakCoreUtil), report.F(r.MeanMemUtil), report.F(r.PeakMemUtil), report.F(r.LostSteps),
+					report.F(run.CostUSD), report.F(run.CO2Kg)})
 			}
 		}
 	}

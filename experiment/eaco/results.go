@@ -19,7 +19,7 @@ func pct(x [2]float64) string { return fmt.Sprintf("%+.1f%% ± %.1f", 100*(x[0]-
 // Tables renders the study's tables.
 func Tables(rep *Reproduction) []report.Table {
 	main := report.Table{Title: fmt.Sprintf("Gavel-style trace, %d jobs, %.0f jobs/h, %d seeds (mean ± std; ratios per seed against FIFO)", rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds),
-		Head: []string{"nodes", "scheduler", "energy (MWh)", "energy vs FIFO", "avg runtime (h)", "runtime vs FIFO", "avg JTT (h)", "JTT vs FIFO", "active nodes", "active vs FIFO", "deadline misses (sum, max/seed)", "undos", "co-locations"}}
+		Head: []string{"nodes", "scheduler", "energy (MWh)", "energy vs FIFO", "cost (USD)", "CO2 (t)", "avg runtime (h)", "runtime vs FIFO", "avg JTT (h)", "JTT vs FIFO", "active nodes", "active vs FIFO", "deadline misses (sum, max/seed)", "undos", "co-locations"}}
 	for _, a := range rep.Aggs {
 		sum := 0
 		for _, m := range a.Misses {
@@ -29,7 +29,8 @@ func Tables(rep *Reproduction) []report.Table {
 		for _, u := range a.Undos {
 			und += u
 		}
-		main.Rows = append(main.Rows, []string{strconv.Itoa(a.Nodes), a.Variant, pm(a.EnergyMWh, "%.2f"), pct(a.EnergyRatio), pm(a.RunH, "%.2f"), pct(a.RunRatio),
+		main.Rows = append(main.Rows, []string{strconv.Itoa(a.Nodes), a.Variant, pm(a.EnergyMWh, "%.2f"), pct(a.EnergyRatio), pm(a.CostUSD, "%.0f"),
+			pm([2]float64{a.CO2Kg[0] / 1000, a.CO2Kg[1] / 1000}, "%.2f"), pm(a.RunH, "%.2f"), pct(a.RunRatio),
 			pm(a.JTTH, "%.2f"), pct(a.JTTRatio), pm(a.ActiveNodes, "%.1f"), pct(a.ActiveRatio), fmt.Sprintf("%d, %d", sum, slices.Max(a.Misses)), strconv.Itoa(und), pm(a.Joins, "%.0f")})
 	}
 	sets := report.Table{Title: "Co-locating the paper's jobs on one 8-V100 node (Fig. 1): predicted from Gavel's pair slowdowns (multiplicative rule) and eq. 5 fitted to Tables 1-2",
@@ -185,9 +186,9 @@ func Results(version string, rep *Reproduction) (*experiment.Results, error) {
 			held++
 		}
 	}
-	return &experiment.Results{Title: "wattsched: EaCO reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
+	return &experiment.Results{Title: "wattsched: EaCO reproduction", Notes: append(slices.Clone(rep.StandIns), "Cost and carbon: "+rep.Grid), Tables: Tables(rep), Figures: figs,
 		Head:     experiment.StandInLines(rep.StandIns),
-		Tail:     []string{fmt.Sprintf("paper claims holding: %d of %d", held, len(rep.Claims)), ""},
+		Tail:     []string{"cost and carbon: " + rep.Grid, "", fmt.Sprintf("paper claims holding: %d of %d", held, len(rep.Claims)), ""},
 		Footnote: fmt.Sprintf("wattsched %s; %d jobs at %.0f/h; seeds 1-%d; clusters %v x 8 V100.", version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, Clusters),
 		Files: map[string][]byte{"summary.json": js, "runs.csv": runsCSV(rep), "active_nodes.csv": activeCSV(rep),
 			"eaco_jobs_seed1.csv": jobsCSV, "eaco_sets_seed1.csv": setsCSV},

@@ -14,6 +14,8 @@ type Run struct {
 	Res    *sim.ColocResult
 	// EaCO's observation outcomes and history use.
 	Finalised, Undone, Records, FromEstimate int
+	// CostUSD and CO2Kg price the run's hourly energy (grid.Account).
+	CostUSD, CO2Kg float64
 }
 
 // RunOne simulates one policy (from reg) on nodes x 8 V100.

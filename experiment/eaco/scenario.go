@@ -22,6 +22,9 @@ type ScenarioSummary struct {
 	Misses      []int      `json:"deadline_misses_per_seed"`
 	Undos       []int      `json:"undos_per_seed"`
 	Joins       []int      `json:"co_locations_per_seed"`
+	// CostUSD and CO2Kg price each run's hourly energy (scenario grid).
+	CostUSD [2]float64 `json:"cost_usd_mean_std"`
+	CO2Kg   [2]float64 `json:"co2_kg_mean_std"`
 }
 
 // RunScenario runs each system of a coloc scenario on each seed (mode
@@ -50,6 +53,10 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err := e.CheckPool(name, pool); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	acct, err := s.Account()
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	seeds := s.SeedList()
 	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 V100, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, len(c.Systems), len(seeds))
 	runs := make([]*Run, len(seeds)*len(c.Systems))
@@ -64,6 +71,9 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		if err != nil {
 			return fmt.Errorf("%s seed %d: %w", sys.Name, seed, err)
 		}
+		if r.CostUSD, r.CO2Kg, err = acct.Cost(r.Res.Hourly); err != nil {
+			return fmt.Errorf("%s seed %d: %w", sys.Name, seed, err)
+		}
 		runs[i] = r
 		return nil
 	}, env.Progress, func(i int) string {
@@ -76,24 +86,28 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	}
 	var sums []ScenarioSummary
 	tab := report.Table{Title: fmt.Sprintf("%s: %d nodes x 8 V100, mean ± std over %d seeds", s.Name, c.Nodes, len(seeds)),
-		Head: []string{"system", "energy (MWh)", "avg runtime (h)", "avg JTT (h)", "active nodes", "deadline misses", "undos", "co-locations"}}
-	rows := [][]string{{"seed", "system", "energy_j", "avg_runtime_s", "avg_jtt_s", "avg_active_nodes", "deadline_misses", "undos", "joins", "makespan_s"}}
+		Head: []string{"system", "energy (MWh)", "cost (USD)", "CO2 (kg)", "avg runtime (h)", "avg JTT (h)", "active nodes", "deadline misses", "undos", "co-locations"}}
+	rows := [][]string{{"seed", "system", "energy_j", "avg_runtime_s", "avg_jtt_s", "avg_active_nodes", "deadline_misses", "undos", "joins", "makespan_s", "cost_usd", "co2_kg"}}
 	for k, sys := range c.Systems {
 		sum := ScenarioSummary{System: sys.Name}
-		var en, ru, jt, an []float64
+		var en, ru, jt, an, cu, co []float64
 		mis, und, joi := 0, 0, 0
 		for si, seed := range seeds {
-			r := runs[si*len(c.Systems)+k].Res
+			i := si*len(c.Systems) + k
+			r := runs[i].Res
 			en, ru, jt, an = append(en, float64(r.Energy)/3.6e9), append(ru, r.AvgRunSec/3600), append(jt, r.AvgJTTSec/3600), append(an, r.AvgActiveNodes)
+			cu, co = append(cu, runs[i].CostUSD), append(co, runs[i].CO2Kg)
 			sum.Misses, sum.Undos, sum.Joins = append(sum.Misses, r.DeadlineMisses), append(sum.Undos, r.Undos), append(sum.Joins, r.Joins)
 			mis, und, joi = mis+r.DeadlineMisses, und+r.Undos, joi+r.Joins
 			rows = append(rows, []string{strconv.FormatUint(seed, 10), sys.Name, report.Exact(float64(r.Energy)), report.F(r.AvgRunSec), report.F(r.AvgJTTSec),
-				report.F(r.AvgActiveNodes), strconv.Itoa(r.DeadlineMisses), strconv.Itoa(r.Undos), strconv.Itoa(r.Joins), report.F(r.Makespan.Seconds())})
+				report.F(r.AvgActiveNodes), strconv.Itoa(r.DeadlineMisses), strconv.Itoa(r.Undos), strconv.Itoa(r.Joins), report.F(r.Makespan.Seconds()),
+				report.F(runs[i].CostUSD), report.F(runs[i].CO2Kg)})
 		}
 		ms := func(x []float64) [2]float64 { m, sd := experiment.MeanStd(x); return [2]float64{m, sd} }
 		sum.EnergyMWh, sum.RunH, sum.JTTH, sum.ActiveNodes = ms(en), ms(ru), ms(jt), ms(an)
+		sum.CostUSD, sum.CO2Kg = ms(cu), ms(co)
 		sums = append(sums, sum)
-		tab.Rows = append(tab.Rows, []string{sys.Name, pm(sum.EnergyMWh, "%.3f"), pm(sum.RunH, "%.2f"), pm(sum.JTTH, "%.2f"), pm(sum.ActiveNodes, "%.1f"),
+		tab.Rows = append(tab.Rows, []string{sys.Name, pm(sum.EnergyMWh, "%.3f"), pm(sum.CostUSD, "%.2f"), pm(sum.CO2Kg, "%.1f"), pm(sum.RunH, "%.2f"), pm(sum.JTTH, "%.2f"), pm(sum.ActiveNodes, "%.1f"),
 			strconv.Itoa(mis), strconv.Itoa(und), strconv.Itoa(joi)})
 	}
 	standIns := []string{StandIns()[1], StandIns()[2], StandIns()[3], StandIns()[4]}
@@ -107,7 +121,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, err
 	}
-	return []*experiment.Results{{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description, "Jobs: " + src}, standIns...),
-		Head: experiment.StandInLines(standIns), Tables: []report.Table{tab}, Footnote: "wattsched " + env.Version,
+	return []*experiment.Results{{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description, "Jobs: " + src, "Cost and carbon: " + acct.Where}, standIns...),
+		Head: experiment.StandInLines(standIns), Tables: []report.Table{tab}, Tail: []string{"cost and carbon: " + acct.Where, ""}, Footnote: "wattsched " + env.Version,
 		Files: map[string][]byte{"summary.json": js, "runs.csv": report.CSV(rows)}, Listing: "summary.json, runs.csv, report.html"}}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/fit"
+	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
@@ -98,6 +99,9 @@ type Env struct {
 	Setup      Setup
 	// Shards splits the runs over processes (experiment.ShardedRun).
 	Shards *experiment.Shards
+	// Account prices each run's hourly energy (default: the embedded
+	// US-NY-NYIS 2023 series from 2023-01-01 00:00 UTC).
+	Account *elgrid.Account
 }
 
 // ModelFit is one row of the Table 2 reproduction.
@@ -130,7 +134,11 @@ func NewEnv(reg *policy.Registries, s Setup) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &Env{Registries: reg, Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s}
+	acct, err := elgrid.NewAccount(elgrid.DefaultRegion, elgrid.DefaultStart, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{Registries: reg, Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s, Account: acct}
 	r := rand.New(rand.NewPCG(s.Seed, 0x7461626c6532))
 	var bps []float64
 	for fi := 0; fi < len(lib.FreqsMHz); fi += 5 {
@@ -267,6 +275,9 @@ type RunResult struct {
 	LargeShare float64 `json:"large_job_gpu_share"`
 	LargeWait  float64 `json:"large_job_gpu_share_while_waiting"`
 	MeanWaitH  float64 `json:"mean_wait_h"`
+	// CostUSD and CO2Kg price the run's hourly energy (Env.Account).
+	CostUSD float64 `json:"cost_usd"`
+	CO2Kg   float64 `json:"co2_kg"`
 	// Res is the engine's result (timelines, hourly energy), not in JSON.
 	Res *sim.ElasticResult `json:"-"`
 }
@@ -344,12 +355,16 @@ func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, ti
 	if err != nil {
 		return nil, err
 	}
+	usd, kg, err := env.Account.Cost(res.Hourly)
+	if err != nil {
+		return nil, err
+	}
 	const mwh = 3.6e9
 	return &RunResult{System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
 		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
 		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
 		GPUHours: res.GPUHours, MeanMHz: res.MeanMHz, LargeShare: res.LargeShare, LargeWait: res.LargeWhileWaiting, MeanWaitH: res.MeanWaitSec / 3600,
-		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, Res: res}, nil
+		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, CostUSD: usd, CO2Kg: kg, Res: res}, nil
 }
 
 func perfDNNStandIns() []string {

@@ -20,20 +20,22 @@ import (
 
 // Reproduction holds every result of `reproduce powerflow`.
 type Reproduction struct {
-	Version     string        `json:"version"`
-	StandIns    []string      `json:"stand_ins"`
-	Setup       Setup         `json:"setup"`
-	Workload    WorkloadInfo  `json:"workload"`
-	Models      []ModelFit    `json:"models_table2"`
-	Curves      []RunResult   `json:"curves_fig7"`
-	Improvement []Improve     `json:"improvement_fig7"`
-	Timeline    []Bin         `json:"-"`
-	Fig8Points  []RunResult   `json:"fig8_points"`
-	Oracle      []OracleRow   `json:"oracle_fig9"`
-	Sensitivity []SensRow     `json:"sensitivity_fig10"`
-	Grid        []GridRow     `json:"grid,omitempty"`
-	Checks      Checks        `json:"checks"`
-	Claims      []ClaimResult `json:"paper_claims"`
+	Version     string       `json:"version"`
+	StandIns    []string     `json:"stand_ins"`
+	Setup       Setup        `json:"setup"`
+	Workload    WorkloadInfo `json:"workload"`
+	Models      []ModelFit   `json:"models_table2"`
+	Curves      []RunResult  `json:"curves_fig7"`
+	Improvement []Improve    `json:"improvement_fig7"`
+	Timeline    []Bin        `json:"-"`
+	Fig8Points  []RunResult  `json:"fig8_points"`
+	Oracle      []OracleRow  `json:"oracle_fig9"`
+	Sensitivity []SensRow    `json:"sensitivity_fig10"`
+	Grid        []GridRow    `json:"grid,omitempty"`
+	// Prices says which price and carbon series charged the runs.
+	Prices string        `json:"cost_and_carbon"`
+	Checks Checks        `json:"checks"`
+	Claims []ClaimResult `json:"paper_claims"`
 }
 
 // WorkloadInfo describes the workload that stands in for the paper's.
@@ -232,7 +234,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 		src = "Microsoft Philly, jobs submitted 2017-10-13 (embedded, " + philly.DayName + ")"
 	}
 	jobs := env.Jobs(gj, o.Setup.Seed)
-	rep := &Reproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: StandIns(src)}
+	rep := &Reproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: StandIns(src), Prices: env.Account.Where}
 	rep.Workload = workloadInfo(env, jobs, src)
 	etas, freqs := Etas, Freqs
 	if o.Quick {
@@ -492,13 +494,14 @@ func Tables(rep *Reproduction) []report.Table {
 	for _, m := range rep.Models {
 		models.Rows = append(models.Rows, []string{m.DNN, strconv.Itoa(m.Profiles), experiment.Pct(m.ThroughputMAPE), experiment.Pct(m.PaperTpt), experiment.Pct(m.EnergyMAPE), experiment.Pct(m.PaperEnergy), strconv.Itoa(m.BreakpointMHz)})
 	}
-	curves := report.Table{Title: "Average JCT vs total GPU energy (Fig. 7)", Head: []string{"system", "eta / MHz", "avg JCT (h)", "energy (MWh)", "job", "idle", "pre-run", "makespan (h)", "restarts", "max pred / limit", "mean MHz", "GPU-h on 16+ GPUs", "while jobs wait", "mean wait (h)"}}
+	curves := report.Table{Title: "Average JCT vs total GPU energy (Fig. 7)", Head: []string{"system", "eta / MHz", "avg JCT (h)", "energy (MWh)", "cost (USD)", "CO2 (t)", "job", "idle", "pre-run", "makespan (h)", "restarts", "max pred / limit", "mean MHz", "GPU-h on 16+ GPUs", "while jobs wait", "mean wait (h)"}}
 	for _, r := range rep.Curves {
 		lim := "-"
 		if r.LimitW > 0 {
 			lim = fmt.Sprintf("%.3f", r.MaxPredW/r.LimitW)
 		}
 		curves.Rows = append(curves.Rows, []string{r.System, report.F(r.Param), fmt.Sprintf("%.2f", r.AvgJCTh), fmt.Sprintf("%.3f", r.EnergyMWh),
+			fmt.Sprintf("%.0f", r.CostUSD), fmt.Sprintf("%.2f", r.CO2Kg/1000),
 			fmt.Sprintf("%.3f", r.JobMWh), fmt.Sprintf("%.3f", r.IdleMWh), fmt.Sprintf("%.3f", r.PreRunMWh), fmt.Sprintf("%.0f", r.MakespanH), strconv.Itoa(r.Restarts), lim,
 			fmt.Sprintf("%.0f", r.MeanMHz), fmt.Sprintf("%.0f%%", 100*r.LargeShare), fmt.Sprintf("%.0f%%", 100*r.LargeWait), fmt.Sprintf("%.2f", r.MeanWaitH)})
 	}
@@ -616,17 +619,17 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &experiment.Results{Title: "wattsched: PowerFlow reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
-		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
+	return &experiment.Results{Title: "wattsched: PowerFlow reproduction", Notes: append(slices.Clone(rep.StandIns), "Cost and carbon: "+rep.Prices), Tables: Tables(rep), Figures: figs,
+		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns), Tail: []string{"cost and carbon: " + rep.Prices, ""},
 		Listing: listing}, nil
 }
 
 func pfRunsCSV(runs []RunResult) []byte {
-	rows := [][]string{{"system", "param", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events", "gpu_hours", "mean_mhz", "large_job_gpu_share", "large_job_gpu_share_while_waiting", "mean_wait_h"}}
+	rows := [][]string{{"system", "param", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events", "gpu_hours", "mean_mhz", "large_job_gpu_share", "large_job_gpu_share_while_waiting", "mean_wait_h", "cost_usd", "co2_kg"}}
 	for _, r := range runs {
 		rows = append(rows, []string{r.System, report.F(r.Param), report.F(r.AvgJCTh), report.F(r.EnergyMWh), report.F(r.JobMWh), report.F(r.IdleMWh), report.F(r.PowerOnMWh), report.F(r.PreRunMWh),
 			report.F(r.MakespanH), report.F(r.LimitW), report.F(r.MaxPredW), report.F(r.MaxActualW), strconv.Itoa(r.Restarts), strconv.Itoa(r.PowerOns), strconv.Itoa(r.Decisions), strconv.Itoa(r.Events),
-			report.F(r.GPUHours), report.F(r.MeanMHz), report.F(r.LargeShare), report.F(r.LargeWait), report.F(r.MeanWaitH)})
+			report.F(r.GPUHours), report.F(r.MeanMHz), report.F(r.LargeShare), report.F(r.LargeWait), report.F(r.MeanWaitH), report.F(r.CostUSD), report.F(r.CO2Kg)})
 	}
 	return report.CSV(rows)
 }

@@ -104,6 +104,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		if err != nil {
 			return nil, err
 		}
+		pe.Account = acct
 		jobs := pe.Jobs(gj, seed)
 		if k == 0 {
 			res.Workload = workloadInfo(pe, jobs, src)
@@ -113,11 +114,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			if err != nil {
 				return ScenarioRun{}, fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
 			}
-			usd, kg, err := acct.Cost(r.Res.Hourly)
-			if err != nil {
-				return ScenarioRun{}, fmt.Errorf("%s seed %d: %w", systems[i].Name, seed, err)
-			}
-			return ScenarioRun{Seed: seed, CostUSD: usd, CO2Kg: kg, RunResult: *r}, nil
+			return ScenarioRun{Seed: seed, CostUSD: r.CostUSD, CO2Kg: r.CO2Kg, RunResult: *r}, nil
 		}, env.Progress, func(i int) string { return fmt.Sprintf("%s seed %d", systems[i].Name, seed) })
 		copy(runs[k*len(systems):], sruns)
 		for _, err := range errs {
