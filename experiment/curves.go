@@ -174,6 +174,8 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 			SavingMin80to90: Num(MinOf(Over(s, 0.80, 0.90, saving))),
 			SavingMax0to100: Num(MaxOf(Over(s, 0.01, 1.00, saving))),
 			FirstGRARBelow1: Num(math.NaN()),
+			EOPCAt50W:       Num(math.NaN()), // without the point (target below 0.5)
+			EOPCAt100W:      Num(math.NaN()),
 		}
 		ps.CostPerYearAt50USD, ps.CO2PerYearAt50Kg = r.yearAt(s, 0.5)
 		ps.CostPerYearAt100USD, ps.CO2PerYearAt100Kg = r.yearAt(s, 1.0)

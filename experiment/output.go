@@ -121,7 +121,7 @@ func SummaryTable(ps []PolicySummary) report.Table {
 		"EOPC @0.5 (kW)", "GRAR @1.0", "GRAR gap to FGD @1.0", "first GRAR<1", "alloc share final", "failed final"}}
 	for _, p := range ps {
 		t.Rows = append(t.Rows, []string{p.Policy, PctOrDash(p.SavingMin15to80), PctOrDash(p.SavingMean15to80), PctOrDash(p.SavingMin80to90),
-			fmt.Sprintf("%.1f", float64(p.EOPCAt50W)/1000), fmt.Sprintf("%.4f", float64(p.GRARAt100)), fmt.Sprintf("%.4f", float64(p.GRARGapToFGD100)),
+			NumOrDash(p.EOPCAt50W/1000, "%.1f"), fmt.Sprintf("%.4f", float64(p.GRARAt100)), fmt.Sprintf("%.4f", float64(p.GRARGapToFGD100)),
 			NumOrDash(p.FirstGRARBelow1, "%.2f"), fmt.Sprintf("%.4f", float64(p.AllocShareFinal)), fmt.Sprintf("%.0f", float64(p.FailedFinal))})
 	}
 	return t
@@ -147,6 +147,9 @@ func MoneyNote(r *InflationResult) string {
 	}
 	s := fmt.Sprintf("money and carbon of a year: the cluster drawing the EOPC of that requested capacity for the 8,760 hours from %s UTC, each hour at its price and carbon intensity (a capacity experiment has no time of its own); %s",
 		a.Start.Format("2006-01-02 15:04"), a.Sources)
+	if a.Wraps(8760) {
+		s += "; the year runs past the end of the series, whose hours are then taken again from its start"
+	}
 	if a.PUE != 0 {
 		s += fmt.Sprintf("; PUE %g (on the IT power x %g)", a.PUE, a.PUE)
 	}

@@ -183,6 +183,12 @@ func Embedded(region, kind, basis string) (*Series, error) {
 // the series' unit into the result's unit. An hour outside the series is
 // an error.
 func (s *Series) Apply(hourly []hw.Joules, start time.Time, scale float64) (float64, error) {
+	return s.apply(hourly, start, scale, false)
+}
+
+// apply is Apply; with wrap, an hour past the series' end takes the value
+// of the same hour counted from the series' start (the series repeated).
+func (s *Series) apply(hourly []hw.Joules, start time.Time, scale float64, wrap bool) (float64, error) {
 	off := start.Sub(s.Start)
 	if off%time.Hour != 0 {
 		return 0, fmt.Errorf("grid: start %s is not on an hour of %s", start.Format(time.DateTime), s.Name)
@@ -194,6 +200,9 @@ func (s *Series) Apply(hourly []hw.Joules, start time.Time, scale float64) (floa
 			continue
 		}
 		i := first + h
+		if wrap && i >= len(s.Values) && first >= 0 {
+			i %= len(s.Values)
+		}
 		if i < 0 || i >= len(s.Values) {
 			return 0, fmt.Errorf("grid: hour %d of the run (%s UTC) is outside %s (%s to %s)", h, start.Add(time.Duration(h)*time.Hour).Format(time.DateTime),
 				s.Name, s.Start.Format(time.DateTime), s.End().Format(time.DateTime))
@@ -217,6 +226,10 @@ type Account struct {
 	// PUE scales the IT energy the engines report to the facility's
 	// (cooling, power conversion): 1 (none) unless set.
 	PUE float64
+	// Wrap prices an hour past a series' end at the value of the same hour
+	// counted from the series' start (the series repeated), instead of
+	// refusing it.
+	Wrap bool
 	// Where says which series and start, for the results; Sources says
 	// which series only.
 	Where, Sources string
@@ -299,9 +312,23 @@ func (a *Account) Cost(hourly []hw.Joules) (usd, kgCO2 float64, err error) {
 	if pue == 0 {
 		pue = 1
 	}
-	if usd, err = a.Price.Apply(hourly, a.Start, USDPerJouleUSDPerMWh*pue); err != nil {
+	if usd, err = a.Price.apply(hourly, a.Start, USDPerJouleUSDPerMWh*pue, a.Wrap); err != nil {
 		return 0, 0, err
 	}
-	kgCO2, err = a.Carbon.Apply(hourly, a.Start, KgPerJouleGramsPerKWh*pue)
+	kgCO2, err = a.Carbon.apply(hourly, a.Start, KgPerJouleGramsPerKWh*pue, a.Wrap)
 	return usd, kgCO2, err
+}
+
+// WrapNote is what results say when an account wraps.
+const WrapNote = "a run past the end of the series takes its hours from the series' start again"
+
+// Wraps says whether n hours from the account's start run past the end of
+// its price or carbon series.
+func (a *Account) Wraps(n int) bool {
+	for _, s := range []*Series{a.Price, a.Carbon} {
+		if a.Start.Add(time.Duration(n) * time.Hour).After(s.End()) {
+			return true
+		}
+	}
+	return false
 }

@@ -58,6 +58,37 @@ func TestCost(t *testing.T) {
 	if _, err := s.Apply(hourly, s.Start.Add(3*time.Hour), USDPerJouleUSDPerMWh); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("past the series: %v", err)
 	}
+	// Wrapped, hour 4 of the series is its hour 0 again: 30 + 2 x 10.
+	if c, err := s.apply(hourly, s.Start.Add(3*time.Hour), USDPerJouleUSDPerMWh, true); err != nil || math.Abs(c-50) > 1e-9 {
+		t.Errorf("wrapped from hour 3: %v, %v; want 30 + 20 = 50", c, err)
+	}
+	if _, err := s.apply(hourly, s.Start.Add(-time.Hour), USDPerJouleUSDPerMWh, true); err == nil {
+		t.Error("wrapping accepted a start before the series")
+	}
+	a := &Account{Price: s, Carbon: s, Start: s.Start.Add(3 * time.Hour), Wrap: true}
+	if !a.Wraps(2) || a.Wraps(1) {
+		t.Errorf("Wraps(1), Wraps(2) from the last hour: %v, %v; want false, true", a.Wraps(1), a.Wraps(2))
+	}
+	// A year at 1 MW from any start of a one-year series: every hour once.
+	ny, err := NewAccount(DefaultRegion, DefaultStart, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jan, _, err := ny.Cost(YearAt(1e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, v := range ny.Price.Values {
+		sum += v
+	}
+	if len(ny.Price.Values) != 8760 || math.Abs(jan-sum) > 1e-9*sum {
+		t.Errorf("a year at 1 MW: %v USD, want the sum of the %d hourly prices %v", jan, len(ny.Price.Values), sum)
+	}
+	ny.Start, ny.Wrap = ny.Start.Add(3000*time.Hour), true
+	if jun, _, err := ny.Cost(YearAt(1e6)); err != nil || math.Abs(jun-jan) > 1e-9*jan {
+		t.Errorf("a wrapped year from hour 3000: %v, %v; want %v", jun, err, jan)
+	}
 }
 
 // Missing hours up to MaxGapHours take the previous value; longer gaps,

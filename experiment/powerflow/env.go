@@ -100,7 +100,8 @@ type Env struct {
 	// Shards splits the runs over processes (experiment.ShardedRun).
 	Shards *experiment.Shards
 	// Account prices each run's hourly energy (default: the embedded
-	// US-NY-NYIS 2023 series from 2023-01-01 00:00 UTC).
+	// US-NY-NYIS 2023 series from 2023-01-01 00:00 UTC, repeated past its
+	// end).
 	Account *elgrid.Account
 }
 
@@ -138,6 +139,7 @@ func NewEnv(reg *policy.Registries, s Setup) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	acct.Wrap = true // a study's long runs are priced too
 	env := &Env{Registries: reg, Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s, Account: acct}
 	r := rand.New(rand.NewPCG(s.Seed, 0x7461626c6532))
 	var bps []float64

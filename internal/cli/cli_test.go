@@ -386,8 +386,9 @@ policies:
 // Money and carbon: a replay is charged hour by hour with the scenario's
 // grid (default: NYISO 2023); the same energy in a dearer month costs
 // more; an unknown region or a start outside the series is an error before
-// any run. Inflation prices a year at each load level's power, and a
-// start that leaves less than a year of series is an error before any run.
+// any run. Inflation prices a year at each load level's power, from any
+// start (the series repeated past its end); mode coloc uses the scenario's
+// grid.
 func TestReplayCostAndCarbon(t *testing.T) {
 	dir := t.TempDir()
 	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,T4\nn1,32000,131072,2,A100\n"
@@ -486,8 +487,37 @@ func TestReplayCostAndCarbon(t *testing.T) {
 			t.Errorf("inflation %q: EOPC %v W priced %v USD, %v kg a year; want %v USD, %v kg", c.grid, w, usd, kg, wantUSD, wantKg)
 		}
 	}
-	if _, _, _, code, errs := infl("grid: {start: \"2023-06-01 00:00:00\"}\n"); code != 1 || !strings.Contains(errs, "priced over the year from grid.start") {
-		t.Errorf("inflation with less than a year of series after grid.start: exit %d, %q", code, errs)
+	// Mode coloc charges its runs with the scenario's grid: PUE 1.2 costs
+	// 1.2 times as much, another region differs.
+	jobs, _ := filepath.Abs(filepath.Join("..", "..", "examples", "data", "coloc-jobs.trace"))
+	coloc := func(grid string) float64 {
+		sc := filepath.Join(dir, "coloc.yaml")
+		os.WriteFile(sc, []byte("name: c\nseeds: 1\ncoloc: {jobs: "+jobs+", nodes: 1, systems: [FIFO]}\n"+grid), 0o644)
+		out := filepath.Join(dir, "c")
+		if code, _, errs := run(t, "run", "-c", sc, "-o", out, "--force"); code != 0 {
+			t.Fatalf("coloc %q: exit %d: %s", grid, code, errs)
+		}
+		var sum struct {
+			Systems []struct {
+				USD [2]float64 `json:"cost_usd_mean_std"`
+			} `json:"systems"`
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err := json.Unmarshal(b, &sum); err != nil || len(sum.Systems) != 1 || !(sum.Systems[0].USD[0] > 0) {
+			t.Fatalf("coloc %q: summary %+v, %v", grid, sum, err)
+		}
+		return sum.Systems[0].USD[0]
+	}
+	ny, pue, de := coloc(""), coloc("grid: {pue: 1.2}\n"), coloc("grid: {region: DE-LU}\n")
+	if math.Abs(pue-1.2*ny) > 1e-9*ny || de == ny {
+		t.Errorf("coloc cost: NYISO %v, with PUE 1.2 %v, DE-LU %v; want 1.2 x NYISO and a different DE-LU", ny, pue, de)
+	}
+
+	// A year from another start takes the one-year series' hours past its
+	// end from its start again: every hour once, the same total.
+	w0, usd0, _, _, _ := infl("")
+	if w, usd, _, code, errs := infl("grid: {start: \"2023-06-01 00:00:00\"}\n"); code != 0 || w != w0 || math.Abs(usd-usd0) > 1e-9*usd0 {
+		t.Errorf("inflation from June: exit %d (%s), %v W %v USD; want %v USD as from January", code, errs, w, usd, usd0)
 	}
 }
 
