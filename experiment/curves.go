@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	elgrid "github.com/wattsched/wattsched/grid"
-	"github.com/wattsched/wattsched/hw"
 )
 
 // CurvePoint is one policy's state at one requested-GPU ratio, averaged
@@ -147,18 +146,30 @@ type PolicySummary struct {
 	DecisionsPerTask    Num `json:"decisions_per_task"`
 }
 
+// YearPerWatt is the money (USD) and carbon (kg) of drawing 1 W for a
+// year (8,760 hours from the account's start, each at its price and carbon
+// intensity, times the PUE): a load level's year is its EOPC times these.
+// NaN without an account.
+func (r *InflationResult) YearPerWatt() (usd, kg float64) {
+	if r.Account == nil {
+		return math.NaN(), math.NaN()
+	}
+	u, k, err := r.Account.Cost(elgrid.YearAt(1))
+	if err != nil { // the account wraps: every hour is in the series
+		return math.NaN(), math.NaN()
+	}
+	return u, k
+}
+
 // yearAt is the money and carbon of a year at the curve's EOPC at ratio
 // (NaN without an account or without that point).
 func (r *InflationResult) yearAt(s []CurvePoint, ratio float64) (usd, kg Num) {
 	c, ok := At(s, ratio)
-	if r.Account == nil || !ok {
+	if !ok {
 		return Num(math.NaN()), Num(math.NaN())
 	}
-	u, k, err := r.Account.Cost(elgrid.YearAt(hw.Watts(c.EOPCW)))
-	if err != nil { // RunInflation checked that the year is in the series
-		return Num(math.NaN()), Num(math.NaN())
-	}
-	return Num(u), Num(k)
+	u, k := r.YearPerWatt()
+	return Num(c.EOPCW * u), Num(c.EOPCW * k)
 }
 
 // Summaries condenses every policy's curve.

@@ -31,16 +31,17 @@ type FGDSimCompare struct {
 	AtPercent  int    `json:"at_percent"`
 }
 
-// CapacityCSV renders capacity.csv: one row per (policy, requested ratio).
-// Watts are written exactly (six significant digits would round 1 MW to
-// 10 W).
-func CapacityCSV(curves []CurvePoint) []byte {
+// CapacityCSV renders capacity.csv: one row per (policy, requested ratio),
+// with the money and carbon of a year at that EOPC (usdPerW and kgPerW:
+// InflationResult.YearPerWatt; empty when NaN). Watts are written exactly
+// (six significant digits would round 1 MW to 10 W).
+func CapacityCSV(curves []CurvePoint, usdPerW, kgPerW float64) []byte {
 	rows := [][]string{{"policy", "requested_gpu_ratio", "eopc_w", "eopc_cpu_w", "eopc_gpu_w", "power_saving_vs_fgd",
-		"grar", "frag_ratio", "failed_tasks", "alloc_gpu_share", "frag_gpu_milli", "eopc_w_std", "grar_std"}}
+		"grar", "frag_ratio", "failed_tasks", "alloc_gpu_share", "frag_gpu_milli", "eopc_w_std", "grar_std", "cost_usd_per_year", "co2_kg_per_year"}}
 	for _, c := range curves {
 		rows = append(rows, []string{c.Policy, strconv.FormatFloat(c.Ratio, 'f', 2, 64), report.Exact(c.EOPCW), report.Exact(c.CPUW), report.Exact(c.GPUW),
 			report.F(c.SavingVsFGD), report.F(c.GRAR), report.F(c.FragRatio), report.F(c.Failed), report.F(c.AllocShare),
-			report.F(c.FragGPUMilli), report.Exact(c.EOPCStdW), report.F(c.GRARStd)})
+			report.F(c.FragGPUMilli), report.Exact(c.EOPCStdW), report.F(c.GRARStd), report.F(c.EOPCW * usdPerW), report.F(c.EOPCW * kgPerW)})
 	}
 	return report.CSV(rows)
 }
@@ -164,6 +165,7 @@ func MoneyNote(r *InflationResult) string {
 func InflationResults(version string, r *InflationResult, claims []Claim[[]CurvePoint]) (*Results, error) {
 	curves := r.Curves()
 	ps := r.Summaries(curves)
+	usdPerW, kgPerW := r.YearPerWatt()
 	cr := Evaluate(claims, curves)
 	sum := NewSummary(version, r, ps, cr)
 	cmp, err := CompareFGDSim(r)
@@ -182,7 +184,7 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 	res := &Results{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
 		Tables: []report.Table{SummaryTable(ps), MoneyTable(ps)}, Figures: figs,
 		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs),
-		Files:    map[string][]byte{"summary.json": js, "capacity.csv": CapacityCSV(curves), "fgdsim_alloc.csv": FGDSimCSV(r)},
+		Files:    map[string][]byte{"summary.json": js, "capacity.csv": CapacityCSV(curves, usdPerW, kgPerW), "fgdsim_alloc.csv": FGDSimCSV(r)},
 		Listing:  "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"}
 	if len(cr) > 0 {
 		res.Tables = append(res.Tables, ClaimsTable(cr))

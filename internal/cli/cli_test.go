@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -461,6 +463,22 @@ func TestReplayCostAndCarbon(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := sum.Policies[0]
+		// capacity.csv prices every load level the same way (six digits).
+		c, _ := os.ReadFile(filepath.Join(out, "capacity.csv"))
+		rows, err := csv.NewReader(bytes.NewReader(c)).ReadAll()
+		if err != nil || len(rows) < 2 || rows[0][len(rows[0])-2] != "cost_usd_per_year" {
+			t.Fatalf("capacity.csv: %v, header %v", err, rows[0])
+		}
+		for _, row := range rows[1:] {
+			if row[1] != "0.50" {
+				continue
+			}
+			usd, _ := strconv.ParseFloat(row[len(row)-2], 64)
+			kg, _ := strconv.ParseFloat(row[len(row)-1], 64)
+			if math.Abs(usd-p.USD) > 1e-5*p.USD || math.Abs(kg-p.Kg) > 1e-5*p.Kg { // the CSV's six digits
+				t.Errorf("capacity.csv at 0.50: %v USD %v kg; summary.json %v, %v", usd, kg, p.USD, p.Kg)
+			}
+		}
 		return p.EOPC, p.USD, p.Kg, 0, ""
 	}
 	total := func(region, kind, basis string) float64 {
