@@ -161,19 +161,10 @@ func (r *InflationResult) YearPerWatt() (usd, kg float64) {
 	return u, k
 }
 
-// yearAt is the money and carbon of a year at the curve's EOPC at ratio
-// (NaN without an account or without that point).
-func (r *InflationResult) yearAt(s []CurvePoint, ratio float64) (usd, kg Num) {
-	c, ok := At(s, ratio)
-	if !ok {
-		return Num(math.NaN()), Num(math.NaN())
-	}
-	u, k := r.YearPerWatt()
-	return Num(c.EOPCW * u), Num(c.EOPCW * k)
-}
-
 // Summaries condenses every policy's curve.
 func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
+	usdPerW, kgPerW := r.YearPerWatt()
+	nan := Num(math.NaN())
 	refName := r.Scenario.ReferencePolicy()
 	ref := Series(curves, refName)
 	var out []PolicySummary
@@ -184,21 +175,20 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 			SavingMin15to80: Num(MinOf(Over(s, 0.15, 0.80, saving))),
 			SavingMin80to90: Num(MinOf(Over(s, 0.80, 0.90, saving))),
 			SavingMax0to100: Num(MaxOf(Over(s, 0.01, 1.00, saving))),
-			FirstGRARBelow1: Num(math.NaN()),
-			EOPCAt50W:       Num(math.NaN()), // without the point (target below 0.5)
-			EOPCAt100W:      Num(math.NaN()),
+			FirstGRARBelow1: nan,
+			// NaN without the point (target below the ratio)
+			EOPCAt50W: nan, EOPCAt100W: nan, CostPerYearAt50USD: nan, CO2PerYearAt50Kg: nan, CostPerYearAt100USD: nan, CO2PerYearAt100Kg: nan,
 		}
-		ps.CostPerYearAt50USD, ps.CO2PerYearAt50Kg = r.yearAt(s, 0.5)
-		ps.CostPerYearAt100USD, ps.CO2PerYearAt100Kg = r.yearAt(s, 1.0)
 		if m := Over(s, 0.15, 0.80, saving); len(m) > 0 {
 			mean, _ := MeanStd(m)
 			ps.SavingMean15to80 = Num(mean)
 		}
 		if c, ok := At(s, 0.5); ok {
-			ps.EOPCAt50W = Num(c.EOPCW)
+			ps.EOPCAt50W, ps.CostPerYearAt50USD, ps.CO2PerYearAt50Kg = Num(c.EOPCW), Num(c.EOPCW*usdPerW), Num(c.EOPCW*kgPerW)
 		}
 		if c, ok := At(s, 1.0); ok {
 			ps.EOPCAt100W, ps.GRARAt100, ps.AllocShareAt100 = Num(c.EOPCW), Num(c.GRAR), Num(c.AllocShare)
+			ps.CostPerYearAt100USD, ps.CO2PerYearAt100Kg = Num(c.EOPCW*usdPerW), Num(c.EOPCW*kgPerW)
 			if rc, ok := At(ref, 1.0); ok {
 				ps.GRARGapToFGD100 = Num(rc.GRAR - c.GRAR)
 			}
@@ -233,7 +223,6 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 			ps.DecisionsPerTask = Num(dec / tasks)
 		}
 		if refName == "" {
-			nan := Num(math.NaN())
 			ps.SavingMin15to80, ps.SavingMin80to90, ps.SavingMax0to100, ps.SavingMean15to80 = nan, nan, nan, nan
 		}
 		out = append(out, ps)

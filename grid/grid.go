@@ -319,8 +319,18 @@ func (a *Account) Cost(hourly []hw.Joules) (usd, kgCO2 float64, err error) {
 	return usd, kgCO2, err
 }
 
-// WrapNote is what results say when an account wraps.
-const WrapNote = "a run past the end of the series takes its hours from the series' start again"
+// StudyAccount is the account of the reproductions: the default region
+// from the default start, repeated past its end so that a study's long
+// runs are priced too (Where says so).
+func StudyAccount() (*Account, error) {
+	a, err := NewAccount(DefaultRegion, DefaultStart, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	a.Wrap = true
+	a.Where += "; a run past the end of the series takes its hours from the series' start again"
+	return a, nil
+}
 
 // Wraps says whether n hours from the account's start run past the end of
 // its price or carbon series.

@@ -112,11 +112,10 @@ func Reproduce(o Options) (*Reproduction, error) {
 			}
 		}
 	}
-	acct, err := grid.NewAccount(grid.DefaultRegion, grid.DefaultStart, "", "", "")
+	acct, err := grid.StudyAccount() // long workloads (few jobs per hour) are priced too
 	if err != nil {
 		return nil, err
 	}
-	acct.Wrap = true // long workloads (few jobs per hour) are priced too
 	loads := make([][]policy.ColocJob, o.Seeds)
 	for s := range loads {
 		loads[s] = e.Workload(uint64(s+1), o.Jobs, o.PerHour)
@@ -143,7 +142,7 @@ func Reproduce(o Options) (*Reproduction, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	rep := &Reproduction{Options: o, Runs: runs, Grid: acct.Where + "; " + grid.WrapNote, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut, CrossVal: e.CrossVal, BloxPal: e.BloxPal,
+	rep := &Reproduction{Options: o, Runs: runs, Grid: acct.Where, Power: e.Power, PowerFit: e.PowerFit, HeldOut: e.HeldOut, CrossVal: e.CrossVal, BloxPal: e.BloxPal,
 		Sets: coloc.PaperSets(e.Cal, e.Power, e.Truth.Pair), StandIns: StandIns()}
 	for ci, n := range Clusters {
 		for vi, v := range Variants {

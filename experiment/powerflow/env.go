@@ -135,11 +135,10 @@ func NewEnv(reg *policy.Registries, s Setup) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	acct, err := elgrid.NewAccount(elgrid.DefaultRegion, elgrid.DefaultStart, "", "", "")
+	acct, err := elgrid.StudyAccount()
 	if err != nil {
 		return nil, err
 	}
-	acct.Wrap = true // a study's long runs are priced too
 	env := &Env{Registries: reg, Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s, Account: acct}
 	r := rand.New(rand.NewPCG(s.Seed, 0x7461626c6532))
 	var bps []float64

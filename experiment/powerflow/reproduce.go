@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
-	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
@@ -235,7 +234,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 		src = "Microsoft Philly, jobs submitted 2017-10-13 (embedded, " + philly.DayName + ")"
 	}
 	jobs := env.Jobs(gj, o.Setup.Seed)
-	rep := &Reproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: StandIns(src), Prices: env.Account.Where + "; " + elgrid.WrapNote}
+	rep := &Reproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: StandIns(src), Prices: env.Account.Where}
 	rep.Workload = workloadInfo(env, jobs, src)
 	etas, freqs := Etas, Freqs
 	if o.Quick {
