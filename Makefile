@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler nvml-agent demo test bench bench-k8s fuzz clean prometheus
+.PHONY: all setup highs env build kube-scheduler nvml-agent demo test race bench bench-k8s fuzz clean prometheus
 
 all: build
 
@@ -89,6 +89,11 @@ test: setup prometheus
 	cd k8s && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd nvmlagent && $(NVML_CGO) $(GO) vet ./... && $(NVML_CGO) $(GO) test -count=1 ./...
 
+# The race detector over the core module's packages (-short skips the
+# full-trace reproductions, which the race detector would slow past use).
+race: setup prometheus
+	$(GO) test -race -short -count=1 -timeout 60m ./...
+
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./experiment/ ./policy/...
 	$(GO) test -run '^$$' -bench HiGHS -benchtime 1x ./solver/
@@ -99,20 +104,22 @@ bench: build
 bench-k8s: setup
 	cd k8s && $(GO) test -run '^$$' -bench Throughput -benchtime 3x ./test/integration/
 
+# Each fuzz target for FUZZTIME (default 30 s): make fuzz FUZZTIME=10s for a short pass.
+FUZZTIME ?= 30s
 fuzz: setup
-	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./trace/alibaba2023
-	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime 30s ./scenario
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/swf
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/philly
-	$(GO) test -run '^$$' -fuzz FuzzReadTables -fuzztime 30s ./trace/alibaba2020
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./grid
-	$(GO) test -run '^$$' -fuzz FuzzReadPairs -fuzztime 30s ./trace/bloxpal
-	$(GO) test -run '^$$' -fuzz FuzzReadSingle -fuzztime 30s ./trace/bloxpal
-	$(GO) test -run '^$$' -fuzz FuzzTaskEngine -fuzztime 30s ./sim
-	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime 30s ./sim
-	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime 30s ./sim
-	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
-	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime 30s ./power/prom
+	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime $(FUZZTIME) ./trace/alibaba2023
+	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime $(FUZZTIME) ./scenario
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/swf
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/philly
+	$(GO) test -run '^$$' -fuzz FuzzReadTables -fuzztime $(FUZZTIME) ./trace/alibaba2020
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./grid
+	$(GO) test -run '^$$' -fuzz FuzzReadPairs -fuzztime $(FUZZTIME) ./trace/bloxpal
+	$(GO) test -run '^$$' -fuzz FuzzReadSingle -fuzztime $(FUZZTIME) ./trace/bloxpal
+	$(GO) test -run '^$$' -fuzz FuzzTaskEngine -fuzztime $(FUZZTIME) ./sim
+	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime $(FUZZTIME) ./sim
+	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime $(FUZZTIME) ./sim
+	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime $(FUZZTIME) ./gpushare
+	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime $(FUZZTIME) ./power/prom
 
 clean:
 	rm -rf bin out build
