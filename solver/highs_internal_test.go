@@ -3,6 +3,10 @@
 package solver
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"testing"
 	"unsafe"
 
@@ -25,5 +29,48 @@ func TestHiGHSHandle(t *testing.T) {
 	}
 	if n := numCols(raw); n != 3 {
 		t.Fatalf("HiGHS reports %d columns through the handle, want 3", n)
+	}
+}
+
+// TestQuietStdoutMechanism: a line printed with the C library's printf, as
+// HiGHS 1.3.1 prints "Iteration total error ..." whatever its options,
+// reaches the process's stdout (file descriptor 1) before quietStdout and
+// not after it; lines written by Go to os.Stdout still arrive. The
+// printing runs in a child test process whose stdout is a pipe.
+func TestQuietStdoutMechanism(t *testing.T) {
+	if mode := os.Getenv("WATTSCHED_QUIET_CHILD"); mode != "" {
+		if mode == "quiet" {
+			if err := quietStdout(); err != nil {
+				fmt.Println("quietStdout:", err)
+			}
+		}
+		fmt.Println("go line")
+		cPrintf("Iteration total error 1 + 2 + 3 + 4 = 10 != 11")
+		fmt.Println("go line after")
+		return
+	}
+	for _, c := range []struct {
+		mode string
+		want string
+	}{
+		{"loud", "go line\nIteration total error 1 + 2 + 3 + 4 = 10 != 11\ngo line after\nPASS\n"},
+		{"quiet", "go line\ngo line after\nPASS\n"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(exe, "-test.run", "^TestQuietStdoutMechanism$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "WATTSCHED_QUIET_CHILD="+c.mode)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("child: %v\n%s", err, stderr.String())
+			}
+			if got := stdout.String(); got != c.want {
+				t.Errorf("child stdout %q, want %q", got, c.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
 )
 
@@ -17,7 +18,8 @@ type Options struct {
 	// RelGap stops the search once |Objective-Bound| / |Objective| is at most
 	// this (0: the backend's default; HiGHS's is 1e-4).
 	RelGap float64
-	// Threads is the number of threads the backend may use (0 or 1: one).
+	// Threads is the number of threads the backend may use (0 or 1: one;
+	// more than MaxThreads: MaxThreads).
 	Threads int
 	// Seed is the backend's random seed (HiGHS random_seed).
 	Seed int
@@ -49,6 +51,12 @@ func (o Options) Validate() error {
 	}
 	return nil
 }
+
+// MaxThreads is the most threads a solve uses: the machine's CPUs
+// (runtime.NumCPU). Options.Threads above it is clamped to it, so that a
+// setting written on a large machine still runs on a small one; a caller
+// that reports its settings says so (experiment/cedla notes it).
+func MaxThreads() int { return runtime.NumCPU() }
 
 // Status is the outcome of a solve.
 type Status int
