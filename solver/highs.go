@@ -615,12 +615,14 @@ var (
 	cMIPDualBound         = C.CString("mip_dual_bound")
 )
 
+// copyLog writes the log HiGHS wrote to path to w in one Write, so that
+// the logs of solves running side by side into one writer that serialises
+// its Writes stay whole.
 func copyLog(w io.Writer, path string) error {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
+	_, err = w.Write(b)
 	return err
 }

@@ -23,7 +23,8 @@ type Options struct {
 	Threads int
 	// Seed is the backend's random seed (HiGHS random_seed).
 	Seed int
-	// Log receives the backend's log when not nil.
+	// Log receives the backend's log when not nil, in one Write per run of
+	// the backend (a solve may run it twice).
 	Log io.Writer
 	// Start, when not nil, is a point (one value per column) offered to the
 	// backend as a first incumbent, e.g. the previous plan of a rolling
