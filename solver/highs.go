@@ -215,7 +215,7 @@ func (m *Model) runHiGHS(limit time.Duration, o Options, relax bool) (Result, er
 	}
 	var res Result
 	var err error
-	onThreadedSolver(func() { res, err = m.runHiGHSHere(limit, o, relax) })
+	onThreadedSolver(effectiveThreads(o.Threads), func() { res, err = m.runHiGHSHere(limit, o, relax) })
 	return res, err
 }
 
@@ -263,38 +263,53 @@ func effectiveThreads(n int) int {
 // threaded is the one OS thread on which every solve with more than one
 // thread runs. HiGHS 1.3.1 keeps its task scheduler per OS thread
 // (HighsTaskExecutor's thread_local handle): the first solve on a thread
-// starts threads-1 worker threads that live as long as the thread, and
-// goroutines move between OS threads, so solves with several threads on
-// arbitrary threads would leave threads-1 workers behind on every OS
-// thread that ever ran one. On one locked thread there is one scheduler,
-// so the process holds at most MaxThreads-1 HiGHS workers; solves with
-// several threads take turns (each already uses the CPUs), solves with one
-// start no worker and run where they are called.
+// starts threads-1 worker threads that live as long as the thread, and a
+// later solve there asking for another count fails; goroutines move
+// between OS threads, so solves with several threads on arbitrary threads
+// would leave threads-1 workers behind on every OS thread that ever ran
+// one. On one locked thread there is one scheduler, so the process holds
+// at most MaxThreads-1 HiGHS workers; solves with several threads take
+// turns (each already uses the CPUs), and one asking for another count
+// than the scheduler's replaces it. Solves with one thread start no
+// worker and run where they are called.
 var threaded struct {
 	once sync.Once
-	jobs chan func()
+	jobs chan threadedJob
 }
 
-// onThreadedSolver runs f on the threaded solver's OS thread and waits
-// for it.
-func onThreadedSolver(f func()) {
+// threadedJob is a solve for the threaded solver: its thread count and
+// the solve.
+type threadedJob struct {
+	threads int
+	run     func()
+}
+
+// onThreadedSolver runs f, a solve with n > 1 threads, on the threaded
+// solver's OS thread and waits for it.
+func onThreadedSolver(n int, f func()) {
 	threaded.once.Do(func() {
-		threaded.jobs = make(chan func())
+		threaded.jobs = make(chan threadedJob)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread keeps HiGHS's scheduler
 			// The thread may have run a one-thread solve before it was
-			// locked: drop the scheduler that solve left.
-			C.Highs_resetGlobalScheduler(1)
+			// locked, which left a scheduler of one thread.
+			current := 0
 			for job := range threaded.jobs {
-				job()
+				if job.threads != current {
+					// Stops the workers of the scheduler in place (waiting
+					// for them); the solve starts one with its count.
+					C.Highs_resetGlobalScheduler(1)
+					current = job.threads
+				}
+				job.run()
 			}
 		}()
 	})
 	done := make(chan struct{})
-	threaded.jobs <- func() {
+	threaded.jobs <- threadedJob{threads: n, run: func() {
 		defer close(done)
 		f()
-	}
+	}}
 	<-done
 }
 
@@ -435,39 +450,10 @@ func (m *Model) emptyRowExcludingZero() bool {
 	return false
 }
 
-// processThreads is the thread count of the threaded solver's HiGHS task
-// scheduler (see threaded): the first solve with more than one thread sets
-// it and HiGHS 1.3.1 fails a later run on that thread that asks for
-// another count. Solves with one thread run elsewhere and need no claim.
-var processThreads struct {
-	sync.Mutex
-	n int
-}
-
-// claimThreads checks that n threads (after clamping) agree with the
-// threaded solver's scheduler.
-func claimThreads(n int) error {
-	if n == 1 {
-		return nil
-	}
-	processThreads.Lock()
-	defer processThreads.Unlock()
-	if processThreads.n == 0 {
-		processThreads.n = n
-	}
-	if n != processThreads.n {
-		return fmt.Errorf("Threads %d: HiGHS's scheduler for solves with several threads runs %d threads (set by this process's first such solve)", n, processThreads.n)
-	}
-	return nil
-}
-
 // setHiGHSOptions sets the time limit, gap, threads, seed and log; it
 // returns the path of the log file HiGHS writes when o.Log is set.
 func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (string, error) {
 	threads := effectiveThreads(o.Threads)
-	if err := claimThreads(threads); err != nil {
-		return "", err
-	}
 	set := []struct {
 		name string
 		set  func() error

@@ -57,7 +57,10 @@ func (o Options) Validate() error {
 // (runtime.NumCPU). Options.Threads above it is clamped to it, so that a
 // setting written on a large machine still runs on a small one; a caller
 // that reports its settings says so (experiment/cedla notes it).
-func MaxThreads() int { return runtime.NumCPU() }
+func MaxThreads() int { return maxThreads() }
+
+// maxThreads is MaxThreads; tests of the thread handling replace it.
+var maxThreads = runtime.NumCPU
 
 // Status is the outcome of a solve.
 type Status int
