@@ -10,6 +10,7 @@ package experiment
 import (
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -30,6 +31,9 @@ type Env struct {
 	Progress func(done, total int, what string)
 	// Note, if set, receives one-line notes about what is about to run.
 	Note func(format string, args ...any)
+	// SolverLog, if set, receives the MILP solver's log of every solve
+	// (CE-DLA in slotted scenarios); it must serialise concurrent Writes.
+	SolverLog io.Writer
 	// Shards, if set, splits the runs over processes or merges them
 	// (ShardedRun).
 	Shards *Shards

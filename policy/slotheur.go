@@ -59,7 +59,27 @@ func ServeInference(m *SlotModels, load []float64, free []int, order []int, frac
 					}
 				}
 				if bj < 0 {
-					continue // nothing to take: the engine reports the load as unplaced
+					// Every model has at most one node per type (a small
+					// cluster): take the node of a type from a model that
+					// has nodes on other types too; its load there moves
+					// to those.
+					for j := range m.Models {
+						for _, t := range order {
+							if bj < 0 && j != i && d.Infer[j][t] == 1 && nodesOf(d, j) > 1 {
+								bj, bt = j, t
+							}
+						}
+					}
+					if bj < 0 {
+						continue // nothing to take: fewer nodes than models with load, refused before a run
+					}
+					for _, t := range order {
+						if t != bt && d.Infer[bj][t] > 0 {
+							d.Load[bj][t] += d.Load[bj][bt]
+							d.Load[bj][bt] = 0
+							break
+						}
+					}
 				}
 				d.Infer[bj][bt]--
 				d.Infer[i][bt]++

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/wattsched/wattsched/hw"
@@ -156,6 +157,9 @@ type SlotDeps struct {
 	// RestartSeconds is the progress a job loses on every (re)start on a
 	// node (the engine's SlotTruth.RestartSeconds, known from measurement).
 	RestartSeconds float64
+	// SolverLog, when not nil, receives the solver's log of every solve
+	// (wattsched run --solver-log); planners that solve nothing ignore it.
+	SolverLog io.Writer
 }
 
 // ErrNoSolver is what building a planner that solves mixed-integer

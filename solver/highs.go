@@ -22,7 +22,38 @@ import (
 // constants are definitions (the highs package includes that header once).
 
 // #cgo pkg-config: highs
+// #define _GNU_SOURCE
 // #include <stdint.h>
+// #include <stdio.h>
+// #include <stdlib.h>
+// #include <sys/types.h>
+//
+// // discard is a write function that keeps nothing.
+// #if defined(__linux__)
+// static ssize_t wattsched_discard(void *cookie, const char *buf, size_t n) { return (ssize_t)n; }
+// #else
+// static int wattsched_discard(void *cookie, const char *buf, int n) { return n; }
+// #endif
+//
+// // wattsched_quiet_stdout points the C library's stdout stream (the FILE
+// // that printf and puts write to, not file descriptor 1) at a stream that
+// // discards what it is given. It returns 0 on success.
+// static int wattsched_quiet_stdout(void) {
+// #if defined(__linux__)
+// 	cookie_io_functions_t io = {0};
+// 	io.write = wattsched_discard;
+// 	FILE *f = fopencookie(NULL, "w", io);
+// #else
+// 	FILE *f = funopen(NULL, NULL, wattsched_discard, NULL, NULL);
+// #endif
+// 	if (f == NULL) return -1;
+// 	fflush(stdout);
+// 	stdout = f;
+// 	return 0;
+// }
+//
+// // wattsched_printf prints a line as HiGHS does (printf to stdout).
+// static void wattsched_printf(const char *s) { printf("%s\n", s); fflush(stdout); }
 // #include "util/HighsInt.h"
 // extern const HighsInt kHighsStatusError;
 // extern const HighsInt kHighsSolutionStatusFeasible;
@@ -32,6 +63,7 @@ import (
 // extern const HighsInt kHighsModelStatusUnbounded;
 // extern const HighsInt kHighsModelStatusTimeLimit;
 // HighsInt Highs_run(void* highs);
+// void Highs_resetGlobalScheduler(const HighsInt blocking);
 // HighsInt Highs_setSolution(void* highs, const double* col_value, const double* row_value, const double* col_dual, const double* row_dual);
 // HighsInt Highs_getModelStatus(const void* highs);
 // HighsInt Highs_getNumCol(const void* highs);
@@ -174,6 +206,115 @@ func (m *Model) hasNoLowerBound() bool {
 // runHiGHS solves the model (or, with relax, its LP relaxation) once with
 // HiGHS under the time limit.
 func (m *Model) runHiGHS(limit time.Duration, o Options, relax bool) (Result, error) {
+	if err := quietStdout(); err != nil {
+		return Result{Status: Error, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1)},
+			fmt.Errorf("solver: model %q: %w", m.name, err)
+	}
+	if effectiveThreads(o.Threads) == 1 {
+		return m.runHiGHSHere(limit, o, relax)
+	}
+	var res Result
+	var err error
+	onThreadedSolver(effectiveThreads(o.Threads), func() { res, err = m.runHiGHSHere(limit, o, relax) })
+	return res, err
+}
+
+// quiet holds the outcome of pointing the C library's stdout away.
+var quiet struct {
+	once sync.Once
+	err  error
+}
+
+// quietStdout makes sure, once per process, that what HiGHS prints with
+// printf and puts is discarded. Options silence HiGHS's log (output_flag,
+// log_to_console), but HiGHS 1.3.1 also prints a few lines with printf
+// that no option controls: reportSimplexPhaseIterations
+// (simplex/HSimplexReport.cpp) prints "Iteration total error ..." whenever
+// its process-wide static iteration counters disagree, which happens when
+// two solves run at the same time in one process (its only guard,
+// HighsSimplexInfo::run_quiet, is never set true). Those lines went to
+// file descriptor 1, into the middle of the CLI's tables. The C library's
+// stdout stream (not the descriptor, which Go writes to directly) is
+// pointed at a stream that discards; nothing else in this program writes
+// through it. docs/solver.md.
+func quietStdout() error {
+	quiet.once.Do(func() {
+		if C.wattsched_quiet_stdout() != 0 {
+			quiet.err = errors.New("cannot open a discarding stream for HiGHS's printf output")
+		}
+	})
+	return quiet.err
+}
+
+// cPrintf prints s and a newline the way HiGHS prints what no option
+// silences: with the C library's printf. Tests use it.
+func cPrintf(s string) {
+	cs := C.CString(s)
+	defer C.free(unsafe.Pointer(cs))
+	C.wattsched_printf(cs)
+}
+
+// effectiveThreads is the thread count a solve asking for n runs with:
+// at least 1, at most MaxThreads.
+func effectiveThreads(n int) int {
+	return min(max(n, 1), MaxThreads())
+}
+
+// threaded is the one OS thread on which every solve with more than one
+// thread runs. HiGHS 1.3.1 keeps its task scheduler per OS thread
+// (HighsTaskExecutor's thread_local handle): the first solve on a thread
+// starts threads-1 worker threads that live as long as the thread, and a
+// later solve there asking for another count fails; goroutines move
+// between OS threads, so solves with several threads on arbitrary threads
+// would leave threads-1 workers behind on every OS thread that ever ran
+// one. On one locked thread there is one scheduler, so the process holds
+// at most MaxThreads-1 HiGHS workers; solves with several threads take
+// turns (each already uses the CPUs), and one asking for another count
+// than the scheduler's replaces it. Solves with one thread start no
+// worker and run where they are called.
+var threaded struct {
+	once sync.Once
+	jobs chan threadedJob
+}
+
+// threadedJob is a solve for the threaded solver: its thread count and
+// the solve.
+type threadedJob struct {
+	threads int
+	run     func()
+}
+
+// onThreadedSolver runs f, a solve with n > 1 threads, on the threaded
+// solver's OS thread and waits for it.
+func onThreadedSolver(n int, f func()) {
+	threaded.once.Do(func() {
+		threaded.jobs = make(chan threadedJob)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread keeps HiGHS's scheduler
+			// The thread may have run a one-thread solve before it was
+			// locked, which left a scheduler of one thread.
+			current := 0
+			for job := range threaded.jobs {
+				if job.threads != current {
+					// Stops the workers of the scheduler in place (waiting
+					// for them); the solve starts one with its count.
+					C.Highs_resetGlobalScheduler(1)
+					current = job.threads
+				}
+				job.run()
+			}
+		}()
+	})
+	done := make(chan struct{})
+	threaded.jobs <- threadedJob{threads: n, run: func() {
+		defer close(done)
+		f()
+	}}
+	<-done
+}
+
+// runHiGHSHere is runHiGHS on the calling goroutine's OS thread.
+func (m *Model) runHiGHSHere(limit time.Duration, o Options, relax bool) (Result, error) {
 	start := time.Now()
 	res := Result{Status: Error, Objective: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1)}
 	// Options first: HiGHS prints its banner on stdout when a model is
@@ -309,37 +450,10 @@ func (m *Model) emptyRowExcludingZero() bool {
 	return false
 }
 
-// processThreads is the thread count of HiGHS's task scheduler, which is
-// global to the process: the first solve sets it and HiGHS 1.3.1 fails a
-// later run that asks for another count.
-var processThreads struct {
-	sync.Mutex
-	n int
-}
-
-// claimThreads checks that n threads agree with the process's scheduler.
-func claimThreads(n int) error {
-	processThreads.Lock()
-	defer processThreads.Unlock()
-	if processThreads.n == 0 {
-		processThreads.n = n
-	}
-	if n != processThreads.n {
-		return fmt.Errorf("Threads %d: HiGHS's scheduler is global to the process and runs %d threads (set by this process's first solve)", n, processThreads.n)
-	}
-	return nil
-}
-
 // setHiGHSOptions sets the time limit, gap, threads, seed and log; it
 // returns the path of the log file HiGHS writes when o.Log is set.
 func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (string, error) {
-	threads := o.Threads
-	if threads == 0 {
-		threads = 1
-	}
-	if err := claimThreads(threads); err != nil {
-		return "", err
-	}
+	threads := effectiveThreads(o.Threads)
 	set := []struct {
 		name string
 		set  func() error
@@ -487,12 +601,14 @@ var (
 	cMIPDualBound         = C.CString("mip_dual_bound")
 )
 
+// copyLog writes the log HiGHS wrote to path to w in one Write, so that
+// the logs of solves running side by side into one writer that serialises
+// its Writes stay whole.
 func copyLog(w io.Writer, path string) error {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
+	_, err = w.Write(b)
 	return err
 }

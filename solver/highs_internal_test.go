@@ -3,6 +3,12 @@
 package solver
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
 	"testing"
 	"unsafe"
 
@@ -25,5 +31,74 @@ func TestHiGHSHandle(t *testing.T) {
 	}
 	if n := numCols(raw); n != 3 {
 		t.Fatalf("HiGHS reports %d columns through the handle, want 3", n)
+	}
+}
+
+// TestQuietStdoutMechanism: a line printed with the C library's printf, as
+// HiGHS 1.3.1 prints "Iteration total error ..." whatever its options,
+// reaches the process's stdout (file descriptor 1) before quietStdout and
+// not after it; lines written by Go to os.Stdout still arrive. The
+// printing runs in a child test process whose stdout is a pipe.
+func TestQuietStdoutMechanism(t *testing.T) {
+	if mode := os.Getenv("WATTSCHED_QUIET_CHILD"); mode != "" {
+		if mode == "quiet" {
+			if err := quietStdout(); err != nil {
+				fmt.Println("quietStdout:", err)
+			}
+		}
+		fmt.Println("go line")
+		cPrintf("Iteration total error 1 + 2 + 3 + 4 = 10 != 11")
+		fmt.Println("go line after")
+		return
+	}
+	for _, c := range []struct {
+		mode string
+		want string
+	}{
+		{"loud", "go line\nIteration total error 1 + 2 + 3 + 4 = 10 != 11\ngo line after\nPASS\n"},
+		{"quiet", "go line\ngo line after\nPASS\n"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(exe, "-test.run", "^TestQuietStdoutMechanism$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "WATTSCHED_QUIET_CHILD="+c.mode)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("child: %v\n%s", err, stderr.String())
+			}
+			if got := stdout.String(); got != c.want {
+				t.Errorf("child stdout %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestThreadedSolverCounts: solves with several threads and different
+// counts, one after the other, each get a scheduler of their count on the
+// threaded solver's OS thread (HiGHS 1.3.1 fails a solve whose count
+// differs from its thread's scheduler) and the same optimum. The machine's
+// CPUs are taken as 4 so that the counts are not all clamped to the same.
+func TestThreadedSolverCounts(t *testing.T) {
+	defer func(f func() int) { maxThreads = f }(maxThreads)
+	maxThreads = func() int { return 4 }
+	// max 5a + 4b + 3c + 2d, 2a + 3b + c + 4d <= 5, a..d binary: a + b
+	// weighs 5 and gives 9; a + c gives 8 and nothing more fits (b: 6, d:
+	// 7); b + c 7, c + d 5: the optimum is 9.
+	m := NewModel("knap")
+	a := m.AddVar("a", 0, 1, 5, Binary)
+	b := m.AddVar("b", 0, 1, 4, Binary)
+	c := m.AddVar("c", 0, 1, 3, Binary)
+	d := m.AddVar("d", 0, 1, 2, Binary)
+	m.AddRow("w", math.Inf(-1), 5, Term{a, 2}, Term{b, 3}, Term{c, 1}, Term{d, 4})
+	m.Maximize()
+	for _, n := range []int{2, 3, 2, 100, 1} {
+		r, err := HiGHS().Solve(context.Background(), m, Options{Threads: n, RelGap: 1e-9})
+		if err != nil || r.Status != Optimal || r.Objective != 9 {
+			t.Errorf("Threads %d: %v objective %v, error %v; want optimal 9", n, r.Status, r.Objective, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
 )
 
@@ -17,11 +18,13 @@ type Options struct {
 	// RelGap stops the search once |Objective-Bound| / |Objective| is at most
 	// this (0: the backend's default; HiGHS's is 1e-4).
 	RelGap float64
-	// Threads is the number of threads the backend may use (0 or 1: one).
+	// Threads is the number of threads the backend may use (0 or 1: one;
+	// more than MaxThreads: MaxThreads).
 	Threads int
 	// Seed is the backend's random seed (HiGHS random_seed).
 	Seed int
-	// Log receives the backend's log when not nil.
+	// Log receives the backend's log when not nil, in one Write per run of
+	// the backend (a solve may run it twice).
 	Log io.Writer
 	// Start, when not nil, is a point (one value per column) offered to the
 	// backend as a first incumbent, e.g. the previous plan of a rolling
@@ -49,6 +52,15 @@ func (o Options) Validate() error {
 	}
 	return nil
 }
+
+// MaxThreads is the most threads a solve uses: the machine's CPUs
+// (runtime.NumCPU). Options.Threads above it is clamped to it, so that a
+// setting written on a large machine still runs on a small one; a caller
+// that reports its settings says so (experiment/cedla notes it).
+func MaxThreads() int { return maxThreads() }
+
+// maxThreads is MaxThreads; tests of the thread handling replace it.
+var maxThreads = runtime.NumCPU
 
 // Status is the outcome of a solve.
 type Status int

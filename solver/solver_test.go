@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -547,10 +549,12 @@ func TestStart(t *testing.T) {
 	}
 }
 
-// TestQuietStdout runs TestStatuses, TestModelEdges and
+// TestQuietStdout runs TestStatuses, TestModelEdges,
 // TestRandomMixedModels (HiGHS solves of every status, thousands of small
-// models) in a child test process and checks that nothing of HiGHS reaches
-// its stdout or stderr, which a CLI's output shares.
+// models) and TestConcurrentSolves (solves side by side, which made HiGHS
+// 1.3.1 printf "Iteration total error" lines that no option silences) in a
+// child test process and checks that nothing of HiGHS reaches its stdout
+// or stderr, which a CLI's output shares.
 func TestQuietStdout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 6,000 models in a child process")
@@ -559,7 +563,7 @@ func TestQuietStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(exe, "-test.run", "^(TestStatuses|TestModelEdges|TestRandomMixedModels)$", "-test.count=1").CombinedOutput()
+	out, err := exec.Command(exe, "-test.run", "^(TestStatuses|TestModelEdges|TestRandomMixedModels|TestConcurrentSolves|TestConcurrentLPs)$", "-test.count=1").CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
@@ -599,10 +603,77 @@ func TestConcurrentSolves(t *testing.T) {
 			t.Errorf("model %d: parallel %s, sequential %s", i, par[i], seq[i])
 		}
 	}
-	_, err := solver.HiGHS().Solve(context.Background(), ms[0], solver.Options{Threads: 2})
-	if err == nil || !strings.Contains(err.Error(), "Threads 2: HiGHS's scheduler is global to the process and runs 1 threads") {
-		t.Errorf("Threads 2 after 1: error %v", err)
+}
+
+// TestThreadsBounded: solves asking for far more threads than the machine
+// has, eight at a time, start at most MaxThreads-1 HiGHS worker threads in
+// the process (they run on one OS thread, whose HiGHS scheduler is
+// clamped to MaxThreads threads) and give the proven optimum of a
+// one-thread solve. Unbounded, HiGHS 1.3.1 started 99,999 workers per OS
+// thread that ran a solve (issue 28: 5,749 threads after 30 s).
+func TestThreadsBounded(t *testing.T) {
+	before, ok := osThreads(t)
+	if !ok {
+		t.Skip("no /proc/self/status on this system")
 	}
+	ms := []*solver.Model{knapsack(rand.New(rand.NewPCG(3, 1))), facility(rand.New(rand.NewPCG(3, 2)))}
+	var want []float64
+	for _, m := range ms {
+		r, err := solver.HiGHS().Solve(context.Background(), m, exact)
+		if err != nil || r.Status != solver.Optimal {
+			t.Fatalf("%s: %v %v", m.Name(), r.Status, err)
+		}
+		want = append(want, r.Objective)
+	}
+	o := exact
+	o.Threads = 100000
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := ms[g%len(ms)]
+			r, err := solver.HiGHS().Solve(context.Background(), m, o)
+			switch {
+			case err != nil:
+				errs[g] = err
+			case r.Status != solver.Optimal || math.Abs(r.Objective-want[g%len(ms)]) > 1e-6*math.Max(1, math.Abs(want[g%len(ms)])):
+				errs[g] = fmt.Errorf("%s: %v objective %v, want %v", m.Name(), r.Status, r.Objective, want[g%len(ms)])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	after, _ := osThreads(t)
+	// HiGHS's workers, plus the OS thread the solves run on and what Go
+	// may start for its own goroutines (GOMAXPROCS).
+	if limit := before + solver.MaxThreads() - 1 + 1 + runtime.GOMAXPROCS(0); after > limit {
+		t.Errorf("%d OS threads after the solves (%d before), want at most %d", after, before, limit)
+	}
+}
+
+// osThreads reads the process's OS thread count from /proc/self/status.
+func osThreads(t *testing.T) (int, bool) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("/proc/self/status: %q: %v", l, err)
+			}
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // randomMixed has 5 continuous columns with bounds of the given kinds (1:

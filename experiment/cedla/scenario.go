@@ -257,9 +257,35 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		}
 		loadSrc = "requests/min per slot and model from " + c.Inference.File
 	}
+	// A node serves one model at a time (CE-DLA eq. 25) and all of the
+	// inference load is served, so a slot needs a node per model with
+	// load; every planner degrades at any load the section allows (the
+	// latency bound gives way) but cannot serve a model on no node.
+	need, where := 0, ""
+	if c.Inference.ReqPerMin > 0 {
+		need, where = len(DNNs), fmt.Sprintf("req_per_min %v spreads load over all %d models", c.Inference.ReqPerMin, len(DNNs))
+	}
+	for h, row := range fileLoad {
+		n := 0
+		for _, l := range row {
+			if l > 0 {
+				n++
+			}
+		}
+		if n > need {
+			need, where = n, fmt.Sprintf("%s has load for %d models in slot %d", c.Inference.File, n, h)
+		}
+	}
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if total < need {
+		return fail(fmt.Errorf("slotted.nodes: %d nodes in all, fewer than the models with inference load in one slot (%s); a node serves one model at a time: give at least %d nodes", total, where, need))
+	}
 	// The planners, built once here so that a bad one (CE-DLA without
 	// HiGHS) stops the run before any work.
-	deps := policy.SlotDeps{RestartSeconds: setup.RestartSeconds}
+	deps := policy.SlotDeps{RestartSeconds: setup.RestartSeconds, SolverLog: env.SolverLog}
 	if solver.Available() {
 		deps.Solver = setup.Solver
 	}
@@ -316,6 +342,11 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		reqPerMin = sum / float64(c.Slots)
 	}
 	env.Notef("%s: %s nodes (%s), %d slots of 15 min, %d systems x %d seeds", s.Name, nodeList(counts), strings.Join(GPUs, ", "), c.Slots, len(systems), len(seeds))
+	for _, sys := range systems {
+		if n, ok := intArgOf(sys.Args["threads"]); ok && n > solver.MaxThreads() {
+			env.Notef("%s: threads %d clamped to %d, this machine's CPUs (solves with several threads take turns on them)", sys.Name, n, solver.MaxThreads())
+		}
+	}
 	runs := make([]*Metrics, len(seeds)*len(systems))
 	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {
 		k, sys := i/len(systems), systems[i%len(systems)]
@@ -476,4 +507,17 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 	return []*experiment.Results{{Title: "wattsched: " + s.Name, Notes: notes, Head: experiment.StandInLines(standIns), Tables: []report.Table{tab}, Figures: figs,
 		Footnote: "wattsched " + version, Files: map[string][]byte{"summary.json": js, "runs.csv": RunsCSV(runs), "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
 		Listing: "summary.json, runs.csv, jobs.csv, timeline.csv, *.svg, report.html"}}, nil
+}
+
+// intArgOf is a YAML-decoded integer argument.
+func intArgOf(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case uint64:
+		return int(x), true
+	}
+	return 0, false
 }

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -248,7 +249,8 @@ _wattsched() {
     words="run compare reproduce merge bench traces import calibrate version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run|compare) words="-c -o --seeds --force --catalog --shard" ;;
+    run) words="-c -o --seeds --force --catalog --shard --solver-log" ;;
+    compare) words="-c -o --seeds --force --catalog --shard" ;;
     merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
@@ -327,6 +329,8 @@ type scenarioRun struct {
 	e     *experiment.Env
 	out   string
 	force bool
+	// solverLog is --solver-log: the file for the MILP solver's log.
+	solverLog string
 }
 
 // shardFlag registers --shard i/n.
@@ -373,6 +377,10 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	seeds := fs.Int("seeds", 0, "override the scenario's number of seeds")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
 	catalog := fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
+	var solverLog *string
+	if cmd == "run" {
+		solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, usageError{err}
 	}
@@ -429,13 +437,28 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	if err := experiment.CheckDir(*out, *force); err != nil {
 		return nil, err
 	}
-	return &scenarioRun{s: s, e: e, out: *out, force: *force}, nil
+	r := &scenarioRun{s: s, e: e, out: *out, force: *force}
+	if solverLog != nil && *solverLog != "" {
+		if s.Mode != scenario.Slotted {
+			return nil, usageError{fmt.Errorf("%s: --solver-log applies to mode slotted (CE-DLA's solves), not %s", cmd, s.Mode)}
+		}
+		r.solverLog = *solverLog
+	}
+	return r, nil
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
 	r, err := parseScenarioRun("run", args, stderr, "pwr-default", merge)
 	if err != nil {
 		return err
+	}
+	if r.solverLog != "" {
+		f, err := os.Create(r.solverLog)
+		if err != nil {
+			return fmt.Errorf("run: --solver-log: %w", err)
+		}
+		defer f.Close()
+		r.e.SolverLog = &lockedWriter{w: f}
 	}
 	results, err := sharded(r.e.Shards, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
 	if r.e.Shards.Sharding() {
@@ -572,4 +595,18 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	return emit(stdout, *out, *force, results)
+}
+
+// lockedWriter serialises Writes to w: the solver's logs of runs side by
+// side each arrive in one Write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write implements io.Writer.
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

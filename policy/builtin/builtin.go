@@ -65,7 +65,12 @@ func newCEDLA(a cedla.Args, d policy.SlotDeps) (*cedla.Policy, error) {
 	if !ok {
 		return nil, fmt.Errorf("cedla: SlotDeps.Solver is a %T, want a solver.Solver", d.Solver)
 	}
-	return cedla.New(a, s, d.RestartSeconds)
+	p, err := cedla.New(a, s, d.RestartSeconds)
+	if err != nil {
+		return nil, err
+	}
+	p.Log = d.SolverLog
+	return p, nil
 }
 
 // Registries returns a fresh set of registries with every built-in policy.

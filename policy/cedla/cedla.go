@@ -12,6 +12,7 @@ package cedla
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"time"
@@ -112,6 +113,8 @@ type Policy struct {
 	// RestartSeconds is the progress a (re)start loses (the engine's
 	// SlotTruth.RestartSeconds, known from measurement).
 	RestartSeconds float64
+	// Log, when not nil, receives the solver's log of every solve.
+	Log io.Writer
 }
 
 var _ policy.SlotPlanner = (*Policy)(nil)
@@ -362,7 +365,7 @@ func (p *Policy) lastSlot(j policy.SlotJobState) int {
 // rejections of least priority weight that make it feasible, rejects
 // those jobs, and solves again (Algorithm 1, lines 06-10).
 func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
-	opts := solver.Options{TimeLimit: p.a.TimeLimit, RelGap: p.a.RelGap, Threads: p.a.Threads}
+	opts := solver.Options{TimeLimit: p.a.TimeLimit, RelGap: p.a.RelGap, Threads: p.a.Threads, Log: p.Log}
 	// A job past the last slot it may use (its deadline; in Problem 2
 	// plus the allowance) with work left cannot be planned: rejected.
 	var jobs []policy.SlotJobState
@@ -470,7 +473,9 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 					d.Load[i][t] *= want / sum
 				}
 			} else if want > 0 {
-				// Only rounding can leave load without nodes.
+				// Rounding, or a program that places the load on no node
+				// (under overload the excess columns v and w carry it at
+				// their price whatever n is), leaves load without nodes.
 				best := 0
 				for t := range nt {
 					if d.Infer[i][t] > d.Infer[i][best] {
@@ -478,6 +483,7 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 					}
 				}
 				if d.Infer[i][best] == 0 {
+					best = newNode(m, i, best, busy)
 					d.Infer[i][best] = 1
 					busy[best]++
 				}
@@ -555,28 +561,136 @@ func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
 					}
 				}
 				if to < 0 {
-					// The model has no other node and no type has room:
-					// a training run pauses for this slot (on t if one
-					// runs there, else the first elsewhere) and the model
-					// takes its node, since all inference is served (eq. 24).
+					// The model has no other node and no type has room
+					// within the bound: it takes, in this order, a free
+					// node of a type that cannot meet the bound, the node
+					// of a training run that pauses for this slot (on t if
+					// one runs there, else the first elsewhere), or a node
+					// of another model (one without load, else the one
+					// with the most nodes), since all inference is served
+					// (eq. 24) and the engine counts the violation.
+					if u := freeType(m, busy); u >= 0 {
+						d.Infer[i][u]++
+						busy[u]++
+						d.Load[i][u] += moved
+						continue
+					}
 					k := slices.IndexFunc(d.Train, func(r policy.SlotRun) bool { return r.Type == t })
 					if k < 0 && len(d.Train) > 0 {
 						k = 0
 					}
-					if k < 0 {
-						d.Infer[i][t]++
-						busy[t]++
-						d.Load[i][t] += moved
-						return // nothing to pause: the engine rejects the plan
+					if k >= 0 {
+						u := d.Train[k].Type
+						d.Train = slices.Delete(d.Train, k, k+1)
+						d.Infer[i][u]++
+						d.Load[i][u] += moved
+						continue
 					}
-					u := d.Train[k].Type
-					d.Train = slices.Delete(d.Train, k, k+1)
-					d.Infer[i][u]++
-					d.Load[i][u] += moved
-					continue
+					if u := donate(m, d, i); u >= 0 {
+						d.Infer[i][u]++
+						d.Load[i][u] += moved
+						continue
+					}
+					// Fewer nodes than models with load, which the
+					// scenario refuses before any run: the node stays and
+					// the engine rejects the plan.
+					d.Infer[i][t]++
+					busy[t]++
+					d.Load[i][t] += moved
+					return
 				}
 				d.Load[i][to] += moved
 			}
 		}
 	}
+}
+
+// freeType is the first type with a node that is off or idle (-1: none).
+func freeType(m *policy.SlotModels, busy []int) int {
+	for t := range m.Types {
+		if busy[t] < m.Types[t].Count {
+			return t
+		}
+	}
+	return -1
+}
+
+// newNode is the type on which model i, which has load but no node, gets
+// one: prefer when it has a free node, else the type with a free node that
+// serves i fastest (Mu), else (every node busy: repair frees one) prefer
+// when it has nodes, else the type with nodes that serves i fastest.
+func newNode(m *policy.SlotModels, i, prefer int, busy []int) int {
+	if busy[prefer] < m.Types[prefer].Count {
+		return prefer
+	}
+	best := -1
+	for t := range m.Types {
+		if busy[t] < m.Types[t].Count && (best < 0 || m.Mu[i][t] > m.Mu[i][best]) {
+			best = t
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	if m.Types[prefer].Count > 0 {
+		return prefer
+	}
+	for t := range m.Types {
+		if m.Types[t].Count > 0 && (best < 0 || m.Mu[i][t] > m.Mu[i][best]) {
+			best = t
+		}
+	}
+	return max(best, 0)
+}
+
+// donate gives one inference node of another model to model i, which has
+// load and no node: from a model without load if one holds a node, else
+// from the model with the most nodes in all when it has two or more (ties:
+// the lower index), on the type where that model has the most (ties: the
+// lower type); the load that node carried moves to the model's remaining
+// nodes. It returns the node's type, or -1 when no model can give one.
+func donate(m *policy.SlotModels, d *policy.SlotDecision, i int) int {
+	nm, nt := len(m.Models), len(m.Types)
+	total := func(j int) (n int, load float64) {
+		for t := range nt {
+			n += d.Infer[j][t]
+			load += d.Load[j][t]
+		}
+		return n, load
+	}
+	from := -1
+	for j := range nm {
+		if n, load := total(j); j != i && n > 0 && load == 0 {
+			from = j
+			break
+		}
+	}
+	if from < 0 {
+		most := 1
+		for j := range nm {
+			if n, _ := total(j); j != i && n > most {
+				from, most = j, n
+			}
+		}
+	}
+	if from < 0 {
+		return -1
+	}
+	u := 0
+	for t := range nt {
+		if d.Infer[from][t] > d.Infer[from][u] {
+			u = t
+		}
+	}
+	moved := d.Load[from][u] / float64(d.Infer[from][u])
+	d.Infer[from][u]--
+	d.Load[from][u] -= moved
+	if moved > 0 {
+		to := u
+		for t := 0; d.Infer[from][to] == 0 && t < nt; t++ {
+			to = t
+		}
+		d.Load[from][to] += moved
+	}
+	return u
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/slottest"
 	"github.com/wattsched/wattsched/solver"
 )
 
@@ -278,5 +279,28 @@ func TestRepairPausesTrainingWhenFull(t *testing.T) {
 	}
 	if len(d.Train) != 1 {
 		t.Errorf("training %v, want one run paused", d.Train)
+	}
+}
+
+// At the largest load a scenario allows, on clusters as small as the
+// models, both problems' plans are valid (the engine accepts every
+// decision) and every request violates the bound. The program then puts
+// load on node types where it turns no node on (the excess columns carry
+// it), which the plan once turned into more busy nodes than a type has.
+func TestOverload(t *testing.T) {
+	needHiGHS(t)
+	for _, mode := range []Mode{Soft, Hard} {
+		for _, c := range slottest.Clusters {
+			a := Args{}.Default()
+			a.Mode, a.TimeLimit, a.BinarySlots = mode, time.Minute, 1
+			p, err := New(a, solver.HiGHS(), 60)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := slottest.Overload(t, p, c[0], c[1], 4, slottest.MaxLoad)
+			if r.Requests == 0 || r.ViolatingRequests != r.Requests {
+				t.Errorf("%s, %v nodes: %v of %v requests violate the bound, want all", mode, c, r.ViolatingRequests, r.Requests)
+			}
+		}
 	}
 }

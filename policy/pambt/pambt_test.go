@@ -28,3 +28,14 @@ func TestPAMBT(t *testing.T) {
 		t.Errorf("%v requests over the bound", r.ViolatingRequests)
 	}
 }
+
+// At the largest load a scenario allows, on clusters as small as the
+// models, every plan is valid and every request violates the bound.
+func TestOverload(t *testing.T) {
+	for _, c := range slottest.Clusters {
+		r := slottest.Overload(t, New(), c[0], c[1], 1, slottest.MaxLoad)
+		if r.Requests == 0 || r.ViolatingRequests != r.Requests {
+			t.Errorf("%v nodes: %v of %v requests violate the bound, want all", c, r.ViolatingRequests, r.Requests)
+		}
+	}
+}

@@ -57,7 +57,8 @@ func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 			reserve += int(math.Ceil(st.Load[0][i] / mean))
 		}
 	}
-	avail := total - reserve
+	// At most every node: a load that needs more leaves none to training.
+	avail := max(total-reserve, 0)
 	// Running jobs keep their type; then the rest in arrival (ID) order.
 	for _, j := range st.Jobs {
 		if j.LastType >= 0 && avail > 0 && free[j.LastType] > 0 {
