@@ -1,4 +1,65 @@
 package cli
 
+import "strconv"
+
 // hostileChecks: hostile inputs of this kind (issue 28); see hostile_test.go.
-var hostileChecks = []hostileCase{}
+// Every check that can be made before a run of the hpc, elastic and coloc
+// engines and their reproductions: overflowing products and ratios, jobs
+// larger than the cluster, power limits below idle, unsupported
+// frequencies; a reproduction skips what cannot run, saying why.
+var hostileChecks = []hostileCase{
+	{name: "hpc sr tiny", files: map[string]string{"s.yaml": hpcYAML("  sr: 1e-300\n")},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "s.yaml: invalid scenario"},
+	// 0.001 passes validation, but stretches the whole NASA log's span
+	// (about 3 months) to about 250 years, past the SWF reader's 1e9 s.
+	{name: "hpc sr stretches span", files: map[string]string{"s.yaml": "name: t\nhpc: {swf: nasa-ipsc, sr: 0.001, workloads: [0], systems: [VU-FCFS]}\n"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "hpc.sr: shrink ratio 0.001 stretches the submit time of the log's last job"},
+	{name: "hpc procs_per_node huge", files: map[string]string{"s.yaml": hpcYAML("  procs_per_node: 9223372036854775807\n")},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "s.yaml: invalid scenario"},
+	{name: "reproduce vahrm procs-per-node huge", files: map[string]string{"l.swf": "1 0 0 10 4 -1 -1 4 10 -1 1 1 1 1 1 1 -1 -1\n"},
+		args: []string{"reproduce", "vahrm", "--swf", "{D}/l.swf", "--procs-per-node", "9223372036854775807", "-o", "{D}/out"}, code: 2, errLine: "--procs-per-node 9223372036854775807, want 1..10000000"},
+	{name: "elastic job larger than cluster", files: map[string]string{"s.yaml": elasticYAML("", "[Gandiva]"), "j.csv": phillyCSV(33)},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "elastic.jobs j.csv line 2: job 1 asks for 33 GPUs"},
+	{name: "elastic power limit 1 W", files: map[string]string{"s.yaml": elasticYAML("power_limit: {watts: 1}\n", "[PowerFlow]"), "j.csv": phillyCSV(2)},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "power limit 1 W is below one powered node's idle draw (8 GPUs x 50 W = 400 W)"},
+	{name: "elastic system limit below idle", files: map[string]string{"s.yaml": elasticYAML("", "[{name: P, policy: powerflow, predictions: fitted, power_limit: {tdp_fraction: 0.001}}]"), "j.csv": phillyCSV(2)},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "elastic.systems[0] (P): power limit 12.8 W is below"},
+	{name: "elastic frequency unsupported", files: map[string]string{"s.yaml": elasticYAML("", "[{name: G, policy: gandiva, args: {freq_mhz: 99999}}]"), "j.csv": phillyCSV(2)},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "99999 MHz is not a supported frequency (855-1410 MHz)"},
+	{name: "elastic zeus base frequency", files: map[string]string{"s.yaml": elasticYAML("", "[{name: Z, policy: zeus, args: {base: {policy: tiresias, args: {freq_mhz: 100}}}}]"), "j.csv": phillyCSV(2)},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "(855-1410 MHz)"},
+	{name: "elastic powerflow without predictions", files: map[string]string{"s.yaml": elasticYAML("", "[{name: P, policy: powerflow}]"), "j.csv": phillyCSV(2)},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "elastic.systems[0] (P): powerflow args: powerflow: no predictor"},
+	{name: "coloc per_hour tiny", files: map[string]string{"s.yaml": "name: t\ncoloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 1e-300, count: 3, systems: [FIFO]}\n"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "s.yaml: invalid scenario"},
+	{name: "coloc arrival span", files: map[string]string{"s.yaml": "name: t\ncoloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 0.01, count: 1000000, systems: [FIFO]}\n"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "s.yaml: invalid scenario"},
+	{name: "reproduce eaco per-hour tiny", args: []string{"reproduce", "eaco", "--per-hour", "1e-300", "-o", "{D}/out"}, code: 2, errLine: "--per-hour 1e-300, want 0.01..10000"},
+	{name: "reproduce eaco arrival span", args: []string{"reproduce", "eaco", "--per-hour", "0.01", "--jobs", "100000", "-o", "{D}/out"}, code: 2, errLine: "arrive over about 10000000 h"},
+	// Worked on 2026-11-22, then failed with "event posted at
+	// -9223372036854775808 ms": the one-job arrival streams are skipped.
+	{name: "reproduce vahrm one job", args: []string{"reproduce", "vahrm", "--jobs", "1", "--quick", "-o", "{D}/out"}, code: 0,
+		errLine: "Genuine arrivals: skipped seed 1: its 1 job(s) all arrive at one instant"},
+	// One 64-GPU row: the sensitivity study's 4-node (32-GPU) cluster
+	// used to fail the whole reproduction with "never finished".
+	{name: "reproduce powerflow 64-GPU job", files: map[string]string{"j.csv": phillyCSV(64)},
+		args: []string{"reproduce", "powerflow", "--quick", "--philly", "{D}/j.csv", "-o", "{D}/out"}, code: 0,
+		errLine: "Sensitivity (Fig. 10) cluster_nodes=4: skipped"},
+}
+
+// hpcYAML is an hpc scenario on 20 NASA jobs with extra hpc fields.
+func hpcYAML(extra string) string {
+	return "name: t\nhpc:\n  swf: nasa-ipsc\n  jobs: 20\n  workloads: [0]\n  systems: [VU-FCFS]\n" + extra
+}
+
+// elasticYAML is an elastic scenario over j.csv on 4 nodes (32 GPUs).
+func elasticYAML(top, systems string) string {
+	return "name: t\n" + top + "elastic:\n  jobs: j.csv\n  nodes: 4\n  systems: " + systems + "\n"
+}
+
+// phillyCSV is a Philly table of one job on gpus GPUs and one on 1.
+func phillyCSV(gpus int) string {
+	return "timestamp,duration,num_gpus,gpu_time,cluster\n" +
+		"2017-10-13 00:00:06,3526.0," + strconv.Itoa(gpus) + ",3526.0,x\n" +
+		"2017-10-13 00:10:06,1800.0,1,1800.0,x\n"
+}
