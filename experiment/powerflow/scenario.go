@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
@@ -96,6 +98,15 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	}
 	acct, err := s.Account()
 	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	last := 0
+	for i, g := range gj {
+		if g.SubmitSec > gj[last].SubmitSec {
+			last = i
+		}
+	}
+	if err := experiment.CheckOutlasts(acct, job.Time(math.Round(gj[last].SubmitSec*1000)), fmt.Sprintf("the job at elastic.jobs %s line %d", e.Jobs, gj[last].Line)); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	env.Notef("%s: %d jobs of %s on %d nodes, %d systems x %d seeds", s.Name, len(gj), src, e.Nodes, len(systems), s.Seeds)

@@ -127,6 +127,21 @@ func (l *Log) nodes(j swf.Job) int {
 	return int(min((p-1)/int64(l.ProcsPerNode)+1, Nodes))
 }
 
+// earliestEnd is the time before which a run of the log at shrink ratio
+// sr cannot end (every job ends no sooner than its submit time plus its
+// run time), and the SWF line of the job that sets it.
+func (l *Log) earliestEnd(sr float64) (job.Time, int) {
+	t0 := l.Jobs[0].Submit
+	var end job.Time
+	line := 0
+	for _, j := range l.Jobs {
+		if e := job.Time(math.Round(float64(j.Submit-t0)*1000/sr)) + job.Time(j.Run*1000); e > end {
+			end, line = e, j.Line
+		}
+	}
+	return end, line
+}
+
 // CheckSR refuses a shrink ratio that is not a positive number or that
 // stretches the log's submission span past swf.MaxSeconds (what the SWF
 // reader accepts for one submit time): the error names the last job's

@@ -14,6 +14,11 @@ var hostileChecks = []hostileCase{
 	// (about 3 months) to about 250 years, past the SWF reader's 1e9 s.
 	{name: "hpc sr stretches span", files: map[string]string{"s.yaml": "name: t\nhpc: {swf: nasa-ipsc, sr: 0.001, workloads: [0], systems: [VU-FCFS]}\n"},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "hpc.sr: shrink ratio 0.001 stretches the submit time of the log's last job"},
+	// The first 20 NASA jobs at sr 0.001 are within the SWF bound but
+	// arrive past the embedded price series' year: refused before the run
+	// (it used to fail after 13 s on "hour 8760 ... is outside").
+	{name: "hpc run outlasts price series", files: map[string]string{"s.yaml": hpcYAML("  sr: 0.001\n")},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "the job at hpc.swf nasa-ipsc line 52 (at sr 0.001) cannot end before hour 8794 of the run"},
 	{name: "hpc procs_per_node huge", files: map[string]string{"s.yaml": hpcYAML("  procs_per_node: 9223372036854775807\n")},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "s.yaml: invalid scenario"},
 	{name: "reproduce vahrm procs-per-node huge", files: map[string]string{"l.swf": "1 0 0 10 4 -1 -1 4 10 -1 1 1 1 1 1 1 -1 -1\n"},
@@ -34,6 +39,12 @@ var hostileChecks = []hostileCase{
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "s.yaml: invalid scenario"},
 	{name: "coloc arrival span", files: map[string]string{"s.yaml": "name: t\ncoloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 0.01, count: 1000000, systems: [FIFO]}\n"},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "s.yaml: invalid scenario"},
+	// 800 jobs at 0.01 per hour arrive over about 80,000 h: within the
+	// span bound, past the price series' 8,760 h.
+	{name: "coloc run outlasts price series", files: map[string]string{"s.yaml": "name: t\ncoloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 0.01, count: 800, systems: [FIFO]}\n"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "job 799 of seed 42 (arriving at 76989 h) cannot end before hour 76990"},
+	{name: "elastic run outlasts price series", files: map[string]string{"s.yaml": elasticYAML("", "[Gandiva]\n  hours: 8784"), "j.csv": "timestamp,duration,num_gpus,gpu_time,cluster\n2017-01-01 00:00:00,60,1,60,x\n2018-01-01 10:00:00,60,1,60,x\n"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "the job at elastic.jobs j.csv line 3 cannot end before hour 8770"},
 	{name: "reproduce eaco per-hour tiny", args: []string{"reproduce", "eaco", "--per-hour", "1e-300", "-o", "{D}/out"}, code: 2, errLine: "--per-hour 1e-300, want 0.01..10000"},
 	{name: "reproduce eaco arrival span", args: []string{"reproduce", "eaco", "--per-hour", "0.01", "--jobs", "100000", "-o", "{D}/out"}, code: 2, errLine: "arrive over about 10000000 h"},
 	// Worked on 2026-11-22, then failed with "event posted at
