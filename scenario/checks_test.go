@@ -19,6 +19,8 @@ func TestRunBounds(t *testing.T) {
 		{"per_hour lowest", "coloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 0.01, count: 876}", ""},
 		// 877 jobs at 0.01 per hour: 87,700 h > 87,600 h
 		{"arrival span", "coloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 0.01, count: 877}", "coloc.count / coloc.per_hour: 877 jobs at 0.01 per hour arrive over about 87700 h"},
+		// a zero-node cluster silently ran on the default 28 nodes
+		{"coloc nodes 0", "coloc: {jobs: gavel-msr, nodes: 0}", "line 2: coloc.nodes: 0; leave it out for the default"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte("name: t\n"+tc.yaml+"\n"), "t.yaml")

@@ -45,6 +45,8 @@ var hostileChecks = []hostileCase{
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "job 799 of seed 42 (arriving at 76989 h) cannot end before hour 76990"},
 	{name: "elastic run outlasts price series", files: map[string]string{"s.yaml": elasticYAML("", "[Gandiva]\n  hours: 8784"), "j.csv": "timestamp,duration,num_gpus,gpu_time,cluster\n2017-01-01 00:00:00,60,1,60,x\n2018-01-01 10:00:00,60,1,60,x\n"},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "the job at elastic.jobs j.csv line 3 cannot end before hour 8770"},
+	{name: "coloc zero nodes", files: map[string]string{"s.yaml": "name: t\ncoloc: {jobs: gavel-msr, count: 3, nodes: 0, systems: [FIFO]}\n"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "line 2: coloc.nodes: 0; leave it out for the default"},
 	{name: "reproduce eaco per-hour tiny", args: []string{"reproduce", "eaco", "--per-hour", "1e-300", "-o", "{D}/out"}, code: 2, errLine: "--per-hour 1e-300, want 0.01..10000"},
 	{name: "reproduce eaco arrival span", args: []string{"reproduce", "eaco", "--per-hour", "0.01", "--jobs", "100000", "-o", "{D}/out"}, code: 2, errLine: "arrive over about 10000000 h"},
 	// Worked on 2026-11-22, then failed with "event posted at
