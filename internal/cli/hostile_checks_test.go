@@ -58,6 +58,14 @@ var hostileChecks = []hostileCase{
 	{name: "reproduce powerflow 64-GPU job", files: map[string]string{"j.csv": phillyCSV(64)},
 		args: []string{"reproduce", "powerflow", "--quick", "--philly", "{D}/j.csv", "-o", "{D}/out"}, code: 0,
 		errLine: "Sensitivity (Fig. 10) cluster_nodes=4: skipped"},
+	// A PAI job planning 128 GPUs (plan_gpu 12800) runs on 64 (its DNN's
+	// largest count): it fits the main 24-node cluster, not the
+	// sensitivity study's 4 nodes.
+	{name: "reproduce powerflow PAI 128-GPU job", files: map[string]string{
+		"jobs.csv":  "j1,i1,u,Terminated,1000,4600\nj2,i2,u,Terminated,1100,2000\n",
+		"tasks.csv": "j1,t1,1,Terminated,1000,4600,100,10,12800,V100\nj2,t1,1,Terminated,1100,2000,100,10,100,V100\n"},
+		args: []string{"reproduce", "powerflow", "--quick", "--pai-jobs", "{D}/jobs.csv", "--pai-tasks", "{D}/tasks.csv", "-o", "{D}/out"}, code: 0,
+		errLine: "cluster_nodes=4: skipped 41 of 100 jobs larger than the 4-node cluster (32 GPUs): job j1 (line 1) asks for 128 GPUs, runs on 64"},
 }
 
 // hpcYAML is an hpc scenario on 20 NASA jobs with extra hpc fields.
