@@ -2,6 +2,7 @@ package powerflow
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/wattsched/wattsched/hw"
@@ -11,23 +12,39 @@ import (
 	"github.com/wattsched/wattsched/trace"
 )
 
-// nodeIdle is one powered node's idle draw: every GPU idle.
-func (env *Env) nodeIdle() hw.Watts { return env.GPU.IdleW * perf.GPUsPerNode }
+// leastJob is the least power any job draws while it runs: one powered
+// node (nodes start powered off) with one busy GPU at the least power any
+// DNN, batch size and frequency of the library draws on one GPU (busyW),
+// and the node's other GPUs idle.
+func (env *Env) leastJob() (total, busyW hw.Watts) {
+	busyW = hw.Watts(math.Inf(1))
+	for _, d := range perf.DNNs {
+		for _, b := range d.Batches {
+			p := env.Lib.Profile(d.Name, b)
+			for fi := range env.Lib.FreqsMHz {
+				if _, w := p.Truth(1, fi); hw.Watts(w) < busyW {
+					busyW = hw.Watts(w)
+				}
+			}
+		}
+	}
+	return env.GPU.IdleW*(perf.GPUsPerNode-1) + busyW, busyW
+}
 
 // CheckSystem refuses, before any run, a system that could never run a
 // job on nodes nodes: its policy's arguments (a frequency the GPU does not
-// support names the allowed range), or a power limit below one powered
-// node's idle draw (nodes start powered off and a job needs at least one
-// on, so no job could ever start and the run would end with every job
-// unfinished).
+// support names the allowed range), or a power limit below the least power
+// any job draws (leastJob): no job could start without the cluster's
+// actual power going above the limit, and the run would end with every job
+// unfinished.
 func (env *Env) CheckSystem(sys scenario.System, nodes int) error {
 	_, o, err := env.scheduler(sys, env.truth(nil), nodes, false)
 	if err != nil {
 		return err
 	}
-	if idle := env.nodeIdle(); o.PowerLimit > 0 && hw.Watts(o.PowerLimit) < idle {
-		return fmt.Errorf("power limit %.4g W is below one powered node's idle draw (%d GPUs x %.0f W = %.0f W): no job can ever run",
-			float64(o.PowerLimit), perf.GPUsPerNode, float64(env.GPU.IdleW), float64(idle))
+	if least, busy := env.leastJob(); o.PowerLimit > 0 && hw.Watts(o.PowerLimit) < least {
+		return fmt.Errorf("power limit %.4g W is below the least power any job draws, %.1f W (one node: %d idle GPUs x %.0f W and one busy GPU at %.1f W): no job can ever run",
+			float64(o.PowerLimit), float64(least), perf.GPUsPerNode-1, float64(env.GPU.IdleW), float64(busy))
 	}
 	return nil
 }

@@ -46,8 +46,8 @@ func TestFitJobs(t *testing.T) {
 }
 
 // CheckSystem refuses before any run what would make every job wait
-// forever or the policy fail to build: a limit below one node's idle draw
-// (8 x 50 W = 400 W) and a frequency outside the A100's 855-1410 MHz.
+// forever or the policy fail to build: a limit below the least job's draw
+// (7 x 50 W + 150.5 W = 500.5 W) and a frequency outside the A100's 855-1410 MHz.
 func TestCheckSystem(t *testing.T) {
 	env := baseEnv(t)
 	for _, tc := range []struct {
@@ -56,8 +56,10 @@ func TestCheckSystem(t *testing.T) {
 		want string
 	}{
 		{"preset", scenario.System{Name: "G", Policy: "gandiva"}, ""},
-		{"limit 1 W", scenario.System{Name: "P", Policy: "powerflow", Predictions: "fitted", PowerLimit: &scenario.Limit{Watts: 1}}, "power limit 1 W is below one powered node's idle draw (8 GPUs x 50 W = 400 W)"},
-		{"limit 400 W", scenario.System{Name: "P", Policy: "powerflow", Predictions: "fitted", PowerLimit: &scenario.Limit{Watts: 400}}, ""},
+		// 7 idle GPUs x 50 W + the least busy GPU, 150.5 W = 500.5 W
+		{"limit 1 W", scenario.System{Name: "P", Policy: "powerflow", Predictions: "fitted", PowerLimit: &scenario.Limit{Watts: 1}}, "power limit 1 W is below the least power any job draws, 500.5 W (one node: 7 idle GPUs x 50 W and one busy GPU at 150.5 W)"},
+		{"limit 500 W", scenario.System{Name: "P", Policy: "powerflow", Predictions: "fitted", PowerLimit: &scenario.Limit{Watts: 500}}, "power limit 500 W is below"},
+		{"limit 501 W", scenario.System{Name: "P", Policy: "powerflow", Predictions: "fitted", PowerLimit: &scenario.Limit{Watts: 501}}, ""},
 		// 0.001 x 32 GPUs x 400 W = 12.8 W
 		{"eta tiny", scenario.System{Name: "P", Policy: "powerflow", Predictions: "fitted", PowerLimit: &scenario.Limit{TDPFraction: 0.001}}, "power limit 12.8 W"},
 		{"no predictions", scenario.System{Name: "P", Policy: "powerflow"}, "no predictor"},
@@ -73,16 +75,17 @@ func TestCheckSystem(t *testing.T) {
 	}
 }
 
-// On one node (8 GPUs, 400 W idle) eta 0.1 gives 0.1 x 8 x 400 = 320 W:
-// left out; eta 0.125 gives exactly 400 W: kept.
+// On one node (8 GPUs) eta 0.15 gives 0.15 x 8 x 400 = 480 W, below the
+// least job's 500.5 W: left out (its run used to end with every job
+// unfinished); eta 0.16 gives 512 W: kept.
 func TestFeasibleEtas(t *testing.T) {
 	env := baseEnv(t)
 	rep := &Reproduction{}
-	got := env.feasibleEtas([]float64{0.1, 0.125, 0.3}, 1, rep)
-	if len(got) != 2 || got[0] != 0.125 || got[1] != 0.3 {
-		t.Errorf("kept %v, want [0.125 0.3]", got)
+	got := env.feasibleEtas([]float64{0.1, 0.15, 0.16, 0.3}, 1, rep)
+	if len(got) != 2 || got[0] != 0.16 || got[1] != 0.3 {
+		t.Errorf("kept %v, want [0.16 0.3]", got)
 	}
-	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "eta [0.1]") {
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "eta [0.1 0.15]") {
 		t.Errorf("notes %q", rep.Skipped)
 	}
 	if got := env.feasibleEtas(Etas, 24, nil); len(got) != len(Etas) {

@@ -253,7 +253,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	}
 	etas = env.feasibleEtas(etas, o.Setup.Nodes, rep)
 	if len(etas) == 0 {
-		return nil, fmt.Errorf("reproduce powerflow: on %d node(s) every eta's power limit is below one node's idle draw (%s)", o.Setup.Nodes, strings.Join(rep.Skipped, "; "))
+		return nil, fmt.Errorf("reproduce powerflow: on %d node(s) every eta's power limit is below the least power any job draws (%s)", o.Setup.Nodes, strings.Join(rep.Skipped, "; "))
 	}
 	if rep.Curves, err = env.runCases(pfCases(etas, freqs), jobs, 0, o.Workers, o.Progress); err != nil {
 		return nil, err
@@ -340,22 +340,23 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 }
 
 // feasibleEtas keeps the etas whose limit, eta x G x Pmax on nodes nodes,
-// is at least one powered node's idle draw: below it no job can ever start
-// (CheckSystem), as with eta 0.1 on one node (320 W < 400 W). rep, when
-// given, gets a note naming the etas left out.
+// is at least the least power any job draws: below it no job can ever
+// start (CheckSystem), as with eta 0.15 on one node (480 W < 500.5 W).
+// rep, when given, gets a note naming the etas left out.
 func (env *Env) feasibleEtas(etas []float64, nodes int, rep *Reproduction) []float64 {
 	gpus := float64(nodes * perf.GPUsPerNode)
+	least, _ := env.leastJob()
 	var keep, out []float64
 	for _, e := range etas {
-		if hw.Watts(e*gpus*float64(env.GPU.TDPW)) < env.nodeIdle() {
+		if hw.Watts(e*gpus*float64(env.GPU.TDPW)) < least {
 			out = append(out, e)
 			continue
 		}
 		keep = append(keep, e)
 	}
 	if len(out) > 0 && rep != nil {
-		rep.Skipped = append(rep.Skipped, fmt.Sprintf("PowerFlow at eta %v left out: on %d node(s) its limit (eta x %.0f GPUs x %.0f W) is below one powered node's idle draw (%.0f W), so no job could ever start",
-			out, nodes, gpus, float64(env.GPU.TDPW), float64(env.nodeIdle())))
+		rep.Skipped = append(rep.Skipped, fmt.Sprintf("PowerFlow at eta %v left out: on %d node(s) its limit (eta x %.0f GPUs x %.0f W) is below the least power any job draws (%.1f W: one node, one busy GPU), so no job could ever start",
+			out, nodes, gpus, float64(env.GPU.TDPW), float64(least)))
 	}
 	return keep
 }

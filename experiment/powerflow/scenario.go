@@ -161,7 +161,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 
 // checkScenario refuses, before any run (and before fitting models), what
 // would make a run fail only at its end: a system that can never run a job
-// (CheckSystem: a power limit below one node's idle draw, a frequency the
+// (CheckSystem: a power limit below the least power any job draws, a frequency the
 // GPU does not support) and a job larger than the cluster on any seed
 // (each seed draws the DNNs, which cap the GPU count a job runs on).
 func checkScenario(env *experiment.Env, s *scenario.Scenario, gj []trace.GPUJob, systems []scenario.System) error {

@@ -26,7 +26,7 @@ var hostileChecks = []hostileCase{
 	{name: "elastic job larger than cluster", files: map[string]string{"s.yaml": elasticYAML("", "[Gandiva]"), "j.csv": phillyCSV(33)},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "elastic.jobs j.csv line 2: job 1 asks for 33 GPUs"},
 	{name: "elastic power limit 1 W", files: map[string]string{"s.yaml": elasticYAML("power_limit: {watts: 1}\n", "[PowerFlow]"), "j.csv": phillyCSV(2)},
-		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "power limit 1 W is below one powered node's idle draw (8 GPUs x 50 W = 400 W)"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "power limit 1 W is below the least power any job draws, 500.5 W"},
 	{name: "elastic system limit below idle", files: map[string]string{"s.yaml": elasticYAML("", "[{name: P, policy: powerflow, predictions: fitted, power_limit: {tdp_fraction: 0.001}}]"), "j.csv": phillyCSV(2)},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1, errLine: "elastic.systems[0] (P): power limit 12.8 W is below"},
 	{name: "elastic frequency unsupported", files: map[string]string{"s.yaml": elasticYAML("", "[{name: G, policy: gandiva, args: {freq_mhz: 99999}}]"), "j.csv": phillyCSV(2)},
