@@ -210,6 +210,13 @@ type HPCSpec struct {
 	Systems []System `yaml:"systems" json:"systems"`
 }
 
+// maxProcsPerNode is the SWF reader's processor bound (swf.MaxProcs);
+// minSR the smallest shrink ratio (arrivals 1000 times as far apart).
+const (
+	maxProcsPerNode = 10_000_000
+	minSR           = 0.001
+)
+
 // HPCWorkloads is the number of the VAHRM paper's workload mixes (Table III).
 const HPCWorkloads = 9
 
@@ -237,11 +244,16 @@ func (h *HPCSpec) validate(bad *problems) {
 	if h.Jobs < 0 {
 		bad.add("hpc.jobs: %d, want >= 0 (0 = all)", h.Jobs)
 	}
-	if h.ProcsPerNode < 1 {
-		bad.add("hpc.procs_per_node: %d, want >= 1", h.ProcsPerNode)
+	// procs_per_node: any value at or above the SWF reader's processor
+	// bound (swf.MaxProcs) gives every job one node; larger ones overflowed
+	// the nodes-per-job division.
+	if h.ProcsPerNode < 1 || h.ProcsPerNode > maxProcsPerNode {
+		bad.add("hpc.procs_per_node: %d, want 1..%d", h.ProcsPerNode, maxProcsPerNode)
 	}
-	if !(h.SR > 0 && h.SR <= 1000) {
-		bad.add("hpc.sr: %v, want (0, 1000]", h.SR)
+	// sr stretches (below 1) or shrinks submit times; a tiny one scaled
+	// them past int64 milliseconds.
+	if !(h.SR >= minSR && h.SR <= 1000) {
+		bad.add("hpc.sr: %v, want %g..1000", h.SR, minSR)
 	}
 	if !(h.FirstRunRatio >= 0 && h.FirstRunRatio <= 1) {
 		bad.add("hpc.first_run_ratio: %v, want 0..1", h.FirstRunRatio)
@@ -343,6 +355,14 @@ type ColocSpec struct {
 	Systems []System `yaml:"systems" json:"systems"`
 }
 
+// MinPerHour and MaxArrivalSpanH bound Poisson arrivals (mode coloc and
+// reproduce eaco): at least one job per 100 hours, and an expected span of
+// all arrivals (jobs / per hour) of at most 10 years.
+const (
+	MinPerHour      = 0.01
+	MaxArrivalSpanH = 87600
+)
+
 func (c *ColocSpec) defaults() {
 	if c.Nodes == 0 {
 		c.Nodes = 28
@@ -368,11 +388,17 @@ func (c *ColocSpec) validate(bad *problems) {
 			bad.add("coloc.count: %d, want >= 0 (0 = all)", c.Count)
 		}
 	case "poisson":
-		if !(c.PerHour > 0 && c.PerHour <= 10000) {
-			bad.add("coloc.per_hour: %v, want (0, 10000]", c.PerHour)
+		// A vanishing rate drew arrival times past int64 milliseconds (the
+		// run failed on a "submit time"); the expected span of the draws,
+		// count / per_hour, is bounded like the other modes' horizons.
+		perHourOK := c.PerHour >= MinPerHour && c.PerHour <= 10000
+		if !perHourOK {
+			bad.add("coloc.per_hour: %v, want %g..10000", c.PerHour, MinPerHour)
 		}
 		if c.Count < 1 || c.Count > 1000000 {
 			bad.add("coloc.count: %d, want 1..1000000", c.Count)
+		} else if span := float64(c.Count) / c.PerHour; perHourOK && span > MaxArrivalSpanH {
+			bad.add("coloc.count / coloc.per_hour: %d jobs at %g per hour arrive over about %.0f h, above %d h (10 years)", c.Count, c.PerHour, span, MaxArrivalSpanH)
 		}
 	default:
 		bad.add("coloc.arrivals: %q, want trace or poisson", c.Arrivals)

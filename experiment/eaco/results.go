@@ -10,6 +10,7 @@ import (
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 func pm(x [2]float64, f string) string { return fmt.Sprintf(f+" ± "+f, x[0], x[1]) }
@@ -225,10 +226,13 @@ func (st *Study) Check() error {
 	switch {
 	case st.jobs < 0 || st.jobs > 100000:
 		return fmt.Errorf("reproduce eaco: --jobs %d, want 1..100000", st.jobs)
-	case !(st.perHour > 0 && st.perHour <= 10000):
-		return fmt.Errorf("reproduce eaco: --per-hour %v, want in (0, 10000]", st.perHour)
+	case !(st.perHour >= scenario.MinPerHour && st.perHour <= 10000):
+		return fmt.Errorf("reproduce eaco: --per-hour %v, want %g..10000", st.perHour, scenario.MinPerHour)
 	case st.seeds < 0 || st.seeds > 100:
 		return fmt.Errorf("reproduce eaco: --seeds %d, want 1..100", st.seeds)
+	}
+	if jobs, _ := st.Options(); float64(jobs)/st.perHour > scenario.MaxArrivalSpanH {
+		return fmt.Errorf("reproduce eaco: --jobs %d at --per-hour %g arrive over about %.0f h, above %d h (10 years)", jobs, st.perHour, float64(jobs)/st.perHour, scenario.MaxArrivalSpanH)
 	}
 	return nil
 }

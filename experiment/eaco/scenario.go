@@ -58,6 +58,22 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	seeds := s.SeedList()
+	for _, seed := range seeds {
+		jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
+		if len(jobs) == 0 {
+			break
+		}
+		last := jobs[0]
+		for _, j := range jobs {
+			if j.Submit > last.Submit {
+				last = j
+			}
+		}
+		what := fmt.Sprintf("job %d of seed %d (arriving at %.0f h)", last.ID, seed, last.Submit.Seconds()/3600)
+		if err := experiment.CheckOutlasts(acct, last.Submit, what); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+	}
 	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 V100, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, len(c.Systems), len(seeds))
 	runs := make([]*Run, len(seeds)*len(c.Systems))
 	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {

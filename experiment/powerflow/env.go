@@ -127,19 +127,11 @@ var paperTable2 = map[string][2]float64{
 // NewEnv loads the library and fits each DNN's models on 90% of its
 // noisy profiles, reporting MAPE on the other 10% (paper Section 6.3).
 func NewEnv(reg *policy.Registries, s Setup) (*Env, error) {
-	g, err := hw.Default().GPU(perf.LibraryGPU)
+	env, err := newBaseEnv(reg, s)
 	if err != nil {
 		return nil, err
 	}
-	lib, err := perf.Load(float64(g.IdleW), float64(g.TDPW))
-	if err != nil {
-		return nil, err
-	}
-	acct, err := elgrid.StudyAccount()
-	if err != nil {
-		return nil, err
-	}
-	env := &Env{Registries: reg, Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s, Account: acct}
+	lib := env.Lib
 	r := rand.New(rand.NewPCG(s.Seed, 0x7461626c6532))
 	var bps []float64
 	for fi := 0; fi < len(lib.FreqsMHz); fi += 5 {
@@ -188,6 +180,24 @@ func NewEnv(reg *policy.Registries, s Setup) (*Env, error) {
 			BreakpointMHz: int(math.Round(en.U0 * float64(lib.MaxMHz()))), StandIn: d.StandIn})
 	}
 	return env, nil
+}
+
+// newBaseEnv is an Env without fitted models: the library, the GPU and
+// the default account (enough to convert jobs and check systems).
+func newBaseEnv(reg *policy.Registries, s Setup) (*Env, error) {
+	g, err := hw.Default().GPU(perf.LibraryGPU)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := perf.Load(float64(g.IdleW), float64(g.TDPW))
+	if err != nil {
+		return nil, err
+	}
+	acct, err := elgrid.StudyAccount()
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Registries: reg, Lib: lib, GPU: g, Models: map[string]*powerflow.Models{}, Setup: s, Account: acct}, nil
 }
 
 // Jobs turns trace jobs into training jobs as the paper does (Section
@@ -317,11 +327,33 @@ func (env *Env) RunCase(name string, param float64, jobs []policy.ElasticJob, no
 // models, calibrated on each job's pre-run; oracle: the exact library
 // profiles), its power limit (a fraction of G x Pmax, or watts).
 func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, timeline bool) (*RunResult, error) {
-	s := env.Setup
 	if nodes == 0 {
-		nodes = s.Nodes
+		nodes = env.Setup.Nodes
 	}
 	truth := env.truth(jobs)
+	sched, o, err := env.scheduler(sys, truth, nodes, timeline)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sim.RunElastic(jobs, truth, sched, o)
+	if err != nil {
+		return nil, err
+	}
+	usd, kg, err := env.Account.Cost(res.Hourly)
+	if err != nil {
+		return nil, err
+	}
+	const mwh = 3.6e9
+	return &RunResult{System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
+		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
+		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
+		GPUHours: res.GPUHours, MeanMHz: res.MeanMHz, LargeShare: res.LargeShare, LargeWait: res.LargeWhileWaiting, MeanWaitH: res.MeanWaitSec / 3600,
+		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, CostUSD: usd, CO2Kg: kg, Res: res}, nil
+}
+
+// scheduler builds sys's policy and the engine's options on nodes nodes.
+func (env *Env) scheduler(sys scenario.System, truth *pfTruth, nodes int, timeline bool) (policy.ElasticScheduler, sim.ElasticOptions, error) {
+	s := env.Setup
 	o := sim.ElasticOptions{Nodes: nodes, GPUsPerNode: perf.GPUsPerNode, FreqsMHz: env.Lib.FreqsMHz, IdleGPU: env.GPU.IdleW,
 		Restart: job.Time(s.RestartSec * 1000), Profile: job.Time(s.ProfileSec * 1000), ProfileFreqs: env.profileFreqs(),
 		NoiseSigma: s.Noise, PowerOn: hw.Joules(s.BootSec * float64(env.GPU.IdleW) * perf.GPUsPerNode), Seed: s.Seed, Timeline: timeline,
@@ -346,26 +378,13 @@ func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, ti
 	}
 	raw, err := sys.Ref().RawArgs()
 	if err != nil {
-		return nil, err
+		return nil, o, err
 	}
 	sched, err := env.Registries.Elastic.New(sys.Policy, raw, deps)
 	if err != nil {
-		return nil, err
+		return nil, o, err
 	}
-	res, err := sim.RunElastic(jobs, truth, sched, o)
-	if err != nil {
-		return nil, err
-	}
-	usd, kg, err := env.Account.Cost(res.Hourly)
-	if err != nil {
-		return nil, err
-	}
-	const mwh = 3.6e9
-	return &RunResult{System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
-		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
-		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
-		GPUHours: res.GPUHours, MeanMHz: res.MeanMHz, LargeShare: res.LargeShare, LargeWait: res.LargeWhileWaiting, MeanWaitH: res.MeanWaitSec / 3600,
-		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, CostUSD: usd, CO2Kg: kg, Res: res}, nil
+	return sched, o, nil
 }
 
 func perfDNNStandIns() []string {

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/sim"
@@ -33,9 +35,12 @@ type Reproduction struct {
 	Sensitivity []SensRow    `json:"sensitivity_fig10"`
 	Grid        []GridRow    `json:"grid,omitempty"`
 	// Prices says which price and carbon series charged the runs.
-	Prices string        `json:"cost_and_carbon"`
-	Checks Checks        `json:"checks"`
-	Claims []ClaimResult `json:"paper_claims"`
+	Prices string `json:"cost_and_carbon"`
+	// Skipped says which jobs were left out of which runs and why (also
+	// in StandIns).
+	Skipped []string      `json:"skipped,omitempty"`
+	Checks  Checks        `json:"checks"`
+	Claims  []ClaimResult `json:"paper_claims"`
 }
 
 // WorkloadInfo describes the workload that stands in for the paper's.
@@ -233,12 +238,22 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 		}
 		src = "Microsoft Philly, jobs submitted 2017-10-13 (embedded, " + philly.DayName + ")"
 	}
-	jobs := env.Jobs(gj, o.Setup.Seed)
+	jobs, skip := fitJobs(gj, env.Jobs(gj, o.Setup.Seed), o.Setup.Nodes)
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("reproduce powerflow: no job of %s fits the %d-node cluster (--nodes): %s", src, o.Setup.Nodes, skip)
+	}
 	rep := &Reproduction{Version: version, Setup: o.Setup, Models: env.Fits, StandIns: StandIns(src), Prices: env.Account.Where}
+	if skip != "" {
+		rep.Skipped = append(rep.Skipped, "Main runs (Figs. 7-9): "+skip+"; the cluster is the one asked for (--nodes), so these jobs are left out rather than the cluster scaled")
+	}
 	rep.Workload = workloadInfo(env, jobs, src)
 	etas, freqs := Etas, Freqs
 	if o.Quick {
 		etas, freqs = []float64{0.1, 0.3, 0.95}, []float64{1020, 1410}
+	}
+	etas = env.feasibleEtas(etas, o.Setup.Nodes, rep)
+	if len(etas) == 0 {
+		return nil, fmt.Errorf("reproduce powerflow: on %d node(s) every eta's power limit is below the least power any job draws (%s)", o.Setup.Nodes, strings.Join(rep.Skipped, "; "))
 	}
 	if rep.Curves, err = env.runCases(pfCases(etas, freqs), jobs, 0, o.Workers, o.Progress); err != nil {
 		return nil, err
@@ -285,6 +300,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	if o.Quick {
 		oetas = []float64{0.1, 0.3}
 	}
+	oetas = env.feasibleEtas(oetas, o.Setup.Nodes, nil)
 	var ocs []pfCase
 	for _, e := range oetas {
 		ocs = append(ocs, pfCase{NameOracle, e})
@@ -313,11 +329,36 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 			OracleJCTh: oruns[i].AvgJCTh, OracleMWh: oruns[i].EnergyMWh, OracleAtEqual: Num(at), DiffPct: Num(100 * (fr.AvgJCTh - at) / at),
 			SameEtaPct: 100 * (fr.AvgJCTh - oruns[i].AvgJCTh) / oruns[i].AvgJCTh})
 	}
-	if rep.Sensitivity, err = env.sensitivity(gj, o); err != nil {
+	var sskip []string
+	if rep.Sensitivity, sskip, err = env.sensitivity(gj, o); err != nil {
 		return nil, err
 	}
+	rep.Skipped = append(rep.Skipped, sskip...)
+	rep.StandIns = append(rep.StandIns, rep.Skipped...)
 	rep.Claims = pfClaims(rep)
 	return rep, nil
+}
+
+// feasibleEtas keeps the etas whose limit, eta x G x Pmax on nodes nodes,
+// is at least the least power any job draws: below it no job can ever
+// start (CheckSystem), as with eta 0.15 on one node (480 W < 500.5 W).
+// rep, when given, gets a note naming the etas left out.
+func (env *Env) feasibleEtas(etas []float64, nodes int, rep *Reproduction) []float64 {
+	gpus := float64(nodes * perf.GPUsPerNode)
+	least, _ := env.leastJob()
+	var keep, out []float64
+	for _, e := range etas {
+		if hw.Watts(e*gpus*float64(env.GPU.TDPW)) < least {
+			out = append(out, e)
+			continue
+		}
+		keep = append(keep, e)
+	}
+	if len(out) > 0 && rep != nil {
+		rep.Skipped = append(rep.Skipped, fmt.Sprintf("PowerFlow at eta %v left out: on %d node(s) its limit (eta x %.0f GPUs x %.0f W) is below the least power any job draws (%.1f W: one node, one busy GPU), so no job could ever start",
+			out, nodes, gpus, float64(env.GPU.TDPW), float64(least)))
+	}
+	return keep
 }
 
 func (c *Checks) observe(runs []RunResult) {
@@ -395,7 +436,11 @@ func randomJobs(gj []trace.GPUJob, n int, interval float64, size int, seed uint6
 	return out
 }
 
-func (env *Env) sensitivity(gj []trace.GPUJob, o Options) ([]SensRow, error) {
+// sensitivity runs the Fig. 10 study. A drawn job larger than a setting's
+// cluster (the 4-node one, say) is left out of that setting and the notes
+// say so (skipped): scaling the cluster would undo the very factor the
+// setting varies. A setting where no job fits is not run.
+func (env *Env) sensitivity(gj []trace.GPUJob, o Options) (rows []SensRow, skipped []string, err error) {
 	const n = 100
 	type setting struct {
 		factor          string
@@ -424,7 +469,19 @@ func (env *Env) sensitivity(gj []trace.GPUJob, o Options) ([]SensRow, error) {
 	var tasks []task
 	jobsOf := make([][]policy.ElasticJob, len(ss))
 	for i, s := range ss {
-		jobsOf[i] = env.Jobs(randomJobs(gj, n, s.interval, s.size, o.Setup.Seed+uint64(i)), o.Setup.Seed+uint64(i))
+		drawn := randomJobs(gj, n, s.interval, s.size, o.Setup.Seed+uint64(i))
+		var skip string
+		jobsOf[i], skip = fitJobs(drawn, env.Jobs(drawn, o.Setup.Seed+uint64(i)), s.nodes)
+		if skip != "" {
+			what := fmt.Sprintf("Sensitivity (Fig. 10) %s=%g: %s", s.factor, s.value, skip)
+			if len(jobsOf[i]) == 0 {
+				what += "; no job is left, so the setting is not run"
+			}
+			skipped = append(skipped, what)
+		}
+		if len(jobsOf[i]) == 0 {
+			continue
+		}
 		all[i] = make([]RunResult, len(cs))
 		for c := range cs {
 			tasks = append(tasks, task{i, c})
@@ -445,12 +502,14 @@ func (env *Env) sensitivity(gj []trace.GPUJob, o Options) ([]SensRow, error) {
 	}
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var rows []SensRow
 	for i, s := range ss {
 		runs := all[i]
+		if runs == nil {
+			continue // no job fits its cluster (skipped)
+		}
 		var target float64
 		for _, r := range runs {
 			if r.System == NameGandivaZeus || r.System == NameTiresiasZeus {
@@ -469,7 +528,7 @@ func (env *Env) sensitivity(gj []trace.GPUJob, o Options) ([]SensRow, error) {
 			rows = append(rows, SensRow{Factor: s.factor, Value: s.value, System: sys, TargetMWh: target, JCTh: Num(jct)})
 		}
 	}
-	return rows, nil
+	return rows, skipped, nil
 }
 
 // StandIns says what stands in for what.

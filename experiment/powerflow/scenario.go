@@ -4,10 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace"
@@ -89,8 +93,20 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		}
 		systems[i] = sys
 	}
+	if err := checkScenario(env, s, gj, systems); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	acct, err := s.Account()
 	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	last := 0
+	for i, g := range gj {
+		if g.SubmitSec > gj[last].SubmitSec {
+			last = i
+		}
+	}
+	if err := experiment.CheckOutlasts(acct, job.Time(math.Round(gj[last].SubmitSec*1000)), fmt.Sprintf("the job at elastic.jobs %s line %d", e.Jobs, gj[last].Line)); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	env.Notef("%s: %d jobs of %s on %d nodes, %d systems x %d seeds", s.Name, len(gj), src, e.Nodes, len(systems), s.Seeds)
@@ -141,6 +157,40 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		res.Systems = append(res.Systems, sum)
 	}
 	return scenarioResults(res)
+}
+
+// checkScenario refuses, before any run (and before fitting models), what
+// would make a run fail only at its end: a system that can never run a job
+// (CheckSystem: a power limit below the least power any job draws, a frequency the
+// GPU does not support) and a job larger than the cluster on any seed
+// (each seed draws the DNNs, which cap the GPU count a job runs on).
+func checkScenario(env *experiment.Env, s *scenario.Scenario, gj []trace.GPUJob, systems []scenario.System) error {
+	e := s.Elastic
+	setup := DefaultSetup()
+	setup.Nodes = e.Nodes
+	base, err := newBaseEnv(env.Registries, setup)
+	if err != nil {
+		return err
+	}
+	for i, sys := range systems {
+		if err := base.CheckSystem(sys, e.Nodes); err != nil {
+			where := fmt.Sprintf("elastic.systems[%d] (%s)", i, sys.Name)
+			if e.Systems[i].PowerLimit == nil && s.PowerLimit != nil {
+				where += " under power_limit"
+			}
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	gpus := e.Nodes * perf.GPUsPerNode
+	for _, seed := range s.SeedList() {
+		jobs := base.Jobs(gj, seed)
+		if big := tooLarge(gj, jobs, gpus, true); len(big) > 0 {
+			k := big[0]
+			return fmt.Errorf("elastic.jobs %s line %d: job %s asks for %d GPUs and runs on %d (seed %d), more than the cluster's %d (elastic.nodes: %d x %d GPUs); %d job(s) in all are too large: drop them or add nodes",
+				e.Jobs, gj[k].Line, gj[k].ID, gj[k].GPUs, policy.ReqCount(&jobs[k]), seed, gpus, e.Nodes, perf.GPUsPerNode, len(big))
+		}
+	}
+	return nil
 }
 
 // ScenarioTable is the printed summary: per system, means over seeds.

@@ -87,6 +87,9 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	if err != nil {
 		return nil, err
 	}
+	for _, sk := range rep.Skipped {
+		env.Notef("%s", sk)
+	}
 	res, err := Results(rep)
 	if err != nil {
 		return nil, err

@@ -56,19 +56,28 @@ func loadLabel(load float64) string { return fmt.Sprintf("Lublin load=%.0f%%", 1
 // up to the system's 540 nodes), each seed at every load: the model's
 // arrival times are scaled by the one factor that gives the load, the
 // shrink ratio SR = load / (the drawn stream's own load).
+//
+// A drawn stream whose jobs all arrive at one instant (one job, say) has
+// no submission span: no shrink ratio changes its load, so no offered
+// load can be set. Such a seed is skipped, and skipped says which and why.
 func (e *Env) Arrivals(base Setting, loads []float64, seeds int, systems []scenario.System, vu scenario.System, workers int,
-	progress func(done, total int, what string)) ([]Relative, []ArrivalStat, error) {
-	var all []Relative
+	progress func(done, total int, what string)) (all []Relative, stats []ArrivalStat, skipped []string, err error) {
+	ran := 0
 	for s := 1; s <= seeds; s++ {
 		gen, err := lublin.Generate(lublin.Default(Nodes), len(e.Log.Jobs), base.Seed+uint64(s))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		log, err := LogFrom(gen, LublinSource, 0, 1)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		own := log.Utilization(1)
+		if !(own > 0) || math.IsInf(own, 0) {
+			skipped = append(skipped, fmt.Sprintf("seed %d: its %d job(s) all arrive at one instant, so no shrink ratio sets an offered load", s, len(log.Jobs)))
+			continue
+		}
+		ran++
 		var labels []string
 		var settings []Setting
 		for _, l := range loads {
@@ -80,11 +89,14 @@ func (e *Env) Arrivals(base Setting, loads []float64, seeds int, systems []scena
 		se.Log = log
 		rel, err := se.Sweep(labels, settings, systems, vu, workers, progress)
 		if err != nil {
-			return nil, nil, fmt.Errorf("lublin workload seed %d: %w", s, err)
+			return nil, nil, nil, fmt.Errorf("lublin workload seed %d: %w", s, err)
 		}
 		all = append(all, rel...)
 	}
-	return all, arrivalStats(all, loads, seeds), nil
+	if ran == 0 {
+		return nil, nil, skipped, nil
+	}
+	return all, arrivalStats(all, loads, seeds), skipped, nil
 }
 
 // arrivalStats pools the per-seed averages of each load and system.

@@ -35,12 +35,14 @@ type Reproduction struct {
 	ModelErr  []Relative     `json:"model_error"`
 	// Arrivals are the Lublin–Feitelson workload's runs (per load, seed
 	// and workload); ArrivalStats their mean and spread over seeds.
-	Arrivals     []Relative     `json:"lublin_runs"`
-	ArrivalStats []ArrivalStat  `json:"lublin_by_load"`
-	Claims       []ClaimResult  `json:"paper_claims"`
-	Settings     map[string]any `json:"settings"`
-	Systems      []string       `json:"systems"`
-	Workloads    []Workload     `json:"workloads"`
+	Arrivals     []Relative    `json:"lublin_runs"`
+	ArrivalStats []ArrivalStat `json:"lublin_by_load"`
+	Claims       []ClaimResult `json:"paper_claims"`
+	// Skipped says which runs could not be made and why (also in StandIns).
+	Skipped   []string       `json:"skipped,omitempty"`
+	Settings  map[string]any `json:"settings"`
+	Systems   []string       `json:"systems"`
+	Workloads []Workload     `json:"workloads"`
 }
 
 // Options bound the reproduction.
@@ -78,7 +80,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	all := mustSystems()
 	rep := &Reproduction{Version: version, GPUs: stats, Models: models, Systems: systemNames(all), Workloads: Workloads(),
 		Util: map[string]Num{}, StandIns: append(StandIns(log),
-			fmt.Sprintf("Load: the log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*log.Utilization(1), congestedSR, congestedSR),
+			loadNote(log),
 			"Genuine arrivals: job streams drawn from the "+LublinSource+", run at offered loads of 50%, 70% and 90% of node-seconds (fixed before any result was seen) with 5 seeds each (--quick: 90%, 2 seeds); the NASA log stays the main case",
 		)}
 	rep.StandIns = append(rep.StandIns, fmt.Sprintf("CPU power model: TSMVA (RF+RF) on the simulated CPU profiles predicts a fresh run with %.2f%% MAPE (the run-to-run variation alone is %.0f%%)", env.CPUFitMAPE, 100*cpuRunCV))
@@ -152,11 +154,24 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 		loads, seeds = []float64{0.9}, 2
 	}
 	rep.Settings["lublin_loads"], rep.Settings["lublin_seeds"] = loads, seeds
-	if rep.Arrivals, rep.ArrivalStats, err = env.Arrivals(def, loads, seeds, arrSystems, vu, o.Workers, o.Progress); err != nil {
+	var skipped []string
+	if rep.Arrivals, rep.ArrivalStats, skipped, err = env.Arrivals(def, loads, seeds, arrSystems, vu, o.Workers, o.Progress); err != nil {
 		return nil, err
+	}
+	if len(skipped) > 0 {
+		rep.Skipped = append(rep.Skipped, "Genuine arrivals: skipped "+strings.Join(skipped, "; "))
+		rep.StandIns = append(rep.StandIns, rep.Skipped...)
 	}
 	rep.Claims = vahrmClaims(rep)
 	return rep, nil
+}
+
+// loadNote says what load the log offers at SR=1.
+func loadNote(log *Log) string {
+	if u := log.Utilization(1); !math.IsInf(u, 0) {
+		return fmt.Sprintf("Load: the log offers %.1f%% of node-seconds at SR=1 (the TSUBAME3.0 log was busier), so main results are given at SR=1 and SR=%d and the sweeps run at SR=%d", 100*u, congestedSR, congestedSR)
+	}
+	return fmt.Sprintf("Load: the log's %d job(s) all arrive at one instant, so it has no submission span and no offered load; SR (main results at SR=1 and SR=%d, sweeps at SR=%d) changes nothing", len(log.Jobs), congestedSR, congestedSR)
 }
 
 // lublinSeeds is the number of seeds of the Lublin–Feitelson runs.
@@ -553,8 +568,8 @@ func (st *Study) Check() error {
 	switch {
 	case st.jobs < 1:
 		return fmt.Errorf("reproduce vahrm: --jobs %d, want >= 1", st.jobs)
-	case st.ppn < 1:
-		return fmt.Errorf("reproduce vahrm: --procs-per-node %d, want >= 1", st.ppn)
+	case st.ppn < 1 || st.ppn > swf.MaxProcs:
+		return fmt.Errorf("reproduce vahrm: --procs-per-node %d, want 1..%d (the SWF reader's processor bound)", st.ppn, int64(swf.MaxProcs))
 	case st.ppn != 1 && st.swf == "":
 		return fmt.Errorf("reproduce vahrm: --procs-per-node goes with --swf (the embedded log's processors are nodes)")
 	}
@@ -578,6 +593,9 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 		Workers: env.Workers, Progress: env.Progress, Shards: env.Shards})
 	if err != nil {
 		return nil, err
+	}
+	for _, sk := range rep.Skipped {
+		env.Notef("%s", sk)
 	}
 	res, err := Results(rep)
 	if err != nil {

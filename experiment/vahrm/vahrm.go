@@ -89,8 +89,8 @@ func LoadLog(n int) (*Log, error) {
 // LogFrom takes the first n usable jobs of an SWF log (all when n is
 // 0): a run time > 0, a processor count > 0 and a submit time >= 0.
 func LogFrom(l *swf.Log, source string, n, procsPerNode int) (*Log, error) {
-	if procsPerNode < 1 {
-		return nil, fmt.Errorf("vahrm: %d processors per node, want >= 1", procsPerNode)
+	if procsPerNode < 1 || procsPerNode > swf.MaxProcs {
+		return nil, fmt.Errorf("vahrm: %d processors per node, want 1..%d", procsPerNode, int64(swf.MaxProcs))
 	}
 	out := &Log{Source: source, ProcsPerNode: procsPerNode}
 	for _, j := range l.Jobs {
@@ -119,7 +119,44 @@ func (l *Log) MaxNodes() int {
 
 // nodes is a job's node count on the system.
 func (l *Log) nodes(j swf.Job) int {
-	return int(min((j.Procs()+int64(l.ProcsPerNode)-1)/int64(l.ProcsPerNode), Nodes))
+	p := j.Procs()
+	if p < 1 {
+		return 1 // LogFrom keeps jobs with processors only
+	}
+	// (p-1)/ppn + 1 is ceil(p/ppn) without the overflow of p+ppn-1.
+	return int(min((p-1)/int64(l.ProcsPerNode)+1, Nodes))
+}
+
+// earliestEnd is the time before which a run of the log at shrink ratio
+// sr cannot end (every job ends no sooner than its submit time plus its
+// run time), and the SWF line of the job that sets it.
+func (l *Log) earliestEnd(sr float64) (job.Time, int) {
+	t0 := l.Jobs[0].Submit
+	var end job.Time
+	line := 0
+	for _, j := range l.Jobs {
+		if e := job.Time(math.Round(float64(j.Submit-t0)*1000/sr)) + job.Time(j.Run*1000); e > end {
+			end, line = e, j.Line
+		}
+	}
+	return end, line
+}
+
+// CheckSR refuses a shrink ratio that is not a positive number or that
+// stretches the log's submission span past swf.MaxSeconds (what the SWF
+// reader accepts for one submit time): the error names the last job's
+// line. Submit times in milliseconds then stay far inside int64, and the
+// hourly energy record of a run stays bounded.
+func (l *Log) CheckSR(sr float64) error {
+	if !(sr > 0) || math.IsInf(sr, 0) {
+		return fmt.Errorf("shrink ratio %v, want a positive number", sr)
+	}
+	last := l.Jobs[len(l.Jobs)-1]
+	if span := float64(last.Submit-l.Jobs[0].Submit) / sr; span > swf.MaxSeconds {
+		return fmt.Errorf("shrink ratio %g stretches the submit time of the log's last job (%s line %d) to %.4g s after the first, above %g s (31 years)",
+			sr, l.Source, last.Line, span, float64(swf.MaxSeconds))
+	}
+	return nil
 }
 
 // Setting is one simulation setting (the paper's Table I parameters and
@@ -283,6 +320,9 @@ func (e *Env) Run(sys scenario.System, w Workload, s Setting) (*RunResult, error
 	sch, err := e.NewScheduler(sys, s)
 	if err != nil {
 		return nil, err
+	}
+	if err := e.Log.CheckSR(s.SR); err != nil {
+		return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
 	}
 	jobs := e.Log.JobsFor(w, s)
 	capW := s.PCR * float64(e.Truth.TDP()) * float64(e.Truth.Nodes())
