@@ -10,6 +10,7 @@ import (
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 func pm(x [2]float64, f string) string { return fmt.Sprintf(f+" ± "+f, x[0], x[1]) }
@@ -219,6 +220,9 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.Float64Var(&st.perHour, "per-hour", DefaultPerHour, "Poisson arrival rate (jobs per hour)")
 	fs.IntVar(&st.seeds, "seeds", 0, fmt.Sprintf("seeds 1..S (default %d)", DefaultSeeds))
 }
+
+// Inputs implements experiment.Study: no flag names a file.
+func (st *Study) Inputs() []scenario.Input { return nil }
 
 // Check implements experiment.Study.
 func (st *Study) Check() error {

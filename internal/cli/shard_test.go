@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,4 +144,126 @@ func TestMergeRefusesChangedInputs(t *testing.T) {
 	if code, _, errs := run(t, append([]string{"merge", "-o", filepath.Join(dir, "m3")}, shards[0], shards[0])...); code != 1 || !strings.Contains(errs, "both shard 0") {
 		t.Errorf("same shard twice: exit %d %q", code, errs)
 	}
+}
+
+// A file the scenario (or a flag) names, changed between shard 0 and
+// shard 1, is refused by the merge, which names the file and both shards;
+// changed after both shards, it is refused as changed since the shards
+// ran; put back, the merge gives the single run's bytes. Nothing is
+// written by a refused merge.
+func TestMergeRefusesShardsOfChangedReferencedFiles(t *testing.T) {
+	files := map[string]string{
+		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,4,T4\nn1,64000,262144,8,V100M32\nn2,32000,131072,2,T4LOW\n",
+		"pods.csv":  "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,4000,8192,1,500\np1,8000,16384,1,1000\np2,2000,4096,1,250\np3,16000,32768,2,1000\n",
+		"hw.yaml":   "gpus:\n  - {name: T4LOW, idle_w: 8, tdp_w: 60, memory_gib: 16, source: a test model}\n",
+		"s.yaml": "name: refs\nmode: inflation\ntrace: {nodes: nodes.csv, pods: pods.csv}\ncatalog: hw.yaml\nseeds: 2\ntarget: 0.8\n" +
+			"policies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1}]}\n  - {name: BestFit, scorers: [{policy: bestfit, weight: 1}]}\n",
+		"flag.yaml": "gpus:\n  - {name: T4LOW2, idle_w: 9, tdp_w: 61, memory_gib: 16, source: a test model}\n",
+		"site.swf":  hpcLog(60),
+	}
+	for _, c := range []struct {
+		name, field, file string
+		cmd               []string // "{D}" is the scratch directory
+		edit              func(string) string
+		roundTrip         bool // also check the unchanged merge's bytes
+	}{
+		{"trace.pods", "trace.pods", "pods.csv", []string{"run", "-c", "{D}/s.yaml"},
+			func(s string) string { return strings.Replace(s, "p2,2000,4096,1,250", "p2,2000,4096,1,300", 1) }, true},
+		{"trace.nodes", "trace.nodes", "nodes.csv", []string{"run", "-c", "{D}/s.yaml"},
+			func(s string) string { return strings.Replace(s, "n1,64000", "n1,48000", 1) }, false},
+		{"catalog", "catalog", "hw.yaml", []string{"run", "-c", "{D}/s.yaml"},
+			func(s string) string { return strings.Replace(s, "tdp_w: 60", "tdp_w: 65", 1) }, false},
+		{"--catalog", "--catalog", "flag.yaml", []string{"run", "-c", "{D}/s.yaml", "--catalog", "{D}/flag.yaml"},
+			func(s string) string { return s + "# edited\n" }, false},
+		{"reproduce vahrm --swf", "--swf", "site.swf", []string{"reproduce", "vahrm", "--quick", "--swf", "{D}/site.swf", "--procs-per-node", "4", "--jobs", "60"},
+			func(s string) string { return s + "; edited\n" }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			for name, body := range files {
+				if err := os.WriteFile(filepath.Join(d, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := make([]string, len(c.cmd))
+			for i, a := range c.cmd {
+				cmd[i] = strings.ReplaceAll(a, "{D}", d)
+			}
+			file := filepath.Join(d, c.file)
+			setFile := func(body string) {
+				t.Helper()
+				if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			shard := func(i int, out string) {
+				t.Helper()
+				if code, _, errs := run(t, append(slices.Clone(cmd), "--shard", fmt.Sprintf("%d/2", i), "-o", filepath.Join(d, out))...); code != 0 {
+					t.Fatalf("shard %d: exit %d: %s", i, code, errs)
+				}
+			}
+			merge := func(want string, shards ...string) {
+				t.Helper()
+				out := filepath.Join(d, "merged")
+				args := []string{"merge", "-o", out}
+				for _, s := range shards {
+					args = append(args, filepath.Join(d, s))
+				}
+				code, _, errs := run(t, args...)
+				if want == "" {
+					if code != 0 {
+						t.Fatalf("merge: exit %d: %s", code, errs)
+					}
+					return
+				}
+				if code != 1 || !strings.Contains(errs, want) {
+					t.Errorf("merge: exit %d %q, want 1 and %q", code, errs, want)
+				}
+				if _, err := os.Stat(out); !os.IsNotExist(err) {
+					t.Errorf("a refused merge left %s", out)
+				}
+			}
+			orig := files[c.file]
+			named := c.field + " file " + file
+			// Changed between the shards.
+			shard(0, "a0")
+			setFile(c.edit(orig))
+			shard(1, "a1")
+			merge(named+" differs between shard 0 ("+filepath.Join(d, "a0")+", sha256 ", "a0", "a1")
+			merge(named+" differs between shard 1 ("+filepath.Join(d, "a1")+", sha256 ", "a1", "a0")
+			// Changed after both shards ran.
+			setFile(orig)
+			shard(1, "b1")
+			setFile(c.edit(orig))
+			merge(named+" changed since the shards ran", "a0", "b1")
+			if !c.roundTrip {
+				return
+			}
+			setFile(orig)
+			merge("", "a0", "b1")
+			if code, _, errs := run(t, append(slices.Clone(cmd), "-o", filepath.Join(d, "single"))...); code != 0 {
+				t.Fatalf("single run: exit %d: %s", code, errs)
+			}
+			single, merged := tree(t, filepath.Join(d, "single")), tree(t, filepath.Join(d, "merged"))
+			if len(single) == 0 || len(single) != len(merged) {
+				t.Fatalf("single run has %d files, the merge %d", len(single), len(merged))
+			}
+			for f, b := range single {
+				if merged[f] != b {
+					t.Errorf("%s differs between the single run and the merge", f)
+				}
+			}
+		})
+	}
+}
+
+// hpcLog is an SWF log of n jobs: every 60 s a job of 30..1000 s on 8..64
+// processors.
+func hpcLog(n int) string {
+	var b strings.Builder
+	b.WriteString("; Version: 2.2\n; MaxNodes: 64\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 %d -1 -1 1 1 1 -1 -1 -1 -1 -1\n", i+1, 60*i, 30+(i*37)%970, 8+(i*13)%57, 8+(i*13)%57)
+	}
+	return b.String()
 }
