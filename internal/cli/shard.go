@@ -137,7 +137,7 @@ func hashFile(path string) (string, error) {
 		return "", err
 	}
 	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file (a shard records the SHA-256 of every input file)", path)
+		return "", fmt.Errorf("not a regular file: %s (a shard records the SHA-256 of every input file)", path)
 	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wattsched/wattsched/experiment"
 )
 
 // tree reads every file under dir by relative path.
@@ -266,4 +270,146 @@ func hpcLog(n int) string {
 		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 %d -1 -1 1 1 1 -1 -1 -1 -1 -1\n", i+1, 60*i, 30+(i*37)%970, 8+(i*13)%57, 8+(i*13)%57)
 	}
 	return b.String()
+}
+
+// Every string flag of every study either names a file that the study's
+// Inputs lists (so that shards hash it) or is known to name none: a file
+// flag added to a study fails here until Inputs lists it.
+func TestStudyInputsListEveryFileFlag(t *testing.T) {
+	notFiles := map[string][]string{
+		"pwr":       {"trace", "compat"}, // embedded pod list names; a compat mode
+		"powerflow": {"start"},           // a date
+	}
+	for _, st := range studies() {
+		t.Run(st.Name(), func(t *testing.T) {
+			fs := flag.NewFlagSet(st.Name(), flag.ContinueOnError)
+			st.Flags(fs)
+			var strs []string
+			fs.VisitAll(func(f *flag.Flag) {
+				if g, ok := f.Value.(flag.Getter); ok {
+					if _, isString := g.Get().(string); isString {
+						strs = append(strs, f.Name)
+					}
+				}
+			})
+			for _, name := range strs {
+				if err := fs.Set(name, "files/"+name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			listed := map[string]bool{}
+			for _, in := range st.Inputs() {
+				name := strings.TrimPrefix(in.Field, "--")
+				listed[name] = true
+				if in.Name != "files/"+name || in.Path != in.Name {
+					t.Errorf("--%s: Inputs gives %+v, want the flag's value as name and path", name, in)
+				}
+				if !slices.Contains(strs, name) {
+					t.Errorf("Inputs lists %s, which is no string flag", in.Field)
+				}
+			}
+			for _, name := range strs {
+				known := slices.Contains(notFiles[st.Name()], name)
+				switch {
+				case listed[name] && known:
+					t.Errorf("--%s: listed by Inputs and as naming no file", name)
+				case !listed[name] && !known:
+					t.Errorf("--%s: a string flag that Inputs does not list: if it names a file, list it in the study's Inputs; if not, add it to notFiles here", name)
+				}
+			}
+			// Unset, a flag names nothing.
+			fresh := studies()[slices.IndexFunc(studies(), func(x experiment.Study) bool { return x.Name() == st.Name() })]
+			fresh.Flags(flag.NewFlagSet(st.Name(), flag.ContinueOnError))
+			if in := fresh.Inputs(); len(in) != 0 {
+				t.Errorf("with no flags set, Inputs gives %+v", in)
+			}
+		})
+	}
+}
+
+// commandInputs of each kind of command line: embedded names recorded as
+// names, files with their SHA-256, what cannot be hashed an error.
+func TestCommandInputs(t *testing.T) {
+	d := t.TempDir()
+	scen := filepath.Join(d, "s.yaml")
+	body := "name: x\nmode: replay\ntrace: {pods: p.csv}\ngrid: {region: US-CAL-CISO}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1}]}\n"
+	if err := os.WriteFile(scen, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,1000,1024,1,500,,LS,Running,0,10,0\n"
+	if err := os.WriteFile(filepath.Join(d, "p.csv"), []byte(pods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(d, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(s string) string { return fmt.Sprintf("%x", sha256.Sum256([]byte(s))) }
+	for _, c := range []struct {
+		name string
+		cmd  []string
+		want []shardInput
+		err  string
+	}{
+		{"embedded scenario", []string{"run"}, []shardInput{
+			{Field: "-c", Embedded: "pwr-default"}, {Field: "trace.pods", Embedded: "default"}, {Field: "trace.nodes", Embedded: "openb-gpu"}}, ""},
+		{"scenario file", []string{"compare", "-c", scen, "--seeds", "2"}, []shardInput{
+			{Field: "-c", File: scen, SHA256: sum(body)}, {Field: "trace.pods", File: filepath.Join(d, "p.csv"), SHA256: sum(pods)},
+			{Field: "trace.nodes", Embedded: "openb-gpu"}, {Field: "grid.region", Embedded: "US-CAL-CISO"}}, ""},
+		{"catalog flag", []string{"run", "--catalog=" + scen}, []shardInput{
+			{Field: "-c", Embedded: "pwr-default"}, {Field: "trace.pods", Embedded: "default"}, {Field: "trace.nodes", Embedded: "openb-gpu"},
+			{Field: "--catalog", File: scen, SHA256: sum(body)}}, ""},
+		{"study flag", []string{"reproduce", "powerflow", "--quick", "--philly", scen}, []shardInput{{Field: "--philly", File: scen, SHA256: sum(body)}}, ""},
+		{"study without files", []string{"reproduce", "pwr", "--trace", "default"}, []shardInput{}, ""},
+		{"missing file", []string{"reproduce", "vahrm", "--swf", filepath.Join(d, "none.swf")}, nil, "--swf: open " + filepath.Join(d, "none.swf")},
+		{"directory", []string{"reproduce", "vahrm", "--swf", filepath.Join(d, "dir")}, nil, "--swf: not a regular file: " + filepath.Join(d, "dir")},
+		{"device", []string{"reproduce", "vahrm", "--swf", os.DevNull}, nil, "--swf: not a regular file: " + os.DevNull},
+		{"unknown study", []string{"reproduce", "nope"}, nil, "names no study"},
+		{"empty", nil, nil, "an empty command"},
+		{"other command", []string{"bench"}, nil, "has no shards"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := commandInputs(c.cmd)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(c.want) || (len(got) > 0 && !slices.Equal(got, c.want)) {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// A file changed while a shard ran (between the hashes before and after
+// its runs) fails the shard, which writes nothing.
+func TestShardRefusesAnInputChangedDuringItsRuns(t *testing.T) {
+	d := t.TempDir()
+	swf := filepath.Join(d, "site.swf")
+	if err := os.WriteFile(swf, []byte(hpcLog(3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := experiment.NewShard(0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"reproduce", "vahrm", "--swf", swf, "--shard", "0/2", "-o", filepath.Join(d, "out")}
+	res, inputs, err := sharded(sh, args, func() ([]*experiment.Results, error) {
+		return nil, os.WriteFile(swf, []byte(hpcLog(4)), 0o644)
+	})
+	if err != nil || res != nil || len(inputs) != 1 || inputs[0].SHA256 != fmt.Sprintf("%x", sha256.Sum256([]byte(hpcLog(3)))) {
+		t.Fatalf("sharded: %v %v %+v", res, err, inputs)
+	}
+	var stdout strings.Builder
+	err = emitShard(&stdout, filepath.Join(d, "out"), false, sh, args, inputs, nil)
+	if err == nil || !strings.Contains(err.Error(), "--swf file "+swf+" changed while the shard ran") {
+		t.Errorf("emitShard: %v, want the file changed while the shard ran", err)
+	}
+	if _, err := os.Stat(filepath.Join(d, "out")); !os.IsNotExist(err) {
+		t.Errorf("the failed shard left its output directory")
+	}
 }
