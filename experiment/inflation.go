@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
 	elgrid "github.com/wattsched/wattsched/grid"
@@ -34,9 +33,9 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	in := &Inputs{}
 	var err error
 	switch t.Nodes {
-	case "openb-gpu":
+	case scenario.NodesOpenBGPU:
 		in.Nodes, err = alibaba2023.GPUNodes()
-	case "openb-all":
+	case scenario.NodesOpenBAll:
 		in.Nodes, err = alibaba2023.AllNodes()
 	default:
 		var f *os.File
@@ -59,7 +58,7 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	if gpus == 0 && s.Mode == scenario.Inflation {
 		return nil, fmt.Errorf("trace.nodes: %s has no GPUs: inflation fills a cluster's GPUs and needs some", t.Nodes)
 	}
-	if embeddedName(t.Pods) {
+	if scenario.EmbeddedPods(t.Pods) {
 		if in.Pods, err = alibaba2023.Pods(t.Pods); err != nil {
 			return nil, fmt.Errorf("trace.pods: %w (a file path needs a directory or an extension, e.g. ./%s)", err, t.Pods)
 		}
@@ -87,13 +86,6 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	}
 	job.Classify(in.Pods)
 	return in, nil
-}
-
-// embeddedName reports whether a trace name means an embedded trace: a
-// bare name (no directory, no extension). Anything else is a file path, so
-// a local file never shadows an embedded trace silently.
-func embeddedName(name string) bool {
-	return !strings.ContainsAny(name, `/\.`)
 }
 
 // GridPoint is the cluster state at one requested-GPU ratio (0.01 grid).

@@ -17,6 +17,7 @@ import (
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // Env is what a study or a scenario run gets from its caller.
@@ -56,6 +57,11 @@ type Study interface {
 	Flags(fs *flag.FlagSet)
 	// Check validates the options before any work.
 	Check() error
+	// Inputs lists the files the options name (after Flags and parsing),
+	// which the run reads: a shard records their hashes and a merge
+	// refuses shards that read different bytes. Every flag that names a
+	// file must be listed (TestStudyInputsListEveryFileFlag).
+	Inputs() []scenario.Input
 	// Run runs the study; each Results is one results directory.
 	Run(ctx context.Context, env *Env) ([]*Results, error)
 }
@@ -119,4 +125,16 @@ func (r *Results) Write(dir string) error {
 	}
 	files["report.html"] = html
 	return report.WriteFiles(dir, files)
+}
+
+// FlagInputs are the files named by flags (name, value pairs), leaving out
+// flags that are not set: what a study's Inputs returns.
+func FlagInputs(flagValues ...string) []scenario.Input {
+	var out []scenario.Input
+	for i := 0; i+1 < len(flagValues); i += 2 {
+		if v := flagValues[i+1]; v != "" {
+			out = append(out, scenario.Input{Field: "--" + flagValues[i], Name: v, Path: v})
+		}
+	}
+	return out
 }

@@ -342,7 +342,7 @@ func (s *Scenario) defaults() {
 	switch s.Mode {
 	case Inflation, Replay:
 		if s.Trace.Nodes == "" {
-			s.Trace.Nodes = "openb-gpu"
+			s.Trace.Nodes = NodesOpenBGPU
 		}
 		if s.Target == 0 {
 			s.Target = 1.3

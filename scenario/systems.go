@@ -306,7 +306,7 @@ func (e *ElasticSpec) validate(bad *problems) {
 	if e.Jobs == "" {
 		bad.add("elastic.jobs: empty, want philly-day or a Philly job table")
 	}
-	if e.Start != "" && e.Jobs == "philly-day" {
+	if e.Start != "" && e.Jobs == PhillyDay {
 		bad.add("elastic.start: only for a Philly job table file")
 	}
 	if !(e.Hours > 0 && e.Hours <= 24*366) {

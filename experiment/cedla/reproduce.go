@@ -12,6 +12,7 @@ import (
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 )
 
@@ -446,6 +447,12 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&st.models, "models", "", "a models table (CSV, as data/models.csv) instead of the embedded one")
 	fs.StringVar(&st.prices, "prices", "", "hourly prices (CSV: \"Datetime (UTC)\", \"Price (USD/MWh)\"; .gz allowed) instead of the embedded NYISO week; slot 0 is its first hour")
 	fs.StringVar(&st.carbon, "carbon", "", "hourly carbon intensities (CSV: \"Datetime (UTC)\", \"Carbon Intensity gCO₂eq/kWh (LCA)\") instead of the embedded week")
+}
+
+// Inputs implements experiment.Study: the models table and the price and
+// carbon series the flags name.
+func (st *Study) Inputs() []scenario.Input {
+	return experiment.FlagInputs("models", st.models, "prices", st.prices, "carbon", st.carbon)
 }
 
 // Check implements experiment.Study.

@@ -221,6 +221,9 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&st.seeds, "seeds", 0, fmt.Sprintf("seeds 1..S (default %d)", DefaultSeeds))
 }
 
+// Inputs implements experiment.Study: no flag names a file.
+func (st *Study) Inputs() []scenario.Input { return nil }
+
 // Check implements experiment.Study.
 func (st *Study) Check() error {
 	switch {

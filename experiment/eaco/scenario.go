@@ -37,7 +37,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		return nil, err
 	}
 	pool, src, name := e.Pool, gavel.EmbeddedTrace+" (jobs over 100 h alone dropped)", gavel.EmbeddedTrace
-	if c.Jobs != "gavel-msr" {
+	if c.Jobs != scenario.GavelMSR {
 		path := s.Path(c.Jobs)
 		f, err := os.Open(path)
 		if err != nil {

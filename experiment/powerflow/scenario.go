@@ -57,7 +57,7 @@ type ScenarioResult struct {
 // scenarioJobs reads the scenario's GPU job trace.
 func scenarioJobs(s *scenario.Scenario) ([]trace.GPUJob, string, error) {
 	e := s.Elastic
-	if e.Jobs == "philly-day" {
+	if e.Jobs == scenario.PhillyDay {
 		gj, err := philly.Day()
 		if err != nil {
 			return nil, "", err

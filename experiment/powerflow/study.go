@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // Study is `wattsched reproduce powerflow`.
@@ -40,6 +41,12 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&st.phillyFile, "philly", "", "a Philly job table in the Pollux format (timestamp,duration,num_gpus,gpu_time,cluster; .gz allowed) to use instead of the embedded day")
 	fs.StringVar(&st.start, "start", "", `with --philly: window start "YYYY-MM-DD HH:MM:SS" (default: the earliest job)`)
 	fs.Float64Var(&st.hours, "hours", 24, "with --pai-jobs or --philly: keep jobs submitted in the first HOURS hours")
+}
+
+// Inputs implements experiment.Study: the Philly or PAI tables the flags
+// name.
+func (st *Study) Inputs() []scenario.Input {
+	return experiment.FlagInputs("philly", st.phillyFile, "pai-jobs", st.paiJobs, "pai-tasks", st.paiTasks)
 }
 
 // Check implements experiment.Study.

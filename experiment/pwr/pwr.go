@@ -283,6 +283,10 @@ func (st *Study) scenarios() ([]*scenario.Scenario, error) {
 	return out, nil
 }
 
+// Inputs implements experiment.Study: no flag names a file (--trace names
+// embedded pod lists).
+func (st *Study) Inputs() []scenario.Input { return nil }
+
 // Check implements experiment.Study.
 func (st *Study) Check() error {
 	_, err := st.scenarios()

@@ -563,6 +563,9 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&st.ppn, "procs-per-node", 1, "with --swf: processors per node of that log")
 }
 
+// Inputs implements experiment.Study: the SWF log --swf names.
+func (st *Study) Inputs() []scenario.Input { return experiment.FlagInputs("swf", st.swf) }
+
 // Check implements experiment.Study.
 func (st *Study) Check() error {
 	switch {

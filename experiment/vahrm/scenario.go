@@ -49,7 +49,7 @@ type ScenarioResult struct {
 // scenario file's directory).
 func LoadScenarioLog(s *scenario.Scenario) (*Log, error) {
 	h := s.HPC
-	if h.SWF == "nasa-ipsc" {
+	if h.SWF == scenario.SWFNASAiPSC {
 		l, err := swf.NASAiPSC()
 		if err != nil {
 			return nil, err

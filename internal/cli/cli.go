@@ -362,25 +362,57 @@ func setShards(e *experiment.Env, spec string, merge *experiment.Shards, cmd str
 	return nil
 }
 
+// defaultScenario is the embedded scenario a command runs without -c
+// ("": none, -c is required).
+func defaultScenario(cmd string) string {
+	if cmd == "run" {
+		return "pwr-default"
+	}
+	return ""
+}
+
+// scenarioFlags are the flags run and compare share.
+type scenarioFlags struct {
+	shard, cfg, out, catalog *string
+	seeds                    *int
+	force                    *bool
+	// solverLog is --solver-log (run only; nil for compare).
+	solverLog *string
+}
+
+// newScenarioFlags registers the flags of run or compare.
+func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFlags) {
+	fs := newFlags(cmd, stderr)
+	f := &scenarioFlags{shard: shardFlag(fs)}
+	what := "scenario YAML file"
+	if def := defaultScenario(cmd); def != "" {
+		what += " (default: embedded " + def + ")"
+	}
+	f.cfg = fs.String("c", "", what)
+	f.out = fs.String("o", "", "results directory (required)")
+	f.seeds = fs.Int("seeds", 0, "override the scenario's number of seeds")
+	f.force = fs.Bool("force", false, "replace a non-empty results directory")
+	f.catalog = fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
+	if cmd == "run" {
+		f.solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
+	}
+	return fs, f
+}
+
+// loadScenario reads the scenario -c names, or the command's embedded one.
+func loadScenario(cmd, cfg string) (*scenario.Scenario, error) {
+	if cfg == "" {
+		return scenario.Builtin(defaultScenario(cmd))
+	}
+	return scenario.Load(cfg)
+}
+
 // parseScenarioRun parses the flags run and compare share and checks the
 // scenario, its policies, its hardware and the output directory before
 // any work.
-func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, merge *experiment.Shards) (*scenarioRun, error) {
-	fs := newFlags(cmd, stderr)
-	shard := shardFlag(fs)
-	what := "scenario YAML file"
-	if def != "" {
-		what += " (default: embedded " + def + ")"
-	}
-	cfg := fs.String("c", "", what)
-	out := fs.String("o", "", "results directory (required)")
-	seeds := fs.Int("seeds", 0, "override the scenario's number of seeds")
-	force := fs.Bool("force", false, "replace a non-empty results directory")
-	catalog := fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
-	var solverLog *string
-	if cmd == "run" {
-		solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
-	}
+func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experiment.Shards) (*scenarioRun, error) {
+	fs, f := newScenarioFlags(cmd, stderr)
+	shard, cfg, out, seeds, force, catalog, solverLog := f.shard, f.cfg, f.out, f.seeds, f.force, f.catalog, f.solverLog
 	if err := fs.Parse(args); err != nil {
 		return nil, usageError{err}
 	}
@@ -390,16 +422,10 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	if *out == "" {
 		return nil, usageError{fmt.Errorf("%s: -o DIR is required", cmd)}
 	}
-	if *cfg == "" && def == "" {
+	if *cfg == "" && defaultScenario(cmd) == "" {
 		return nil, usageError{fmt.Errorf("%s: -c scenario.yaml is required", cmd)}
 	}
-	var s *scenario.Scenario
-	var err error
-	if *cfg == "" {
-		s, err = scenario.Builtin(def)
-	} else {
-		s, err = scenario.Load(*cfg)
-	}
+	s, err := loadScenario(cmd, *cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +474,7 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
-	r, err := parseScenarioRun("run", args, stderr, "pwr-default", merge)
+	r, err := parseScenarioRun("run", args, stderr, merge)
 	if err != nil {
 		return err
 	}
@@ -460,9 +486,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 		defer f.Close()
 		r.e.SolverLog = &lockedWriter{w: f}
 	}
-	results, err := sharded(r.e.Shards, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
+	cmdline := append([]string{"run"}, args...)
+	results, inputs, err := sharded(r.e.Shards, cmdline, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
 	if r.e.Shards.Sharding() {
-		return emitShard(stdout, r.out, r.force, r.e.Shards, append([]string{"run"}, args...), err)
+		return emitShard(stdout, r.out, r.force, r.e.Shards, cmdline, inputs, err)
 	}
 	if err != nil {
 		return err
@@ -476,7 +503,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 // cmdCompare replays a scenario's trace under its policies on every seed
 // and reports means with confidence intervals.
 func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
-	r, err := parseScenarioRun("compare", args, stderr, "", merge)
+	r, err := parseScenarioRun("compare", args, stderr, merge)
 	if err != nil {
 		return err
 	}
@@ -487,7 +514,8 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w", r.s.Name, err)
 	}
-	results, err := sharded(r.e.Shards, func() ([]*experiment.Results, error) {
+	cmdline := append([]string{"compare"}, args...)
+	results, inputs, err := sharded(r.e.Shards, cmdline, func() ([]*experiment.Results, error) {
 		runs, err := experiment.RunCompare(r.e, r.s, in)
 		if err != nil {
 			return nil, err
@@ -496,7 +524,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 		return []*experiment.Results{res}, err
 	})
 	if r.e.Shards.Sharding() {
-		return emitShard(stdout, r.out, r.force, r.e.Shards, append([]string{"compare"}, args...), err)
+		return emitShard(stdout, r.out, r.force, r.e.Shards, cmdline, inputs, err)
 	}
 	if err != nil {
 		return err
@@ -584,9 +612,10 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := experiment.CheckDir(*out, *force); err != nil {
 		return err
 	}
-	results, err := sharded(e.Shards, func() ([]*experiment.Results, error) { return st.Run(ctx, e) })
+	cmdline := append([]string{"reproduce"}, args...)
+	results, inputs, err := sharded(e.Shards, cmdline, func() ([]*experiment.Results, error) { return st.Run(ctx, e) })
 	if e.Shards.Sharding() {
-		return emitShard(stdout, *out, *force, e.Shards, append([]string{"reproduce"}, args...), err)
+		return emitShard(stdout, *out, *force, e.Shards, cmdline, inputs, err)
 	}
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -37,10 +36,153 @@ type shardManifest struct {
 	// asked for (every shard's alike when none stopped early).
 	Calls int `json:"calls"`
 	Total int `json:"total_runs"`
-	// Build is the binary's VCS revision (from its build information);
-	// Inputs the SHA-256 of each file the command line names.
-	Build  string            `json:"build,omitempty"`
-	Inputs map[string]string `json:"inputs,omitempty"`
+	// Build is the binary's VCS revision (from its build information).
+	Build string `json:"build,omitempty"`
+	// Inputs is everything the command read (commandInputs), hashed
+	// before the shard's runs.
+	Inputs []shardInput `json:"inputs"`
+}
+
+// shardInput is one input of a sharded command as its manifest records
+// it: the scenario field or flag that names it, and the file with the
+// SHA-256 of its bytes or the embedded data set's name.
+type shardInput struct {
+	Field    string `json:"field"`
+	File     string `json:"file,omitempty"`
+	Embedded string `json:"embedded,omitempty"`
+	SHA256   string `json:"sha256,omitempty"`
+}
+
+// String names the input: its field or flag, and its file or embedded name.
+func (in shardInput) String() string {
+	if in.File == "" {
+		return fmt.Sprintf("%s (embedded %s)", in.Field, in.Embedded)
+	}
+	return fmt.Sprintf("%s file %s", in.Field, in.File)
+}
+
+// commandInputs lists and hashes everything a shardable command line (as
+// commandArgs leaves it) reads: the scenario file (or the embedded
+// scenario's name), every file and embedded data set the scenario names
+// (Scenario.Inputs), the --catalog file, and the files a study's flags
+// name (Study.Inputs).
+func commandInputs(cmd []string) ([]shardInput, error) {
+	if len(cmd) == 0 {
+		return nil, errors.New("an empty command")
+	}
+	var ins []scenario.Input
+	switch cmd[0] {
+	case "run", "compare":
+		fs, f := newScenarioFlags(cmd[0], io.Discard)
+		if err := fs.Parse(cmd[1:]); err != nil {
+			return nil, err
+		}
+		s, err := loadScenario(cmd[0], *f.cfg)
+		if err != nil {
+			return nil, err
+		}
+		if *f.cfg == "" {
+			ins = append(ins, scenario.Input{Field: "-c", Name: defaultScenario(cmd[0])})
+		} else {
+			ins = append(ins, scenario.Input{Field: "-c", Name: *f.cfg, Path: *f.cfg})
+		}
+		ins = append(ins, s.Inputs()...)
+		if *f.catalog != "" {
+			ins = append(ins, scenario.Input{Field: "--catalog", Name: *f.catalog, Path: *f.catalog})
+		}
+	case "reproduce":
+		var st experiment.Study
+		for _, x := range studies() {
+			if len(cmd) > 1 && x.Name() == cmd[1] {
+				st = x
+			}
+		}
+		if st == nil {
+			return nil, fmt.Errorf("'%s' names no study", strings.Join(cmd, " "))
+		}
+		fs := newFlags("reproduce "+st.Name(), io.Discard)
+		st.Flags(fs)
+		if err := fs.Parse(cmd[2:]); err != nil {
+			return nil, err
+		}
+		ins = st.Inputs()
+	default:
+		return nil, fmt.Errorf("%q has no shards", cmd[0])
+	}
+	out := make([]shardInput, len(ins))
+	for i, in := range ins {
+		out[i] = shardInput{Field: in.Field, File: in.Path}
+		if in.Embedded() {
+			out[i].Embedded = in.Name
+			continue
+		}
+		sum, err := hashFile(in.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Field, err)
+		}
+		out[i].SHA256 = sum
+	}
+	return out, nil
+}
+
+// hashFile is the SHA-256 of a regular file's bytes, in hex.
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file: %s (a shard records the SHA-256 of every input file)", path)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
+}
+
+// inputChange is the first input where two lists of inputs differ: then
+// and now are nil where one list lacks it; sameFile when both name the
+// same file (or embedded data) and only its SHA-256 differs.
+type inputChange struct {
+	then, now *shardInput
+	sameFile  bool
+}
+
+// diffInputs is the first difference between a and b (nil when none).
+func diffInputs(a, b []shardInput) *inputChange {
+	for i := 0; i < max(len(a), len(b)); i++ {
+		c := &inputChange{}
+		if i < len(a) {
+			c.then = &a[i]
+		}
+		if i < len(b) {
+			c.now = &b[i]
+		}
+		switch {
+		case c.then == nil || c.now == nil:
+			return c
+		case c.then.Field != c.now.Field || c.then.File != c.now.File || c.then.Embedded != c.now.Embedded:
+			return c
+		case c.then.SHA256 != c.now.SHA256:
+			c.sameFile = true
+			return c
+		}
+	}
+	return nil
+}
+
+// what names an input of a change, "nothing" for none.
+func (c *inputChange) what(in *shardInput) string {
+	if in == nil {
+		return "nothing"
+	}
+	return in.String()
 }
 
 // buildID is the binary's VCS revision, "+modified" when the tree was.
@@ -66,29 +208,7 @@ func buildID() string {
 	return rev + mod
 }
 
-// inputHashes hashes every argument that names a regular file.
-func inputHashes(args []string) map[string]string {
-	out := map[string]string{}
-	for _, a := range args {
-		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
-			a = v
-		}
-		if st, err := os.Stat(a); err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(a)
-		if err != nil {
-			continue
-		}
-		out[a] = fmt.Sprintf("%x", sha256.Sum256(b))
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-const shardFormat = "wattsched-shard-1"
+const shardFormat = "wattsched-shard-2"
 
 // dispatch runs a multi-run command, with a merge's records when merge is set.
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
@@ -103,19 +223,26 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer, merg
 	return fmt.Errorf("merge: the shards ran %q, which has no shards", args[0])
 }
 
-// sharded calls f; in a shard, whatever f does after the shard's last run
-// works on other shards' missing results, so its error or panic is not
-// the shard's (emitShard reports the shard's own failures).
-func sharded(sh *experiment.Shards, f func() ([]*experiment.Results, error)) (res []*experiment.Results, err error) {
+// sharded calls f; in a shard it first hashes the inputs of the command
+// line args (commandInputs) for emitShard to record, and whatever f does
+// after the shard's last run works on other shards' missing results, so
+// its error or panic is not the shard's (emitShard reports the shard's
+// own failures).
+func sharded(sh *experiment.Shards, args []string, f func() ([]*experiment.Results, error)) (res []*experiment.Results, inputs []shardInput, err error) {
 	if !sh.Sharding() {
-		return f()
+		res, err = f()
+		return res, nil, err
+	}
+	if inputs, err = commandInputs(commandArgs(args)); err != nil {
+		return nil, nil, fmt.Errorf("shard: %w", err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("after the runs: %v", p)
 		}
 	}()
-	return f()
+	res, err = f()
+	return res, inputs, err
 }
 
 // commandArgs is a command line without its output, --force and --shard
@@ -143,12 +270,24 @@ func commandArgs(args []string) []string {
 }
 
 // emitShard writes a shard's recorded runs and manifest.
-func emitShard(stdout io.Writer, dir string, force bool, sh *experiment.Shards, args []string, runErr error) error {
+// inputs are what the command read, hashed before the runs: a file that
+// changed since is an error, as its runs may have read either version.
+func emitShard(stdout io.Writer, dir string, force bool, sh *experiment.Shards, args []string, inputs []shardInput, runErr error) error {
 	if err := sh.Err(); err != nil {
 		return err
 	}
 	if runErr != nil && sh.Recorded() == 0 {
 		return runErr
+	}
+	after, err := commandInputs(commandArgs(args))
+	if err != nil {
+		return fmt.Errorf("shard: after the runs: %w", err)
+	}
+	if c := diffInputs(inputs, after); c != nil {
+		if c.sameFile {
+			return fmt.Errorf("shard: %s changed while the shard ran (sha256 %.12s before its runs, %.12s after): run the shard again", c.then, c.then.SHA256, c.now.SHA256)
+		}
+		return fmt.Errorf("shard: the inputs changed while the shard ran: %s before its runs, %s after: run the shard again", c.what(c.then), c.what(c.now))
 	}
 	data, err := experiment.EncodeRecords(sh.Records())
 	if err != nil {
@@ -156,7 +295,7 @@ func emitShard(stdout io.Writer, dir string, force bool, sh *experiment.Shards, 
 	}
 	cmd := commandArgs(args)
 	m := shardManifest{Format: shardFormat, Version: Version, Command: cmd, Index: sh.Index, Count: sh.Count, Runs: sh.Recorded(),
-		Calls: sh.Calls(), Total: sh.Seen(), Build: buildID(), Inputs: inputHashes(cmd)}
+		Calls: sh.Calls(), Total: sh.Seen(), Build: buildID(), Inputs: inputs}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -178,9 +317,11 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *out == "" || fs.NArg() == 0 {
 		return usageError{errors.New("merge: want 'merge -o DIR SHARD_DIR...' (the directories that --shard i/n wrote)")}
 	}
+	// Every manifest first, checked against the first one; the records
+	// after, once the shards are known to agree.
 	var first *shardManifest
+	var firstName string
 	seen := map[int]string{}
-	records := map[string][]byte{}
 	for _, d := range fs.Args() {
 		file := filepath.Join(d, "shard.json")
 		b, err := os.ReadFile(file)
@@ -189,11 +330,14 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		var m shardManifest
 		if err := json.Unmarshal(b, &m); err != nil || m.Format != shardFormat {
-			return fmt.Errorf("merge: %s: not a wattsched shard manifest (format %q)", file, m.Format)
+			return fmt.Errorf("merge: %s: not a wattsched shard manifest of this version (format %q, want %q)", file, m.Format, shardFormat)
 		}
+		name := fmt.Sprintf("shard %d (%s)", m.Index, d)
 		switch {
 		case m.Version != Version:
 			return fmt.Errorf("merge: %s: written by wattsched %s, this is %s: run every shard and the merge with one version", file, m.Version, Version)
+		case len(m.Command) == 0:
+			return fmt.Errorf("merge: %s: no command", file)
 		case first != nil && !slices.Equal(m.Command, first.Command):
 			return fmt.Errorf("merge: %s ran '%s', %s ran '%s'", file, strings.Join(m.Command, " "), seen[first.Index], strings.Join(first.Command, " "))
 		case first != nil && m.Count != first.Count:
@@ -212,25 +356,17 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		seen[m.Index] = d
 		if first == nil {
-			first = &m
+			first, firstName = &m, name
+			continue
 		}
-		runs := filepath.Join(d, "runs.gob")
-		data, err := os.ReadFile(runs)
-		if err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
-		if err := experiment.DecodeRecords(data, runs, records); err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
-	}
-	if now := inputHashes(first.Command); !maps.Equal(now, first.Inputs) {
-		return fmt.Errorf("merge: the files the command names changed since the shards ran (or are not where they were): %v then, %v now", first.Inputs, now)
-	}
-	for i, d := range seen {
-		var m shardManifest
-		b, _ := os.ReadFile(filepath.Join(d, "shard.json"))
-		if json.Unmarshal(b, &m) == nil && !maps.Equal(m.Inputs, first.Inputs) {
-			return fmt.Errorf("merge: shard %d (%s) read other input files than shard %d", i, d, first.Index)
+		// Same command, but the files it names may have changed between
+		// the shards' runs.
+		if c := diffInputs(first.Inputs, m.Inputs); c != nil {
+			if c.sameFile {
+				return fmt.Errorf("merge: %s differs between shard %d (%s, sha256 %.12s) and shard %d (%s, sha256 %.12s): run every shard on the same input files",
+					c.then, first.Index, seen[first.Index], c.then.SHA256, m.Index, d, c.now.SHA256)
+			}
+			return fmt.Errorf("merge: %s read %s where %s read %s: run every shard on the same input files", firstName, c.what(c.then), name, c.what(c.now))
 		}
 	}
 	var missing []string
@@ -241,6 +377,29 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("merge: shards %s of %d are missing", strings.Join(missing, ", "), first.Count)
+	}
+	// The merge runs the command again (reading its inputs, taking the
+	// runs' results from the records): its inputs must be the shards'.
+	now, err := commandInputs(first.Command)
+	if err != nil {
+		return fmt.Errorf("merge: the inputs of '%s': %w", strings.Join(first.Command, " "), err)
+	}
+	if c := diffInputs(first.Inputs, now); c != nil {
+		if c.sameFile {
+			return fmt.Errorf("merge: %s changed since the shards ran (sha256 %.12s then, %.12s now): merge with the files the shards read, or run the shards again", c.then, c.then.SHA256, c.now.SHA256)
+		}
+		return fmt.Errorf("merge: the inputs changed since the shards ran: they read %s, the command now reads %s", c.what(c.then), c.what(c.now))
+	}
+	records := map[string][]byte{}
+	for _, d := range fs.Args() {
+		runs := filepath.Join(d, "runs.gob")
+		data, err := os.ReadFile(runs)
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		if err := experiment.DecodeRecords(data, runs, records); err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
 	}
 	cmd := append(slices.Clone(first.Command), "-o", *out)
 	if *force {

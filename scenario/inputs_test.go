@@ -1,0 +1,124 @@
+package scenario
+
+import (
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fill sets every string the schema reachable from v holds (through
+// pointers, structs and slices, by YAML key) to "files/<key path>", a value
+// that is never an embedded name, and returns the key paths it set.
+func fill(v reflect.Value, path string) []string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		return fill(v.Elem(), path)
+	case reflect.Struct:
+		var out []string
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if !f.IsExported() || key == "" || key == "-" {
+				continue
+			}
+			p := key
+			if path != "" {
+				p = path + "." + key
+			}
+			out = append(out, fill(v.Field(i), p)...)
+		}
+		return out
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		return fill(v.Index(0), path+"[]")
+	case reflect.String:
+		v.SetString("files/" + path)
+		return []string{path}
+	}
+	return nil
+}
+
+// Every string field of the schema either names an input (Inputs lists
+// it) or is known to name none: a field added to the schema fails here
+// until it is one or the other, so no file a scenario names escapes the
+// shards' input hashes.
+func TestInputsListEveryFileField(t *testing.T) {
+	notInputs := []string{
+		"name", "description", "mode", "compat",
+		"policies[].name", "policies[].scorers[].policy",
+		"hpc.systems[].name", "hpc.systems[].policy", "hpc.systems[].predictions",
+		"elastic.start", "elastic.systems[].name", "elastic.systems[].policy", "elastic.systems[].predictions",
+		"coloc.arrivals", "coloc.systems[].name", "coloc.systems[].policy", "coloc.systems[].predictions",
+		"slotted.systems[].name", "slotted.systems[].policy", "slotted.systems[].predictions",
+		"grid.start", "grid.carbon_basis",
+		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",
+	}
+	// The inline hardware catalog holds model names, no file names.
+	const inline = "hardware."
+	s := &Scenario{dir: "scen"}
+	all := fill(reflect.ValueOf(s).Elem(), "")
+	listed := map[string]Input{}
+	for _, in := range s.Inputs() {
+		if _, dup := listed[in.Field]; dup {
+			t.Errorf("Inputs lists %s twice", in.Field)
+		}
+		listed[in.Field] = in
+	}
+	for _, p := range all {
+		in, isInput := listed[p]
+		switch {
+		case strings.HasPrefix(p, inline):
+		case isInput && slices.Contains(notInputs, p):
+			t.Errorf("%s: listed by Inputs and as naming no input", p)
+		case isInput:
+			want := filepath.Join("scen", "files", p)
+			if in.Field == "grid.region" {
+				want = "" // an embedded region's name, never a file
+			}
+			if in.Name != "files/"+p || in.Path != want {
+				t.Errorf("%s: Inputs gives %+v, want name files/%s and path %q", p, in, p, want)
+			}
+		case !slices.Contains(notInputs, p):
+			t.Errorf("%s: a string field that Inputs does not list: if it names a file, list it in Scenario.Inputs; if not, add it to notInputs here", p)
+		}
+	}
+	for f := range listed {
+		if !slices.Contains(all, f) {
+			t.Errorf("Inputs lists %s, which is no string field of the schema", f)
+		}
+	}
+	if len(listed) < 12 {
+		t.Errorf("Inputs listed %d fields of a scenario with every field set, want every file field (12)", len(listed))
+	}
+}
+
+// Embedded names are recorded as names, files as paths from the
+// scenario's directory (absolute paths as they are).
+func TestInputsEmbeddedAndFiles(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    Scenario
+		want []Input
+	}{
+		{"embedded trace", Scenario{dir: "d", Trace: TraceSpec{Pods: "gpushare40", Nodes: NodesOpenBGPU}},
+			[]Input{{"trace.pods", "gpushare40", ""}, {"trace.nodes", NodesOpenBGPU, ""}}},
+		{"trace files", Scenario{dir: "d", Trace: TraceSpec{Pods: "pods.csv", Nodes: "/abs/nodes.csv"}, Catalog: "c/hw.yaml"},
+			[]Input{{"trace.pods", "pods.csv", filepath.Join("d", "pods.csv")}, {"trace.nodes", "/abs/nodes.csv", "/abs/nodes.csv"},
+				{"catalog", "c/hw.yaml", filepath.Join("d", "c", "hw.yaml")}}},
+		{"embedded logs", Scenario{HPC: &HPCSpec{SWF: SWFNASAiPSC}, Grid: &GridSpec{Region: "US-NY-NYIS"}},
+			[]Input{{"hpc.swf", SWFNASAiPSC, ""}, {"grid.region", "US-NY-NYIS", ""}}},
+		{"elastic and coloc", Scenario{Elastic: &ElasticSpec{Jobs: PhillyDay}, Coloc: &ColocSpec{Jobs: "gavel.txt"}},
+			[]Input{{"elastic.jobs", PhillyDay, ""}, {"coloc.jobs", "gavel.txt", "gavel.txt"}}},
+		{"slotted files", Scenario{Slotted: &SlottedSpec{Jobs: SlotJobsSpec{Count: 3}, Inference: SlotLoadSpec{File: "load.csv"}}, Measured: &MeasuredSpec{File: "m.json"}},
+			[]Input{{"slotted.inference.file", "load.csv", "load.csv"}, {"measured.file", "m.json", "m.json"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.s.Inputs(); !slices.Equal(got, c.want) {
+				t.Errorf("Inputs:\n got %+v\nwant %+v", got, c.want)
+			}
+		})
+	}
+}
