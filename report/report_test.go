@@ -72,3 +72,39 @@ func TestExact(t *testing.T) {
 		t.Error("NaN not empty")
 	}
 }
+
+// Extreme but finite values never make SVG panic: a constant series at
+// any magnitude (where gonum's widening of an empty range by ±1 is lost
+// to rounding from about 1e16), huge spans, and NaN or infinite points
+// (left out) all give an SVG, except a span beyond float64 (an error
+// naming the plot, as gonum's tick search would not end).
+func TestLinePlotExtremeValues(t *testing.T) {
+	cases := map[string][]float64{
+		"constant 1e18":   {1e18, 1e18, 1e18},
+		"constant -1e30":  {-1e30, -1e30, -1e30},
+		"constant 1e300":  {1e300, 1e300, 1e300},
+		"span 1e308":      {-1e308, 0, 1e308},
+		"infinite points": {math.Inf(1), 1, math.Inf(-1)},
+		"max float":       {math.MaxFloat64, math.MaxFloat64, math.MaxFloat64},
+		"smallest":        {5e-324, 5e-324, 5e-324},
+	}
+	for name, y := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, steps := range []bool{false, true} {
+				svg, err := LinePlot{Title: name, Steps: steps, Series: []Series{{Name: "a", X: []float64{0, 1, 2}, Y: y}}}.SVG()
+				if wantErr := name == "span 1e308"; wantErr != (err != nil) {
+					t.Fatalf("steps %v: error %v, want one: %v", steps, err, wantErr)
+				}
+				if err != nil {
+					if !strings.Contains(err.Error(), `plot "`+name+`"`) {
+						t.Errorf("steps %v: error %v does not name the plot", steps, err)
+					}
+					continue
+				}
+				if !bytes.Contains(svg, []byte("<svg")) {
+					t.Errorf("steps %v: not an SVG: %.80s", steps, svg)
+				}
+			}
+		})
+	}
+}
