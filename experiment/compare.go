@@ -43,6 +43,9 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	if err := checkTasks(env, s, in); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	n := len(s.Policies) * s.Seeds
 	out, errs := ShardedRun(env.Shards, n, env.Workers, func(i int) (*CompareRun, error) {
 		ps := &s.Policies[i/s.Seeds]
@@ -303,12 +306,13 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		return nil, err
 	}
 	js, err := report.JSON(struct {
-		Version  string             `json:"version"`
-		Scenario *scenario.Scenario `json:"scenario"`
-		Source   string             `json:"data_source"`
-		Summary  string             `json:"summary"`
-		Policies []CompareSummary   `json:"policies"`
-	}{version, s, in.Source, summary, sums})
+		Version    string             `json:"version"`
+		Scenario   *scenario.Scenario `json:"scenario"`
+		Source     string             `json:"data_source"`
+		Summary    string             `json:"summary"`
+		NeverStart *NeverStart        `json:"never_start,omitempty"`
+		Policies   []CompareSummary   `json:"policies"`
+	}{version, s, in.Source, summary, in.NeverStart, sums})
 	if err != nil {
 		return nil, err
 	}

@@ -38,9 +38,9 @@ func usage() string {
 	b.WriteString(`wattsched — energy-aware GPU-cluster scheduling toolkit
 
 Usage:
-  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--force]
+  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--force]
         run a scenario: inflation, replay, hpc, elastic, coloc or slotted (default: the embedded pwr-default scenario)
-  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--force]
+  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--strict] [--force]
         replay your trace on your cluster under several policies and seeds: means with 95% intervals,
         wait and completion-time distributions, a summary in plain words
   wattsched merge -o DIR SHARD_DIR... [--force]
@@ -248,7 +248,7 @@ _wattsched() {
     words="run compare reproduce merge bench traces import calibrate version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run|compare) words="-c -o --seeds --force --catalog --shard" ;;
+    run|compare) words="-c -o --seeds --force --catalog --shard --strict" ;;
     merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
@@ -373,6 +373,7 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	seeds := fs.Int("seeds", 0, "override the scenario's number of seeds")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
 	catalog := fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
+	strict := fs.Bool("strict", false, "fail before the run when pods can never start (fit no node, or over the power limit on the idle cluster) instead of warning")
 	if err := fs.Parse(args); err != nil {
 		return nil, usageError{err}
 	}
@@ -402,6 +403,7 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 		}
 	}
 	e := env(stderr)
+	e.Strict = *strict
 	if err := s.Check(e.Registries); err != nil {
 		return nil, err
 	}
