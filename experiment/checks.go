@@ -1,8 +1,12 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -135,15 +139,14 @@ func neverStart(s *scenario.Scenario, c *cluster.Cluster, pm power.Model, lim po
 		v, done := seen[k]
 		if !done {
 			v = verdict{noNode: true, why: "fits no node: the cluster has no nodes"}
-			for j, n := range c.Nodes {
-				ok, why := cluster.FitsWhenOn(d, n)
-				if ok {
+			for _, n := range c.Nodes {
+				if ok, _ := cluster.FitsWhenOn(d, n); ok {
 					v = verdict{ok: true}
 					break
 				}
-				if j == 0 {
-					v.why = "fits no node (on " + n.Name + ": " + why + ")"
-				}
+			}
+			if v.noNode && len(c.Nodes) > 0 {
+				v.why = "fits no node: " + whyNoNode(d, c.Nodes)
 			}
 			if v.ok && gate != nil {
 				if never, why := gate.NeverFits(d, c.Nodes, cluster.BestFitGPUs); never {
@@ -170,6 +173,28 @@ func neverStart(s *scenario.Scenario, c *cluster.Cluster, pm power.Model, lim po
 		}
 	}
 	return ns, startable
+}
+
+// whyNoNode tallies why d fits none of nodes: each reason with its count
+// of nodes, the most frequent first (ties by reason).
+func whyNoNode(d *job.Demand, nodes []*cluster.Node) string {
+	count := map[string]int{}
+	for _, n := range nodes {
+		_, why := cluster.FitsWhenOn(d, n)
+		count[why]++
+	}
+	reasons := slices.Collect(maps.Keys(count))
+	slices.SortFunc(reasons, func(a, b string) int {
+		if c := cmp.Compare(count[b], count[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%s on %d", r, count[r])
+	}
+	return strings.Join(parts, ", ") + " of " + strconv.Itoa(len(nodes)) + " nodes"
 }
 
 // latestEnd is the time every replay of pods reaches at least: the last

@@ -58,9 +58,9 @@ func TestNeverStart(t *testing.T) {
 	}{
 		{"all fit", checkPodsHead + ok, nil, 0.0},
 		{"seven never start", pods + ok, &experiment.NeverStart{Count: 7, NoNode: 7, First: []string{"t4-0", "t4-1", "t4-2", "t4-3", "t4-4"},
-			Why: "t4-0: fits no node (on n1: GPU model not accepted)"}, 0.0},
+			Why: "t4-0: fits no node: GPU model not accepted on 1 of 1 nodes"}, 0.0},
 		{"none starts", pods, &experiment.NeverStart{Count: 7, NoNode: 7, First: []string{"t4-0", "t4-1", "t4-2", "t4-3", "t4-4"},
-			Why: "t4-0: fits no node (on n1: GPU model not accepted)"}, nil},
+			Why: "t4-0: fits no node: GPU model not accepted on 1 of 1 nodes"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
