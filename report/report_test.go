@@ -108,3 +108,18 @@ func TestLinePlotExtremeValues(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLinePlotSVG: a plot of any finite or non-finite values gives an SVG
+// or an error naming the plot, never a panic.
+func FuzzLinePlotSVG(f *testing.F) {
+	f.Add(0.0, 1.0, 1e18, 1e18, false)
+	f.Add(-1e308, 1e308, 1.0, 2.0, true)
+	f.Add(math.MaxFloat64, math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64, false)
+	f.Add(5e-324, 5e-324, 0.0, 0.0, true)
+	f.Fuzz(func(t *testing.T, x0, x1, y0, y1 float64, steps bool) {
+		_, err := LinePlot{Title: "fuzz", Steps: steps, Series: []Series{{Name: "a", X: []float64{x0, x1}, Y: []float64{y0, y1}}}}.SVG()
+		if err != nil && !strings.Contains(err.Error(), `plot "fuzz"`) {
+			t.Fatalf("error %v does not name the plot", err)
+		}
+	})
+}
