@@ -120,6 +120,8 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime $(FUZZTIME) ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime $(FUZZTIME) ./gpushare
 	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime $(FUZZTIME) ./power/prom
+	$(GO) test -run '^$$' -fuzz FuzzParseCatalog -fuzztime $(FUZZTIME) ./hw
+	$(GO) test -run '^$$' -fuzz FuzzLinePlotSVG -fuzztime $(FUZZTIME) ./report
 
 clean:
 	rm -rf bin out build

@@ -43,6 +43,9 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	if err := checkTasks(env, s, in); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	n := len(s.Policies) * s.Seeds
 	out, errs := ShardedRun(env.Shards, n, env.Workers, func(i int) (*CompareRun, error) {
 		ps := &s.Policies[i/s.Seeds]
@@ -303,12 +306,13 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		return nil, err
 	}
 	js, err := report.JSON(struct {
-		Version  string             `json:"version"`
-		Scenario *scenario.Scenario `json:"scenario"`
-		Source   string             `json:"data_source"`
-		Summary  string             `json:"summary"`
-		Policies []CompareSummary   `json:"policies"`
-	}{version, s, in.Source, summary, sums})
+		Version    string             `json:"version"`
+		Scenario   *scenario.Scenario `json:"scenario"`
+		Source     string             `json:"data_source"`
+		Summary    string             `json:"summary"`
+		NeverStart *NeverStart        `json:"never_start,omitempty"`
+		Policies   []CompareSummary   `json:"policies"`
+	}{version, s, in.Source, summary, in.NeverStart, sums})
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +404,14 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary) st
 	}
 	c := func(x CompareSummary) float64 { return float64(x.Metrics["cost_usd"].Mean) }
 	k := func(x CompareSummary) float64 { return float64(x.Metrics["co2_kg"].Mean) }
-	fmt.Fprintf(&b, ". It cost %.2f USD and emitted %.1f kg CO2eq (%s: %.2f USD, %.1f kg). Its tasks waited %.1f s on average (%.1f s) and completed in %.0f s (%.0f s).",
-		c(top), k(top), first.Policy, c(first), k(first), w(top), w(first), j(top), j(first))
+	// A mean over no task (none started or ended) is "-", not NaN.
+	sec := func(f string, v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return fmt.Sprintf(f+" s", v)
+	}
+	fmt.Fprintf(&b, ". It cost %.2f USD and emitted %.1f kg CO2eq (%s: %.2f USD, %.1f kg). Its tasks waited %s on average (%s) and completed in %s (%s).",
+		c(top), k(top), first.Policy, c(first), k(first), sec("%.1f", w(top)), sec("%.1f", w(first)), sec("%.0f", j(top)), sec("%.0f", j(first)))
 	return b.String()
 }

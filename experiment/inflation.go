@@ -24,6 +24,10 @@ type Inputs struct {
 	Pods  []job.Task
 	// Source says where the inputs come from, for the results.
 	Source string
+	// NeverStart is what the checks before a run found about pods that
+	// can never start (nil: none; set by RunReplay, RunCompare and
+	// RunInflation before their runs).
+	NeverStart *NeverStart
 }
 
 // LoadInputs reads the trace a scenario names: embedded node and pod
@@ -125,6 +129,10 @@ type InflationResult struct {
 	Runs          []*Run // policy-major, then seed
 	// Account prices a year at each load level's power (nil: not priced).
 	Account *elgrid.Account
+	// NeverStart: pods of the list that can never start (Inputs.NeverStart),
+	// and Pods, the size of the list.
+	NeverStart *NeverStart
+	Pods       int
 }
 
 // RunsOf returns the runs of one policy.
@@ -148,11 +156,14 @@ func RunInflation(env *Env, s *scenario.Scenario, in *Inputs) (*InflationResult,
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	acct.Wrap = true // a year from any start: the series repeated past its end
+	if err := checkTasks(env, s, in); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	probe, err := cluster.New(env.Catalog, in.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	res := &InflationResult{Scenario: s, Source: in.Source, TotalGPUMilli: probe.TotalGPUMilli, Nodes: len(probe.Nodes), Account: acct}
+	res := &InflationResult{Scenario: s, Source: in.Source, NeverStart: in.NeverStart, Pods: len(in.Pods), TotalGPUMilli: probe.TotalGPUMilli, Nodes: len(probe.Nodes), Account: acct}
 	type jobSpec struct{ p, k int }
 	var jobs []jobSpec
 	for p := range s.Policies {

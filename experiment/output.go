@@ -21,6 +21,9 @@ type Summary struct {
 	Policies      []PolicySummary    `json:"policies"`
 	Claims        []ClaimResult      `json:"paper_claims,omitempty"`
 	FGDSimCompare *FGDSimCompare     `json:"fgd_sim_compare,omitempty"`
+	// NeverStart counts the pods of the list that fit no node even on the
+	// empty cluster (every draw of one fails).
+	NeverStart *NeverStart `json:"never_start,omitempty"`
 }
 
 // FGDSimCompare compares FGD's allocation curve in the FGD simulator's own
@@ -193,6 +196,11 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 		res.Tail = []string{fmt.Sprintf("FGD vs the FGD simulator's published curves: largest gap %.3f points at %d%% requested (%s)",
 			float64(cmp.MaxAbsDiff), cmp.AtPercent, cmp.Note), ""}
 	}
+	if ns := r.NeverStart; ns != nil {
+		line := ns.Line(r.Pods)
+		res.Notes = append(res.Notes, "Warning: "+line+"; every draw of such a pod fails.")
+		res.Tail = append(res.Tail, "warning: "+line+"; every draw of such a pod fails", "")
+	}
 	if note := MoneyNote(r); note != "" {
 		res.Notes = append(res.Notes, note)
 		res.Tail = append(res.Tail, note, "")
@@ -203,5 +211,5 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 // NewSummary assembles summary.json's content.
 func NewSummary(version string, r *InflationResult, ps []PolicySummary, claims []ClaimResult) *Summary {
 	return &Summary{Version: version, Scenario: r.Scenario, Seeds: r.Scenario.SeedList(), Source: r.Source, Nodes: r.Nodes,
-		ClusterGPUs: r.TotalGPUMilli / 1000, Reference: r.Scenario.ReferencePolicy(), Policies: ps, Claims: claims}
+		ClusterGPUs: r.TotalGPUMilli / 1000, Reference: r.Scenario.ReferencePolicy(), Policies: ps, Claims: claims, NeverStart: r.NeverStart}
 }

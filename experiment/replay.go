@@ -85,6 +85,9 @@ func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inp
 		placer.SetRank(TieRank(len(c.Nodes), seed))
 	}
 	o := sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s)}
+	if h, ser := seriesHorizon(acct); ser != nil {
+		o.Horizon, o.HorizonWhat = h, "the end of "+ser.Name
+	}
 	m := rec.newRun()
 	if m != nil {
 		o.MeterAt = m.at
@@ -120,6 +123,9 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	}
 	rec, err := loadRecorded(s, in)
 	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	if err := checkTasks(env, s, in); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	out, errs := ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
@@ -164,6 +170,9 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 			jct += float64(t.End - t.Submit)
 		}
 	}
+	// Over the tasks that started (ended): none gives no mean (null in
+	// summary.json, "-" in the table), never a 0 that reads as no wait.
+	s.MeanWaitS, s.MeanJCTS = Num(math.NaN()), Num(math.NaN())
 	if s.Started > 0 {
 		s.MeanWaitS = Num(wait / float64(s.Started) / 1000)
 	}
@@ -225,11 +234,12 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		return nil, err
 	}
 	sum := struct {
-		Version  string             `json:"version"`
-		Scenario *scenario.Scenario `json:"scenario"`
-		Source   string             `json:"data_source"`
-		Policies []ReplaySummary    `json:"policies"`
-	}{version, s, in.Source, sums}
+		Version    string             `json:"version"`
+		Scenario   *scenario.Scenario `json:"scenario"`
+		Source     string             `json:"data_source"`
+		NeverStart *NeverStart        `json:"never_start,omitempty"`
+		Policies   []ReplaySummary    `json:"policies"`
+	}{version, s, in.Source, in.NeverStart, sums}
 	js, err := report.JSON(sum)
 	if err != nil {
 		return nil, err
@@ -255,6 +265,11 @@ func replayNotes(s *scenario.Scenario, in *Inputs) (notes, tail []string, err er
 	}
 	notes = []string{"Data: " + in.Source, "Cost and carbon: " + acct.Where}
 	tail = []string{"cost and carbon: " + acct.Where, ""}
+	if ns := in.NeverStart; ns != nil {
+		const counted = "; they count in tasks, never in started, and the waits and completion times are over the pods that started"
+		notes = append(notes, "Warning: "+ns.Line(len(in.Pods))+counted+".")
+		tail = append([]string{"warning: " + ns.Line(len(in.Pods)) + counted}, tail...)
+	}
 	rec, err := loadRecorded(s, in)
 	if err != nil {
 		return nil, nil, err
@@ -264,6 +279,14 @@ func replayNotes(s *scenario.Scenario, in *Inputs) (notes, tail []string, err er
 		tail = append([]string{rec.note}, tail...)
 	}
 	return notes, tail, nil
+}
+
+// orDash formats n, or "-" for NaN (no task to average over).
+func orDash(format string, n Num) string {
+	if math.IsNaN(float64(n)) {
+		return "-"
+	}
+	return fmt.Sprintf(format, float64(n))
 }
 
 // ReplayTable renders the replay summaries for the terminal.
@@ -281,7 +304,7 @@ func ReplayTable(runs []*ReplayRun) report.Table {
 	for _, r := range runs {
 		x := r.Summarize()
 		row := []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
-			fmt.Sprintf("%.1f", float64(x.IdleKWh)), fmt.Sprintf("%.1f", float64(x.MeanWaitS)), fmt.Sprintf("%.0f", float64(x.MeanJCTS)), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000),
+			fmt.Sprintf("%.1f", float64(x.IdleKWh)), orDash("%.1f", x.MeanWaitS), orDash("%.0f", x.MeanJCTS), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000),
 			fmt.Sprintf("%.0f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))}
 		if x.PowerDown != nil {
 			row = append(row, fmt.Sprintf("%.0f", float64(x.PowerDown.OffNodeH)), strconv.Itoa(x.PowerDown.PowerOffs), strconv.Itoa(x.PowerDown.Wakes))

@@ -38,6 +38,9 @@ type Env struct {
 	// Shards, if set, splits the runs over processes or merges them
 	// (ShardedRun).
 	Shards *Shards
+	// Strict makes a warning of the checks before a run an error (pods
+	// that can never start: --strict).
+	Strict bool
 }
 
 // Notef calls Note when it is set.

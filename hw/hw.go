@@ -130,22 +130,33 @@ func Parse(data []byte) (*Catalog, error) {
 	return &c, nil
 }
 
+// MaxDeviceW bounds the idle_w and tdp_w (and so the curve watts) of one
+// catalog device (a GPU or a CPU socket): 100 kW, some fifty times the largest
+// accelerator module sold today (about 2 kW), so that no real device is
+// refused, while sums over a million nodes stay far from the range where
+// float64 sums lose their units and plots their scale.
+const MaxDeviceW Watts = 100e3
+
+// wattsOK names the first of a device's watt figures above MaxDeviceW.
+func wattsOK(what string, idle, tdp Watts) error {
+	for _, f := range []struct {
+		field string
+		w     Watts
+	}{{"idle_w", idle}, {"tdp_w", tdp}} {
+		if f.w > MaxDeviceW {
+			return fmt.Errorf("%s.%s: %v W, over the %v W bound on one device (MaxDeviceW)", what, f.field, f.w, MaxDeviceW)
+		}
+	}
+	return nil
+}
+
 func (c *Catalog) index() error {
 	c.gpuByName = map[string]int{}
 	c.cpuByName = map[string]int{}
 	c.alias = map[string]string{}
 	for i, g := range c.GPUs {
-		switch {
-		case g.Name == "":
-			return fmt.Errorf("gpus[%d].name: empty", i)
-		case !(g.IdleW >= 0 && g.TDPW > 0 && g.IdleW <= g.TDPW) || math.IsInf(float64(g.TDPW), 0):
-			return fmt.Errorf("gpus[%d] (%s): idle_w %v, tdp_w %v: need finite 0 <= idle_w <= tdp_w and tdp_w > 0", i, g.Name, g.IdleW, g.TDPW)
-		case !(g.MemoryGiB >= 0) || math.IsInf(g.MemoryGiB, 0):
-			return fmt.Errorf("gpus[%d] (%s).memory_gib: %v, want a finite number >= 0", i, g.Name, g.MemoryGiB)
-		case !curveOK(g):
-			return fmt.Errorf("gpus[%d] (%s).curve: want shares strictly increasing in (0, 1] and finite watts from idle_w to tdp_w, not decreasing", i, g.Name)
-		case g.Source == "":
-			return fmt.Errorf("gpus[%d] (%s).source: empty", i, g.Name)
+		if err := checkGPU(i, g); err != nil {
+			return err
 		}
 		if _, dup := c.gpuByName[g.Name]; dup {
 			return fmt.Errorf("gpus[%d].name: duplicate %q", i, g.Name)
@@ -153,15 +164,8 @@ func (c *Catalog) index() error {
 		c.gpuByName[g.Name] = i
 	}
 	for i, p := range c.CPUs {
-		switch {
-		case p.Name == "":
-			return fmt.Errorf("cpus[%d].name: empty", i)
-		case !(p.IdleW >= 0 && p.TDPW > 0 && p.IdleW <= p.TDPW) || math.IsInf(float64(p.TDPW), 0):
-			return fmt.Errorf("cpus[%d] (%s): idle_w %v, tdp_w %v: need finite 0 <= idle_w <= tdp_w and tdp_w > 0", i, p.Name, p.IdleW, p.TDPW)
-		case p.Cores <= 0 || p.ThreadsPerCore <= 0:
-			return fmt.Errorf("cpus[%d] (%s): cores and threads_per_core must be positive", i, p.Name)
-		case p.Source == "":
-			return fmt.Errorf("cpus[%d] (%s).source: empty", i, p.Name)
+		if err := checkCPU(i, p); err != nil {
+			return err
 		}
 		if _, dup := c.cpuByName[p.Name]; dup {
 			return fmt.Errorf("cpus[%d].name: duplicate %q", i, p.Name)
@@ -180,6 +184,38 @@ func (c *Catalog) index() error {
 		c.alias[a.Name] = a.Target
 	}
 	return nil
+}
+
+// checkGPU validates GPU model g, entry i of its list.
+func checkGPU(i int, g GPUModel) error {
+	switch {
+	case g.Name == "":
+		return fmt.Errorf("gpus[%d].name: empty", i)
+	case !(g.IdleW >= 0 && g.TDPW > 0 && g.IdleW <= g.TDPW) || math.IsInf(float64(g.TDPW), 0):
+		return fmt.Errorf("gpus[%d] (%s): idle_w %v, tdp_w %v: need finite 0 <= idle_w <= tdp_w and tdp_w > 0", i, g.Name, g.IdleW, g.TDPW)
+	case !(g.MemoryGiB >= 0) || math.IsInf(g.MemoryGiB, 0):
+		return fmt.Errorf("gpus[%d] (%s).memory_gib: %v, want a finite number >= 0", i, g.Name, g.MemoryGiB)
+	case !curveOK(g):
+		return fmt.Errorf("gpus[%d] (%s).curve: want shares strictly increasing in (0, 1] and finite watts from idle_w to tdp_w, not decreasing", i, g.Name)
+	case g.Source == "":
+		return fmt.Errorf("gpus[%d] (%s).source: empty", i, g.Name)
+	}
+	return wattsOK(fmt.Sprintf("gpus[%d] (%s)", i, g.Name), g.IdleW, g.TDPW)
+}
+
+// checkCPU validates CPU model p, entry i of its list.
+func checkCPU(i int, p CPUModel) error {
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("cpus[%d].name: empty", i)
+	case !(p.IdleW >= 0 && p.TDPW > 0 && p.IdleW <= p.TDPW) || math.IsInf(float64(p.TDPW), 0):
+		return fmt.Errorf("cpus[%d] (%s): idle_w %v, tdp_w %v: need finite 0 <= idle_w <= tdp_w and tdp_w > 0", i, p.Name, p.IdleW, p.TDPW)
+	case p.Cores <= 0 || p.ThreadsPerCore <= 0:
+		return fmt.Errorf("cpus[%d] (%s): cores and threads_per_core must be positive", i, p.Name)
+	case p.Source == "":
+		return fmt.Errorf("cpus[%d] (%s).source: empty", i, p.Name)
+	}
+	return wattsOK(fmt.Sprintf("cpus[%d] (%s)", i, p.Name), p.IdleW, p.TDPW)
 }
 
 func curveOK(g GPUModel) bool {
@@ -208,6 +244,18 @@ func (c *Catalog) With(extra *Catalog, from string) (*Catalog, error) {
 		_, p := c.cpuByName[name]
 		_, a := c.alias[name]
 		return g || p || a
+	}
+	// extra's own entries first, so that an error gives the entry's index
+	// in its own list, not in the merged one.
+	for i, g := range extra.GPUs {
+		if err := checkGPU(i, g); err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
+	}
+	for i, p := range extra.CPUs {
+		if err := checkCPU(i, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
 	}
 	for i, g := range extra.GPUs {
 		if known(g.Name) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 )
 
 func TestDefaultCatalogMatchesPaperTableII(t *testing.T) {
@@ -115,6 +116,30 @@ func TestCatalogErrors(t *testing.T) {
 				t.Fatalf("Parse accepted %q", doc)
 			}
 		})
+	}
+	// Watts above MaxDeviceW (100 kW) are refused with the model and the
+	// field, in a file, a --catalog and a scenario's hardware (both With).
+	huge := []struct{ doc, want string }{
+		{"gpus:\n  - name: X\n    idle_w: 1e30\n    tdp_w: 1e30\n    source: s\n", "gpus[0] (X).idle_w: 1e+30 W, over the 100000 W bound"},
+		{"gpus:\n  - name: X\n    idle_w: 1\n    tdp_w: 1e15\n    source: s\n", "gpus[0] (X).tdp_w: 1e+15 W"},
+		{"gpus:\n  - name: X\n    idle_w: 1\n    tdp_w: 100001\n    source: s\n", "gpus[0] (X).tdp_w: 100001 W"},
+		{"cpus:\n  - name: C\n    idle_w: 1\n    tdp_w: 2e5\n    cores: 1\n    threads_per_core: 1\n    source: s\n", "cpus[0] (C).tdp_w: 200000 W"},
+	}
+	for _, c := range huge {
+		if _, err := Parse([]byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%q) = %v, want %q", c.doc, err, c.want)
+		}
+		extra := &Catalog{}
+		if err := yaml.Unmarshal([]byte(c.doc), extra); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Default().With(extra, "hardware"); err == nil || !strings.Contains(err.Error(), "hardware: "+c.want) {
+			t.Errorf("With(%q) = %v, want %q", c.doc, err, c.want)
+		}
+	}
+	// At the bound itself: accepted.
+	if _, err := Parse([]byte("gpus:\n  - name: X\n    idle_w: 100000\n    tdp_w: 100000\n    source: s\n")); err != nil {
+		t.Errorf("100 kW: %v", err)
 	}
 	if _, err := Default().GPU("H9000"); err == nil || !strings.Contains(err.Error(), "unknown GPU model") {
 		t.Fatalf("unknown model error = %v", err)

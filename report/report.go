@@ -124,7 +124,18 @@ var palette = []color.Color{
 }
 
 // SVG renders the plot as SVG (fonts embedded by gonum, no external URLs).
-func (lp LinePlot) SVG() ([]byte, error) {
+// Points with a NaN or infinite coordinate are left out; an axis whose
+// points span no range at a magnitude where gonum's own widening by ±1 is
+// lost to rounding (a constant series of 1e18, say) is widened by 1%
+// around its value. A panic while drawing, which
+// such extremes could still cause, is returned as an error naming the
+// plot: a plot never crashes a run.
+func (lp LinePlot) SVG() (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("plot %q: cannot draw: %v", lp.Title, r)
+		}
+	}()
 	p := plot.New()
 	p.Title.Text = lp.Title
 	p.X.Label.Text = lp.XLabel
@@ -133,7 +144,7 @@ func (lp LinePlot) SVG() ([]byte, error) {
 	for i, s := range lp.Series {
 		pts := make(plotter.XYs, 0, len(s.X))
 		for k := range s.X {
-			if math.IsNaN(s.Y[k]) {
+			if !finite(s.X[k]) || !finite(s.Y[k]) {
 				continue
 			}
 			if lp.XMax > lp.XMin && (s.X[k] < lp.XMin || s.X[k] > lp.XMax) {
@@ -167,6 +178,14 @@ func (lp LinePlot) SVG() ([]byte, error) {
 	if lp.YMax > lp.YMin {
 		p.Y.Min, p.Y.Max = lp.YMin, lp.YMax
 	}
+	p.X.Min, p.X.Max = widen(p.X.Min, p.X.Max)
+	p.Y.Min, p.Y.Max = widen(p.Y.Min, p.Y.Max)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		// gonum's tick search does not end on a span beyond float64.
+		if finite(a.Min) && finite(a.Max) && !finite(a.Max-a.Min) {
+			return nil, fmt.Errorf("plot %q: axis %q spans %g to %g, beyond what float64 can divide into ticks", lp.Title, a.Label.Text, a.Min, a.Max)
+		}
+	}
 	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
@@ -174,6 +193,21 @@ func (lp LinePlot) SVG() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// widen gives an axis range [lo, hi] that gonum can divide into ticks.
+// gonum widens an empty range (lo == hi) by 1 on each side, which does
+// nothing at magnitudes from about 1e16, where it panics ("illegal
+// range"); such a range is widened by 1% of its value instead. Any other
+// range is left as it is (so plots of ordinary values are unchanged).
+func widen(lo, hi float64) (float64, float64) {
+	if !finite(lo) || lo != hi || (lo-1 != lo && hi+1 != hi) {
+		return lo, hi
+	}
+	d := math.Abs(lo) * 0.01
+	return lo - d, hi + d
 }
 
 // steps inserts a corner before each point: (x[i], y[i-1]).

@@ -72,3 +72,54 @@ func TestExact(t *testing.T) {
 		t.Error("NaN not empty")
 	}
 }
+
+// Extreme but finite values never make SVG panic: a constant series at
+// any magnitude (where gonum's widening of an empty range by ±1 is lost
+// to rounding from about 1e16), huge spans, and NaN or infinite points
+// (left out) all give an SVG, except a span beyond float64 (an error
+// naming the plot, as gonum's tick search would not end).
+func TestLinePlotExtremeValues(t *testing.T) {
+	cases := map[string][]float64{
+		"constant 1e18":   {1e18, 1e18, 1e18},
+		"constant -1e30":  {-1e30, -1e30, -1e30},
+		"constant 1e300":  {1e300, 1e300, 1e300},
+		"span 1e308":      {-1e308, 0, 1e308},
+		"infinite points": {math.Inf(1), 1, math.Inf(-1)},
+		"max float":       {math.MaxFloat64, math.MaxFloat64, math.MaxFloat64},
+		"smallest":        {5e-324, 5e-324, 5e-324},
+	}
+	for name, y := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, steps := range []bool{false, true} {
+				svg, err := LinePlot{Title: name, Steps: steps, Series: []Series{{Name: "a", X: []float64{0, 1, 2}, Y: y}}}.SVG()
+				if wantErr := name == "span 1e308"; wantErr != (err != nil) {
+					t.Fatalf("steps %v: error %v, want one: %v", steps, err, wantErr)
+				}
+				if err != nil {
+					if !strings.Contains(err.Error(), `plot "`+name+`"`) {
+						t.Errorf("steps %v: error %v does not name the plot", steps, err)
+					}
+					continue
+				}
+				if !bytes.Contains(svg, []byte("<svg")) {
+					t.Errorf("steps %v: not an SVG: %.80s", steps, svg)
+				}
+			}
+		})
+	}
+}
+
+// FuzzLinePlotSVG: a plot of any finite or non-finite values gives an SVG
+// or an error naming the plot, never a panic.
+func FuzzLinePlotSVG(f *testing.F) {
+	f.Add(0.0, 1.0, 1e18, 1e18, false)
+	f.Add(-1e308, 1e308, 1.0, 2.0, true)
+	f.Add(math.MaxFloat64, math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64, false)
+	f.Add(5e-324, 5e-324, 0.0, 0.0, true)
+	f.Fuzz(func(t *testing.T, x0, x1, y0, y1 float64, steps bool) {
+		_, err := LinePlot{Title: "fuzz", Steps: steps, Series: []Series{{Name: "a", X: []float64{x0, x1}, Y: []float64{y0, y1}}}}.SVG()
+		if err != nil && !strings.Contains(err.Error(), `plot "fuzz"`) {
+			t.Fatalf("error %v does not name the plot", err)
+		}
+	})
+}

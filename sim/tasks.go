@@ -50,6 +50,13 @@ type Options struct {
 	// PowerDown, when set (replay only), powers off nodes that stay empty
 	// and wakes them when a queued task fits nowhere else.
 	PowerDown *PowerDown
+	// Horizon, when positive, is the latest time the run may reach (the
+	// end of the price series that will charge it): the first event past
+	// it fails the run at once, naming HorizonWhat, instead of a run that
+	// books energy hour by hour to wherever its tasks lead and fails when
+	// it is priced. It bounds the run's hourly ledger by the series.
+	Horizon     job.Time
+	HorizonWhat string
 }
 
 // PowerDown is node power management in replay: a node with nothing
@@ -394,6 +401,9 @@ func (e *Engine) settled() error {
 }
 
 func (e *Engine) handle(ev taskEvent) (bool, error) {
+	if h := e.opt.Horizon; h > 0 && e.k.Now() > h {
+		return false, e.pastHorizon(ev)
+	}
 	if ev.power {
 		return e.powerEvent(ev)
 	}
@@ -407,6 +417,20 @@ func (e *Engine) handle(ev taskEvent) (bool, error) {
 		return true, nil
 	}
 	return true, e.finish(ev.task)
+}
+
+// pastHorizon is the error of an event after Options.Horizon.
+func (e *Engine) pastHorizon(ev taskEvent) error {
+	what := fmt.Sprintf("node %s powers off or wakes", e.c.Nodes[ev.node].Name)
+	if !ev.power {
+		t := &e.tasks[ev.task]
+		what = fmt.Sprintf("task %d (%s) ends", t.ID, t.Name)
+		if ev.arrival {
+			what = fmt.Sprintf("task %d (%s) arrives", t.ID, t.Name)
+		}
+	}
+	return fmt.Errorf("%s at %.1f h, past %s at %.1f h after time 0 (%d tasks still queued): the run could not be priced",
+		what, e.k.Now().Seconds()/3600, e.opt.HorizonWhat, e.opt.Horizon.Seconds()/3600, len(e.queue))
 }
 
 func (e *Engine) finish(ti int) error {

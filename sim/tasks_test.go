@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -327,5 +328,50 @@ func TestEngineMeterAt(t *testing.T) {
 		if timed && (len(asked) < 2 || asked[0] != 0 || asked[1] != 10000) {
 			t.Errorf("MeterAt asked at %v, want 0 then 10000 first", asked)
 		}
+	}
+}
+
+// A replay stops at the first event past Options.Horizon, naming it; a run
+// that stays within the horizon (up to its last millisecond) is not
+// touched, and its hourly ledger never grows past the horizon's hours.
+func TestReplayHorizon(t *testing.T) {
+	hour := job.Time(3600 * 1000)
+	// Two tasks of the node's one GPU for 2 h each, both submitted at 0:
+	// the second waits and ends at 4 h.
+	tasks := func() []job.Task {
+		d := job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 1000}
+		return []job.Task{{ID: 0, Name: "a", Class: -1, Demand: d, Work: 7200}, {ID: 1, Name: "b", Class: -1, Demand: d, Work: 7200}}
+	}
+	cases := []struct {
+		name    string
+		horizon job.Time
+		want    string // "" = no error
+	}{
+		{"none", 0, ""},
+		{"exactly the end", 4 * hour, ""},
+		{"one ms short", 4*hour - 1, "task 1 (b) ends at 4.0 h, past the end of prices at 4.0 h after time 0 (0 tasks still queued): the run could not be priced"},
+		{"before the first end", 1 * hour, "task 0 (a) ends at 2.0 h, past the end of prices at 1.0 h after time 0 (1 tasks still queued)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := sim.New(clustertest.New().Node("n0").GPUs(1, "T4").Build(), online(t),
+				sim.Options{Mode: sim.Replay, Horizon: c.horizon, HorizonWhat: "the end of prices"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Run(tasks())
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.End != 4*hour || len(res.Hourly) != 4 {
+					t.Errorf("end %d ms, %d hours booked; want 4 h and 4", res.End, len(res.Hourly))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
 	}
 }

@@ -39,9 +39,9 @@ func usage() string {
 	b.WriteString(`wattsched — energy-aware GPU-cluster scheduling toolkit
 
 Usage:
-  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--force]
+  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--force]
         run a scenario: inflation, replay, hpc, elastic, coloc or slotted (default: the embedded pwr-default scenario)
-  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--force]
+  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--strict] [--force]
         replay your trace on your cluster under several policies and seeds: means with 95% intervals,
         wait and completion-time distributions, a summary in plain words
   wattsched merge -o DIR SHARD_DIR... [--force]
@@ -249,8 +249,8 @@ _wattsched() {
     words="run compare reproduce merge bench traces import calibrate version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run) words="-c -o --seeds --force --catalog --shard --solver-log" ;;
-    compare) words="-c -o --seeds --force --catalog --shard" ;;
+    run) words="-c -o --seeds --force --catalog --shard --strict --solver-log" ;;
+    compare) words="-c -o --seeds --force --catalog --shard --strict" ;;
     merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
@@ -375,7 +375,7 @@ func defaultScenario(cmd string) string {
 type scenarioFlags struct {
 	shard, cfg, out, catalog *string
 	seeds                    *int
-	force                    *bool
+	force, strict            *bool
 	// solverLog is --solver-log (run only; nil for compare).
 	solverLog *string
 }
@@ -393,6 +393,7 @@ func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFla
 	f.seeds = fs.Int("seeds", 0, "override the scenario's number of seeds")
 	f.force = fs.Bool("force", false, "replace a non-empty results directory")
 	f.catalog = fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
+	f.strict = fs.Bool("strict", false, "fail before the run when pods can never start (fit no node, or over the power limit on the idle cluster) instead of warning")
 	if cmd == "run" {
 		f.solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
 	}
@@ -412,7 +413,7 @@ func loadScenario(cmd, cfg string) (*scenario.Scenario, error) {
 // any work.
 func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experiment.Shards) (*scenarioRun, error) {
 	fs, f := newScenarioFlags(cmd, stderr)
-	shard, cfg, out, seeds, force, catalog, solverLog := f.shard, f.cfg, f.out, f.seeds, f.force, f.catalog, f.solverLog
+	shard, cfg, out, seeds, force, catalog, solverLog, strict := f.shard, f.cfg, f.out, f.seeds, f.force, f.catalog, f.solverLog, f.strict
 	if err := fs.Parse(args); err != nil {
 		return nil, usageError{err}
 	}
@@ -436,6 +437,7 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 		}
 	}
 	e := env(stderr)
+	e.Strict = *strict
 	if err := s.Check(e.Registries); err != nil {
 		return nil, err
 	}
