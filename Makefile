@@ -134,6 +134,6 @@ prometheus:
 	@prometheus --version >/dev/null 2>&1 || { \
 	  echo "installing the Prometheus server (apt-get install -y prometheus)"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
-	    { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; \
+	  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null && apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null; }; \
 	  prometheus --version >/dev/null 2>&1 || { echo "prometheus install failed: run apt-get install -y prometheus as root"; exit 1; }; }
