@@ -183,9 +183,11 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case *kcontext != "" && *kubeconfig == "":
 		return usageError{errors.New("import k8s: --context goes with --kubeconfig")}
 	}
-	if err := experiment.CheckDir(*out, *force); err != nil {
+	claim, err := experiment.ClaimDir(*out, *force)
+	if err != nil {
 		return err
 	}
+	defer claim.Release()
 	var r io.Reader = os.Stdin
 	name := "standard input"
 	switch {
@@ -223,7 +225,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(unknown) > 0 {
 		res.Tail = []string{fmt.Sprintf("GPU models not in the catalog: %s: add them to the scenario's hardware section before running it (docs/scenarios.md)", strings.Join(unknown, ", ")), ""}
 	}
-	return emit(stdout, *out, *force, []*experiment.Results{res})
+	return emit(stdout, claim, []*experiment.Results{res})
 }
 
 // cmdCompletion prints a bash completion script for the subcommands, the
@@ -325,8 +327,9 @@ func env(stderr io.Writer) *experiment.Env {
 type scenarioRun struct {
 	s     *scenario.Scenario
 	e     *experiment.Env
-	out   string
-	force bool
+	// claim is the output directory, claimed before any work: the
+	// command releases it (emit publishes into it).
+	claim *experiment.DirClaim
 }
 
 // shardFlag registers --shard i/n.
@@ -426,10 +429,11 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	if e.Catalog, err = s.HardwareCatalog(e.Catalog); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	if err := experiment.CheckDir(*out, *force); err != nil {
+	claim, err := experiment.ClaimDir(*out, *force)
+	if err != nil {
 		return nil, err
 	}
-	return &scenarioRun{s: s, e: e, out: *out, force: *force}, nil
+	return &scenarioRun{s: s, e: e, claim: claim}, nil
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
@@ -437,9 +441,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 	if err != nil {
 		return err
 	}
+	defer r.claim.Release()
 	results, err := sharded(r.e.Shards, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
 	if r.e.Shards.Sharding() {
-		return emitShard(stdout, r.out, r.force, r.e.Shards, append([]string{"run"}, args...), err)
+		return emitShard(stdout, r.claim, r.e.Shards, append([]string{"run"}, args...), err)
 	}
 	if err != nil {
 		return err
@@ -447,7 +452,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 	if err := r.e.Shards.CheckMerged(); err != nil {
 		return err
 	}
-	return emit(stdout, r.out, r.force, results)
+	return emit(stdout, r.claim, results)
 }
 
 // cmdCompare replays a scenario's trace under its policies on every seed
@@ -457,6 +462,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 	if err != nil {
 		return err
 	}
+	defer r.claim.Release()
 	if r.s.Mode != scenario.Replay {
 		return usageError{fmt.Errorf("compare: scenario %s has mode %s; compare replays a trace at its recorded times (mode replay, e.g. examples/replay-openb.yaml)", r.s.Name, r.s.Mode)}
 	}
@@ -473,7 +479,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 		return []*experiment.Results{res}, err
 	})
 	if r.e.Shards.Sharding() {
-		return emitShard(stdout, r.out, r.force, r.e.Shards, append([]string{"compare"}, args...), err)
+		return emitShard(stdout, r.claim, r.e.Shards, append([]string{"compare"}, args...), err)
 	}
 	if err != nil {
 		return err
@@ -481,14 +487,16 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 	if err := r.e.Shards.CheckMerged(); err != nil {
 		return err
 	}
-	return emit(stdout, r.out, r.force, results)
+	return emit(stdout, r.claim, results)
 }
 
-// emit writes the results directories, then prints what each holds.
-func emit(stdout io.Writer, dir string, force bool, results []*experiment.Results) error {
-	if err := experiment.Publish(dir, force, Version, results); err != nil {
+// emit publishes the results into the claimed directory, then prints what
+// each holds.
+func emit(stdout io.Writer, claim *experiment.DirClaim, results []*experiment.Results) error {
+	if err := claim.Publish(Version, results); err != nil {
 		return err
 	}
+	dir := claim.Dir
 	for _, r := range results {
 		for _, l := range r.Head {
 			fmt.Fprintln(stdout, l)
@@ -558,12 +566,14 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if e.Shards != nil && !slices.Contains(shardable, st.Name()) {
 		return usageError{fmt.Errorf("reproduce %s: --shard is supported for %s, not yet for %s", st.Name(), strings.Join(shardable, ", "), st.Name())}
 	}
-	if err := experiment.CheckDir(*out, *force); err != nil {
+	claim, err := experiment.ClaimDir(*out, *force)
+	if err != nil {
 		return err
 	}
+	defer claim.Release()
 	results, err := sharded(e.Shards, func() ([]*experiment.Results, error) { return st.Run(ctx, e) })
 	if e.Shards.Sharding() {
-		return emitShard(stdout, *out, *force, e.Shards, append([]string{"reproduce"}, args...), err)
+		return emitShard(stdout, claim, e.Shards, append([]string{"reproduce"}, args...), err)
 	}
 	if err != nil {
 		return err
@@ -571,5 +581,5 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := e.Shards.CheckMerged(); err != nil {
 		return err
 	}
-	return emit(stdout, *out, *force, results)
+	return emit(stdout, claim, results)
 }
