@@ -325,8 +325,8 @@ func env(stderr io.Writer) *experiment.Env {
 // scenarioRun is a parsed run or compare command line: the scenario with
 // its seeds and hardware applied, the environment, and where to write.
 type scenarioRun struct {
-	s     *scenario.Scenario
-	e     *experiment.Env
+	s *scenario.Scenario
+	e *experiment.Env
 	// claim is the output directory, claimed before any work: the
 	// command releases it (emit publishes into it).
 	claim *experiment.DirClaim
