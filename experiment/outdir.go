@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wattsched/wattsched/report"
@@ -62,9 +63,9 @@ func CleanDir(dir string) (string, error) {
 	ki, kerr := os.Stat(rawParent)
 	ci, cerr := os.Stat(filepath.Dir(c))
 	switch {
-	case kerr != nil && cerr != nil:
-		return c, nil
-	case kerr != nil || cerr != nil || !os.SameFile(ki, ci):
+	case kerr != nil:
+		return c, nil // no kernel meaning to differ from (a missing or dangling part)
+	case cerr != nil || !os.SameFile(ki, ci):
 		return "", fmt.Errorf("output directory %s: its '..' leads elsewhere than %s (a symbolic link before it?): give the path without '..'", dir, c)
 	}
 	return c, nil
@@ -87,8 +88,8 @@ func CheckDir(dir string, force bool) error {
 func checkDir(dir string, force bool) error {
 	fi, err := os.Lstat(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return nil // ClaimDir creates the parent, or says why it cannot
 	case err != nil:
 		return fmt.Errorf("output directory %s: %w", dir, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -454,27 +455,9 @@ func (c *DirClaim) Publish(version string, results []*Results) error {
 	if err := checkDir(c.Dir, c.force); err != nil {
 		return fmt.Errorf("%w (it changed while this run ran: its results were not written)", err)
 	}
-	parent := filepath.Dir(c.Dir)
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(c.Dir)+".tmp-")
+	tmp, err := c.begin()
 	if err != nil {
-		return fmt.Errorf("output directory %s: %w", c.Dir, err)
-	}
-	claims.Lock()
-	if c.lock == nil { // abandoned meanwhile
-		claims.Unlock()
-		os.RemoveAll(tmp)
-		return errors.New("interrupted")
-	}
-	c.tmp = tmp
-	claims.Unlock()
-	// The marker first, before any result file: a directory without it is
-	// never removed by a later sweep.
-	marker := fmt.Sprintf("%s%s%d started %s dir %s\n", manifestHead, pendingLine, os.Getpid(), c.start.UTC().Format(time.RFC3339), filepath.Base(c.Dir))
-	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), []byte(marker), 0o644); err != nil {
-		return fmt.Errorf("output directory %s: %w", c.Dir, err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("output directory %s: %w", c.Dir, err)
+		return err
 	}
 	for _, r := range results {
 		if err := r.Write(tmp); err != nil {
@@ -507,11 +490,39 @@ func (c *DirClaim) Publish(version string, results []*Results) error {
 	return c.rename()
 }
 
+// begin creates the temporary directory and writes the pending marker into
+// it, first, before any result file: a directory without it is never
+// removed by a later sweep.
+func (c *DirClaim) begin() (string, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(c.Dir), "."+filepath.Base(c.Dir)+".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("output directory %s: %w", c.Dir, err)
+	}
+	claims.Lock()
+	if c.lock == nil { // abandoned meanwhile
+		claims.Unlock()
+		os.RemoveAll(tmp)
+		return "", errors.New("interrupted")
+	}
+	c.tmp = tmp
+	claims.Unlock()
+	marker := fmt.Sprintf("%s%s%d started %s dir %s\n", manifestHead, pendingLine, os.Getpid(), c.start.UTC().Format(time.RFC3339), filepath.Base(c.Dir))
+	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), []byte(marker), 0o644); err != nil {
+		return "", fmt.Errorf("output directory %s: %w", c.Dir, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("output directory %s: %w", c.Dir, err)
+	}
+	return tmp, nil
+}
+
 // rename puts c.tmp in place of c.Dir (claims locked).
 func (c *DirClaim) rename() error {
 	// A missing or empty directory is replaced in one rename, which fails
-	// if the directory has gained contents since the check.
-	err := os.Rename(c.tmp, c.Dir)
+	// if the directory has gained contents since the check. (os.Rename
+	// refuses any existing directory; the system call replaces an empty
+	// one.)
+	err := syscall.Rename(c.tmp, c.Dir)
 	if err == nil {
 		c.tmp, c.done = "", true
 		return nil
