@@ -253,7 +253,13 @@ func (c *DirClaim) lockFile() error {
 			return fmt.Errorf("output directory %s: lock %s: %w", c.Dir, c.lockPath, err)
 		}
 		if !held {
+			// The holder writes its record just after locking: give it
+			// a moment when the file is still empty.
 			who, _ := os.ReadFile(c.lockPath)
+			for i := 0; len(who) == 0 && i < 5; i++ {
+				time.Sleep(5 * time.Millisecond)
+				who, _ = os.ReadFile(c.lockPath)
+			}
 			f.Close()
 			return fmt.Errorf("output directory %s is being written by another wattsched run (%s): wait for it to end or choose another -o", c.Dir, holder(who))
 		}
@@ -292,7 +298,7 @@ func holder(rec []byte) string {
 		}
 	}
 	if pid == "" {
-		return "its process id unknown"
+		return "it has not recorded its process yet"
 	}
 	if since == "" {
 		return "process " + pid
