@@ -24,7 +24,7 @@ func with(files map[string]string, more map[string]string) map[string]string {
 // spellings that must work (DIR/, DIR/., a/../DIR, a linked parent),
 // concurrency and killed runs are TestOutputPathSpellings,
 // TestConcurrentRunsOneWins and the experiment package's outdir tests.
-var hostileOutdir = []hostileCase{
+var hostileOutdir = append(hostileOutfile, []hostileCase{
 	{name: "parent is a file", files: tinyRun, args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/s.yaml/out"},
 		code: 1, errLine: "/s.yaml/out: cannot create its parent: mkdir "},
 	{name: "parent is a file, trailing slash", files: tinyRun, args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/s.yaml/out/"},
@@ -59,4 +59,19 @@ var hostileOutdir = []hostileCase{
 		args: []string{"import", "k8s", "-f", "{D}/c.json", "-o", "{D}/out/."}, code: 1, errLine: "/out is not empty"},
 	{name: "trailing slash on a file", files: with(tinyRun, map[string]string{"out": "a file"}),
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out/", "--force"}, code: 1, errLine: "/out exists and is not a directory"},
+}...)
+
+// hostileOutfile: calibrate's -o and --save are files, checked before the
+// query.
+var hostileOutfile = []hostileCase{
+	{name: "calibrate -o ending in a slash", args: []string{"calibrate", "--from", "{D}/q.json", "-o", "{D}/cat/"},
+		code: 1, errLine: "names a directory (it ends in a slash)"},
+	{name: "calibrate -o in a missing directory", args: []string{"calibrate", "--from", "{D}/q.json", "-o", "{D}/nodir/cat.yaml"},
+		code: 1, errLine: "/nodir/cat.yaml: cannot write in"},
+	{name: "calibrate -o under /proc", args: []string{"calibrate", "--from", "{D}/q.json", "-o", "/proc/cat.yaml"},
+		code: 1, errLine: "output /proc/cat.yaml: cannot write in /proc"},
+	{name: "calibrate -o .", args: []string{"calibrate", "--from", "{D}/q.json", "-o", "."},
+		code: 1, errLine: "output . names a directory"},
+	{name: "calibrate --save under a file", files: map[string]string{"f": "x"}, args: []string{"calibrate", "--prometheus", "http://127.0.0.1:1", "--range", "0,60", "--save", "{D}/f/a.json", "-o", "{D}/cat.yaml"},
+		code: 1, errLine: "/f/a.json: cannot write in"},
 }

@@ -221,3 +221,36 @@ func TestConcurrentRunsOneWins(t *testing.T) {
 		}
 	}
 }
+
+// calibrate's -o and --save are files: without --force a file that
+// appears between the check and the write is never replaced (the write
+// says so and leaves nothing beside it); with --force it is replaced
+// whole.
+func TestWriteOutFileNeverReplacesWithoutForce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cat.yaml")
+	if err := checkOutFile(path, false); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte("theirs"), 0o644) // another program, meanwhile
+	err := writeOutFile(path, []byte("ours"), false)
+	if err == nil || !strings.Contains(err.Error(), "created by another program while this one ran: not written") {
+		t.Fatalf("write over a file that appeared: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "theirs" {
+		t.Errorf("their file now holds %q", b)
+	}
+	if err := writeOutFile(path, []byte("ours"), true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "ours" {
+		t.Errorf("with force: %q", b)
+	}
+	if err := writeOutFile(filepath.Join(dir, "new.yaml"), []byte("new"), false); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("%d entries, want cat.yaml and new.yaml", len(ents))
+	}
+}
