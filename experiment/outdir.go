@@ -243,9 +243,14 @@ func ClaimDir(dir string, force bool) (*DirClaim, error) {
 // file it locked was removed meanwhile by the run that held it.
 func (c *DirClaim) lockFile() error {
 	for range 20 {
-		f, err := os.OpenFile(c.lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		// Never through a symbolic link: the file is truncated below.
+		f, err := os.OpenFile(c.lockPath, os.O_RDWR|os.O_CREATE|noFollow, 0o644)
 		if err != nil {
 			return fmt.Errorf("output directory %s: cannot write beside it: %w", c.Dir, err)
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			return fmt.Errorf("output directory %s: %s is not a regular file: remove it or choose another -o", c.Dir, c.lockPath)
 		}
 		held, err := tryLock(f)
 		if err != nil {

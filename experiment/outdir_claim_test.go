@@ -418,3 +418,25 @@ func TestClaimAcrossProcesses(t *testing.T) {
 		t.Errorf("beside out: %v", got)
 	}
 }
+
+// A lock file name that is a symbolic link (to a file that must not be
+// truncated) or a directory is never written through: the claim fails
+// and the link's target keeps its contents.
+func TestClaimNeverFollowsALinkedLockFile(t *testing.T) {
+	parent := t.TempDir()
+	precious := filepath.Join(t.TempDir(), "precious")
+	os.WriteFile(precious, []byte("keep me"), 0o644)
+	os.Symlink(precious, filepath.Join(parent, ".out.lock"))
+	os.Mkdir(filepath.Join(parent, ".dir.lock"), 0o755)
+	for _, out := range []string{"out", "dir"} {
+		if _, err := ClaimDir(filepath.Join(parent, out), false); err == nil || !strings.Contains(err.Error(), "."+out+".lock") {
+			t.Errorf("claim of %s: %v", out, err)
+		}
+	}
+	if b, _ := os.ReadFile(precious); string(b) != "keep me" {
+		t.Errorf("the link's target now holds %q", b)
+	}
+	if got := names(t, parent); !slices.Equal(got, []string{".dir.lock", ".out.lock"}) {
+		t.Errorf("left %v", got)
+	}
+}

@@ -4,6 +4,9 @@ package experiment
 
 import "os"
 
+// noFollow: none here; the regular-file check after opening remains.
+const noFollow = 0
+
 // tryLock without flock: the lock file's existence is the claim, which
 // only Release removes (a killed run's claim must then be removed by
 // hand).

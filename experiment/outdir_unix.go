@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// noFollow makes opening a symbolic link fail.
+const noFollow = syscall.O_NOFOLLOW
+
 // tryLock takes an exclusive flock on f without waiting: false when
 // another process holds it.
 func tryLock(f *os.File) (bool, error) {
