@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -439,4 +440,32 @@ func TestClaimNeverFollowsALinkedLockFile(t *testing.T) {
 	if got := names(t, parent); !slices.Equal(got, []string{".dir.lock", ".out.lock"}) {
 		t.Errorf("left %v", got)
 	}
+}
+
+// A killed process that its parent has not reaped yet (a zombie) is not
+// alive: its temporaries are swept.
+func TestZombieIsNotAlive(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc here")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestClaimChild$")
+	cmd.Env = append(os.Environ(), "WATTSCHED_CLAIM_CHILD="+filepath.Join(t.TempDir(), "out"))
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	bufio.NewReader(stdout).ReadString('\n')
+	pid := cmd.Process.Pid
+	if !alive(pid) {
+		t.Fatal("a running child is not alive")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	// Not waited for: a zombie until Wait, once the kernel has killed it.
+	for i := 0; alive(pid) && i < 3000; i++ { // until it is dead, however long that takes here
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Error("a killed, unreaped child is alive")
+	}
+	cmd.Wait()
 }

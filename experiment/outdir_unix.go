@@ -3,8 +3,10 @@
 package experiment
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -21,8 +23,21 @@ func tryLock(f *os.File) (bool, error) {
 	return err == nil, err
 }
 
-// alive says whether process pid exists (EPERM: it does, another user's).
+// alive says whether process pid exists (EPERM: it does, another user's)
+// and, where /proc says so, is not a zombie (a killed process its parent
+// has not reaped yet).
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// "pid (comm) state ...": comm may hold spaces and parentheses.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
+		return false
+	}
+	return true
 }
