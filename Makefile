@@ -113,6 +113,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime 30s ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
 	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime 30s ./power/prom
+	$(GO) test -run '^$$' -fuzz FuzzCleanDir -fuzztime 30s ./experiment
 
 clean:
 	rm -rf bin out build

@@ -469,3 +469,24 @@ func TestZombieIsNotAlive(t *testing.T) {
 	}
 	cmd.Wait()
 }
+
+// CleanDir on any string: no panic; what it accepts is exactly
+// filepath.Clean of the input and names a directory of its own.
+func FuzzCleanDir(f *testing.F) {
+	for _, s := range []string{"DIR/", "DIR/.", "DIR//", "a/../DIR", "./DIR", "", ".", "./", "..", "/", "x/..", "a/b/../../c", "../x", "/tmp/../DIR/."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := CleanDir(in)
+		if err != nil {
+			return
+		}
+		if out != filepath.Clean(in) {
+			t.Fatalf("CleanDir(%q) = %q, want %q", in, out, filepath.Clean(in))
+		}
+		switch filepath.Base(out) {
+		case ".", "..", string(filepath.Separator):
+			t.Fatalf("CleanDir(%q) accepted %q", in, out)
+		}
+	})
+}
