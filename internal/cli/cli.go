@@ -429,6 +429,8 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, def string, m
 	if e.Catalog, err = s.HardwareCatalog(e.Catalog); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	// The claim comes last: every check that can fail goes above it, and
+	// the caller releases it (defer r.claim.Release()).
 	claim, err := experiment.ClaimDir(*out, *force)
 	if err != nil {
 		return nil, err
