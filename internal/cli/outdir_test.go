@@ -25,6 +25,9 @@ func outdirInputs(t *testing.T, root string) (scen, dump, shard string) {
 	os.MkdirAll(in, 0o755)
 	os.WriteFile(filepath.Join(in, "nodes.csv"), []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,T4\n"), 0o644)
 	os.WriteFile(filepath.Join(in, "pods.csv"), []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n"), 0o644)
+	os.WriteFile(filepath.Join(in, "replay.csv"), []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"+
+		"p0,1000,1024,1,500,,LS,Running,0,3600,\np1,1000,1024,1,500,,LS,Running,300,4000,\n"), 0o644)
+	os.WriteFile(filepath.Join(in, "r.yaml"), []byte("name: r\nmode: replay\nseeds: 1\ntrace: {nodes: nodes.csv, pods: replay.csv}\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
 	scen = filepath.Join(in, "s.yaml")
 	os.WriteFile(scen, []byte("name: s\nmode: inflation\ntrace: {nodes: nodes.csv, pods: pods.csv}\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
 	dump = filepath.Join(in, "c.json")
@@ -38,7 +41,8 @@ func outdirInputs(t *testing.T, root string) (scen, dump, shard string) {
 	return scen, dump, shard
 }
 
-// Every command that writes -o accepts every spelling of the path: a
+// Every command that writes -o (run, compare, reproduce, shards, merge,
+// import k8s) accepts every spelling of the path: a
 // trailing slash (what tab completion types), "/.", a doubled slash,
 // "a/../DIR" and a symbolically linked parent; into a new directory, an
 // empty one, and over an earlier result with --force. The results land in
@@ -55,6 +59,8 @@ func TestOutputPathSpellings(t *testing.T) {
 	}{
 		{"run", []string{"run", "-c", scen}, nil, "summary.json"},
 		{"run --shard", []string{"run", "-c", scen, "--shard", "0/1"}, nil, "shard.json"},
+		{"compare", []string{"compare", "-c", filepath.Join(root, "in", "r.yaml")}, nil, "runs.csv"},
+		{"reproduce", []string{"reproduce", "eaco", "--jobs", "4", "--seeds", "1"}, nil, "runs.csv"},
 		{"merge", []string{"merge"}, []string{shard}, "summary.json"},
 		{"import k8s", []string{"import", "k8s", "-f", dump}, nil, "scenario.yaml"},
 	}
