@@ -122,6 +122,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime $(FUZZTIME) ./power/prom
 	$(GO) test -run '^$$' -fuzz FuzzParseCatalog -fuzztime $(FUZZTIME) ./hw
 	$(GO) test -run '^$$' -fuzz FuzzLinePlotSVG -fuzztime $(FUZZTIME) ./report
+	$(GO) test -run '^$$' -fuzz FuzzCleanDir -fuzztime $(FUZZTIME) ./experiment
 
 clean:
 	rm -rf bin out build

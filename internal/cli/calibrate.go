@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -124,11 +125,11 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if *save != "" {
-		if err := report.WriteFile(*save, answer); err != nil {
+		if err := writeOutFile(*save, answer, *force); err != nil {
 			return err
 		}
 	}
-	if err := report.WriteFile(*out, doc); err != nil {
+	if err := writeOutFile(*out, doc, *force); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -162,21 +163,72 @@ func abs(path string) string {
 	return path
 }
 
-// checkOutFile refuses a directory, a symbolic link, or an existing file
-// without force.
+// checkOutFile refuses a path that names a directory (a trailing slash,
+// ".", ".."), a directory, a symbolic link, or an existing file without
+// force; and it checks, by creating and removing a temporary file beside
+// it, that its directory can be written, before any work.
 func checkOutFile(path string, force bool) error {
+	switch filepath.Base(path) {
+	case ".", "..", string(filepath.Separator):
+		return fmt.Errorf("output %s names a directory: give a file name", path)
+	}
+	if strings.HasSuffix(path, string(filepath.Separator)) {
+		return fmt.Errorf("output %s names a directory (it ends in a slash): give a file name", path)
+	}
 	fi, err := os.Lstat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		// the probe below says why it cannot be written, if it cannot
 	case err != nil:
-		return err
+		return fmt.Errorf("output %s: %w", path, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("output %s is a symbolic link: give its target or another path", path)
 	case fi.IsDir():
 		return fmt.Errorf("output %s is a directory: give a file name", path)
 	case !force:
 		return fmt.Errorf("output %s exists (use --force to replace it)", path)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("output %s: cannot write in %s: %w", path, dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// writeOutFile writes data to path through a synced temporary file beside
+// it. With force it replaces path in one rename; without, it never
+// replaces a file that appeared since checkOutFile (a hard link of the
+// temporary file, which fails if the name exists), and says so.
+func writeOutFile(path string, data []byte, force bool) error {
+	if force {
+		return report.WriteFile(path, data)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("output %s was created by another program while this one ran: not written (use --force to replace it)", path)
+	} else if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -184,9 +184,11 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case *kcontext != "" && *kubeconfig == "":
 		return usageError{errors.New("import k8s: --context goes with --kubeconfig")}
 	}
-	if err := experiment.CheckDir(*out, *force); err != nil {
+	claim, err := experiment.ClaimDir(*out, *force)
+	if err != nil {
 		return err
 	}
+	defer claim.Release()
 	var r io.Reader = os.Stdin
 	name := "standard input"
 	switch {
@@ -224,7 +226,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(unknown) > 0 {
 		res.Tail = []string{fmt.Sprintf("GPU models not in the catalog: %s: add them to the scenario's hardware section before running it (docs/scenarios.md)", strings.Join(unknown, ", ")), ""}
 	}
-	return emit(stdout, *out, *force, []*experiment.Results{res})
+	return emit(stdout, claim, []*experiment.Results{res})
 }
 
 // cmdCompletion prints a bash completion script for the subcommands, the
@@ -325,10 +327,11 @@ func env(stderr io.Writer) *experiment.Env {
 // scenarioRun is a parsed run or compare command line: the scenario with
 // its seeds and hardware applied, the environment, and where to write.
 type scenarioRun struct {
-	s     *scenario.Scenario
-	e     *experiment.Env
-	out   string
-	force bool
+	s *scenario.Scenario
+	e *experiment.Env
+	// claim is the output directory, claimed before any work: the
+	// command releases it (emit publishes into it).
+	claim *experiment.DirClaim
 	// solverLog is --solver-log: the file for the MILP solver's log.
 	solverLog string
 }
@@ -462,15 +465,17 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 	if e.Catalog, err = s.HardwareCatalog(e.Catalog); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	if err := experiment.CheckDir(*out, *force); err != nil {
-		return nil, err
-	}
-	r := &scenarioRun{s: s, e: e, out: *out, force: *force}
+	r := &scenarioRun{s: s, e: e}
 	if solverLog != nil && *solverLog != "" {
 		if s.Mode != scenario.Slotted {
 			return nil, usageError{fmt.Errorf("%s: --solver-log applies to mode slotted (CE-DLA's solves), not %s", cmd, s.Mode)}
 		}
 		r.solverLog = *solverLog
+	}
+	// The claim comes last: every check that can fail goes above it, and
+	// the caller releases it (defer r.claim.Release()).
+	if r.claim, err = experiment.ClaimDir(*out, *force); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -480,6 +485,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 	if err != nil {
 		return err
 	}
+	defer r.claim.Release()
 	if r.solverLog != "" {
 		f, err := os.Create(r.solverLog)
 		if err != nil {
@@ -491,7 +497,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 	cmdline := append([]string{"run"}, args...)
 	results, inputs, err := sharded(r.e.Shards, cmdline, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
 	if r.e.Shards.Sharding() {
-		return emitShard(stdout, r.out, r.force, r.e.Shards, cmdline, inputs, err)
+		return emitShard(stdout, r.claim, r.e.Shards, cmdline, inputs, err)
 	}
 	if err != nil {
 		return err
@@ -499,7 +505,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 	if err := r.e.Shards.CheckMerged(); err != nil {
 		return err
 	}
-	return emit(stdout, r.out, r.force, results)
+	return emit(stdout, r.claim, results)
 }
 
 // cmdCompare replays a scenario's trace under its policies on every seed
@@ -509,6 +515,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 	if err != nil {
 		return err
 	}
+	defer r.claim.Release()
 	if r.s.Mode != scenario.Replay {
 		return usageError{fmt.Errorf("compare: scenario %s has mode %s; compare replays a trace at its recorded times (mode replay, e.g. examples/replay-openb.yaml)", r.s.Name, r.s.Mode)}
 	}
@@ -526,7 +533,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 		return []*experiment.Results{res}, err
 	})
 	if r.e.Shards.Sharding() {
-		return emitShard(stdout, r.out, r.force, r.e.Shards, cmdline, inputs, err)
+		return emitShard(stdout, r.claim, r.e.Shards, cmdline, inputs, err)
 	}
 	if err != nil {
 		return err
@@ -534,14 +541,16 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 	if err := r.e.Shards.CheckMerged(); err != nil {
 		return err
 	}
-	return emit(stdout, r.out, r.force, results)
+	return emit(stdout, r.claim, results)
 }
 
-// emit writes the results directories, then prints what each holds.
-func emit(stdout io.Writer, dir string, force bool, results []*experiment.Results) error {
-	if err := experiment.Publish(dir, force, Version, results); err != nil {
+// emit publishes the results into the claimed directory, then prints what
+// each holds.
+func emit(stdout io.Writer, claim *experiment.DirClaim, results []*experiment.Results) error {
+	if err := claim.Publish(Version, results); err != nil {
 		return err
 	}
+	dir := claim.Dir
 	for _, r := range results {
 		for _, l := range r.Head {
 			fmt.Fprintln(stdout, l)
@@ -611,13 +620,15 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if e.Shards != nil && !slices.Contains(shardable, st.Name()) {
 		return usageError{fmt.Errorf("reproduce %s: --shard is supported for %s, not yet for %s", st.Name(), strings.Join(shardable, ", "), st.Name())}
 	}
-	if err := experiment.CheckDir(*out, *force); err != nil {
+	claim, err := experiment.ClaimDir(*out, *force)
+	if err != nil {
 		return err
 	}
+	defer claim.Release()
 	cmdline := append([]string{"reproduce"}, args...)
 	results, inputs, err := sharded(e.Shards, cmdline, func() ([]*experiment.Results, error) { return st.Run(ctx, e) })
 	if e.Shards.Sharding() {
-		return emitShard(stdout, *out, *force, e.Shards, cmdline, inputs, err)
+		return emitShard(stdout, claim, e.Shards, cmdline, inputs, err)
 	}
 	if err != nil {
 		return err
@@ -625,7 +636,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := e.Shards.CheckMerged(); err != nil {
 		return err
 	}
-	return emit(stdout, *out, *force, results)
+	return emit(stdout, claim, results)
 }
 
 // lockedWriter serialises Writes to w: the solver's logs of runs side by

@@ -272,7 +272,7 @@ func commandArgs(args []string) []string {
 // emitShard writes a shard's recorded runs and manifest.
 // inputs are what the command read, hashed before the runs: a file that
 // changed since is an error, as its runs may have read either version.
-func emitShard(stdout io.Writer, dir string, force bool, sh *experiment.Shards, args []string, inputs []shardInput, runErr error) error {
+func emitShard(stdout io.Writer, claim *experiment.DirClaim, sh *experiment.Shards, args []string, inputs []shardInput, runErr error) error {
 	if err := sh.Err(); err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func emitShard(stdout io.Writer, dir string, force bool, sh *experiment.Shards, 
 	res := &experiment.Results{Title: "wattsched shard", Files: map[string][]byte{"shard.json": append(js, '\n'), "runs.gob": data},
 		Listing: "shard.json, runs.gob",
 		Head:    []string{fmt.Sprintf("shard %d/%d of '%s': %d runs recorded", sh.Index, sh.Count, strings.Join(m.Command, " "), m.Runs)}}
-	return emit(stdout, dir, force, []*experiment.Results{res})
+	return emit(stdout, claim, []*experiment.Results{res})
 }
 
 // cmdMerge combines shard directories into the results one run gives.

@@ -405,7 +405,12 @@ func TestShardRefusesAnInputChangedDuringItsRuns(t *testing.T) {
 		t.Fatalf("sharded: %v %v %+v", res, err, inputs)
 	}
 	var stdout strings.Builder
-	err = emitShard(&stdout, filepath.Join(d, "out"), false, sh, args, inputs, nil)
+	claim, err := experiment.ClaimDir(filepath.Join(d, "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = emitShard(&stdout, claim, sh, args, inputs, nil)
+	claim.Release()
 	if err == nil || !strings.Contains(err.Error(), "--swf file "+swf+" changed while the shard ran") {
 		t.Errorf("emitShard: %v, want the file changed while the shard ran", err)
 	}
