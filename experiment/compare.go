@@ -35,6 +35,9 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: compare replays a trace at its recorded times: mode %q, want replay", s.Name, s.Mode)
 	}
+	if err := EstimateCompare(s, in, env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	acct, err := s.Account()
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)

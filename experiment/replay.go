@@ -114,6 +114,9 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: mode %q is not replay", s.Name, s.Mode)
 	}
+	if err := EstimateReplay(s, in).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	acct, err := s.Account()
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)

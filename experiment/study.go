@@ -33,6 +33,11 @@ type Env struct {
 	// Shards, if set, splits the runs over processes or merges them
 	// (ShardedRun).
 	Shards *Shards
+	// MaxMemory, if > 0, is the memory in bytes a run may be estimated to
+	// need (--max-memory): runners estimate it from their inputs before
+	// any work (EstimateInflation, EstimateReplay, EstimateCompare) and
+	// refuse a run above it, naming the input that drives the estimate.
+	MaxMemory int64
 }
 
 // Notef calls Note when it is set.

@@ -285,6 +285,9 @@ func (st *Study) scenarios() ([]*scenario.Scenario, error) {
 
 // Check implements experiment.Study.
 func (st *Study) Check() error {
+	if st.seeds < 1 || st.seeds > 1000 {
+		return fmt.Errorf("reproduce pwr: --seeds %d, want 1..1000 (as a scenario's seeds)", st.seeds)
+	}
 	_, err := st.scenarios()
 	return err
 }
