@@ -32,10 +32,11 @@ const (
 	// MB, about 900 bytes a task).
 	inflationTaskBytes = 1024
 	// inflationRunBytes is what a finished inflation run keeps until the
-	// results are written: its curves at each percent of load (131 grid
-	// points of 80 bytes, the FGD simulator's allocation curve) and its
-	// rows of capacity.csv, with room to spare.
-	inflationRunBytes = 16 << 10
+	// results are written: its curves at each percent of load, the FGD
+	// simulator's allocation curve and its share of the result files
+	// (reproduce pwr: 2 seeds, 18 runs: 90 MB; 40 seeds, 360 runs: 111 MB,
+	// about 63 KB a run).
+	inflationRunBytes = 96 << 10
 	// podInputBytes is one pod of the pod list as read (its record and its
 	// job.Task).
 	podInputBytes = 1024
@@ -49,6 +50,14 @@ const (
 	// Default trace (8,152 pods), 3 policies, 2 seeds: 96 MB; 8 seeds: 171
 	// MB, about 4.1 MB a run, 500 bytes a pod.
 	comparePodBytes = 640
+	// jobBytes is one job of a run of a job engine (hpc, elastic,
+	// coloc) while the run goes on (hpc-vahrm.yaml, 10,000 jobs, 2 runs
+	// at once: 58 MB; coloc, 2,000 jobs drawn from gavel-msr, 2 runs at
+	// once: 39 MB; about 1.4 and 2.2 KB a job); jobKeptBytes what a
+	// finished run keeps of each job (hpc-vahrm.yaml, seeds 1 and 4, 15
+	// and 60 runs: 58 and 64 MB, 13 bytes a job).
+	jobBytes     = 4096
+	jobKeptBytes = 512
 	// hourBytes is one hour of simulated time in one run (the energy
 	// ledger's hourly sum and its priced copy, 8 bytes each).
 	hourBytes = 16
@@ -215,6 +224,21 @@ func EstimateCompare(s *scenario.Scenario, in *Inputs, workers int) Estimate {
 			commas(int64(runs)), len(s.Policies), s.Seeds, commas(pods), commas(hours)),
 		Cause:  fmt.Sprintf("because of --seeds %d", s.Seeds),
 		Remedy: "use fewer seeds or policies",
+	}
+}
+
+// EstimateJobs estimates a scenario of a job engine (modes hpc, elastic,
+// coloc): runs runs of jobs jobs each, min(workers, runs) going at once,
+// every finished run kept until the results are written. what names the
+// jobs' source for the message ("hpc.jobs: 10,000 jobs of nasa-ipsc").
+func EstimateJobs(s *scenario.Scenario, what string, jobs, runs, workers int) Estimate {
+	at := concurrent(runs, workers)
+	return Estimate{
+		Bytes: satAdd(baseBytes, satMul(at, satAdd(runBaseBytes, satMul(int64(jobs), jobBytes))),
+			satMul(int64(runs), satMul(int64(jobs), jobKeptBytes))),
+		What:   fmt.Sprintf("mode %s would run %s jobs in each of %s runs", s.Mode, commas(int64(jobs)), commas(int64(runs))),
+		Cause:  fmt.Sprintf("because of %s and %d seeds", what, s.Seeds),
+		Remedy: "use fewer jobs, seeds or systems",
 	}
 }
 

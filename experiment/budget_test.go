@@ -54,7 +54,7 @@ func TestEstimateInflation(t *testing.T) {
 			// milli requested; one pod of 1 milli: 104,000 tasks. One run:
 			// base + 1 pod + (run + 104,000 tasks) + 1 kept run.
 			name: "one pod of 1 milli", in: budgetInputs(10, gpuPod("p0", 1, 1)), policies: 1, seeds: 1, target: 1.3, workers: 4,
-			wantBytes: 64*mib + 1*kib + (16*mib + 104000*kib) + 16*kib,
+			wantBytes: 64*mib + 1*kib + (16*mib + 104000*kib) + 96*kib,
 			wantWhat:  "inflation would hold about 104,000 tasks", wantCause: "because pod p0 asks for gpu_milli 1 (target 1.3 of 80,000 GPU milli)",
 		},
 		{
@@ -62,22 +62,22 @@ func TestEstimateInflation(t *testing.T) {
 			// 1.0 x 80,000 / 200 = 400 tasks. 3 policies x 2 seeds = 6 runs,
 			// 4 workers: 4 at once.
 			name: "mean of two pods", in: budgetInputs(10, gpuPod("a", 1, 300), gpuPod("b", 1, 100)), policies: 3, seeds: 2, target: 1, workers: 4,
-			wantBytes: 64*mib + 2*kib + 4*(16*mib+400*kib) + 6*16*kib,
+			wantBytes: 64*mib + 2*kib + 4*(16*mib+400*kib) + 6*96*kib,
 			wantWhat:  "400 tasks in each of 4 runs going at once", wantCause: "200 GPU milli on average (smallest: pod b, gpu_milli 100",
 		},
 		{
 			// A pod without GPU counts in the mean: (0 + 2,000) / 2 = 1,000
 			// milli a draw: 2 x 80,000 / 1,000 = 160 tasks; 1 run.
 			name: "whole GPUs and a CPU pod", in: budgetInputs(10, gpuPod("cpu", 0, 0), gpuPod("w", 2, 1000)), policies: 1, seeds: 1, target: 2, workers: 2,
-			wantBytes: 64*mib + 2*kib + (16*mib + 160*kib) + 16*kib,
+			wantBytes: 64*mib + 2*kib + (16*mib + 160*kib) + 96*kib,
 			wantWhat:  "about 160 tasks", wantCause: "smallest: pod w, num_gpu 2",
 		},
 		{
-			// 9 policies x 1,000 seeds keep 9,000 x 16 KiB = 140.6 MiB of
+			// 9 policies x 1,000 seeds keep 9,000 x 96 KiB = 843.8 MiB of
 			// curves, more than 2 runs of 8,000 tasks going (2 x 23.8 MiB):
 			// the runs drive it. 1 x 800,000 / 100 = 8,000 tasks.
 			name: "many runs", in: budgetInputs(100, gpuPod("s", 1, 100)), policies: 9, seeds: 1000, target: 1, workers: 2,
-			wantBytes: 64*mib + 1*kib + 2*(16*mib+8000*kib) + 9000*16*kib,
+			wantBytes: 64*mib + 1*kib + 2*(16*mib+8000*kib) + 9000*96*kib,
 			wantWhat:  "keep the curves of 9,000 runs", wantCause: "because of 9 policies x 1000 seeds",
 		},
 	} {
@@ -109,8 +109,8 @@ func TestEstimateIssueCase(t *testing.T) {
 	in := &Inputs{Pods: []job.Task{gpuPod("p0", 1, 1)}, Nodes: []cluster.NodeSpec{{GPUs: 6212}}}
 	s := &scenario.Scenario{Mode: scenario.Inflation, Policies: policies(1), Seeds: 1, Target: 10}
 	e := EstimateInflation(s, in, 1)
-	// 64 MiB + 1 KiB + 16 MiB + 62,120,000 KiB + 16 KiB
-	if want := int64(64*mib + kib + 16*mib + 62120000*kib + 16*kib); e.Bytes != want {
+	// 64 MiB + 1 KiB + 16 MiB + 62,120,000 KiB + 96 KiB
+	if want := int64(64*mib + kib + 16*mib + 62120000*kib + 96*kib); e.Bytes != want {
 		t.Errorf("bytes %d, want %d", e.Bytes, want)
 	}
 	err := e.Check(12 * gib)
@@ -149,6 +149,21 @@ func TestEstimateReplayCompare(t *testing.T) {
 	far := budgetInputs(1, timedPod(1<<40, 0))
 	if got := EstimateReplay(s, far).Bytes; got < 3*305419897*16 {
 		t.Errorf("replay over 2^40 s: %d bytes, want at least 3 runs x 305,419,897 hours x 16 B", got)
+	}
+}
+
+func TestEstimateJobs(t *testing.T) {
+	s := &scenario.Scenario{Mode: scenario.Coloc, Seeds: 1000}
+	// 1,000,000 jobs, 4 systems x 1,000 seeds = 4,000 runs, 2 at once:
+	// base + 2 x (run + 1e6 x 4 KiB) + 4,000 x 1e6 x 512 B (1.9 TB).
+	e := EstimateJobs(s, "coloc.count 1000000 (poisson arrivals), 4 systems", 1000000, 4000, 2)
+	if want := int64(64*mib + 2*(16*mib+1000000*4096) + 4000*1000000*512); e.Bytes != want {
+		t.Errorf("bytes %d, want %d", e.Bytes, want)
+	}
+	err := e.Check(64 * gib)
+	want := "mode coloc would run 1,000,000 jobs in each of 4,000 runs (~1.9 TiB) because of coloc.count 1000000 (poisson arrivals), 4 systems and 1000 seeds: above --max-memory 64.0 GiB"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error\n%v\nwant it to start with\n%s", err, want)
 	}
 }
 

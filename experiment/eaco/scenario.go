@@ -58,6 +58,14 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	seeds := s.SeedList()
+	n := len(pool)
+	if c.Count > 0 && (c.Arrivals == "poisson" || c.Count < n) {
+		n = c.Count // drawn, or the first Count of the file
+	}
+	if err := experiment.EstimateJobs(s, fmt.Sprintf("coloc.count %d (%s arrivals), %d systems", c.Count, c.Arrivals, len(c.Systems)),
+		n, len(seeds)*len(c.Systems), env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 V100, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, len(c.Systems), len(seeds))
 	runs := make([]*Run, len(seeds)*len(c.Systems))
 	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {

@@ -93,6 +93,10 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	if err := experiment.EstimateJobs(s, fmt.Sprintf("elastic.jobs: %d jobs of %s, %d systems", len(gj), src, len(systems)),
+		len(gj), s.Seeds*len(systems), env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	env.Notef("%s: %d jobs of %s on %d nodes, %d systems x %d seeds", s.Name, len(gj), src, e.Nodes, len(systems), s.Seeds)
 	res := &ScenarioResult{Version: env.Version, Scenario: s, StandIns: StandIns(src), Grid: acct.Where}
 	seeds := s.SeedList()
