@@ -23,14 +23,20 @@ func maxMemoryFlag(fs *flag.FlagSet) *string {
 }
 
 // maxMemory is the limit --max-memory gives: the flag's size, or half the
-// machine's memory (MemTotal of /proc/meminfo; fallbackMemoryBytes where
-// that cannot be read).
+// machine's memory: MemTotal of /proc/meminfo, or the cgroup v2 limit
+// (/sys/fs/cgroup/memory.max) of a container when that is lower;
+// fallbackMemoryBytes where neither can be read.
 func maxMemory(spec string) (int64, error) {
 	if spec == "" {
 		total := int64(fallbackMemoryBytes)
 		if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 			if t, err := memTotal(string(b)); err == nil {
 				total = t
+			}
+		}
+		if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+			if c, ok := cgroupMax(string(b)); ok && c < total {
+				total = c
 			}
 		}
 		return total / 2, nil
@@ -40,6 +46,13 @@ func maxMemory(spec string) (int64, error) {
 		return 0, usageError{fmt.Errorf("--max-memory: %w", err)}
 	}
 	return b, nil
+}
+
+// cgroupMax reads a cgroup v2 memory.max file: a number of bytes, or
+// "max" (no limit: ok false).
+func cgroupMax(s string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return n, err == nil && n > 0
 }
 
 // memTotal reads the MemTotal line of /proc/meminfo ("MemTotal: 24567 kB")

@@ -35,6 +35,18 @@ func TestMemTotal(t *testing.T) {
 	}
 }
 
+func TestCgroupMax(t *testing.T) {
+	for in, want := range map[string]int64{"4294967296\n": 4 << 30, "max\n": -1, "": -1, "0": -1, "-5": -1, "1e9": -1} {
+		got, ok := cgroupMax(in)
+		if !ok {
+			got = -1
+		}
+		if got != want {
+			t.Errorf("cgroupMax(%q) = %d, want %d (-1: no limit)", in, got, want)
+		}
+	}
+}
+
 func FuzzMemTotal(f *testing.F) {
 	f.Add("MemTotal:       24567890 kB\n")
 	f.Add("MemTotal: 9007199254740993 kB\n")
