@@ -52,8 +52,9 @@ const (
 	comparePodBytes = 640
 	// jobBytes is one job of a run of a job engine (hpc, elastic,
 	// coloc) while the run goes on (hpc-vahrm.yaml, 10,000 jobs, 2 runs
-	// at once: 58 MB; coloc, 2,000 jobs drawn from gavel-msr, 2 runs at
-	// once: 39 MB; about 1.4 and 2.2 KB a job); jobKeptBytes what a
+	// at once: 58 MB, 1.4 KB a job; coloc, FIFO on jobs drawn from
+	// gavel-msr: 3,000 jobs 40 MB, 30,000 jobs 71 MB, 1.2 KB a job);
+	// jobKeptBytes what a
 	// finished run keeps of each job (hpc-vahrm.yaml, seeds 1 and 4, 15
 	// and 60 runs: 58 and 64 MB, 13 bytes a job).
 	jobBytes     = 4096
