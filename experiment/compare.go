@@ -46,6 +46,11 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 	if err := checkTasks(env, s, in); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	// The estimate after the checks: the series' coverage bounds the hours
+	// it counts.
+	if err := EstimateCompare(s, in, env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	n := len(s.Policies) * s.Seeds
 	out, errs := ShardedRun(env.Shards, n, env.Workers, func(i int) (*CompareRun, error) {
 		ps := &s.Policies[i/s.Seeds]

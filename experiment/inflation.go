@@ -163,6 +163,9 @@ func RunInflation(env *Env, s *scenario.Scenario, in *Inputs) (*InflationResult,
 	if err != nil {
 		return nil, err
 	}
+	if err := EstimateInflation(s, in, env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	res := &InflationResult{Scenario: s, Source: in.Source, NeverStart: in.NeverStart, Pods: len(in.Pods), TotalGPUMilli: probe.TotalGPUMilli, Nodes: len(probe.Nodes), Account: acct}
 	type jobSpec struct{ p, k int }
 	var jobs []jobSpec

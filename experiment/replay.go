@@ -128,6 +128,11 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	if err := checkTasks(env, s, in); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	// The estimate after the checks: the series' coverage bounds the hours
+	// it counts.
+	if err := EstimateReplay(s, in).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	out, errs := ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
 		ps := &s.Policies[i]
 		r, err := replayOnce(env, s, ps, in, acct, rec, s.FirstSeed, false)

@@ -41,6 +41,11 @@ type Env struct {
 	// Strict makes a warning of the checks before a run an error (pods
 	// that can never start: --strict).
 	Strict bool
+	// MaxMemory, if > 0, is the memory in bytes a run may be estimated to
+	// need (--max-memory): runners estimate it from their inputs before
+	// any work (EstimateInflation, EstimateReplay, EstimateCompare) and
+	// refuse a run above it, naming the input that drives the estimate.
+	MaxMemory int64
 }
 
 // Notef calls Note when it is set.

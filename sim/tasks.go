@@ -359,7 +359,11 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 	e.res.End = now
 	e.res.Hourly = e.ledger.Hourly()
 	e.res.Events, e.res.Decisions = e.k.Events, e.k.Decisions
-	return &e.res, nil
+	// A copy, not &e.res: a pointer into the engine would keep the whole
+	// engine (cluster, queue, the placer's score cache) alive as long as
+	// the result, which compare holds for every policy and seed.
+	res := e.res
+	return &res, nil
 }
 
 // stale drops a power-off check overtaken by a start or a later check, so

@@ -431,6 +431,9 @@ type Study struct {
 	prices, carbon string
 }
 
+// MaxSeeds bounds --seeds: 100 seeds are 2,600 runs, hours of solving.
+const MaxSeeds = 100
+
 // Name implements experiment.Study.
 func (*Study) Name() string { return "cedla" }
 
@@ -443,7 +446,7 @@ func (*Study) Synopsis() string {
 // Flags implements experiment.Study.
 func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&st.quick, "quick", false, "a small fast version (10 nodes per type, one day, one seed)")
-	fs.IntVar(&st.seeds, "seeds", 3, "seeds of the job arrivals")
+	fs.IntVar(&st.seeds, "seeds", 3, "seeds of the job arrivals (1..100)")
 	fs.StringVar(&st.models, "models", "", "a models table (CSV, as data/models.csv) instead of the embedded one")
 	fs.StringVar(&st.prices, "prices", "", "hourly prices (CSV: \"Datetime (UTC)\", \"Price (USD/MWh)\"; .gz allowed) instead of the embedded NYISO week; slot 0 is its first hour")
 	fs.StringVar(&st.carbon, "carbon", "", "hourly carbon intensities (CSV: \"Datetime (UTC)\", \"Carbon Intensity gCO₂eq/kWh (LCA)\") instead of the embedded week")
@@ -457,8 +460,8 @@ func (st *Study) Inputs() []scenario.Input {
 
 // Check implements experiment.Study.
 func (st *Study) Check() error {
-	if st.seeds < 1 {
-		return fmt.Errorf("reproduce cedla: --seeds %d, want >= 1", st.seeds)
+	if st.seeds < 1 || st.seeds > MaxSeeds {
+		return fmt.Errorf("reproduce cedla: --seeds %d, want 1..%d (each seed is 26 runs, about 90 s on 2 cores)", st.seeds, MaxSeeds)
 	}
 	return nil
 }

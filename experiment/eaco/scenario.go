@@ -53,11 +53,19 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err := e.CheckPool(name, pool); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	seeds := s.SeedList()
+	n := len(pool)
+	if c.Count > 0 && (c.Arrivals == "poisson" || c.Count < n) {
+		n = c.Count // drawn, or the first Count of the file
+	}
+	if err := experiment.EstimateJobs(s, fmt.Sprintf("coloc.count %d (%s arrivals), %d systems", c.Count, c.Arrivals, len(c.Systems)),
+		n, len(seeds)*len(c.Systems), env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	acct, err := s.Account()
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	seeds := s.SeedList()
 	for _, seed := range seeds {
 		jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
 		if len(jobs) == 0 {

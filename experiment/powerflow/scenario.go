@@ -100,6 +100,10 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	if err := experiment.EstimateJobs(s, fmt.Sprintf("elastic.jobs: %d jobs of %s, %d systems", len(gj), src, len(systems)),
+		len(gj), s.Seeds*len(systems), env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	last := 0
 	for i, g := range gj {
 		if g.SubmitSec > gj[last].SubmitSec {

@@ -60,8 +60,8 @@ func (st *Study) Check() error {
 		return errors.New("reproduce powerflow: --philly and --pai-jobs are alternatives")
 	case st.start != "" && st.phillyFile == "":
 		return errors.New("reproduce powerflow: --start goes with --philly")
-	case !(st.hours > 0):
-		return fmt.Errorf("reproduce powerflow: --hours %v, want > 0", st.hours)
+	case !(st.hours > 0 && st.hours <= 24*366):
+		return fmt.Errorf("reproduce powerflow: --hours %v, want (0, 8784] (as elastic.hours)", st.hours)
 	}
 	return nil
 }

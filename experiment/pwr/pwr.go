@@ -289,6 +289,9 @@ func (st *Study) Inputs() []scenario.Input { return nil }
 
 // Check implements experiment.Study.
 func (st *Study) Check() error {
+	if st.seeds < 1 || st.seeds > 1000 {
+		return fmt.Errorf("reproduce pwr: --seeds %d, want 1..1000 (as a scenario's seeds)", st.seeds)
+	}
 	_, err := st.scenarios()
 	return err
 }

@@ -554,6 +554,10 @@ func (*Study) Synopsis() string {
         reproduce the VAHRM paper's evaluation (stand-in data, see the output)`
 }
 
+// MaxJobs bounds --jobs: every workload, system and sweep point replays
+// the jobs, so a million is already hours of runs.
+const MaxJobs = 1000000
+
 // Flags implements experiment.Study.
 func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&st.jobs, "jobs", 10000, "jobs taken from the log (the paper used 10,000)")
@@ -569,8 +573,8 @@ func (st *Study) Inputs() []scenario.Input { return experiment.FlagInputs("swf",
 // Check implements experiment.Study.
 func (st *Study) Check() error {
 	switch {
-	case st.jobs < 1:
-		return fmt.Errorf("reproduce vahrm: --jobs %d, want >= 1", st.jobs)
+	case st.jobs < 1 || st.jobs > MaxJobs:
+		return fmt.Errorf("reproduce vahrm: --jobs %d, want 1..%d", st.jobs, MaxJobs)
 	case st.ppn < 1 || st.ppn > swf.MaxProcs:
 		return fmt.Errorf("reproduce vahrm: --procs-per-node %d, want 1..%d (the SWF reader's processor bound)", st.ppn, int64(swf.MaxProcs))
 	case st.ppn != 1 && st.swf == "":

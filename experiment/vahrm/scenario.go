@@ -103,6 +103,10 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	if err := experiment.EstimateJobs(s, fmt.Sprintf("hpc.jobs: %d jobs of %s, %d workloads x %d systems", len(log.Jobs), h.SWF, len(h.Workloads), len(h.Systems)),
+		len(log.Jobs), len(h.Workloads)*len(h.Systems), env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	if err := log.CheckSR(h.SR); err != nil {
 		return nil, fmt.Errorf("scenario %s: hpc.sr: %w", s.Name, err)
 	}
@@ -114,6 +118,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err := experiment.CheckOutlasts(acct, end, fmt.Sprintf("the job at hpc.swf %s line %d (at sr %g)", h.SWF, line, h.SR)); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	// Seeds run one after another, each a sweep of workloads x systems.
 	env.Notef("%s: %d jobs of %s on the 540-node VAHRM system, %d workloads x %d systems x %d seeds", s.Name, len(log.Jobs), h.SWF, len(h.Workloads), len(h.Systems), s.Seeds)
 	res := &ScenarioResult{Version: env.Version, Scenario: s, StandIns: StandIns(log), Jobs: len(log.Jobs), OfferedLoad: Num(log.Utilization(h.SR))}
 	var ws []Workload

@@ -39,9 +39,9 @@ func usage() string {
 	b.WriteString(`wattsched — energy-aware GPU-cluster scheduling toolkit
 
 Usage:
-  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--force]
+  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--max-memory SIZE] [--force]
         run a scenario: inflation, replay, hpc, elastic, coloc or slotted (default: the embedded pwr-default scenario)
-  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--strict] [--force]
+  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--strict] [--max-memory SIZE] [--force]
         replay your trace on your cluster under several policies and seeds: means with 95% intervals,
         wait and completion-time distributions, a summary in plain words
   wattsched merge -o DIR SHARD_DIR... [--force]
@@ -50,7 +50,7 @@ Usage:
 	for _, st := range studies() {
 		fmt.Fprintf(&b, "  wattsched reproduce %s %s\n", st.Name(), st.Synopsis())
 	}
-	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n)\n", strings.Join(shardable, ", "))
+	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n; every reproduction takes --max-memory SIZE)\n", strings.Join(shardable, ", "))
 	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME]
         time one inflation run per policy on the 1213-node cluster (one core)
   wattsched traces
@@ -242,7 +242,7 @@ func cmdCompletion(args []string, stdout io.Writer) error {
 		st.Flags(fs)
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
-		studyFlags = append(studyFlags, fmt.Sprintf("      %s) words=%q ;;", st.Name(), strings.Join(append(names, "-o", "--force"), " ")))
+		studyFlags = append(studyFlags, fmt.Sprintf("      %s) words=%q ;;", st.Name(), strings.Join(append(names, "-o", "--force", "--max-memory"), " ")))
 	}
 	fmt.Fprintf(stdout, `# bash completion for wattsched: source <(wattsched completion bash)
 _wattsched() {
@@ -251,8 +251,8 @@ _wattsched() {
     words="run compare reproduce merge bench traces import calibrate version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run) words="-c -o --seeds --force --catalog --shard --strict --solver-log" ;;
-    compare) words="-c -o --seeds --force --catalog --shard --strict" ;;
+    run) words="-c -o --seeds --force --catalog --shard --strict --max-memory --solver-log" ;;
+    compare) words="-c -o --seeds --force --catalog --shard --strict --max-memory" ;;
     merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
@@ -379,6 +379,7 @@ type scenarioFlags struct {
 	shard, cfg, out, catalog *string
 	seeds                    *int
 	force, strict            *bool
+	maxMem                   *string
 	// solverLog is --solver-log (run only; nil for compare).
 	solverLog *string
 }
@@ -396,6 +397,7 @@ func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFla
 	f.seeds = fs.Int("seeds", 0, "override the scenario's number of seeds")
 	f.force = fs.Bool("force", false, "replace a non-empty results directory")
 	f.catalog = fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
+	f.maxMem = maxMemoryFlag(fs)
 	f.strict = fs.Bool("strict", false, "fail before the run when pods can never start (fit no node, or over the power limit on the idle cluster) instead of warning")
 	if cmd == "run" {
 		f.solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
@@ -416,9 +418,13 @@ func loadScenario(cmd, cfg string) (*scenario.Scenario, error) {
 // any work.
 func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experiment.Shards) (*scenarioRun, error) {
 	fs, f := newScenarioFlags(cmd, stderr)
-	shard, cfg, out, seeds, force, catalog, solverLog, strict := f.shard, f.cfg, f.out, f.seeds, f.force, f.catalog, f.solverLog, f.strict
+	shard, cfg, out, seeds, force, catalog, solverLog, strict, maxMem := f.shard, f.cfg, f.out, f.seeds, f.force, f.catalog, f.solverLog, f.strict, f.maxMem
 	if err := fs.Parse(args); err != nil {
 		return nil, usageError{err}
+	}
+	memLimit, err := maxMemory(*maxMem)
+	if err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Errorf("%s: unexpected argument %q (a scenario file goes with -c)", cmd, fs.Arg(0))}
@@ -433,14 +439,15 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 	if err != nil {
 		return nil, err
 	}
-	if *seeds > 0 {
+	if flagSet(fs, "seeds") {
 		s.Seeds = *seeds
 		if err := s.Validate(); err != nil {
-			return nil, err
+			return nil, usageError{fmt.Errorf("%s: --seeds %d: %w", cmd, *seeds, err)}
 		}
 	}
 	e := env(stderr)
 	e.Strict = *strict
+	e.MaxMemory = memLimit
 	if err := s.Check(e.Registries); err != nil {
 		return nil, err
 	}
@@ -600,9 +607,14 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	out := fs.String("o", "", "results directory (required)")
 	force := fs.Bool("force", false, "replace a non-empty results directory")
 	shard := shardFlag(fs)
+	maxMem := maxMemoryFlag(fs)
 	st.Flags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
+	}
+	memLimit, err := maxMemory(*maxMem)
+	if err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("reproduce %s: unexpected argument %q", st.Name(), fs.Arg(0))}
@@ -614,6 +626,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return usageError{err}
 	}
 	e := env(stderr)
+	e.MaxMemory = memLimit
 	if err := setShards(e, *shard, merge, "reproduce "+st.Name()); err != nil {
 		return err
 	}

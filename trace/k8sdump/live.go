@@ -41,7 +41,21 @@ type Kubeconfig struct {
 	Username, Password string
 	// PageSize is the number of objects per list request (0: 500).
 	PageSize int
+	// MaxPages bounds the list requests per resource (0: DefaultMaxPages)
+	// and MaxObjects the nodes and pods listed in all (0:
+	// DefaultMaxObjects): a server that keeps sending continue tokens is
+	// stopped with an error instead of growing memory without bound.
+	MaxPages, MaxObjects int
 }
+
+// DefaultMaxPages and DefaultMaxObjects bound a live listing (Fetch): at
+// 500 objects a page, 1,000 pages are half a million objects, and 300,000
+// nodes and pods are twice the largest cluster Kubernetes supports
+// (5,000 nodes, 150,000 pods).
+const (
+	DefaultMaxPages   = 1000
+	DefaultMaxObjects = 300000
+)
 
 type kubeconfigFile struct {
 	CurrentContext string `yaml:"current-context"`
@@ -226,10 +240,22 @@ func Fetch(ctx context.Context, kc *Kubeconfig) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxPages, maxObjects := kc.MaxPages, kc.MaxObjects
+	if maxPages <= 0 {
+		maxPages = DefaultMaxPages
+	}
+	if maxObjects <= 0 {
+		maxObjects = DefaultMaxObjects
+	}
 	var items []json.RawMessage
+	size := 0 // bytes of items so far
 	for _, res := range []struct{ path, kind string }{{"/api/v1/nodes", "Node"}, {"/api/v1/pods", "Pod"}} {
 		cont := ""
-		for {
+		seen := map[string]bool{}
+		for pages := 1; ; pages++ {
+			if pages > maxPages {
+				return nil, fmt.Errorf("context %s: GET %s: still sending continue tokens after %d pages: stopped (a paging loop on the server?)", kc.Context, res.path, maxPages)
+			}
 			limit := kc.PageSize
 			if limit <= 0 {
 				limit = 500
@@ -254,11 +280,21 @@ func Fetch(ctx context.Context, kc *Kubeconfig) ([]byte, error) {
 				if err != nil {
 					return nil, err
 				}
-				items = append(items, b)
+				items, size = append(items, b), size+len(b)
+			}
+			if len(items) > maxObjects {
+				return nil, fmt.Errorf("context %s: GET %s: over %d nodes and pods listed: stopped (twice the largest cluster Kubernetes supports)", kc.Context, res.path, maxObjects)
+			}
+			if size > maxListBytes {
+				return nil, fmt.Errorf("context %s: GET %s: over %d bytes of nodes and pods listed: stopped", kc.Context, res.path, maxListBytes)
 			}
 			if cont = page.Metadata.Continue; cont == "" {
 				break
 			}
+			if seen[cont] {
+				return nil, fmt.Errorf("context %s: GET %s: the server sent continue token %.40q a second time: stopped (a paging loop on the server)", kc.Context, res.path, cont)
+			}
+			seen[cont] = true
 		}
 	}
 	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
