@@ -123,8 +123,8 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 	seen := map[string]int{}
 	err = records(cr, file, h, func(r *row) {
 		s := cluster.NodeSpec{Name: strings.TrimSpace(r.rec[0]), GPUModel: strings.TrimSpace(r.rec[4])}
-		if s.Name == "" {
-			r.fail("sn", errors.New("empty node name"))
+		if err := trace.CheckName(s.Name); err != nil {
+			r.fail("sn", err)
 		} else if prev, dup := seen[s.Name]; dup {
 			r.fail("sn", fmt.Errorf("node %q already on line %d", s.Name, prev))
 		}
@@ -159,11 +159,15 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("header has %d columns, want 5 or %d", len(h), len(podColumns))}
 	}
 	var out []job.Task
+	seen := map[string]int{}
 	err = records(cr, file, h, func(r *row) {
 		t := job.Task{ID: job.ID(len(out)), Name: strings.TrimSpace(r.rec[0]), Kind: job.Training, Class: -1}
-		if t.Name == "" {
-			r.fail("name", errors.New("empty pod name"))
+		if err := trace.CheckName(t.Name); err != nil {
+			r.fail("name", err)
+		} else if prev, dup := seen[t.Name]; dup {
+			r.fail("name", fmt.Errorf("pod %q already on line %d", t.Name, prev))
 		}
+		seen[t.Name] = r.line
 		t.CPUMilli = r.int(1, 0, 1<<40)
 		t.MemMiB = r.int(2, 0, 1<<40)
 		t.GPUCount = int(r.int(3, 0, 8))

@@ -238,7 +238,9 @@ const MaxSteps = 1e10
 // scale_factor); errors are trace.ParseError with file, line and column.
 func ReadTrace(name string, r io.Reader) ([]Job, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	// Past userfile.Table's bound on a line, so that a file read through it
+	// fails on that bound, which names the line.
+	sc.Buffer(make([]byte, 64*1024), 2<<20)
 	var out []Job
 	line := 0
 	for sc.Scan() {

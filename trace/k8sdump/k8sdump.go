@@ -19,6 +19,7 @@ import (
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/trace"
 )
 
 // Names shared with the kube-scheduler plugins (k8s/gpushare).
@@ -95,6 +96,17 @@ func Read(r io.Reader, file string) (*Dump, error) {
 		return fmt.Errorf("%s: items[%d].%s: %w", file, i, field, err)
 	}
 	d := &Dump{}
+	seen := map[string]int{} // "Node name" or "Pod namespace/name" -> item
+	named := func(i int, kind, name string) error {
+		if err := trace.CheckName(name); err != nil {
+			return bad(i, "metadata.name", err)
+		}
+		if prev, dup := seen[kind+" "+name]; dup {
+			return bad(i, "metadata.name", fmt.Errorf("%s %q is also items[%d]", kind, name, prev))
+		}
+		seen[kind+" "+name] = i
+		return nil
+	}
 	for i, o := range l.Items {
 		switch o.Kind {
 		case "Node":
@@ -111,6 +123,9 @@ func Read(r io.Reader, file string) (*Dump, error) {
 			if err != nil || gpus > 64 {
 				return nil, bad(i, "status.allocatable[\""+ResourceGPU+"\"]", fmt.Errorf("%q: want 0..64 GPUs", a[ResourceGPU]))
 			}
+			if err := named(i, "node", o.Metadata.Name); err != nil {
+				return nil, err
+			}
 			s := cluster.NodeSpec{Name: o.Metadata.Name, CPUMilli: cpu, MemMiB: mem >> 20, GPUs: int(gpus)}
 			if s.GPUs > 0 {
 				if s.GPUModel = o.Metadata.Labels[LabelGPUProduct]; s.GPUModel == "" {
@@ -125,6 +140,9 @@ func Read(r io.Reader, file string) (*Dump, error) {
 			p, err := pod(o)
 			if err != nil {
 				return nil, bad(i, err.field, err.err)
+			}
+			if err := named(i, "pod", p.Name); err != nil {
+				return nil, err
 			}
 			p.Placement = fmt.Sprintf("items[%d]", i)
 			d.Pods = append(d.Pods, *p)
