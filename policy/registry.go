@@ -38,6 +38,11 @@ func Typed[A Args[A], P, D any](mk func(A, D) (P, error)) Factory[P, D] {
 			// Strictly: unknown fields, and numbers a field cannot hold
 			// exactly (threads: 2.5), are errors.
 			if _, err := strictyaml.Decode(raw, &a); err != nil && !errors.Is(err, strictyaml.ErrEmpty) {
+				// raw is the args re-encoded: its lines are not the file's.
+				var ne *strictyaml.NumberError
+				if errors.As(err, &ne) {
+					return a, fmt.Errorf("%s: %w", ne.Path, ne.Err)
+				}
 				return a, err
 			}
 		}

@@ -114,6 +114,17 @@ func IsZero(n *yaml.Node) bool {
 	return false
 }
 
+// NumberError is a number that its field cannot hold exactly.
+type NumberError struct {
+	Line int    // the YAML line
+	Path string // the field's path: seeds, policies[0].scorers[1].weight
+	Err  error
+}
+
+func (e *NumberError) Error() string { return fmt.Sprintf("line %d: %s: %v", e.Line, e.Path, e.Err) }
+
+func (e *NumberError) Unwrap() error { return e.Err }
+
 // Numbers checks every number under n that decodes into an integer field
 // of t: it must be an integer that the field holds exactly.
 func Numbers(n *yaml.Node, t reflect.Type) error {
@@ -190,7 +201,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) error {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		if err := fits(n, t); err != nil {
-			return fmt.Errorf("line %d: %s: %w", line, path, err)
+			return &NumberError{Line: line, Path: path, Err: err}
 		}
 	}
 	return nil
