@@ -113,6 +113,12 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime 30s ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime 30s ./gpushare
 	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime 30s ./power/prom
+	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime 30s ./trace/alibaba2023
+	$(GO) test -run '^$$' -fuzz FuzzReadTrace -fuzztime 30s ./trace/gavel
+	$(GO) test -run '^$$' -fuzz 'FuzzRead$$' -fuzztime 30s ./trace/k8sdump
+	$(GO) test -run '^$$' -fuzz FuzzReadJobs -fuzztime 30s ./experiment/cedla
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./internal/userfile
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./internal/strictyaml
 
 clean:
 	rm -rf bin out build

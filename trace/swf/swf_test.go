@@ -36,6 +36,7 @@ func TestReadErrors(t *testing.T) {
 		ok + "2 5 -1 10 -4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "column allocated_processors: -4: only -1 may be negative",
 		"; only a header\n":                                      "f.swf:1: no job records",
 		ok + "2 5 -1 10 4 abc -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "column average_cpu_time",
+		ok + "1 5 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n":  "f.swf:2: column job_number: job 1 already on line 1",
 	}
 	for in, want := range cases {
 		_, err := Read(strings.NewReader(in), "f.swf")
