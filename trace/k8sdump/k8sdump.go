@@ -97,9 +97,19 @@ func Read(r io.Reader, file string) (*Dump, error) {
 	}
 	d := &Dump{}
 	seen := map[string]int{} // "Node name" or "Pod namespace/name" -> item
-	named := func(i int, kind, name string) error {
-		if err := trace.CheckName(name); err != nil {
+	// named checks an item's name (Kubernetes allows 253 bytes, so the
+	// namespace and the name are each a trace.CheckName) and that no other
+	// item of its kind has it.
+	named := func(i int, kind string, o object) error {
+		if err := trace.CheckName(o.Metadata.Name); err != nil {
 			return bad(i, "metadata.name", err)
+		}
+		name := o.Metadata.Name
+		if kind == "pod" {
+			if err := trace.CheckName(o.Metadata.Namespace); err != nil && o.Metadata.Namespace != "" {
+				return bad(i, "metadata.namespace", err)
+			}
+			name = o.Metadata.Namespace + "/" + name
 		}
 		if prev, dup := seen[kind+" "+name]; dup {
 			return bad(i, "metadata.name", fmt.Errorf("%s %q is also items[%d]", kind, name, prev))
@@ -123,7 +133,7 @@ func Read(r io.Reader, file string) (*Dump, error) {
 			if err != nil || gpus > 64 {
 				return nil, bad(i, "status.allocatable[\""+ResourceGPU+"\"]", fmt.Errorf("%q: want 0..64 GPUs", a[ResourceGPU]))
 			}
-			if err := named(i, "node", o.Metadata.Name); err != nil {
+			if err := named(i, "node", o); err != nil {
 				return nil, err
 			}
 			s := cluster.NodeSpec{Name: o.Metadata.Name, CPUMilli: cpu, MemMiB: mem >> 20, GPUs: int(gpus)}
@@ -141,7 +151,7 @@ func Read(r io.Reader, file string) (*Dump, error) {
 			if err != nil {
 				return nil, bad(i, err.field, err.err)
 			}
-			if err := named(i, "pod", p.Name); err != nil {
+			if err := named(i, "pod", o); err != nil {
 				return nil, err
 			}
 			p.Placement = fmt.Sprintf("items[%d]", i)
