@@ -233,6 +233,9 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("name: x\nslotted: {nodes: {RTX2060: 3}, jobs: {count: 5}, systems: [FIFO, {name: c, policy: cedla, args: {mode: hard}}]}\n")
 	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\npower_limit: {watts: 1000}\nmeasured: {file: m.json, start: '2023-01-01 00:00:00'}\n")
 	f.Add("name: [\n")
+	f.Add("name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\nseeds: &z 0x0\n---\n")
+	f.Add("name: x\nhpc: {swf: nasa-ipsc, jobs: &j 0, sr: *j, <<: {procs_per_node: 2.5}}\n")
+	f.Add("# only a comment\n")
 	r := builtin.Registries()
 	f.Fuzz(func(t *testing.T, doc string) {
 		s, err := scenario.Parse([]byte(doc), "f.yaml")
@@ -241,6 +244,9 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		if err := s.Validate(); err != nil {
 			t.Fatalf("Parse accepted a scenario that fails Validate: %v", err)
+		}
+		if len(s.Description) > scenario.MaxDescriptionBytes || len(s.Name) > scenario.MaxNameBytes || s.FirstSeed == 0 {
+			t.Fatalf("Parse accepted a description of %d bytes, a name of %d, first_seed %d", len(s.Description), len(s.Name), s.FirstSeed)
 		}
 		_ = s.Check(r) // must not panic
 	})
