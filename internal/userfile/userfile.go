@@ -25,6 +25,9 @@ type Limit struct {
 	// LineBytes is the most one line may hold, its newline excluded (0: no
 	// bound, for JSON and YAML documents read whole).
 	LineBytes int
+	// Lines is the most lines a file may have (0: no bound): a stream of
+	// empty lines costs a line-oriented reader far more than its bytes.
+	Lines int
 	// What names the kind of file in errors ("a scenario file").
 	What string
 }
@@ -40,8 +43,9 @@ var (
 	// a measured-power recording, a Kubernetes dump, a shard's manifest.
 	Document = Limit{Bytes: 256 << 20, What: "a JSON or YAML input file"}
 	// Table bounds a line-oriented trace or table (CSV, SWF, Gavel
-	// traces, price and carbon series), read as a stream.
-	Table = Limit{Bytes: 1 << 30, LineBytes: 1 << 20, What: "a trace or table file"}
+	// traces, price and carbon series), read as a stream. 2^26 lines
+	// of 20 bytes, a short row, are past the byte bound already.
+	Table = Limit{Bytes: 1 << 30, LineBytes: 1 << 20, Lines: 1 << 26, What: "a trace or table file"}
 )
 
 // LimitError is a file past one of its bounds, or a file that is not text.
@@ -100,6 +104,12 @@ func (b *bounded) Read(p []byte) (int, error) {
 	for i, c := range p[:n] {
 		if b.n+int64(i) == b.lim.Bytes {
 			b.err = &LimitError{File: b.name, Line: b.line, Err: fmt.Errorf("larger than %s (the limit of %s, counted after decompression)", size(b.lim.Bytes), b.lim.What)}
+			return i, b.err
+		}
+		// Line Lines+1 may not hold a byte, nor end: a file of Lines lines
+		// may end with a newline.
+		if b.lim.Lines > 0 && b.line > b.lim.Lines {
+			b.err = &LimitError{File: b.name, Line: b.line, Err: fmt.Errorf("more than %d lines (the limit of %s)", b.lim.Lines, b.lim.What)}
 			return i, b.err
 		}
 		switch c {

@@ -52,6 +52,12 @@ func TestReader(t *testing.T) {
 		// A gzip bomb: 1 MB of newlines from a 1 KB file stops at the
 		// bound on the decompressed bytes.
 		{name: "gzip bomb", in: gz(t, bytes.Repeat([]byte{'\n'}, 1<<20)), lim: small, err: "f.csv:65: larger than 64 bytes"},
+		// 5 lines of a bound of 4: the error is on line 5, where a fifth
+		// line would start.
+		{name: "too many lines", in: []byte("a\nb\nc\nd\ne"), lim: Limit{Bytes: 64, Lines: 4, What: "a test file"}, err: "f.csv:5: more than 4 lines"},
+		{name: "lines at the bound", in: []byte("a\nb\nc\nd"), lim: Limit{Bytes: 64, Lines: 4, What: "a test file"}, want: "a\nb\nc\nd"},
+		{name: "lines at the bound, newline-ended", in: []byte("a\nb\nc\nd\n"), lim: Limit{Bytes: 64, Lines: 4, What: "a test file"}, want: "a\nb\nc\nd\n"},
+		{name: "empty lines past the bound", in: []byte("\n\n\n\n\n"), lim: Limit{Bytes: 64, Lines: 4, What: "a test file"}, err: "f.csv:5: more than 4 lines"},
 		{name: "broken gzip", in: []byte{0x1f, 0x8b, 'x'}, lim: small, err: "f.csv: gzip:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
