@@ -56,8 +56,13 @@ type CSV struct {
 }
 
 // OpenCSV reads a CSV file's header; an empty file or an unreadable header
-// is a ParseError on line 1.
+// is a ParseError on line 1. The file is read within the bounds of a table
+// (userfile.Table), gzip-compressed or not.
 func OpenCSV(r io.Reader, file string) (*CSV, []string, error) {
+	r, err := userfile.Reader(r, file, userfile.Table)
+	if err != nil {
+		return nil, nil, err
+	}
 	c := &CSV{Reader: csv.NewReader(r), File: file}
 	c.FieldsPerRecord = -1
 	head, err := c.Read()

@@ -22,7 +22,6 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
@@ -208,11 +207,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer f.Close()
 		r, name = f, *in
 	}
-	br, err := userfile.Reader(r, name, userfile.Document)
-	if err != nil {
-		return err
-	}
-	d, err := k8sdump.Read(br, name)
+	d, err := k8sdump.Read(r, name)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
 )
 
@@ -40,6 +41,10 @@ type Task struct {
 // eachRow calls each for every record of a headerless table with cols
 // columns; errors carry file and line.
 func eachRow(r io.Reader, name string, cols []string, each func(rec []string, line int) error) error {
+	r, err := userfile.Reader(r, name, userfile.Table)
+	if err != nil {
+		return err
+	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	for line := 1; ; line++ {

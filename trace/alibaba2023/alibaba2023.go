@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/trace"
 )
@@ -54,11 +55,17 @@ func readHeader(r *csv.Reader, file string, want []string, minCols int) ([]strin
 	return append([]string(nil), want[:len(h)]...), nil
 }
 
-func newReader(r io.Reader) *csv.Reader {
-	cr := csv.NewReader(r)
+// newReader reads r (named file) within the bounds of a table
+// (userfile.Table), gzip-compressed or not.
+func newReader(r io.Reader, file string) (*csv.Reader, error) {
+	br, err := userfile.Reader(r, file, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
-	return cr
+	return cr, nil
 }
 
 // row is one data line being parsed; the first error sticks.
@@ -114,7 +121,10 @@ func records(cr *csv.Reader, file string, h []string, fn func(r *row)) error {
 // ReadNodes parses a node list (sn,cpu_milli,memory_mib,gpu,model). file names
 // the input in errors.
 func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
-	cr := newReader(r)
+	cr, err := newReader(r, file)
+	if err != nil {
+		return nil, err
+	}
 	h, err := readHeader(cr, file, nodeColumns, len(nodeColumns))
 	if err != nil {
 		return nil, err
@@ -150,7 +160,10 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 // of the multigpu variants. Tasks get IDs 0..n-1 in file order; Submit and
 // Work come from creation_time and deletion_time when present.
 func ReadPods(r io.Reader, file string) ([]job.Task, error) {
-	cr := newReader(r)
+	cr, err := newReader(r, file)
+	if err != nil {
+		return nil, err
+	}
 	h, err := readHeader(cr, file, podColumns, 5)
 	if err != nil {
 		return nil, err

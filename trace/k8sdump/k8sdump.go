@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/trace"
 )
@@ -87,6 +88,10 @@ func Read(r io.Reader, file string) (*Dump, error) {
 	var l struct {
 		Kind  string   `json:"kind"`
 		Items []object `json:"items"`
+	}
+	r, err := userfile.Reader(r, file, userfile.Document)
+	if err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&l); err != nil {

@@ -101,6 +101,10 @@ type ParseError = trace.ParseError
 
 // Read parses an SWF log; file names it in errors.
 func Read(r io.Reader, file string) (*Log, error) {
+	r, err := userfile.Reader(r, file, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
 	sc := bufio.NewScanner(r)
 	// Past userfile.Table's bound on a line, so that a file read through it
 	// fails on that bound, which names the line.
