@@ -135,7 +135,11 @@ func (b *bounded) Read(p []byte) (int, error) {
 func Reader(r io.Reader, name string, lim Limit) (io.Reader, error) {
 	br := bufio.NewReader(r)
 	head, err := br.Peek(len(gzipMagic))
-	if err != nil && err != io.EOF {
+	switch {
+	case err == nil || err == io.EOF:
+	case IsLimit(err): // r is bounded already: its error names the file
+		return nil, err
+	default:
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	var src io.Reader = br

@@ -119,6 +119,19 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// A reader over a bounded reader (a reader given a userfile.File) reports
+// the inner bound's error as it is.
+func TestReaderOverBounded(t *testing.T) {
+	inner, err := Reader(bytes.NewReader([]byte{0}), "f.csv", small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Reader(inner, "f.csv", Table)
+	if err == nil || err.Error() != "f.csv:1: NUL byte at offset 0: not a text file" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestLimitErrorUnwraps(t *testing.T) {
 	inner := errors.New("x")
 	err := error(&LimitError{File: "f", Line: 3, Err: inner})
