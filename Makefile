@@ -117,6 +117,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzReadTrace -fuzztime 30s ./trace/gavel
 	$(GO) test -run '^$$' -fuzz 'FuzzRead$$' -fuzztime 30s ./trace/k8sdump
 	$(GO) test -run '^$$' -fuzz FuzzReadJobs -fuzztime 30s ./experiment/cedla
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 30s ./trace/gpuvar
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./internal/userfile
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./internal/strictyaml
 

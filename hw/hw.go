@@ -235,7 +235,7 @@ func (c *Catalog) With(extra *Catalog, from string) (*Catalog, error) {
 // ParseFile reads a catalog file (the format of the embedded catalog.yaml)
 // holding models to add; errors name the file.
 func ParseFile(path string) (*Catalog, error) {
-	b, err := userfile.ReadFile(path, userfile.Document)
+	b, err := userfile.ReadFile(path, userfile.YAML)
 	if err != nil {
 		return nil, err
 	}

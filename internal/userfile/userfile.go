@@ -39,9 +39,13 @@ type Limit struct {
 var (
 	// Scenario bounds a scenario file.
 	Scenario = Limit{Bytes: 4 << 20, What: "a scenario file"}
-	// Document bounds a JSON or YAML file read whole: a hardware catalog,
-	// a measured-power recording, a Kubernetes dump, a shard's manifest.
-	Document = Limit{Bytes: 256 << 20, What: "a JSON or YAML input file"}
+	// YAML bounds a YAML file other than a scenario: a hardware catalog,
+	// a kubeconfig (the YAML decoder holds the whole document, its nodes
+	// several times its size).
+	YAML = Limit{Bytes: 16 << 20, What: "a YAML input file"}
+	// Document bounds a JSON file: a measured-power recording, a
+	// Kubernetes dump, a calibration input.
+	Document = Limit{Bytes: 256 << 20, What: "a JSON input file"}
 	// Table bounds a line-oriented trace or table (CSV, SWF, Gavel
 	// traces, price and carbon series), read as a stream. 2^26 lines
 	// of 20 bytes, a short row, are past the byte bound already.

@@ -88,7 +88,7 @@ type kubeconfigFile struct {
 // auth-provider) are not run: the error says to use a token or a client
 // certificate, or a kubectl dump.
 func ReadKubeconfig(path, name string) (*Kubeconfig, error) {
-	b, err := userfile.ReadFile(path, userfile.Document)
+	b, err := userfile.ReadFile(path, userfile.YAML)
 	if err != nil {
 		return nil, err
 	}
