@@ -42,10 +42,15 @@ func decode(b []byte, file string, s *Scenario) error {
 	if err := texts(root, ""); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	if s.Seeds > 1 && s.FirstSeed > math.MaxUint64-uint64(s.Seeds-1) {
-		return fmt.Errorf("%s: first_seed: %d: the last of %d seeds would pass 2^64-1 and wrap", file, s.FirstSeed, s.Seeds)
-	}
 	return nil
+}
+
+// seedsWrap reports seeds first_seed..first_seed+seeds-1 passing 2^64-1
+// (Validate: compare --seeds changes seeds after decoding).
+func (s *Scenario) seedsWrap(bad *problems) {
+	if s.Seeds > 1 && s.FirstSeed > math.MaxUint64-uint64(s.Seeds-1) {
+		bad.add("first_seed: %d: the last of %d seeds would pass 2^64-1 and wrap", s.FirstSeed, s.Seeds)
+	}
 }
 
 // lookup is the value of key in mapping n (through aliases and merge

@@ -418,6 +418,7 @@ func (s *Scenario) Validate() error {
 			s.Slotted.validate(&bad)
 		}
 	}
+	s.seedsWrap(&bad)
 	return bad.err()
 }
 

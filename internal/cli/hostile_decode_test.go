@@ -58,8 +58,12 @@ var hostileDecode = []hostileCase{
 	{name: "weight-2^63-float", files: decodeScenarioWeight("9.223372036854775808e18"), args: decodeRun, code: 1, errLine: "weight: 9.223372036854775808e18 is out of range"},
 	{name: "first-seed-2^64", files: decodeScenario(decodeTrace + "first_seed: 18446744073709551616"), args: decodeRun, code: 1,
 		errLine: "first_seed: 18446744073709551616 is out of range 0..18446744073709551615"},
+	// The next line of these says "first_seed: 18446744073709551615: the
+	// last of 2 seeds would pass 2^64-1 and wrap".
 	{name: "first-seed-wraps", files: decodeScenario(decodeTrace + "first_seed: 18446744073709551615\nseeds: 2"), args: decodeRun, code: 1,
-		errLine: "first_seed: 18446744073709551615: the last of 2 seeds would pass 2^64-1"},
+		errLine: "s.yaml: invalid scenario:"},
+	{name: "first-seed-wraps-compare-seeds", files: decodeScenario(decodeTrace + "first_seed: 18446744073709551615"),
+		args: []string{"compare", "-c", "{D}/s.yaml", "--seeds", "2", "-o", "{D}/out"}, code: 1, errLine: "invalid scenario:"},
 	{name: "first-seed-0", files: decodeScenario(decodeTrace + "first_seed: 0"), args: decodeRun, code: 1, errLine: "first_seed: 0; leave it out for the default"},
 	{name: "seeds-0x0", files: decodeScenario(decodeTrace + "seeds: 0x0"), args: decodeRun, code: 1, errLine: "line 6: seeds: 0x0 (zero); leave it out"},
 	{name: "seeds-plus-0", files: decodeScenario(decodeTrace + "seeds: +0"), args: decodeRun, code: 1, errLine: "seeds: +0 (zero)"},
