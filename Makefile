@@ -123,6 +123,13 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzParseCatalog -fuzztime $(FUZZTIME) ./hw
 	$(GO) test -run '^$$' -fuzz FuzzLinePlotSVG -fuzztime $(FUZZTIME) ./report
 	$(GO) test -run '^$$' -fuzz FuzzCleanDir -fuzztime $(FUZZTIME) ./experiment
+	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime $(FUZZTIME) ./trace/alibaba2023
+	$(GO) test -run '^$$' -fuzz FuzzReadTrace -fuzztime $(FUZZTIME) ./trace/gavel
+	$(GO) test -run '^$$' -fuzz 'FuzzRead$$' -fuzztime $(FUZZTIME) ./trace/k8sdump
+	$(GO) test -run '^$$' -fuzz FuzzReadJobs -fuzztime $(FUZZTIME) ./experiment/cedla
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/gpuvar
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/userfile
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/strictyaml
 
 clean:
 	rm -rf bin out build

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 
 	"github.com/wattsched/wattsched/cluster"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fgd"
@@ -42,9 +42,9 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	case scenario.NodesOpenBAll:
 		in.Nodes, err = alibaba2023.AllNodes()
 	default:
-		var f *os.File
+		var f *userfile.File
 		path := s.Path(t.Nodes)
-		if f, err = os.Open(path); err == nil {
+		if f, err = userfile.Open(path, userfile.Table); err == nil {
 			defer f.Close()
 			in.Nodes, err = alibaba2023.ReadNodes(f, path)
 		}
@@ -69,7 +69,7 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 		in.Source = fmt.Sprintf("embedded openb_pod_list_%s and %s nodes: %s", t.Pods, t.Nodes, alibaba2023.Source)
 	} else {
 		path := s.Path(t.Pods)
-		f, err := os.Open(path)
+		f, err := userfile.Open(path, userfile.Table)
 		if err != nil {
 			return nil, fmt.Errorf("trace.pods: %w", err)
 		}

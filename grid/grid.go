@@ -18,13 +18,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
 )
 
@@ -132,13 +132,15 @@ func parseHour(v string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not YYYY-MM-DD hh:mm:ss (UTC)", v)
 }
 
-// ReadFile reads a series file (.gz read compressed).
+// ReadFile reads a series file (gzip-compressed or not, whatever its
+// name), within the bounds of a table (userfile.Table).
 func ReadFile(path, column, unit string, neg bool) (*Series, error) {
-	b, err := os.ReadFile(path)
+	f, err := userfile.Open(path, userfile.Table)
 	if err != nil {
 		return nil, err
 	}
-	return readBytes(b, path, strings.HasSuffix(path, ".gz"), column, unit, neg)
+	defer f.Close()
+	return Read(f, path, column, unit, neg)
 }
 
 func readBytes(b []byte, name string, gz bool, column, unit string, neg bool) (*Series, error) {

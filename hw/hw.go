@@ -7,12 +7,14 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/wattsched/wattsched/internal/strictyaml"
+	"github.com/wattsched/wattsched/internal/userfile"
 )
 
 // Watts is electrical power in watts.
@@ -281,14 +283,12 @@ func (c *Catalog) With(extra *Catalog, from string) (*Catalog, error) {
 // ParseFile reads a catalog file (the format of the embedded catalog.yaml)
 // holding models to add; errors name the file.
 func ParseFile(path string) (*Catalog, error) {
-	b, err := os.ReadFile(path)
+	b, err := userfile.ReadFile(path, userfile.YAML)
 	if err != nil {
 		return nil, err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
 	var c Catalog
-	if err := dec.Decode(&c); err != nil {
+	if _, err := strictyaml.Decode(b, &c); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &c, nil

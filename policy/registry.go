@@ -2,10 +2,13 @@ package policy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/wattsched/wattsched/internal/strictyaml"
 )
 
 // Args is what every policy's typed arguments implement: Default returns
@@ -32,9 +35,14 @@ func Typed[A Args[A], P, D any](mk func(A, D) (P, error)) Factory[P, D] {
 		var zero A
 		a := zero.Default()
 		if len(bytes.TrimSpace(raw)) > 0 {
-			dec := yaml.NewDecoder(bytes.NewReader(raw))
-			dec.KnownFields(true)
-			if err := dec.Decode(&a); err != nil {
+			// Strictly: unknown fields, and numbers a field cannot hold
+			// exactly (threads: 2.5), are errors.
+			if _, err := strictyaml.Decode(raw, &a); err != nil && !errors.Is(err, strictyaml.ErrEmpty) {
+				// raw is the args re-encoded: its lines are not the file's.
+				var ne *strictyaml.NumberError
+				if errors.As(err, &ne) {
+					return a, fmt.Errorf("%s: %w", ne.Path, ne.Err)
+				}
 				return a, err
 			}
 		}

@@ -2,9 +2,9 @@ package scenario
 
 import (
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/power/prom"
 )
@@ -93,7 +93,7 @@ func (s *Scenario) Recorded() (*prom.Recorded, time.Time, error) {
 		return nil, time.Time{}, nil
 	}
 	path := s.Path(m.File)
-	b, err := os.ReadFile(path)
+	b, err := userfile.ReadFile(path, userfile.Document)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("measured.file: %w", err)
 	}

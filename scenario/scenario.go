@@ -9,20 +9,16 @@
 package scenario
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy"
 )
 
@@ -62,35 +58,10 @@ const (
 // defaulted lists the fields whose zero value means "the default": an
 // explicit 0 there is an error rather than silently the default (sr: 0
 // used to run as sr: 1).
-var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"coloc", "nodes"}, {"grid", "pue"},
+var defaulted = [][]string{{"seeds"}, {"first_seed"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"},
+	{"coloc", "nodes"},
 	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"},
 	{"measured", "stale_after_s"}, {"measured", "max_series_w"}}
-
-// explicitZeros reports a defaulted field written as 0, with its line.
-func explicitZeros(b []byte) error {
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil || len(root.Content) == 0 {
-		return nil // the strict decoder reported it
-	}
-	for _, path := range defaulted {
-		n := root.Content[0]
-		for _, key := range path {
-			var next *yaml.Node
-			for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == key {
-					next = n.Content[i+1]
-				}
-			}
-			n = next
-		}
-		if n != nil && n.Kind == yaml.ScalarNode {
-			if v, err := strconv.ParseFloat(n.Value, 64); err == nil && v == 0 {
-				return fmt.Errorf("line %d: %s: 0; leave it out for the default or give a value > 0", n.Line, strings.Join(path, "."))
-			}
-		}
-	}
-	return nil
-}
 
 // Scenario is one experiment.
 type Scenario struct {
@@ -185,7 +156,7 @@ func Builtin(name string) (*Scenario, error) {
 // Load reads and validates a scenario file; relative paths in it resolve
 // from the file's directory.
 func Load(path string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := userfile.ReadFile(path, userfile.Scenario)
 	if err != nil {
 		return nil, err
 	}
@@ -201,14 +172,9 @@ func Load(path string) (*Scenario, error) {
 // defaults and validates it; errors name the file and the field. Relative
 // paths resolve from the working directory.
 func Parse(b []byte, file string) (*Scenario, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
 	var s Scenario
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if err := explicitZeros(b); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := decode(b, file, &s); err != nil {
+		return nil, err
 	}
 	s.defaults()
 	if err := s.Validate(); err != nil {
@@ -452,6 +418,7 @@ func (s *Scenario) Validate() error {
 			s.Slotted.validate(&bad)
 		}
 	}
+	s.seedsWrap(&bad)
 	return bad.err()
 }
 

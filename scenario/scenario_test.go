@@ -233,6 +233,9 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("name: x\nslotted: {nodes: {RTX2060: 3}, jobs: {count: 5}, systems: [FIFO, {name: c, policy: cedla, args: {mode: hard}}]}\n")
 	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\npower_limit: {watts: 1000}\nmeasured: {file: m.json, start: '2023-01-01 00:00:00'}\n")
 	f.Add("name: [\n")
+	f.Add("name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\nseeds: &z 0x0\n---\n")
+	f.Add("name: x\nhpc: {swf: nasa-ipsc, jobs: &j 0, sr: *j, <<: {procs_per_node: 2.5}}\n")
+	f.Add("# only a comment\n")
 	r := builtin.Registries()
 	f.Fuzz(func(t *testing.T, doc string) {
 		s, err := scenario.Parse([]byte(doc), "f.yaml")
@@ -241,6 +244,9 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		if err := s.Validate(); err != nil {
 			t.Fatalf("Parse accepted a scenario that fails Validate: %v", err)
+		}
+		if len(s.Description) > scenario.MaxDescriptionBytes || len(s.Name) > scenario.MaxNameBytes || s.FirstSeed == 0 {
+			t.Fatalf("Parse accepted a description of %d bytes, a name of %d, first_seed %d", len(s.Description), len(s.Name), s.FirstSeed)
 		}
 		_ = s.Check(r) // must not panic
 	})
@@ -349,5 +355,68 @@ func TestRecordedFile(t *testing.T) {
 		if !start.Equal(want) || rec.Series() != 1 {
 			t.Errorf("%s: start %v, %d series; want %v and 1", c.measured, start, rec.Series(), want)
 		}
+	}
+}
+
+// TestParseDecoding: the decoding layer (issue 28): one document, numbers
+// an integer field holds exactly, zero in any spelling caught where zero
+// means the default, no control characters, bounded text.
+func TestParseDecoding(t *testing.T) {
+	const head = "name: x\ntrace: {pods: default}\npolicies: [{name: p, scorers: [{policy: fgd, weight: 1}]}]\n"
+	for _, c := range []struct {
+		name, doc, want string // want: "" for a valid document
+	}{
+		{"empty", "", "scenario s.yaml is empty"},
+		{"comments only", "# a\n  # b\n\n", "scenario s.yaml is empty"},
+		{"document marker only", "---\n", "scenario s.yaml is empty"},
+		{"second document", head + "---\nname: y\n", "s.yaml: line 5: a second YAML document"},
+		{"seeds 2.5", head + "seeds: 2.5\n", "s.yaml: line 4: seeds: 2.5 is not an integer"},
+		{"seeds 2.0 is 2", head + "seeds: 2.0\n", ""},
+		{"weight 1.9", "name: x\ntrace: {pods: default}\npolicies: [{name: p, scorers: [{policy: fgd, weight: 1.9}]}]\n", "line 3: policies[0].scorers[0].weight: 1.9 is not an integer"},
+		{"first_seed 2^64", head + "first_seed: 18446744073709551616\n", "first_seed: 18446744073709551616 is out of range"},
+		{"first_seed 2^64-1", head + "first_seed: 18446744073709551615\n", ""},
+		{"first_seed wraps", head + "first_seed: 18446744073709551615\nseeds: 2\n", "would pass 2^64-1 and wrap"},
+		{"first_seed 0", head + "first_seed: 0\n", "line 4: first_seed: 0; leave it out for the default"},
+		{"seeds 0x0", head + "seeds: 0x0\n", "line 4: seeds: 0x0 (zero); leave it out"},
+		{"seeds 0o0", head + "seeds: 0o0\n", "seeds: 0o0 (zero)"},
+		{"seeds +0", head + "seeds: +0\n", "seeds: +0 (zero)"},
+		{"seeds -0", head + "seeds: -0\n", "seeds: -0 (zero)"},
+		{"target 0.0e0", head + "target: 0.0e0\n", "target: 0.0e0 (zero)"},
+		{"target alias to 0", "zero: &z 0\n" + head + "target: *z\n", "field zero not found"},
+		{"sr alias to 0", "name: x\nhpc: {swf: nasa-ipsc, jobs: &z 0, sr: *z}\n", "line 2: hpc.sr: 0; leave it out"},
+		{"hours merge key 0", "name: x\nelastic:\n  <<: {hours: 0x0}\n  jobs: philly-day\n", "elastic.hours: 0x0 (zero)"},
+		{"coloc nodes 0", "name: x\ncoloc: {jobs: gavel-msr, nodes: 0}\n", "coloc.nodes: 0; leave it out"},
+		{"NUL in name", "name: \"a\\0\"\ntrace: {pods: default}\npolicies: [{name: p, scorers: [{policy: fgd, weight: 1}]}]\n", `line 1: name: "a\x00" holds a control character`},
+		{"tab in policy name", "name: x\ntrace: {pods: default}\npolicies: [{name: \"p\\tq\", scorers: [{policy: fgd, weight: 1}]}]\n", `policies[0].name: "p\tq" holds a control character`},
+		{"bell in a key", "name: x\ntrace: {pods: default}\npolicies: [{name: p, scorers: [{policy: fgd, weight: 1, args: {\"a\\a\": 1}}]}]\n", "policies[0].scorers[0].args (a key): \"a\\a\" holds a control character"},
+		{"newline in a preset system", "name: x\nhpc: {swf: nasa-ipsc, systems: [\"VU-FCFS\\n\"]}\n", `hpc.systems[0].name: "VU-FCFS\n" holds a control character`},
+		{"newline in a description", head + "description: |\n  two\n  lines\n", ""},
+		{"escape in a description", head + "description: \"\\e[2J\"\n", "description: \"\\x1b[2J\" holds a control character"},
+		{"long name", "name: " + strings.Repeat("n", 257) + "\ntrace: {pods: default}\npolicies: [{name: p, scorers: [{policy: fgd, weight: 1}]}]\n", "name: 257 bytes, more than 256"},
+		{"description of 4 KiB", head + "description: " + strings.Repeat("d", 4096) + "\n", ""},
+		{"description past 4 KiB", head + "description: " + strings.Repeat("d", 4097) + "\n", "description: 4097 bytes, more than 4 KiB"},
+		{"past 4 MiB", head + strings.Repeat("#\n", 2<<20+1), "larger than 4 MiB"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := scenario.Parse([]byte(c.doc), "s.yaml")
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("Parse = %v, want no error", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("Parse = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// Load reads through the bounds of a scenario file: /dev/zero fails at its
+// first byte.
+func TestLoadDevZero(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip(err)
+	}
+	_, err := scenario.Load("/dev/zero")
+	if err == nil || !strings.Contains(err.Error(), "/dev/zero:1: NUL byte at offset 0") {
+		t.Fatalf("Load(/dev/zero) = %v", err)
 	}
 }

@@ -8,6 +8,10 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/wattsched/wattsched/internal/userfile"
 )
 
 // ParseError locates a bad line or field of a trace file: file, 1-based
@@ -20,6 +24,11 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
+	// A file past a size bound, or not text, names its file and line itself.
+	var le *userfile.LimitError
+	if errors.As(e.Err, &le) {
+		return le.Error()
+	}
 	if e.Column == "" {
 		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
 	}
@@ -47,8 +56,13 @@ type CSV struct {
 }
 
 // OpenCSV reads a CSV file's header; an empty file or an unreadable header
-// is a ParseError on line 1.
+// is a ParseError on line 1. The file is read within the bounds of a table
+// (userfile.Table), gzip-compressed or not.
 func OpenCSV(r io.Reader, file string) (*CSV, []string, error) {
+	r, err := userfile.Reader(r, file, userfile.Table)
+	if err != nil {
+		return nil, nil, err
+	}
 	c := &CSV{Reader: csv.NewReader(r), File: file}
 	c.FieldsPerRecord = -1
 	head, err := c.Read()
@@ -108,4 +122,28 @@ func (c *CSV) Rows(width int, row func(line int, rec []string) error) (int, erro
 // Bad is a ParseError at line and column of the file.
 func (c *CSV) Bad(line int, col string, err error) error {
 	return &ParseError{File: c.File, Line: line, Column: col, Err: err}
+}
+
+// MaxNameBytes bounds a name in a trace (a pod, node or job name).
+const MaxNameBytes = 256
+
+// CheckName checks a name read from a trace: not empty, at most
+// MaxNameBytes, valid UTF-8 and no control character (a name is one line
+// of printable text; NUL, escape sequences and newlines would reach
+// outputs and terminals).
+func CheckName(s string) error {
+	switch {
+	case s == "":
+		return errors.New("empty name")
+	case len(s) > MaxNameBytes:
+		return fmt.Errorf("name of %d bytes, more than %d", len(s), MaxNameBytes)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("name %q is not UTF-8", s)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("name %q holds the control character %U", s, r)
+		}
+	}
+	return nil
 }

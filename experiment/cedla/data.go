@@ -16,13 +16,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wattsched/wattsched/fit"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace"
@@ -151,11 +151,12 @@ func ReadTable(r io.Reader, file string) (*Table, error) {
 
 // ReadTableFile reads a models table file.
 func ReadTableFile(path string) (*Table, error) {
-	b, err := os.ReadFile(path)
+	f, err := userfile.Open(path, userfile.Table)
 	if err != nil {
 		return nil, err
 	}
-	return ReadTable(bytes.NewReader(b), path)
+	defer f.Close()
+	return ReadTable(f, path)
 }
 
 // EmbeddedTable is the embedded models table.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/grid"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy"
 	pcedla "github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/report"
@@ -67,8 +67,8 @@ func ReadJobs(r io.Reader, file string, models []string, slots int) (*ScenarioJo
 			return v, nil
 		}
 		id := get("id")
-		if id == "" {
-			return cr.Bad(line, "id", errors.New("empty"))
+		if err := trace.CheckName(id); err != nil {
+			return cr.Bad(line, "id", err)
 		}
 		if l, dup := seen[id]; dup {
 			return cr.Bad(line, "id", fmt.Errorf("%q also on line %d", id, l))
@@ -232,7 +232,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	jobSrc := fmt.Sprintf("%d jobs per seed, drawn as the CE-DLA study draws them: shortest completion times and times of day of single-GPU Philly jobs (five embedded days), at most one day each, "+
 		"arriving on a uniformly drawn day of the first week, deadlines with the paper's Gaussian slack (mean 50%%, sd 7.5%%); a draw due after the last slot is drawn again", c.Jobs.Count)
 	if c.Jobs.File != "" {
-		f, err := os.Open(s.Path(c.Jobs.File))
+		f, err := userfile.Open(s.Path(c.Jobs.File), userfile.Table)
 		if err != nil {
 			return fail(fmt.Errorf("slotted.jobs.file: %w", err))
 		}
@@ -246,7 +246,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	var fileLoad [][]float64
 	loadSrc := fmt.Sprintf("%.6g requests/min in all, %s", c.Inference.ReqPerMin, strings.TrimPrefix(standInInference, "inference: "))
 	if c.Inference.File != "" {
-		f, err := os.Open(s.Path(c.Inference.File))
+		f, err := userfile.Open(s.Path(c.Inference.File), userfile.Table)
 		if err != nil {
 			return fail(fmt.Errorf("slotted.inference.file: %w", err))
 		}

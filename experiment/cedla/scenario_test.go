@@ -45,6 +45,8 @@ func TestReadJobsErrors(t *testing.T) {
 		{"no rows", jobsHead, "jobs.csv:2: no jobs"},
 		{"fields", jobsHead + "a,VGG19,0,5,1\n", "jobs.csv:2: 5 fields, want 6"},
 		{"empty id", jobsHead + " ,VGG19,0,5,1,0\n", "jobs.csv:2: column id: empty"},
+		{"control character in an id", jobsHead + "a\x1b,VGG19,0,5,1,0\n", `jobs.csv:2: column id: name "a\x1b" holds the control character U+001B`},
+		{"NUL in an id", jobsHead + "a\x00,VGG19,0,5,1,0\n", `jobs.csv:2: NUL byte at offset`},
 		{"duplicate id", jobsHead + "a,VGG19,0,5,1,0\na,VGG19,0,5,1,0\n", `jobs.csv:3: column id: "a" also on line 2`},
 		{"model", jobsHead + "a,BERT,0,5,1,0\n", `jobs.csv:2: column model: "BERT", want one of ResNet152, VGG19, InceptionV3`},
 		{"arrival past the horizon", jobsHead + "a,VGG19,96,97,1,0\n", `jobs.csv:2: column arrival_slot: "96", want an integer 0..95`},

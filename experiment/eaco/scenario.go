@@ -3,10 +3,10 @@ package eaco
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/gavel"
@@ -39,7 +39,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	pool, src, name := e.Pool, gavel.EmbeddedTrace+" (jobs over 100 h alone dropped)", gavel.EmbeddedTrace
 	if c.Jobs != scenario.GavelMSR {
 		path := s.Path(c.Jobs)
-		f, err := os.Open(path)
+		f, err := userfile.Open(path, userfile.Table)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: coloc.jobs: %w", s.Name, err)
 		}

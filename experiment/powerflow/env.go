@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/wattsched/wattsched/fit"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
@@ -426,7 +426,7 @@ func LoadPhillyJobs(path, start string, hours float64) ([]trace.GPUJob, error) {
 // LoadPAIJobs reads Alibaba PAI 2020 job and task tables and keeps the GPU
 // jobs submitted in the first hours hours.
 func LoadPAIJobs(jobPath, taskPath string, hours float64) ([]trace.GPUJob, error) {
-	jf, err := os.Open(jobPath)
+	jf, err := userfile.Open(jobPath, userfile.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +435,7 @@ func LoadPAIJobs(jobPath, taskPath string, hours float64) ([]trace.GPUJob, error
 	if err != nil {
 		return nil, err
 	}
-	tf, err := os.Open(taskPath)
+	tf, err := userfile.Open(taskPath, userfile.Table)
 	if err != nil {
 		return nil, err
 	}

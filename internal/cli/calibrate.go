@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/power/calibrate"
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/report"
@@ -70,7 +71,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var runs *k8sdump.Runs
 	if *pods != "" {
-		f, err := os.Open(*pods)
+		f, err := userfile.Open(*pods, userfile.Document)
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var series []prom.Series
 	var answer []byte
 	if *from != "" {
-		b, err := os.ReadFile(*from)
+		b, err := userfile.ReadFile(*from, userfile.Document)
 		if err != nil {
 			return err
 		}

@@ -440,9 +440,12 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 		return nil, err
 	}
 	if flagSet(fs, "seeds") {
+		if *seeds < 1 || *seeds > 1000 {
+			return nil, usageError{fmt.Errorf("%s: --seeds %d, want 1..1000", cmd, *seeds)}
+		}
 		s.Seeds = *seeds
 		if err := s.Validate(); err != nil {
-			return nil, usageError{fmt.Errorf("%s: --seeds %d: %w", cmd, *seeds, err)}
+			return nil, fmt.Errorf("%s: scenario %s with --seeds %d: %w", cmd, s.Name, *seeds, err)
 		}
 	}
 	e := env(stderr)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
 )
 
@@ -40,6 +41,10 @@ type Task struct {
 // eachRow calls each for every record of a headerless table with cols
 // columns; errors carry file and line.
 func eachRow(r io.Reader, name string, cols []string, each func(rec []string, line int) error) error {
+	r, err := userfile.Reader(r, name, userfile.Table)
+	if err != nil {
+		return err
+	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	for line := 1; ; line++ {
@@ -82,16 +87,28 @@ func float(s string, max float64) (float64, error) {
 	return v, nil
 }
 
-// ReadJobs parses a job table.
+// ReadJobs parses a job table: a job name is unique, a job that ends
+// before it starts is an error (both were silently dropped jobs).
 func ReadJobs(r io.Reader, name string) ([]Job, error) {
 	var out []Job
+	seen := map[string]int{}
 	err := eachRow(r, name, JobColumns, func(rec []string, line int) error {
 		j := Job{Name: rec[0], User: rec[2], Status: rec[3], Line: line}
+		if err := trace.CheckName(j.Name); err != nil {
+			return &trace.ParseError{File: name, Line: line, Column: "job_name", Err: err}
+		}
+		if prev, dup := seen[j.Name]; dup {
+			return &trace.ParseError{File: name, Line: line, Column: "job_name", Err: fmt.Errorf("job %q already on line %d", j.Name, prev)}
+		}
+		seen[j.Name] = line
 		for i, p := range []*float64{&j.Start, &j.End} {
 			var err error
 			if *p, err = float(rec[4+i], MaxTimeSec); err != nil {
 				return &trace.ParseError{File: name, Line: line, Column: JobColumns[4+i], Err: err}
 			}
+		}
+		if j.End < j.Start {
+			return &trace.ParseError{File: name, Line: line, Column: "end_time", Err: fmt.Errorf("%s is before start_time %s", rec[5], rec[4])}
 		}
 		if d := j.End - j.Start; d > MaxDurationSec {
 			return &trace.ParseError{File: name, Line: line, Column: "end_time", Err: fmt.Errorf("the job runs %.0f s, more than a year (%d s)", d, MaxDurationSec)}
@@ -107,6 +124,9 @@ func ReadTasks(r io.Reader, name string) ([]Task, error) {
 	var out []Task
 	err := eachRow(r, name, TaskColumns, func(rec []string, line int) error {
 		t := Task{Job: rec[0], Name: rec[1], Status: rec[3], GPUType: rec[9], Line: line}
+		if err := trace.CheckName(t.Job); err != nil {
+			return &trace.ParseError{File: name, Line: line, Column: "job_name", Err: err}
+		}
 		for _, c := range []struct {
 			p   *float64
 			col int

@@ -68,6 +68,10 @@ func TestErrors(t *testing.T) {
 		{"job", "j,i,u,Terminated,0,40000000", "end_time"},
 		{"task", "a,b,1,Terminated,1,2,3,4,1e12,V100", "plan_gpu"},
 		{"task", "a,b,-Inf,Terminated,1,2,3,4,100,V100", "inst_num"},
+		// A job that ends before it starts was dropped silently.
+		{"job", "j,i,u,Terminated,5,4", "end_time"},
+		{"job", "j\x01,i,u,Terminated,0,5", "job_name"},
+		{"task", "\x02,b,1,Terminated,1,2,3,4,100,V100", "job_name"},
 	} {
 		var err error
 		if c.table == "job" {
@@ -81,6 +85,9 @@ func TestErrors(t *testing.T) {
 	}
 	if js, err := ReadJobs(strings.NewReader("j,i,u,Running,5,\n"), "t.csv"); err != nil || len(js) != 1 {
 		t.Errorf("empty end_time (unknown): %v %v", js, err)
+	}
+	if _, err := ReadJobs(strings.NewReader("j,i,u,Terminated,0,5\nj,i,u,Failed,1,2\n"), "t.csv"); err == nil || err.Error() != `t.csv:2: column job_name: job "j" already on line 1` {
+		t.Errorf("duplicate job: error %v", err)
 	}
 	_, err = ReadJobs(strings.NewReader("a,b,c\n"), "job.csv")
 	if !errors.As(err, &pe) || pe.Line != 1 {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/trace"
 )
@@ -54,11 +55,17 @@ func readHeader(r *csv.Reader, file string, want []string, minCols int) ([]strin
 	return append([]string(nil), want[:len(h)]...), nil
 }
 
-func newReader(r io.Reader) *csv.Reader {
-	cr := csv.NewReader(r)
+// newReader reads r (named file) within the bounds of a table
+// (userfile.Table), gzip-compressed or not.
+func newReader(r io.Reader, file string) (*csv.Reader, error) {
+	br, err := userfile.Reader(r, file, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
-	return cr
+	return cr, nil
 }
 
 // row is one data line being parsed; the first error sticks.
@@ -114,7 +121,10 @@ func records(cr *csv.Reader, file string, h []string, fn func(r *row)) error {
 // ReadNodes parses a node list (sn,cpu_milli,memory_mib,gpu,model). file names
 // the input in errors.
 func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
-	cr := newReader(r)
+	cr, err := newReader(r, file)
+	if err != nil {
+		return nil, err
+	}
 	h, err := readHeader(cr, file, nodeColumns, len(nodeColumns))
 	if err != nil {
 		return nil, err
@@ -123,8 +133,8 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 	seen := map[string]int{}
 	err = records(cr, file, h, func(r *row) {
 		s := cluster.NodeSpec{Name: strings.TrimSpace(r.rec[0]), GPUModel: strings.TrimSpace(r.rec[4])}
-		if s.Name == "" {
-			r.fail("sn", errors.New("empty node name"))
+		if err := trace.CheckName(s.Name); err != nil {
+			r.fail("sn", err)
 		} else if prev, dup := seen[s.Name]; dup {
 			r.fail("sn", fmt.Errorf("node %q already on line %d", s.Name, prev))
 		}
@@ -150,7 +160,10 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 // of the multigpu variants. Tasks get IDs 0..n-1 in file order; Submit and
 // Work come from creation_time and deletion_time when present.
 func ReadPods(r io.Reader, file string) ([]job.Task, error) {
-	cr := newReader(r)
+	cr, err := newReader(r, file)
+	if err != nil {
+		return nil, err
+	}
 	h, err := readHeader(cr, file, podColumns, 5)
 	if err != nil {
 		return nil, err
@@ -159,11 +172,15 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("header has %d columns, want 5 or %d", len(h), len(podColumns))}
 	}
 	var out []job.Task
+	seen := map[string]int{}
 	err = records(cr, file, h, func(r *row) {
 		t := job.Task{ID: job.ID(len(out)), Name: strings.TrimSpace(r.rec[0]), Kind: job.Training, Class: -1}
-		if t.Name == "" {
-			r.fail("name", errors.New("empty pod name"))
+		if err := trace.CheckName(t.Name); err != nil {
+			r.fail("name", err)
+		} else if prev, dup := seen[t.Name]; dup {
+			r.fail("name", fmt.Errorf("pod %q already on line %d", t.Name, prev))
 		}
+		seen[t.Name] = r.line
 		t.CPUMilli = r.int(1, 0, 1<<40)
 		t.MemMiB = r.int(2, 0, 1<<40)
 		t.GPUCount = int(r.int(3, 0, 8))

@@ -1,9 +1,13 @@
 package alibaba2023
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestEmbeddedTracesMatchREADME(t *testing.T) {
@@ -63,6 +67,11 @@ func TestReadPodsErrors(t *testing.T) {
 		{"bad header", "name,cpu,memory_mib,num_gpu,gpu_milli\n", "pods.csv:1: column 2: header \"cpu\", want \"cpu_milli\""},
 		{"empty", "", "pods.csv:1: empty file"},
 		{"no pods", head, "pods.csv:2: no pods"},
+		{"NUL in a name", head + "p\x00,1,1,1,1000\n", "pods.csv:2: NUL byte at offset"},
+		{"a line past 1 MiB", head + strings.Repeat("p", 1<<20+1) + ",1,1,1,1000\n", "pods.csv:2: line longer than 1 MiB"},
+		{"duplicate pod", head + "p0,1,1,1,1000\np0,1,1,1,1000\n", "pods.csv:3: column name: pod \"p0\" already on line 2"},
+		{"escape in a pod name", head + "p\x1b[2J,1,1,1,1000\n", "pods.csv:2: column name: name \"p\\x1b[2J\" holds the control character U+001B"},
+		{"long pod name", head + strings.Repeat("p", 257) + ",1,1,1,1000\n", "pods.csv:2: column name: name of 257 bytes, more than 256"},
 		{"deletion before creation", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,10,5,10\n", "column deletion_time: 5 before creation_time 10"},
 	}
 	for _, tc := range cases {
@@ -95,6 +104,7 @@ func TestReadNodesErrors(t *testing.T) {
 		head + "n0,96000,1,8,\n":                  "column model: 8 GPUs without a model",
 		head + "n0,96000,1,8,G2\nn0,1,1,0,\n":     "column sn: node \"n0\" already on line 2",
 		head + "n0,0,1,0,\n":                      "column cpu_milli: 0 out of range",
+		head + "n\x01,1,1,0,\n":                   "nodes.csv:2: column sn: name \"n\\x01\" holds the control character U+0001",
 		"sn,cpu_milli,memory_mib,gpu\nn0,1,1,0\n": "header has 4 columns",
 	}
 	for in, want := range cases {
@@ -142,4 +152,26 @@ func FuzzReadNodes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A gzip-compressed pod list is read as a plain one, whatever its name
+// (the embedded traces are gzip; user lists used to fail with "header has
+// 1 columns").
+func TestReadPodsGzip(t *testing.T) {
+	const list = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,1000\np1,2,2,1,500\n"
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(list))
+	zw.Close()
+	plain, err := ReadPods(strings.NewReader(list), "pods.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadPods(&b, "pods.csv")
+	if err != nil {
+		t.Fatalf("ReadPods(gzip): %v", err)
+	}
+	if d := cmp.Diff(plain, got); d != "" {
+		t.Fatalf("gzip list differs (-plain +gzip):\n%s", d)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
 )
 
@@ -237,8 +238,14 @@ const MaxSteps = 1e10
 // command, num_steps_arg, needs_data_dir, total_steps, arrival_time,
 // scale_factor); errors are trace.ParseError with file, line and column.
 func ReadTrace(name string, r io.Reader) ([]Job, error) {
+	r, err := userfile.Reader(r, name, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	// Past userfile.Table's bound on a line, so that a file read through it
+	// fails on that bound, which names the line.
+	sc.Buffer(make([]byte, 64*1024), 2<<20)
 	var out []Job
 	line := 0
 	for sc.Scan() {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
 )
 
@@ -48,6 +49,10 @@ var maxValue = [5]float64{1e12, 1e5, 1e5, 200, 1e4}
 // mean power where the file has it (mean_pwr), else pwr; the memory clock is
 // memfreq, else median_memfreq.
 func Read(r io.Reader, file, app string) ([]Run, error) {
+	r, err := userfile.Reader(r, file, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	head, err := cr.Read()

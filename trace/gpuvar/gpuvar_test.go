@@ -1,9 +1,12 @@
 package gpuvar
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/wattsched/wattsched/internal/userfile"
 )
 
 func TestLonghorn(t *testing.T) {
@@ -51,4 +54,28 @@ func TestReadErrors(t *testing.T) {
 			t.Errorf("Read(%q) = %v, want %q", in, err, want)
 		}
 	}
+}
+
+// FuzzRead: any input parses or fails with an error naming the file (a
+// ParseError, or a bound of userfile: NUL bytes, long lines); a run that
+// parses has a finite power in (0, 10 kW].
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("uuid,perf,freq,memfreq,temp,pwr\ng1,1,2,3,4,5\n"))
+	f.Add([]byte("uuid,perf,freq,memfreq,temp,mean_pwr\ng1,1,2,3,4,NaN\n"))
+	f.Add([]byte("uuid,perf\n\x00"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		runs, err := Read(bytes.NewReader(in), "f.csv", "x")
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) && !userfile.IsLimit(err) {
+				t.Fatalf("error %v (%T) is neither a ParseError nor a bound", err, err)
+			}
+			return
+		}
+		for _, r := range runs {
+			if !(r.PowerW > 0 && r.PowerW <= 1e4) {
+				t.Fatalf("line %d: power %v", r.Line, r.PowerW)
+			}
+		}
+	})
 }

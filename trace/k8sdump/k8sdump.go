@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/trace"
 )
 
 // Names shared with the kube-scheduler plugins (k8s/gpushare).
@@ -87,6 +89,10 @@ func Read(r io.Reader, file string) (*Dump, error) {
 		Kind  string   `json:"kind"`
 		Items []object `json:"items"`
 	}
+	r, err := userfile.Reader(r, file, userfile.Document)
+	if err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -95,6 +101,27 @@ func Read(r io.Reader, file string) (*Dump, error) {
 		return fmt.Errorf("%s: items[%d].%s: %w", file, i, field, err)
 	}
 	d := &Dump{}
+	seen := map[string]int{} // "Node name" or "Pod namespace/name" -> item
+	// named checks an item's name (Kubernetes allows 253 bytes, so the
+	// namespace and the name are each a trace.CheckName) and that no other
+	// item of its kind has it.
+	named := func(i int, kind string, o object) error {
+		if err := trace.CheckName(o.Metadata.Name); err != nil {
+			return bad(i, "metadata.name", err)
+		}
+		name := o.Metadata.Name
+		if kind == "pod" {
+			if err := trace.CheckName(o.Metadata.Namespace); err != nil && o.Metadata.Namespace != "" {
+				return bad(i, "metadata.namespace", err)
+			}
+			name = o.Metadata.Namespace + "/" + name
+		}
+		if prev, dup := seen[kind+" "+name]; dup {
+			return bad(i, "metadata.name", fmt.Errorf("%s %q is also items[%d]", kind, name, prev))
+		}
+		seen[kind+" "+name] = i
+		return nil
+	}
 	for i, o := range l.Items {
 		switch o.Kind {
 		case "Node":
@@ -111,6 +138,9 @@ func Read(r io.Reader, file string) (*Dump, error) {
 			if err != nil || gpus > 64 {
 				return nil, bad(i, "status.allocatable[\""+ResourceGPU+"\"]", fmt.Errorf("%q: want 0..64 GPUs", a[ResourceGPU]))
 			}
+			if err := named(i, "node", o); err != nil {
+				return nil, err
+			}
 			s := cluster.NodeSpec{Name: o.Metadata.Name, CPUMilli: cpu, MemMiB: mem >> 20, GPUs: int(gpus)}
 			if s.GPUs > 0 {
 				if s.GPUModel = o.Metadata.Labels[LabelGPUProduct]; s.GPUModel == "" {
@@ -125,6 +155,9 @@ func Read(r io.Reader, file string) (*Dump, error) {
 			p, err := pod(o)
 			if err != nil {
 				return nil, bad(i, err.field, err.err)
+			}
+			if err := named(i, "pod", o); err != nil {
+				return nil, err
 			}
 			p.Placement = fmt.Sprintf("items[%d]", i)
 			d.Pods = append(d.Pods, *p)

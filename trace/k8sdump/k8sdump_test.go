@@ -1,6 +1,7 @@
 package k8sdump
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -58,6 +59,12 @@ func TestReadErrors(t *testing.T) {
 		{`{"items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}},
 		  {"kind": "Pod", "metadata": {"name": "p", "creationTimestamp": "2026-01-01T00:00:00Z", "annotations": {"wattsched.io/gpu-milli": "abc"}}}]}`, "wattsched.io/gpu-milli"},
 		{`{"items": []}`, "no Node items"},
+		{`{"items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}},
+		  {"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}}]}`, `c.json: items[1].metadata.name: node "n" is also items[0]`},
+		{`{"items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}},
+		  {"kind": "Pod", "metadata": {"name": "p", "namespace": "a", "creationTimestamp": "2026-01-01T00:00:00Z"}},
+		  {"kind": "Pod", "metadata": {"name": "p", "namespace": "a", "creationTimestamp": "2026-01-01T00:00:00Z"}}]}`, `items[2].metadata.name: pod "a/p" is also items[1]`},
+		{`{"items": [{"kind": "Node", "metadata": {"name": "n\u0000"}, "status": {"allocatable": {"cpu": "4"}}}]}`, `items[0].metadata.name: name "n\x00" holds the control character U+0000`},
 		{`not json`, "c.json:"},
 	} {
 		if _, err := Read(strings.NewReader(c.in), "c.json"); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -82,4 +89,28 @@ func TestQuantity(t *testing.T) {
 			t.Errorf("%q accepted", in)
 		}
 	}
+}
+
+// FuzzRead: any input parses or fails with an error naming the file; a
+// dump that parses has unique, printable node names.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(dump))
+	f.Add([]byte(`{"items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}}]}`))
+	f.Add([]byte(`not json`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := Read(bytes.NewReader(in), "c.json")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "c.json") {
+				t.Fatalf("error %v does not name the file", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, n := range d.Nodes {
+			if seen[n.Name] {
+				t.Fatalf("node %q twice", n.Name)
+			}
+			seen[n.Name] = true
+		}
+	})
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/wattsched/wattsched/internal/userfile"
 )
 
 // Kubeconfig is the part of a kubeconfig file that reaching an API server
@@ -100,7 +102,7 @@ type kubeconfigFile struct {
 // auth-provider) are not run: the error says to use a token or a client
 // certificate, or a kubectl dump.
 func ReadKubeconfig(path, name string) (*Kubeconfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := userfile.ReadFile(path, userfile.YAML)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 )
 
@@ -61,6 +62,10 @@ type segment struct {
 func ReadRuns(r io.Reader, file string) (*Runs, error) {
 	var l struct {
 		Items []object `json:"items"`
+	}
+	r, err := userfile.Reader(r, file, userfile.Document)
+	if err != nil {
+		return nil, err
 	}
 	if err := json.NewDecoder(r).Decode(&l); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)

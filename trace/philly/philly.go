@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
 )
 
@@ -89,6 +89,13 @@ const (
 	MaxGPUs        = 4096
 )
 
+// MinYear and MaxYear bound a timestamp's year (the Philly trace is of
+// 2017; a Pollux-format table of any GPU cluster is after 1970).
+const (
+	MinYear = 1970
+	MaxYear = 2100
+)
+
 // Read parses the table; submission times are seconds from start (the
 // earliest timestamp in the table when start is zero: the table is not
 // sorted). Errors name file, line and column; NaN, infinite, negative and
@@ -120,6 +127,11 @@ func Read(r io.Reader, name string, start time.Time) ([]trace.GPUJob, error) {
 		if err != nil {
 			return nil, bad(line, "timestamp", fmt.Errorf("%q is not %s", rec[0], Layout))
 		}
+		// A zero date (0001-01-01) or a typo'd year would become the
+		// table's start and push every other job out of the window.
+		if y := ts.Year(); y < MinYear || y > MaxYear {
+			return nil, bad(line, "timestamp", fmt.Errorf("%q is outside the years %d..%d", rec[0], MinYear, MaxYear))
+		}
 		dur, err := strconv.ParseFloat(rec[1], 64)
 		if err != nil || !(dur >= 0 && dur <= MaxDurationSec) {
 			return nil, bad(line, "duration", fmt.Errorf("%q is not a number of seconds in [0, %d]", rec[1], MaxDurationSec))
@@ -144,20 +156,13 @@ func Read(r io.Reader, name string, start time.Time) ([]trace.GPUJob, error) {
 	return out, nil
 }
 
-// ReadFile reads a table file (gzip-compressed when its name ends in .gz).
+// ReadFile reads a table file, gzip-compressed or not (whatever its
+// name), within the bounds of a table (userfile.Table).
 func ReadFile(path string, start time.Time) ([]trace.GPUJob, error) {
-	f, err := os.Open(path)
+	f, err := userfile.Open(path, userfile.Table)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, &trace.ParseError{File: path, Line: 1, Err: fmt.Errorf("gzip: %w", err)}
-		}
-		r = zr
-	}
-	return Read(r, path, start)
+	return Read(f, path, start)
 }

@@ -62,6 +62,10 @@ func TestReadErrors(t *testing.T) {
 		{head + "2017-10-13 01:00:00,60,1e12,60,vc\n", "f.csv:2: column num_gpus:"},
 		{head + "2017-10-13 01:00:00,60,NaN,60,vc\n", "f.csv:2: column num_gpus:"},
 		{head + "2017-10-13 01:00:00,60,9.2e18,60,vc\n", "f.csv:2: column num_gpus:"},
+		// A zero date would become the table's start and push the other
+		// jobs out of the window (they were dropped silently).
+		{head + "2017-10-13 01:00:00,60,1,60,vc\n0001-01-01 00:00:00,60,1,60,vc\n", "f.csv:3: column timestamp: \"0001-01-01 00:00:00\" is outside the years 1970..2100"},
+		{head + "2101-01-01 00:00:00,60,1,60,vc\n", "f.csv:2: column timestamp:"},
 	} {
 		_, err := Read(strings.NewReader(c.in), "f.csv", time.Time{})
 		var pe *trace.ParseError

@@ -12,10 +12,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
 )
 
@@ -101,10 +101,17 @@ type ParseError = trace.ParseError
 
 // Read parses an SWF log; file names it in errors.
 func Read(r io.Reader, file string) (*Log, error) {
+	r, err := userfile.Reader(r, file, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	// Past userfile.Table's bound on a line, so that a file read through it
+	// fails on that bound, which names the line.
+	sc.Buffer(make([]byte, 64*1024), 2<<20)
 	l := &Log{}
 	line := 0
+	numbers := map[int64]int{} // job number -> line
 	for sc.Scan() {
 		line++
 		s := strings.TrimSpace(sc.Text())
@@ -147,6 +154,10 @@ func Read(r io.Reader, file string) (*Log, error) {
 			AvgCPUTime: floats[5], UsedMemory: floats[6], ReqProcs: ints[7], ReqTime: ints[8], ReqMemory: floats[9],
 			Status: ints[10], User: ints[11], Group: ints[12], Executable: ints[13], Queue: ints[14],
 			Partition: ints[15], PrecedingJob: ints[16], ThinkTime: ints[17], Line: line}
+		if prev, dup := numbers[j.Number]; dup && j.Number != Missing {
+			return nil, &ParseError{File: file, Line: line, Column: Fields[0], Err: fmt.Errorf("job %d already on line %d", j.Number, prev)}
+		}
+		numbers[j.Number] = line
 		l.Jobs = append(l.Jobs, j)
 	}
 	if err := sc.Err(); err != nil {
@@ -161,24 +172,16 @@ func Read(r io.Reader, file string) (*Log, error) {
 //go:embed data/NASA-iPSC-1993-3.1-cln.swf.gz
 var nasa []byte
 
-// ReadFile reads an SWF file from disk; a name ending in .gz is
-// decompressed. Errors name the file.
+// ReadFile reads an SWF file from disk, gzip-compressed or not (whatever
+// its name), within the bounds of a table (userfile.Table). Errors name
+// the file.
 func ReadFile(path string) (*Log, error) {
-	f, err := os.Open(path)
+	f, err := userfile.Open(path, userfile.Table)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var r io.Reader = bufio.NewReader(f)
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, &ParseError{File: path, Line: 1, Err: fmt.Errorf("gzip: %w", err)}
-		}
-		defer zr.Close()
-		r = zr
-	}
-	return Read(r, path)
+	return Read(f, path)
 }
 
 // NASAiPSCName names the embedded log.

@@ -36,6 +36,7 @@ func TestReadErrors(t *testing.T) {
 		ok + "2 5 -1 10 -4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "column allocated_processors: -4: only -1 may be negative",
 		"; only a header\n":                                      "f.swf:1: no job records",
 		ok + "2 5 -1 10 4 abc -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n": "column average_cpu_time",
+		ok + "1 5 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n":  "f.swf:2: column job_number: job 1 already on line 1",
 	}
 	for in, want := range cases {
 		_, err := Read(strings.NewReader(in), "f.swf")
@@ -112,11 +113,20 @@ func TestReadFile(t *testing.T) {
 	if _, err := ReadFile(bad); err == nil || !strings.Contains(err.Error(), "bad.swf:1:") {
 		t.Fatalf("err = %v, want one naming bad.swf line 1", err)
 	}
-	notGz := filepath.Join(dir, "x.swf.gz")
-	if err := os.WriteFile(notGz, []byte("plain"), 0o644); err != nil {
+	// gzip is recognised by its magic bytes, not by the name: a plain log
+	// named .gz is read, a broken gzip stream named .swf is a gzip error.
+	plainGz := filepath.Join(dir, "plain.swf.gz")
+	if err := os.WriteFile(plainGz, []byte("1 0 -1 10 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(notGz); err == nil || !strings.Contains(err.Error(), "x.swf.gz:1: gzip") {
+	if l, err := ReadFile(plainGz); err != nil || len(l.Jobs) != 1 {
+		t.Fatalf("ReadFile(plain log named .gz): %v, %+v", err, l)
+	}
+	badGz := filepath.Join(dir, "x.swf")
+	if err := os.WriteFile(badGz, []byte("\x1f\x8bxx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(badGz); err == nil || !strings.Contains(err.Error(), "x.swf: gzip") {
 		t.Fatalf("err = %v, want a gzip error naming the file", err)
 	}
 }
