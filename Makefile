@@ -107,29 +107,35 @@ bench-k8s: setup
 # Each fuzz target for FUZZTIME (default 30 s): make fuzz FUZZTIME=10s for a short pass.
 FUZZTIME ?= 30s
 fuzz: setup
-	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime $(FUZZTIME) ./trace/alibaba2023
-	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime $(FUZZTIME) ./scenario
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/swf
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/philly
-	$(GO) test -run '^$$' -fuzz FuzzReadTables -fuzztime $(FUZZTIME) ./trace/alibaba2020
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./grid
-	$(GO) test -run '^$$' -fuzz FuzzReadPairs -fuzztime $(FUZZTIME) ./trace/bloxpal
-	$(GO) test -run '^$$' -fuzz FuzzReadSingle -fuzztime $(FUZZTIME) ./trace/bloxpal
-	$(GO) test -run '^$$' -fuzz FuzzTaskEngine -fuzztime $(FUZZTIME) ./sim
-	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime $(FUZZTIME) ./sim
-	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime $(FUZZTIME) ./sim
-	cd k8s && $(GO) test -run '^$$' -fuzz FuzzAnnotations -fuzztime $(FUZZTIME) ./gpushare
-	$(GO) test -run '^$$' -fuzz FuzzParseRange -fuzztime $(FUZZTIME) ./power/prom
-	$(GO) test -run '^$$' -fuzz FuzzParseCatalog -fuzztime $(FUZZTIME) ./hw
-	$(GO) test -run '^$$' -fuzz FuzzLinePlotSVG -fuzztime $(FUZZTIME) ./report
-	$(GO) test -run '^$$' -fuzz FuzzCleanDir -fuzztime $(FUZZTIME) ./experiment
-	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime $(FUZZTIME) ./trace/alibaba2023
-	$(GO) test -run '^$$' -fuzz FuzzReadTrace -fuzztime $(FUZZTIME) ./trace/gavel
-	$(GO) test -run '^$$' -fuzz 'FuzzRead$$' -fuzztime $(FUZZTIME) ./trace/k8sdump
-	$(GO) test -run '^$$' -fuzz FuzzReadJobs -fuzztime $(FUZZTIME) ./experiment/cedla
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/gpuvar
-	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/userfile
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/strictyaml
+	$(GO) test -run '^$$' -fuzz '^FuzzCleanDir$$' -fuzztime $(FUZZTIME) ./experiment
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/strictyaml
+	$(GO) test -run '^$$' -fuzz '^FuzzElasticEngine$$' -fuzztime $(FUZZTIME) ./sim
+	$(GO) test -run '^$$' -fuzz '^FuzzHPCEngine$$' -fuzztime $(FUZZTIME) ./sim
+	$(GO) test -run '^$$' -fuzz '^FuzzLinePlotSVG$$' -fuzztime $(FUZZTIME) ./report
+	$(GO) test -run '^$$' -fuzz '^FuzzMemTotal$$' -fuzztime $(FUZZTIME) ./internal/cli
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME) ./experiment
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCatalog$$' -fuzztime $(FUZZTIME) ./hw
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRange$$' -fuzztime $(FUZZTIME) ./power/prom
+	$(GO) test -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime $(FUZZTIME) ./scenario
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./grid
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./trace/gpuvar
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./trace/k8sdump
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./trace/philly
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./trace/swf
+	$(GO) test -run '^$$' -fuzz '^FuzzReadJobs$$' -fuzztime $(FUZZTIME) ./experiment/cedla
+	$(GO) test -run '^$$' -fuzz '^FuzzReadLoad$$' -fuzztime $(FUZZTIME) ./experiment/cedla
+	$(GO) test -run '^$$' -fuzz '^FuzzReadNodes$$' -fuzztime $(FUZZTIME) ./trace/alibaba2023
+	$(GO) test -run '^$$' -fuzz '^FuzzReadPairs$$' -fuzztime $(FUZZTIME) ./trace/bloxpal
+	$(GO) test -run '^$$' -fuzz '^FuzzReadPods$$' -fuzztime $(FUZZTIME) ./trace/alibaba2023
+	$(GO) test -run '^$$' -fuzz '^FuzzReadRuns$$' -fuzztime $(FUZZTIME) ./trace/k8sdump
+	$(GO) test -run '^$$' -fuzz '^FuzzReadSingle$$' -fuzztime $(FUZZTIME) ./trace/bloxpal
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTable$$' -fuzztime $(FUZZTIME) ./experiment/cedla
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTables$$' -fuzztime $(FUZZTIME) ./trace/alibaba2020
+	$(GO) test -run '^$$' -fuzz '^FuzzReadThroughputs$$' -fuzztime $(FUZZTIME) ./trace/gavel
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTrace$$' -fuzztime $(FUZZTIME) ./trace/gavel
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./internal/userfile
+	$(GO) test -run '^$$' -fuzz '^FuzzTaskEngine$$' -fuzztime $(FUZZTIME) ./sim
+	cd k8s && $(GO) test -run '^$$' -fuzz '^FuzzAnnotations$$' -fuzztime $(FUZZTIME) ./gpushare
 
 clean:
 	rm -rf bin out build
