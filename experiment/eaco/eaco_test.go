@@ -26,11 +26,11 @@ func quick(t *testing.T) *Reproduction {
 // TestQuickDeterministic runs the quick study twice: every output file is
 // byte-identical.
 func TestQuickDeterministic(t *testing.T) {
-	a, err := Results("test", quick(t))
+	a, err := Results("test", quick(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Results("test", quick(t))
+	b, err := Results("test", quick(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
