@@ -88,6 +88,10 @@ type Setting struct {
 	Label   string
 	Truth   coloc.SetFunc
 	History func() *coloc.History
+	// Fig1 predicts the paper's own jobs together (the Fig. 1 table): the
+	// paper's model, or Gavel's measured pairs only (a set that needs a
+	// placeholder pair has no value).
+	Fig1 coloc.SetFunc
 }
 
 // NewEnv builds the models from the embedded data and the catalog's V100.
@@ -159,8 +163,10 @@ func NewEnv(cat *hw.Catalog) (*Env, error) {
 		HeldOut: coloc.Evaluate(cest, clean, cheld), CrossVal: coloc.CrossValidate(clean, 5), BloxPal: check, Pool: pool,
 		Paper: paper, Placeholders: coloc.Placeholders(tp)}
 	e.Settings = []Setting{
-		{Name: InterfPaper, Label: "paper's co-location figures", Truth: paper.Factors, History: func() *coloc.History { return coloc.NewModelHistory(paper.Factors) }},
-		{Name: InterfGavel, Label: "Gavel's V100 pairs (pessimistic)", Truth: coloc.PairRule(cleanTruth), History: func() *coloc.History { return coloc.NewHistory(cknown, cest) }},
+		{Name: InterfPaper, Label: "paper's co-location figures", Truth: paper.Factors, History: func() *coloc.History { return coloc.NewModelHistory(paper.Factors) },
+			Fig1: paper.Factors},
+		{Name: InterfGavel, Label: "Gavel's V100 pairs (pessimistic)", Truth: coloc.PairRule(cleanTruth), History: func() *coloc.History { return coloc.NewHistory(cknown, cest) },
+			Fig1: coloc.PairRule(measured.Pair)},
 	}
 	return e, nil
 }
