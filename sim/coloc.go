@@ -24,6 +24,9 @@ type ColocOptions struct {
 	// Truth gives a job's real factor next to a co-tenant (measured
 	// pairs); sets of three or more follow coloc.SetFactors.
 	Truth coloc.PairFunc
+	// TruthSet, when set, replaces Truth and the rule: every member's real
+	// factor in a set (the EaCO paper's calibration, coloc.PaperInterference).
+	TruthSet coloc.SetFunc
 	// MaxShare is the most jobs one GPU set may hold (the paper measured
 	// up to four).
 	MaxShare int
@@ -164,7 +167,7 @@ type colocEngine struct {
 
 // RunColoc replays jobs (IDs 0..len-1, any order of Submit) under s.
 func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (*ColocResult, error) {
-	if o.Nodes < 1 || o.GPUsPerNode < 1 || o.Truth == nil || o.MaxShare < 1 || o.GPUMemGiB <= 0 {
+	if o.Nodes < 1 || o.GPUsPerNode < 1 || (o.Truth == nil && o.TruthSet == nil) || o.MaxShare < 1 || o.GPUMemGiB <= 0 {
 		return nil, fmt.Errorf("sim: co-location replay needs nodes, GPUs per node, GPU memory, a truth model and a share limit")
 	}
 	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
@@ -320,9 +323,15 @@ func (e *colocEngine) rates(s *cset) error {
 	for i, id := range s.members {
 		keys[i] = e.jobs[id].j.Key
 	}
-	f, ok := coloc.SetFactors(e.o.Truth, keys)
+	var f []float64
+	var ok bool
+	if e.o.TruthSet != nil {
+		f, ok = e.o.TruthSet(keys)
+	} else {
+		f, ok = coloc.SetFactors(e.o.Truth, keys)
+	}
 	if !ok {
-		return fmt.Errorf("%w: set %d holds a pair with no measured throughput: %v", ErrPolicy, s.id, keys)
+		return fmt.Errorf("%w: set %d holds a pair or set with no measured throughput: %v", ErrPolicy, s.id, keys)
 	}
 	s.core, s.mem, s.memPeak, s.corePeak = 0, 0, 0, 0
 	for i, id := range s.members {

@@ -184,3 +184,43 @@ func TestColocUtilisation(t *testing.T) {
 		t.Errorf("set core mean %v", got)
 	}
 }
+
+// TestColocTruthSet: a set model (ColocOptions.TruthSet) replaces the pair
+// rule. Every member at 0.5: A runs at 5 steps/s, B at 2.5; A needs
+// 1000/5 = 200 s, B 500/2.5 = 200 s; both end at 200 s (with the pair
+// truth A would end at 125 s, TestColocShareAndEnergy). A set model with no
+// value for the set is a policy error.
+func TestColocTruthSet(t *testing.T) {
+	plan := func() *script {
+		return &script{plan: map[int][]policy.ColocAction{1: {
+			{Kind: policy.ColocStart, Job: 0, Node: 1, GPUs: []int{0}},
+			{Kind: policy.ColocJoin, Job: 1, Set: 0},
+		}}}
+	}
+	half := func(set []gavel.Key) ([]float64, bool) {
+		f := make([]float64, len(set))
+		for i := range f {
+			f[i] = 0.5
+		}
+		if len(set) == 1 {
+			f[0] = 1
+		}
+		return f, true
+	}
+	r, err := RunColoc(twoJobs(), plan(), ColocOptions{Nodes: 2, GPUsPerNode: 2, GPUMemGiB: 16, Power: pw(), TruthSet: half, MaxShare: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Jobs[0].End != 200_000 || r.Jobs[1].End != 200_000 {
+		t.Errorf("ends %d, %d; want 200000, 200000", r.Jobs[0].End, r.Jobs[1].End)
+	}
+	none := func(set []gavel.Key) ([]float64, bool) {
+		if len(set) == 1 {
+			return []float64{1}, true
+		}
+		return nil, false
+	}
+	if _, err := RunColoc(twoJobs(), plan(), ColocOptions{Nodes: 2, GPUsPerNode: 2, GPUMemGiB: 16, Power: pw(), TruthSet: none, MaxShare: 4}); !errors.Is(err, ErrPolicy) {
+		t.Errorf("set with no value: err = %v, want ErrPolicy", err)
+	}
+}

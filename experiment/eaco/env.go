@@ -60,6 +60,38 @@ type Env struct {
 	// BloxPal checks the model on blox-pal's pairs (independent data).
 	BloxPal coloc.BloxPalCheck
 	Pool    []gavel.Job
+	// Paper is the interference calibrated to the paper's own co-location
+	// figures (the reproduction's primary setting).
+	Paper *coloc.PaperInterference
+	// Placeholders are the Gavel pairs whose co-located rates equal the
+	// isolated ones; the reproduction's Gavel setting leaves them out.
+	Placeholders []coloc.Placeholder
+	// Settings are the reproduction's interference settings, primary first.
+	Settings []Setting
+}
+
+// Interference settings of the reproduction.
+const (
+	// InterfPaper: the paper's own co-location figures (PaperInterference),
+	// known to the schedulers as their history H.
+	InterfPaper = "paper"
+	// InterfGavel: Gavel's measured V100 pairs without the placeholders,
+	// the pairs never measured (placeholders) run at the estimator fitted
+	// to all the others; H as before (every 5th pair held out).
+	InterfGavel = "gavel"
+)
+
+// Setting is one interference model: what the engine runs (Truth) and
+// what the schedulers start knowing (History).
+type Setting struct {
+	Name    string
+	Label   string
+	Truth   coloc.SetFunc
+	History func() *coloc.History
+	// Fig1 predicts the paper's own jobs together (the Fig. 1 table): the
+	// paper's model, or Gavel's measured pairs only (a set that needs a
+	// placeholder pair has no value).
+	Fig1 coloc.SetFunc
 }
 
 // NewEnv builds the models from the embedded data and the catalog's V100.
@@ -95,19 +127,48 @@ func NewEnv(cat *hw.Catalog) (*Env, error) {
 		}
 	}
 	pool = kept
-	train, held := coloc.Split(tp, HoldEvery)
+	// Scenarios (wattsched run, mode coloc) run Gavel's table as it is.
+	train, _ := coloc.Split(tp, HoldEvery)
 	known := coloc.MeasuredFactors(tp, train)
 	est := coloc.Fit(known)
+	// The reproduction's Gavel setting: placeholders left out.
+	clean, err := coloc.WithoutPlaceholders(tp)
+	if err != nil {
+		return nil, err
+	}
+	ctrain, cheld := coloc.Split(clean, HoldEvery)
+	cknown := coloc.MeasuredFactors(clean, ctrain)
+	cest := coloc.Fit(cknown)
+	measured := coloc.MeasuredFactors(clean, clean.Pairs)
+	fill := coloc.Fit(measured)
+	cleanTruth := func(a, b gavel.Key) (float64, bool) {
+		if x, ok := measured.Pair(a, b); ok {
+			return x, true
+		}
+		return fill.Pair(a, b)
+	}
 	bp, err := bloxpal.Embedded()
 	if err != nil {
 		return nil, err
 	}
-	check, err := coloc.CheckBloxPal(bp, coloc.NewHistory(known, est), HoldEvery)
+	check, err := coloc.CheckBloxPal(bp, coloc.NewHistory(cknown, cest), HoldEvery)
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
-		HeldOut: coloc.Evaluate(est, tp, held), CrossVal: coloc.CrossValidate(tp, 5), BloxPal: check, Pool: pool}, nil
+	paper, err := coloc.NewPaperInterference(cal)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
+		HeldOut: coloc.Evaluate(cest, clean, cheld), CrossVal: coloc.CrossValidate(clean, 5), BloxPal: check, Pool: pool,
+		Paper: paper, Placeholders: coloc.Placeholders(tp)}
+	e.Settings = []Setting{
+		{Name: InterfPaper, Label: "paper's co-location figures", Truth: paper.Factors, History: func() *coloc.History { return coloc.NewModelHistory(paper.Factors) },
+			Fig1: paper.Factors},
+		{Name: InterfGavel, Label: "Gavel's V100 pairs (pessimistic)", Truth: coloc.PairRule(cleanTruth), History: func() *coloc.History { return coloc.NewHistory(cknown, cest) },
+			Fig1: coloc.PairRule(measured.Pair)},
+	}
+	return e, nil
 }
 
 // Deadline classes (the paper: some jobs have no SLO, high-priority ones
@@ -181,5 +242,16 @@ func (e *Env) CheckPool(name string, pool []gavel.Job) error {
 	return nil
 }
 
-// History returns a fresh H for one run.
+// History returns a fresh H for one run of a scenario (Gavel's table as
+// it is).
 func (e *Env) History() *coloc.History { return coloc.NewHistory(e.Known, e.Est) }
+
+// Setting returns the named interference setting.
+func (e *Env) Setting(name string) (Setting, bool) {
+	for _, s := range e.Settings {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}

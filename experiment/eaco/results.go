@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
@@ -17,9 +19,28 @@ func pm(x [2]float64, f string) string { return fmt.Sprintf(f+" ± "+f, x[0], x[
 
 func pct(x [2]float64) string { return fmt.Sprintf("%+.1f%% ± %.1f", 100*(x[0]-1), 100*x[1]) }
 
-// Tables renders the study's tables.
-func Tables(rep *Reproduction) []report.Table {
-	main := report.Table{Title: fmt.Sprintf("Gavel-style trace, %d jobs, %.0f jobs/h, %d seeds (mean ± std; ratios per seed against FIFO)", rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds),
+// Tables renders the study's tables: the primary setting's in full, then
+// each other setting's results, claims and Fig. 1 table.
+func Tables(rep *Reproduction, others ...*Reproduction) []report.Table {
+	main, sets := settingTables(rep)
+	out := []report.Table{main, experiment.ClaimsTable(rep.Claims), sets, modelTable(rep)}
+	for _, o := range others {
+		m, st := settingTables(o)
+		cl := experiment.ClaimsTable(o.Claims)
+		cl.Title = "Paper claims vs measured, second setting: " + o.Label
+		out = append(out, m, cl, st)
+	}
+	ph := report.Table{Title: fmt.Sprintf("Gavel V100 pairs left out of the Gavel setting: co-located rates equal the isolated ones (%d placeholders)", len(rep.Placeholders)),
+		Head: []string{"job A", "job B"}}
+	for _, p := range rep.Placeholders {
+		ph.Rows = append(ph.Rows, []string{p.A, p.B})
+	}
+	return append(out, ph)
+}
+
+// settingTables are one setting's results and its Fig. 1 table.
+func settingTables(rep *Reproduction) (report.Table, report.Table) {
+	main := report.Table{Title: fmt.Sprintf("Interference: %s. Gavel-style trace, %d jobs, %.0f jobs/h, %d seeds (mean ± std; ratios per seed against FIFO)", rep.Label, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds),
 		Head: []string{"nodes", "scheduler", "energy (MWh)", "energy vs FIFO", "cost (USD)", "CO2 (t)", "avg runtime (h)", "runtime vs FIFO", "avg JTT (h)", "JTT vs FIFO", "active nodes", "active vs FIFO", "deadline misses (sum, max/seed)", "undos", "co-locations"}}
 	for _, a := range rep.Aggs {
 		sum := 0
@@ -34,12 +55,21 @@ func Tables(rep *Reproduction) []report.Table {
 			pm([2]float64{a.CO2Kg[0] / 1000, a.CO2Kg[1] / 1000}, "%.2f"), pm(a.RunH, "%.2f"), pct(a.RunRatio),
 			pm(a.JTTH, "%.2f"), pct(a.JTTRatio), pm(a.ActiveNodes, "%.1f"), pct(a.ActiveRatio), fmt.Sprintf("%d, %d", sum, slices.Max(a.Misses)), strconv.Itoa(und), pm(a.Joins, "%.0f")})
 	}
-	sets := report.Table{Title: "Co-locating the paper's jobs on one 8-V100 node (Fig. 1): predicted from Gavel's pair slowdowns (multiplicative rule) and eq. 5 fitted to Tables 1-2",
+	title := "Co-locating the paper's jobs on one 8-V100 node (Fig. 1): predicted from " + rep.Label + " and eq. 5 fitted to Tables 1-2"
+	if left := 11 - len(rep.Sets); left > 0 { // 11 sets of 2-4 of the four models
+		title += fmt.Sprintf("; %d sets need a Gavel placeholder pair and have no value", left)
+	}
+	sets := report.Table{Title: title,
 		Head: []string{"jobs", "avg JCT increase", "paper (upper end for the size)", "error (points)", "energy saving", "paper (upper end)", "error (points)", "node GPU util"}}
 	for _, s := range rep.Sets {
 		sets.Rows = append(sets.Rows, []string{s.Name(), fmt.Sprintf("%+.1f%%", s.JCTIncreasePct), fmt.Sprintf("%.1f%%", s.PaperJCTPct), fmt.Sprintf("%+.1f", s.JCTIncreasePct-s.PaperJCTPct),
 			fmt.Sprintf("%.1f%%", s.EnergySavingPct), fmt.Sprintf("%.0f%%", s.PaperEnergyPct), fmt.Sprintf("%+.1f", s.EnergySavingPct-s.PaperEnergyPct), fmt.Sprintf("%.1f%%", s.GPUUtilPct)})
 	}
+	return main, sets
+}
+
+// modelTable reports the power fit and the pair estimator's checks.
+func modelTable(rep *Reproduction) report.Table {
 	model := report.Table{Title: fmt.Sprintf("Models: eq. 5 (server %.0f W idle + %.0f W x CPU, GPU %.0f W + %.2f W per util point, %.2f%% CPU per 8-GPU job, sleep %.0f W); pair estimator on %d held-out Gavel pairs",
 		float64(rep.Power.ServerIdle), float64(rep.Power.CPUDyn), float64(rep.Power.GPUIdle), float64(rep.Power.GPUPerPct), rep.Power.CPUPerJobPct, float64(rep.Power.Sleep), rep.HeldOut.Pairs),
 		Head: []string{"what", "measured", "model", "error"}}
@@ -66,7 +96,11 @@ func Tables(rep *Reproduction) []report.Table {
 		fmt.Sprintf("%.1f%%", bp.GavelMAPEPct)})
 	model.Rows = append(model.Rows, []string{fmt.Sprintf("vgg19 pairs x1-8, %d factors (MAPE)", stand), "blox-pal", "Gavel H, VGG as ResNet-50 b64",
 		fmt.Sprintf("%.1f%%", bp.StandInMAPEPct)})
-	return []report.Table{main, experiment.ClaimsTable(rep.Claims), sets, model}
+	if m := rep.PaperModel; m != nil {
+		model.Rows = append(model.Rows, []string{"paper interference: JCT overhead for 2 / 3 / 4 jobs", "Sec. 6.1: 3-7.8% (2-3 jobs), 19% (4)",
+			fmt.Sprintf("%.2f / %.2f / %.2f%%", m.OverheadPct[2], m.OverheadPct[3], m.OverheadPct[4]), "4 jobs: 19% with the share of 100.53% summed utilisation"})
+	}
+	return model
 }
 
 func figures(rep *Reproduction) ([]experiment.Figure, error) {
@@ -164,11 +198,24 @@ func jobsCSV(rep *Reproduction) ([]byte, []byte) {
 	return report.CSV(jobs), report.CSV(sets)
 }
 
-// Results renders the reproduction's results directory.
-func Results(version string, rep *Reproduction) (*experiment.Results, error) {
+// Results renders the reproduction's results directory: rep is the
+// primary setting (figures, per-job files, claims count), others are
+// printed beside it; sw, when not nil, is the parameter sweep.
+func Results(version string, rep *Reproduction, sw *Sweep, others ...*Reproduction) (*experiment.Results, error) {
 	figs, err := figures(rep)
 	if err != nil {
 		return nil, err
+	}
+	type other struct {
+		Interference string                   `json:"interference"`
+		Label        string                   `json:"interference_model"`
+		Aggs         []Agg                    `json:"results"`
+		Sets         []coloc.SetRow           `json:"fig1_sets"`
+		Claims       []experiment.ClaimResult `json:"paper_claims"`
+	}
+	var os []other
+	for _, o := range others {
+		os = append(os, other{o.Interference, o.Label, o.Aggs, o.Sets, o.Claims})
 	}
 	js, err := report.JSON(struct {
 		Version string  `json:"version"`
@@ -176,24 +223,46 @@ func Results(version string, rep *Reproduction) (*experiment.Results, error) {
 		PerHour float64 `json:"jobs_per_hour"`
 		Seeds   int     `json:"seeds"`
 		*Reproduction
-	}{version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, rep})
+		Others []other `json:"other_settings"`
+		Sweep  *Sweep  `json:"sweep,omitempty"`
+	}{version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, rep, os, sw})
 	if err != nil {
 		return nil, err
 	}
 	jobsCSV, setsCSV := jobsCSV(rep)
-	held := 0
-	for _, c := range rep.Claims {
-		if c.Holds {
-			held++
+	count := func(r *Reproduction) (held int) {
+		for _, c := range r.Claims {
+			if c.Holds {
+				held++
+			}
 		}
+		return held
 	}
-	return &experiment.Results{Title: "wattsched: EaCO reproduction", Notes: append(slices.Clone(rep.StandIns), "Cost and carbon: "+rep.Grid), Tables: Tables(rep), Figures: figs,
+	tail := []string{"cost and carbon: " + rep.Grid, "", fmt.Sprintf("paper claims holding (%s): %d of %d", rep.Label, count(rep), len(rep.Claims))}
+	for _, o := range others {
+		tail = append(tail, fmt.Sprintf("paper claims holding, second setting (%s): %d of %d", o.Label, count(o), len(o.Claims)))
+	}
+	tail = append(tail, "")
+	tables := Tables(rep, others...)
+	files := map[string][]byte{"summary.json": js, "runs.csv": runsCSV(append([]*Reproduction{rep}, others...)...), "active_nodes.csv": activeCSV(rep),
+		"eaco_jobs_seed1.csv": jobsCSV, "eaco_sets_seed1.csv": setsCSV}
+	listing := "summary.json, runs.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"
+	if sw != nil {
+		tables = append(tables, sw.Tables()...)
+		files["sweep.csv"] = sw.CSV()
+		listing = "summary.json, runs.csv, sweep.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"
+	}
+	ph := make([]string, len(rep.Placeholders))
+	for i, p := range rep.Placeholders {
+		ph[i] = p.A + " + " + p.B
+	}
+	notes := append(slices.Clone(rep.StandIns), "Cost and carbon: "+rep.Grid,
+		fmt.Sprintf("Gavel pairs left out of the Gavel setting (co-located rates equal the isolated ones): %d: %s", len(ph), strings.Join(ph, "; ")))
+	return &experiment.Results{Title: "wattsched: EaCO reproduction", Notes: notes, Tables: tables, Figures: figs,
 		Head:     experiment.StandInLines(rep.StandIns),
-		Tail:     []string{"cost and carbon: " + rep.Grid, "", fmt.Sprintf("paper claims holding: %d of %d", held, len(rep.Claims)), ""},
+		Tail:     tail,
 		Footnote: fmt.Sprintf("wattsched %s; %d jobs at %.0f/h; seeds 1-%d; clusters %v x 8 V100.", version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, Clusters),
-		Files: map[string][]byte{"summary.json": js, "runs.csv": runsCSV(rep), "active_nodes.csv": activeCSV(rep),
-			"eaco_jobs_seed1.csv": jobsCSV, "eaco_sets_seed1.csv": setsCSV},
-		Listing: "summary.json, runs.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"}, nil
+		Files:    files, Listing: listing}, nil
 }
 
 // Study is `wattsched reproduce eaco`.
@@ -202,6 +271,7 @@ type Study struct {
 	jobs    int
 	perHour float64
 	seeds   int
+	sweep   bool
 }
 
 // Name implements experiment.Study.
@@ -209,7 +279,7 @@ func (*Study) Name() string { return "eaco" }
 
 // Synopsis implements experiment.Study.
 func (*Study) Synopsis() string {
-	return `-o DIR [--quick] [--jobs N] [--per-hour R] [--seeds S] [--force]
+	return `-o DIR [--quick] [--jobs N] [--per-hour R] [--seeds S] [--sweep] [--force]
         reproduce the EaCO paper's evaluation (Gavel data stands in; see the output)`
 }
 
@@ -219,6 +289,7 @@ func (st *Study) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&st.jobs, "jobs", 0, fmt.Sprintf("jobs per workload (default %d)", DefaultJobs))
 	fs.Float64Var(&st.perHour, "per-hour", DefaultPerHour, "Poisson arrival rate (jobs per hour)")
 	fs.IntVar(&st.seeds, "seeds", 0, fmt.Sprintf("seeds 1..S (default %d)", DefaultSeeds))
+	fs.BoolVar(&st.sweep, "sweep", false, "also sweep the parameters the paper does not give (alpha, max_share, arrival rate) and say which settings meet its runtime bound (sweep.csv)")
 }
 
 // Inputs implements experiment.Study: no flag names a file.
@@ -262,12 +333,22 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 		return nil, err
 	}
 	jobs, seeds := st.Options()
-	env.Notef("EaCO reproduction: %d clusters x %d schedulers x %d seeds, %d jobs each", len(Clusters), len(Variants), seeds, jobs)
-	rep, err := Reproduce(Options{Registries: env.Registries, Env: e, Jobs: jobs, PerHour: st.perHour, Seeds: seeds, Workers: env.Workers, Progress: env.Progress})
-	if err != nil {
-		return nil, err
+	env.Notef("EaCO reproduction: %d interference settings x %d clusters x %d schedulers x %d seeds, %d jobs each", len(e.Settings), len(Clusters), len(Variants), seeds, jobs)
+	var reps []*Reproduction
+	for _, set := range e.Settings {
+		rep, err := Reproduce(Options{Registries: env.Registries, Env: e, Jobs: jobs, PerHour: st.perHour, Seeds: seeds, Workers: env.Workers, Progress: env.Progress, Interference: set.Name})
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
 	}
-	res, err := Results(env.Version, rep)
+	var sw *Sweep
+	if st.sweep {
+		if sw, err = RunSweep(SweepOptions{Registries: env.Registries, Env: e, Jobs: jobs, Seeds: min(seeds, SweepSeeds), Workers: env.Workers, Progress: env.Progress}); err != nil {
+			return nil, err
+		}
+	}
+	res, err := Results(env.Version, reps[0], sw, reps[1:]...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package eaco
 
 import (
+	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/eaco"
 	"github.com/wattsched/wattsched/sim"
@@ -18,14 +19,20 @@ type Run struct {
 	CostUSD, CO2Kg float64
 }
 
-// RunOne simulates one policy (from reg) on nodes x 8 V100.
+// RunOne simulates one policy (from reg) on nodes x 8 V100 with Gavel's
+// measured pairs as they are (scenarios of mode coloc).
 func (e *Env) RunOne(reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, timeline bool) (*Run, error) {
-	s, err := reg.Coloc.New(pol, args, policy.ColocDeps{History: e.History, Seed: seed})
+	return e.RunIn(Setting{Name: "gavel-table", Truth: coloc.PairRule(e.Truth.Pair), History: e.History}, reg, pol, args, nodes, seed, jobs, timeline)
+}
+
+// RunIn simulates one policy under an interference setting.
+func (e *Env) RunIn(set Setting, reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, timeline bool) (*Run, error) {
+	s, err := reg.Coloc.New(pol, args, policy.ColocDeps{History: set.History, Seed: seed})
 	if err != nil {
 		return nil, err
 	}
 	res, err := sim.RunColoc(jobs, s, sim.ColocOptions{Nodes: nodes, GPUsPerNode: 8, GPUMemGiB: GPUMemGiB, Power: e.Power, SleepIdle: sleeps(s),
-		Truth: e.Truth.Pair, MaxShare: MaxShare, Timeline: timeline})
+		TruthSet: set.Truth, MaxShare: MaxShare, Timeline: timeline})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package coloc
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/wattsched/wattsched/trace/gavel"
@@ -83,17 +84,152 @@ func TestHeldOut(t *testing.T) {
 	}
 }
 
+// PaperTolerancePts is how far (percentage points) a figure predicted for
+// the paper's own jobs may be from the paper's (the claims' tolerance).
+const PaperTolerancePts = 5.0
+
+// TestPaperSets runs the paper's four CNNs in every set of 2-4 on one
+// node under the interference calibrated to the paper (PaperInterference)
+// and asserts the paper's figures within PaperTolerancePts:
+//   - average JCT increase: 2-3 jobs 3-7.8% (Sec. 6.1), 4 jobs 19% (Sec. 6.1);
+//   - the largest energy saving of a set: 44% (abstract; Sec. 3 A, Fig. 1(a):
+//     "30-44 percent across various job combinations"); not calibrated:
+//     eq. 5 fitted to Tables 1-2 gives the power. The lower end (30%) and
+//     the four jobs' 42% (Sec. 6.1) are only logged here: the linear eq. 5
+//     fit puts a node at 96.7-100% GPU utilisation at about 2.45-2.5 kW
+//     where the paper's 42% implies about 2.2 kW, so they miss; the study's
+//     claims table reports them (docs/reproduce-eaco.md);
+//   - node GPU utilisation (Sec. 3 B, Fig. 2): 48% with one job (VGG-16,
+//     the only Table 2 row near 48%), 96.7% with all four; 55.2% and 67%
+//     with 2 and 3 jobs, whose members the paper does not name: some set of
+//     that size with VGG-16 must come within the tolerance.
+//
+// Gavel's measured pairs (placeholders left out) are then shown to be
+// more pessimistic: every set they give a value for slows down by more
+// than the paper's upper end for its size plus the tolerance.
 func TestPaperSets(t *testing.T) {
 	c, p, tp := setup(t)
-	rows := PaperSets(c, p, MeasuredFactors(tp, tp.Pairs).Pair)
+	m, err := NewPaperInterference(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := PaperSets(c, p, m.Factors, PaperKey)
 	if len(rows) != 11 { // C(4,2)+C(4,3)+C(4,4)
 		t.Fatalf("rows = %d, want 11", len(rows))
 	}
+	near := func(got, lo, hi float64) bool { return got >= lo-PaperTolerancePts && got <= hi+PaperTolerancePts }
+	bestUtil := map[int]float64{}
+	best := math.Inf(-1)
 	for _, r := range rows {
-		t.Logf("%-34s JCT %+6.1f%% (paper <= %.1f%%)  energy saving %5.1f%% (paper <= %.0f%%)", r.Name(), r.JCTIncreasePct, r.PaperJCTPct, r.EnergySavingPct, r.PaperEnergyPct)
-		if r.JCTIncreasePct < 0 {
-			t.Errorf("%s: co-location made jobs faster", r.Name())
+		n := len(r.Jobs)
+		t.Logf("%-34s JCT %+6.1f%%  energy saving %5.1f%%  GPU util %5.1f%%", r.Name(), r.JCTIncreasePct, r.EnergySavingPct, r.GPUUtilPct)
+		jlo, jhi := c.Sets.JCTIncreaseMinPct, c.Sets.JCTIncrease23MaxPct
+		if n == 4 {
+			jlo, jhi = c.Sets.JCTIncrease4Pct, c.Sets.JCTIncrease4Pct
 		}
+		if !near(r.JCTIncreasePct, jlo, jhi) {
+			t.Errorf("%s: JCT increase %.1f%%, paper %.1f-%.1f%% (tolerance %.0f points)", r.Name(), r.JCTIncreasePct, jlo, jhi, PaperTolerancePts)
+		}
+		best = math.Max(best, r.EnergySavingPct)
+		if slices.Contains(r.Jobs, "VGG-16") {
+			want := c.Sets.GPUUtilByJobs[n-1]
+			if d, ok := bestUtil[n]; !ok || math.Abs(r.GPUUtilPct-want) < math.Abs(d-want) {
+				bestUtil[n] = r.GPUUtilPct
+			}
+		}
+	}
+	if math.Abs(best-c.Sets.EnergySavingMaxPct) > PaperTolerancePts {
+		t.Errorf("largest energy saving %.1f%%, paper %.0f%% (tolerance %.0f points)", best, c.Sets.EnergySavingMaxPct, PaperTolerancePts)
+	}
+	vgg, _ := c.Model("VGG-16")
+	bestUtil[1] = vgg.GPUAvgPct
+	for n := 1; n <= 4; n++ {
+		want := c.Sets.GPUUtilByJobs[n-1]
+		t.Logf("Fig. 2, %d job(s): GPU util %.1f%% (paper %.1f%%)", n, bestUtil[n], want)
+		if math.Abs(bestUtil[n]-want) > PaperTolerancePts {
+			t.Errorf("Fig. 2, %d job(s): GPU util %.1f%%, paper %.1f%% (tolerance %.0f points)", n, bestUtil[n], want, PaperTolerancePts)
+		}
+	}
+	clean, err := WithoutPlaceholders(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gavelRows := PaperSets(c, p, PairRule(MeasuredFactors(clean, clean.Pairs).Pair), GavelKey)
+	// AlexNet and ResNet-18 are played by ResNet-18 at batch 16 and 32, a
+	// placeholder pair: the 4 sets holding both have no value.
+	if len(gavelRows) != 7 {
+		t.Errorf("Gavel pairs: %d sets, want 7 (11 less the 4 with a placeholder pair)", len(gavelRows))
+	}
+	for _, r := range gavelRows {
+		t.Logf("Gavel pairs: %-34s JCT %+6.1f%%  energy saving %5.1f%%", r.Name(), r.JCTIncreasePct, r.EnergySavingPct)
+		if !(r.JCTIncreasePct > r.PaperJCTPct+PaperTolerancePts) {
+			t.Errorf("Gavel pairs: %s JCT %+.1f%%, want more pessimistic than the paper's %.1f%% by over %.0f points", r.Name(), r.JCTIncreasePct, r.PaperJCTPct, PaperTolerancePts)
+		}
+	}
+}
+
+// TestPaperInterference checks the calibration's arithmetic.
+func TestPaperInterference(t *testing.T) {
+	c, err := PaperCalibration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewPaperInterference(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := func(n string) gavel.Key { return PaperKey(n) }
+	cases := []struct {
+		name string
+		set  []gavel.Key
+		want float64 // every member's factor
+		ok   bool
+	}{
+		{"alone", []gavel.Key{k("VGG-16")}, 1, true},
+		// 2 jobs: 1/1.03.
+		{"pair", []gavel.Key{k("AlexNet"), k("VGG-16")}, 1 / 1.03, true},
+		// 3 jobs, U = 11.17+36.61+48.01 = 95.79 <= 100: 1/1.078.
+		{"triple under 100%", []gavel.Key{k("ResNet-18"), k("ResNet-50"), k("VGG-16")}, 1 / 1.078, true},
+		// 4 jobs, U = 100.53: overhead 1.19/1.0053, total 1.19.
+		{"the paper's four", []gavel.Key{k("AlexNet"), k("ResNet-18"), k("ResNet-50"), k("VGG-16")}, 1 / 1.19, true},
+		// 3 x VGG-16: U = 144.03: 1/(1.078 x 1.4403).
+		{"oversubscribed triple", []gavel.Key{k("VGG-16"), k("VGG-16"), k("VGG-16")}, 1 / (1.078 * 1.4403), true},
+		{"five jobs: never measured", []gavel.Key{k("AlexNet"), k("AlexNet"), k("AlexNet"), k("AlexNet"), k("AlexNet")}, 0, false},
+		// Gavel types borrow Table 2 rows: Transformer as VGG-16 (48.01) twice, U = 96.02.
+		{"Gavel types", []gavel.Key{{Type: "Transformer (batch size 64)", Scale: 1}, {Type: "CycleGAN", Scale: 1}}, 1 / 1.03, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := m.Factors(tc.set)
+			if ok != tc.ok {
+				t.Fatalf("ok = %v, want %v", ok, tc.ok)
+			}
+			for _, x := range f {
+				if math.Abs(x-tc.want) > 1e-4 {
+					t.Errorf("factors %v, want %v each", f, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestPlaceholders: Gavel's V100 table has 14 pairs whose co-located rates
+// equal the isolated ones; they are left out, nothing else.
+func TestPlaceholders(t *testing.T) {
+	_, _, tp := setup(t)
+	ph := Placeholders(tp)
+	for _, x := range ph {
+		t.Logf("placeholder: %s + %s", x.A, x.B)
+	}
+	if len(ph) != 14 || len(tp.Pairs) != 351 {
+		t.Fatalf("%d placeholders of %d pairs, want 14 of 351", len(ph), len(tp.Pairs))
+	}
+	clean, err := WithoutPlaceholders(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(clean.Pairs) != 337 || len(Placeholders(clean)) != 0 {
+		t.Errorf("clean table: %d pairs, %d placeholders; want 337, 0", len(clean.Pairs), len(Placeholders(clean)))
 	}
 }
 

@@ -15,15 +15,24 @@ import (
 type History struct {
 	known *Factors
 	est   *Fitted
+	// model, when set, predicts every set not recorded (NewModelHistory).
+	model SetFunc
 	rec   map[string][]float64
 	// Lookups counts predictions by source: a recorded set, measured
-	// pairs only, or at least one estimated pair.
-	FromRecord, FromPairs, FromEstimate int
+	// pairs only, at least one estimated pair, or the set model.
+	FromRecord, FromPairs, FromEstimate, FromModel int
 }
 
 // NewHistory starts a history from measured pairs and an estimator.
 func NewHistory(known *Factors, est *Fitted) *History {
 	return &History{known: known, est: est, rec: map[string][]float64{}}
+}
+
+// NewModelHistory starts a history whose experimental measurements are a
+// set model (the EaCO paper's own co-location figures, PaperInterference):
+// sets not yet observed are predicted by model.
+func NewModelHistory(model SetFunc) *History {
+	return &History{model: model, rec: map[string][]float64{}}
 }
 
 // order sorts the members of set by key into idx (len(set) long) and
@@ -58,8 +67,9 @@ func cmpKey(a, b gavel.Key) int {
 }
 
 // Predict returns each member's predicted factor in set: a recorded set
-// first, else the multiplicative rule over measured pairs, estimating the
-// pairs never measured.
+// first, else the set model of a NewModelHistory (0 for every member of a
+// set it has no value for), else the multiplicative rule over measured
+// pairs, estimating the pairs never measured.
 func (h *History) Predict(set []gavel.Key) []float64 {
 	if len(set) == 1 {
 		return []float64{1}
@@ -77,6 +87,14 @@ func (h *History) Predict(set []gavel.Key) []float64 {
 			out[i] = r[k]
 		}
 		return out
+	}
+	if h.model != nil {
+		h.FromModel++
+		f, ok := h.model(set)
+		if !ok {
+			f = make([]float64, len(set)) // unknown: predicted not to progress
+		}
+		return f
 	}
 	estimated := false
 	pair := func(a, b gavel.Key) (float64, bool) {

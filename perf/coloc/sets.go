@@ -26,9 +26,10 @@ type SetRow struct {
 }
 
 // PaperSets predicts every set of 2-4 of the paper's models on one 8-GPU
-// node: factors by the multiplicative rule over pair (each paper model
-// played by PaperGavelType), node power by p at the summed utilisation.
-func PaperSets(c *Calibration, p Power, pair PairFunc) []SetRow {
+// node: factors by model (each paper model keyed by key: PaperKey for the
+// paper's own calibration, GavelKey for Gavel's pairs), node power by p
+// at the summed utilisation.
+func PaperSets(c *Calibration, p Power, model SetFunc, key func(name string) gavel.Key) []SetRow {
 	var rows []SetRow
 	n := len(c.Models)
 	for mask := 1; mask < 1<<n; mask++ {
@@ -43,9 +44,9 @@ func PaperSets(c *Calibration, p Power, pair PairFunc) []SetRow {
 		}
 		keys := make([]gavel.Key, len(ms))
 		for i, m := range ms {
-			keys[i] = PaperGavelType[m.Name]
+			keys[i] = key(m.Name)
 		}
-		f, ok := SetFactors(pair, keys)
+		f, ok := model(keys)
 		if !ok {
 			continue
 		}
@@ -74,6 +75,14 @@ func PaperSets(c *Calibration, p Power, pair PairFunc) []SetRow {
 	}
 	return rows
 }
+
+// PaperKey keys a paper model as itself on a whole 8-GPU node (Sec. 6.1:
+// each job trained on eight V100), for PaperInterference.
+func PaperKey(name string) gavel.Key { return gavel.Key{Type: name, Scale: 8} }
+
+// GavelKey keys a paper model by the Gavel type that plays it
+// (PaperGavelType).
+func GavelKey(name string) gavel.Key { return PaperGavelType[name] }
 
 // Name joins the set's job names.
 func (r SetRow) Name() string { return strings.Join(r.Jobs, "+") }

@@ -157,6 +157,9 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		if s.CoreUtil > p.a.CoreThreshold || s.MemUtil > p.a.MemThreshold {
 			continue // Algorithm 2 line 4
 		}
+		if holdsPriority(st, s) {
+			continue // a high-priority job keeps its GPUs to itself (Sec. 4.2)
+		}
 		cands = append(cands, s)
 	}
 	slices.SortStableFunc(cands, func(a, b *policy.ColocSet) int {
@@ -189,7 +192,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < reserve {
 			excl = -1 // the reserve is for high-priority jobs
 		}
-		for ci := first; ci < len(cands); ci++ {
+		for ci := first; ci < len(cands) && v.Job.Priority <= 0; ci++ { // high priority: exclusive (Sec. 4.2)
 			s := cands[ci]
 			if used[ci] || len(s.GPUs) != v.Job.Key.Scale || slices.Contains(p.tried[v.Job.ID], s.ID) {
 				continue
@@ -228,6 +231,18 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		d.Actions = append(d.Actions, policy.ColocAction{Kind: policy.ColocStart, Job: v.Job.ID, Node: excl, GPUs: gpus})
 	}
 	return d
+}
+
+// holdsPriority reports whether a member of s is a high-priority job: the
+// paper's high-priority jobs "require immediate, exclusive resource
+// allocation" (Sec. 4.2), so no job joins them.
+func holdsPriority(st *policy.ColocState, s *policy.ColocSet) bool {
+	for _, id := range s.Jobs {
+		if v := st.View(id); v != nil && v.Job.Priority > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type memoKey struct {

@@ -111,3 +111,38 @@ func TestArgs(t *testing.T) {
 		t.Error("alpha 2 accepted")
 	}
 }
+
+// TestHighPriorityExclusive: a high-priority job never joins a set, and
+// no job joins a set that holds one (Sec. 4.2: "immediate, exclusive
+// resource allocation"). Without the rule job 2 joins set 0 (most
+// utilised, TestPlacement's first case).
+func TestHighPriorityExclusive(t *testing.T) {
+	cases := []struct {
+		name    string
+		prio    [3]int
+		wantSet int // -1: no join
+	}{
+		{"none high: joins set 0", [3]int{0, 0, 0}, 0},
+		{"set 0 holds a high-priority job: joins set 1", [3]int{1, 0, 0}, 1},
+		{"both sets hold one: waits", [3]int{1, 1, 0}, -1},
+		{"the waiting job is high-priority: waits for free GPUs", [3]int{0, 0, 1}, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := state(40, 20, policy.NoDeadline)
+			for i, pr := range c.prio {
+				st.Jobs[i].Job.Priority = pr
+			}
+			d := newPolicy(t).ScheduleColoc(st)
+			if c.wantSet < 0 {
+				if len(d.Actions) != 0 {
+					t.Fatalf("actions %+v, want none", d.Actions)
+				}
+				return
+			}
+			if len(d.Actions) != 1 || d.Actions[0].Kind != policy.ColocJoin || d.Actions[0].Set != c.wantSet {
+				t.Fatalf("actions %+v, want a join of set %d", d.Actions, c.wantSet)
+			}
+		})
+	}
+}
