@@ -314,6 +314,17 @@ func (t *Throughputs) Check(k Key) error {
 	return fmt.Errorf("unknown job type %q: not in %s for %s (job types there: %s)", k.Type, t.Source, t.Worker, strings.Join(t.Types(), "; "))
 }
 
+// HasType reports whether the table has typ at some scale factor
+// (counting keys measured at 0 steps/s).
+func (t *Throughputs) HasType(typ string) bool {
+	for _, k := range slices.Concat(t.Keys, t.Unrunnable) {
+		if k.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
 // Types lists the table's job types (runnable keys), sorted.
 func (t *Throughputs) Types() []string {
 	var out []string
