@@ -25,7 +25,8 @@ var hostileGavelio = []hostileCase{
 	gavelCase("throughputs bad key", gavelLine10(0, "A3C"), `{"v100": {"A3C": {"null": 2}}}`, "", `t.json: $.v100["A3C"]: key "A3C" is not ('job type', scale)`),
 	gavelCase("throughputs scales paired", gavelLine10(0, "A3C"), `{"v100": {"('A3C', 1)": {"null": 2, "('A3C', 2)": [1, 1]}, "('A3C', 2)": {"null": 3}}}`, "", `t.json: $.v100["('A3C', 1)"]["('A3C', 2)"]: co-tenants on 1 and 2 GPUs`),
 	gavelCase("throughputs worker type missing", gavelLine10(0, "A3C"), `{"v100": {"('A3C', 1)": {"null": 2}}}`, "p100", `t.json: $.p100: worker type missing (the file has v100)`),
-	gavelCase("throughputs not JSON", gavelLine10(0, "A3C"), `{"v100": `, "", `t.json: $: unexpected end of JSON input`),
+	gavelCase("throughputs not JSON", gavelLine10(0, "A3C"), `{"v100": `, "", `t.json: line 1, column 9: unexpected end of JSON input`),
+	gavelCase("throughputs NaN", gavelLine10(0, "A3C"), "{\"v100\": {\"('A3C', 1)\": {\n  \"null\": NaN}}}", "", `t.json: line 2, column 11: invalid character 'N' looking for beginning of value (NaN and Infinity are not JSON numbers`),
 	gavelCase("throughputs empty", gavelLine10(0, "A3C"), "\n", "", `t.json: $: empty file`),
 	gavelCase("throughputs missing", gavelLine10(0, "A3C"), "-", "", `coloc.throughputs: open`),
 	// The field is on the next line of the message (scenario.TestColocGavelKeys).
