@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
-	"github.com/wattsched/wattsched/trace/gavel"
 )
 
 // ScenarioSummary is one system over the scenario's seeds (mean, std).
@@ -32,31 +31,16 @@ type ScenarioSummary struct {
 const scenarioInterference = "the paper's measured co-location slowdowns inside Gavel (its Table 3 is not in the text): Gavel's own measured V100 pair throughputs; sets of 3-4 by the multiplicative rule"
 
 // RunScenario runs each system of a coloc scenario on each seed (mode
-// coloc): the scenario's Gavel-format job list on its 8-V100 nodes, with
+// coloc): the scenario's Gavel-format job list on its nodes of 8 GPUs of
+// its worker type (V100 unless coloc.worker names another), with
 // the EaCO reproduction's models and deadline rule.
 func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) ([]*experiment.Results, error) {
 	c := s.Coloc
-	e, err := NewEnv(env.Catalog)
+	in, err := LoadScenarioInputs(env.Catalog, s)
 	if err != nil {
-		return nil, err
-	}
-	pool, src, name := e.Pool, gavel.EmbeddedTrace+" (jobs over 100 h alone dropped)", gavel.EmbeddedTrace
-	if c.Jobs != scenario.GavelMSR {
-		path := s.Path(c.Jobs)
-		f, err := userfile.Open(path, userfile.Table)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: coloc.jobs: %w", s.Name, err)
-		}
-		pool, err = gavel.ReadTrace(path, f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
-		}
-		src, name = c.Jobs, path
-	}
-	if err := e.CheckPool(name, pool); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	e, pool, src := in.Env, in.Pool, in.Source
 	seeds := s.SeedList()
 	n := len(pool)
 	if c.Count > 0 && (c.Arrivals == "poisson" || c.Count < n) {
@@ -86,7 +70,8 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
 	}
-	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 V100, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, len(c.Systems), len(seeds))
+	gpu := strings.ToUpper(c.WorkerType())
+	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 %s, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, gpu, len(c.Systems), len(seeds))
 	runs := make([]*Run, len(seeds)*len(c.Systems))
 	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {
 		seed, sys := seeds[i/len(c.Systems)], c.Systems[i%len(c.Systems)]
@@ -113,7 +98,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		}
 	}
 	var sums []ScenarioSummary
-	tab := report.Table{Title: fmt.Sprintf("%s: %d nodes x 8 V100, mean ± std over %d seeds", s.Name, c.Nodes, len(seeds)),
+	tab := report.Table{Title: fmt.Sprintf("%s: %d nodes x 8 %s, mean ± std over %d seeds", s.Name, c.Nodes, gpu, len(seeds)),
 		Head: []string{"system", "energy (MWh)", "cost (USD)", "CO2 (kg)", "avg runtime (h)", "avg JTT (h)", "active nodes", "deadline misses", "undos", "co-locations"}}
 	rows := [][]string{{"seed", "system", "energy_j", "avg_runtime_s", "avg_jtt_s", "avg_active_nodes", "deadline_misses", "undos", "joins", "makespan_s", "cost_usd", "co2_kg"}}
 	for k, sys := range c.Systems {
