@@ -41,7 +41,7 @@ var hostileSpeed = []hostileCase{
 		errLine: "cat.yaml: gpus[0] (X1).speed.inference.relative: 0, want a finite number in [0.001, 1000]"},
 	{name: "hardware figure negative", files: map[string]string{"s.yaml": replayScenario("hardware:\n" + indent(speedGPU("      training: {relative: -0.5, source: my bench}\n"))), "nodes.csv": h100Nodes, "pods.csv": onePod},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1,
-		errLine: "hardware: gpus[0] (X1).speed.training.relative: -0.5, want a finite number in [0.001, 1000]"},
+		errLine: "s.yaml: scenario t: hardware: gpus[0] (X1).speed.training.relative: -0.5, want a finite number in [0.001, 1000]"},
 	{name: "hardware figure NaN", files: map[string]string{"s.yaml": replayScenario("hardware:\n" + indent(speedGPU("      training: {relative: .nan, source: my bench}\n"))), "nodes.csv": h100Nodes, "pods.csv": onePod},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 1,
 		errLine: "hardware: gpus[0] (X1).speed.training.relative: NaN, want a finite number"},
