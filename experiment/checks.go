@@ -77,7 +77,7 @@ func checkTasks(env *Env, s *scenario.Scenario, in *Inputs) error {
 	if s.Mode != scenario.Replay {
 		return nil
 	}
-	least, err := speedCheck(s, c, env.Catalog, in)
+	least, most, err := speedCheck(s, c, env.Catalog, in)
 	if err != nil {
 		return err
 	}
@@ -88,6 +88,12 @@ func checkTasks(env *Env, s *scenario.Scenario, in *Inputs) error {
 	}
 	if err := checkSeries(acct, end, pod); err != nil {
 		return err
+	}
+	// Where a pod lands decides whether it outlasts the series: say so
+	// before the run when its slowest GPU would take it past the end.
+	if end, pod := latestEnd(in.Pods, startable, most); checkSeries(acct, end, pod) != nil {
+		h, ser := seriesHorizon(acct)
+		env.Notef("warning: pod %s would end at %.1f h if it ran on its slowest GPU (job speed), past the end of %s at %.0f h: a run that places it there fails", pod, end.Seconds()/3600, ser.Name, h.Seconds()/3600)
 	}
 	return checkRecording(s)
 }
@@ -283,9 +289,10 @@ const MaxScaledWorkS = 1 << 40
 // reference GPU is a catalog model with a speed figure for the pod's
 // workload class, as is every GPU model of the cluster. It sets in.Speed
 // (nil when no GPU pod names a reference) and in.JobSpeed, the line the
-// results print, and returns the least factor each pod's work may be
-// scaled by (the fastest GPU model of the cluster for it).
-func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *Inputs) (func(t *job.Task) float64, error) {
+// results print, and returns the least and the greatest factor each pod's
+// work may be scaled by (the fastest and the slowest GPU model of the
+// cluster for it).
+func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *Inputs) (least, most func(t *job.Task) float64, err error) {
 	var models []string // the cluster's GPU models, in node order
 	for _, n := range c.Nodes {
 		if n.GPU != nil && !slices.Contains(models, n.GPU.Name) {
@@ -295,7 +302,7 @@ func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *I
 	type group struct{ ref, workload string }
 	var groups []group
 	first := map[group]*job.Task{}
-	least, most := map[group]float64{}, map[group]float64{}
+	lo, hi := map[group]float64{}, map[group]float64{}
 	slowest := map[group]string{}
 	gpuPods, unref := 0, 0
 	for i := range in.Pods {
@@ -318,7 +325,7 @@ func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *I
 	if len(groups) == 0 {
 		in.Speed = nil
 		in.JobSpeed = "Job speed: not modelled, the reference GPU is unknown (no trace.reference_gpu, no reference_gpu column): every pod runs its traced duration on whatever GPU it lands on, so a policy that moves pods to slower GPUs is credited with energy it would not save (docs/scenarios.md#job-speed)."
-		return one, nil
+		return one, one, nil
 	}
 	var parts []string
 	for _, g := range groups {
@@ -329,25 +336,25 @@ func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *I
 		}
 		ref, err := cat.GPU(g.ref)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, nil, fmt.Errorf("%s: %w", where, err)
 		}
 		var fs []string
-		least[g] = math.Inf(1)
+		lo[g] = math.Inf(1)
 		for _, m := range models {
 			f := 1.0
 			if m != ref.Name {
 				if f, err = cat.SpeedRatio(ref.Name, m, g.workload); err != nil {
-					return nil, fmt.Errorf("job speed of %s pods measured on %s (%s; pod %s the first): %w", g.workload, g.ref, where, t.Name, err)
+					return nil, nil, fmt.Errorf("job speed of %s pods measured on %s (%s; pod %s the first): %w", g.workload, g.ref, where, t.Name, err)
 				}
 			}
-			least[g] = min(least[g], f)
-			if f > most[g] {
-				most[g], slowest[g] = f, m
+			lo[g] = min(lo[g], f)
+			if f > hi[g] {
+				hi[g], slowest[g] = f, m
 			}
 			fs = append(fs, fmt.Sprintf("x%.3g on %s", f, m))
 		}
 		if len(models) == 0 {
-			least[g] = 1
+			lo[g], hi[g] = 1, 1
 		}
 		parts = append(parts, fmt.Sprintf("%s pods measured on %s run %s", g.workload, g.ref, strings.Join(fs, ", ")))
 	}
@@ -356,9 +363,9 @@ func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *I
 		if t.RefGPU == "" || t.GPUCount == 0 {
 			continue
 		}
-		if g := (group{t.RefGPU, perf.Workload(t)}); t.Work*most[g] > MaxScaledWorkS {
-			return nil, fmt.Errorf("trace.pods %s: pod %s: its %.0f s measured on %s would run %.3g s on %s (x%.3g), past the %d s (2^40) a pod's duration may reach",
-				s.Trace.Pods, t.Name, t.Work, g.ref, t.Work*most[g], slowest[g], most[g], int64(MaxScaledWorkS))
+		if g := (group{t.RefGPU, perf.Workload(t)}); t.Work*hi[g] > MaxScaledWorkS {
+			return nil, nil, fmt.Errorf("trace.pods %s: pod %s: its %.0f s measured on %s would run %.3g s on %s (x%.3g), past the %d s (2^40) a pod's duration may reach",
+				s.Trace.Pods, t.Name, t.Work, g.ref, t.Work*hi[g], slowest[g], hi[g], int64(MaxScaledWorkS))
 		}
 	}
 	line := fmt.Sprintf("Job speed: a pod runs its traced duration x speed(reference GPU)/speed(GPU it lands on), the speeds from the catalog (docs/scenarios.md#job-speed): %s", strings.Join(parts, "; "))
@@ -367,10 +374,13 @@ func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *I
 	}
 	in.Speed = &perf.Speed{Catalog: cat}
 	in.JobSpeed = line + "."
-	return func(t *job.Task) float64 {
-		if t.RefGPU == "" || t.GPUCount == 0 {
-			return 1
+	factor := func(m map[group]float64) func(t *job.Task) float64 {
+		return func(t *job.Task) float64 {
+			if t.RefGPU == "" || t.GPUCount == 0 {
+				return 1
+			}
+			return m[group{t.RefGPU, perf.Workload(t)}]
 		}
-		return least[group{t.RefGPU, perf.Workload(t)}]
-	}, nil
+	}
+	return factor(lo), factor(hi), nil
 }
