@@ -14,6 +14,7 @@ import (
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/scenario"
@@ -76,13 +77,23 @@ func checkTasks(env *Env, s *scenario.Scenario, in *Inputs) error {
 	if s.Mode != scenario.Replay {
 		return nil
 	}
-	end, pod := latestEnd(in.Pods, startable)
+	least, most, err := speedCheck(s, c, env.Catalog, in)
+	if err != nil {
+		return err
+	}
+	end, pod := latestEnd(in.Pods, startable, least)
 	acct, err := s.Account()
 	if err != nil {
 		return err
 	}
 	if err := checkSeries(acct, end, pod); err != nil {
 		return err
+	}
+	// Where a pod lands decides whether it outlasts the series: say so
+	// before the run when its slowest GPU would take it past the end.
+	if end, pod := latestEnd(in.Pods, startable, most); checkSeries(acct, end, pod) != nil {
+		h, ser := seriesHorizon(acct)
+		env.Notef("warning: pod %s would end at %.1f h if it ran on its slowest GPU (job speed), past the end of %s at %.0f h: a run that places it there fails", pod, end.Seconds()/3600, ser.Name, h.Seconds()/3600)
 	}
 	return checkRecording(s)
 }
@@ -199,13 +210,15 @@ func whyNoNode(d *job.Demand, nodes []*cluster.Node) string {
 
 // latestEnd is the time every replay of pods reaches at least: the last
 // arrival, and the end of every pod that can start run at once on
-// arrival (waiting only delays it); pod names the pod that sets it.
-func latestEnd(pods []job.Task, startable []bool) (end job.Time, pod string) {
+// arrival (waiting only delays it) on the fastest GPU for it (least: the
+// smallest factor perf.Speed gives its work); pod names the pod that sets
+// it.
+func latestEnd(pods []job.Task, startable []bool, least func(t *job.Task) float64) (end job.Time, pod string) {
 	for i := range pods {
 		t := &pods[i]
 		at := t.Submit
 		if startable[i] {
-			at += job.Time(math.Ceil(max(t.Work, 0) * 1000))
+			at += job.Time(math.Ceil(max(t.Work*least(t), 0) * 1000))
 		}
 		if at > end || pod == "" {
 			end, pod = at, t.Name
@@ -266,4 +279,108 @@ func checkRecording(s *scenario.Scenario) error {
 			s.Measured.File, first.Format(time.RFC3339), last.Format(time.RFC3339), start.Format(time.RFC3339))
 	}
 	return nil
+}
+
+// MaxScaledWorkS bounds a pod's duration once scaled by job speed: 2^40
+// s, the bound the pod list puts on a traced duration.
+const MaxScaledWorkS = 1 << 40
+
+// speedCheck checks, before any run, what job speed needs: every pod's
+// reference GPU is a catalog model with a speed figure for the pod's
+// workload class, as is every GPU model of the cluster. It sets in.Speed
+// (nil when no GPU pod names a reference) and in.JobSpeed, the line the
+// results print, and returns the least and the greatest factor each pod's
+// work may be scaled by (the fastest and the slowest GPU model of the
+// cluster for it).
+func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *Inputs) (least, most func(t *job.Task) float64, err error) {
+	var models []string // the cluster's GPU models, in node order
+	for _, n := range c.Nodes {
+		if n.GPU != nil && !slices.Contains(models, n.GPU.Name) {
+			models = append(models, n.GPU.Name)
+		}
+	}
+	type group struct{ ref, workload string }
+	var groups []group
+	first := map[group]*job.Task{}
+	lo, hi := map[group]float64{}, map[group]float64{}
+	slowest := map[group]string{}
+	gpuPods, unref := 0, 0
+	for i := range in.Pods {
+		t := &in.Pods[i]
+		if t.GPUCount == 0 {
+			continue
+		}
+		gpuPods++
+		if t.RefGPU == "" {
+			unref++
+			continue
+		}
+		g := group{t.RefGPU, perf.Workload(t)}
+		if first[g] == nil {
+			first[g] = t
+			groups = append(groups, g)
+		}
+	}
+	one := func(*job.Task) float64 { return 1 }
+	if len(groups) == 0 {
+		in.Speed = nil
+		in.JobSpeed = "Job speed: not modelled, the reference GPU is unknown (no trace.reference_gpu, no reference_gpu column): every pod runs its traced duration on whatever GPU it lands on, so a policy that moves pods to slower GPUs is credited with energy it would not save (docs/scenarios.md#job-speed)."
+		return one, one, nil
+	}
+	var parts []string
+	for _, g := range groups {
+		t := first[g]
+		where := fmt.Sprintf("trace.pods %s: pod %s: reference_gpu", s.Trace.Pods, t.Name)
+		if g.ref == s.Trace.ReferenceGPU {
+			where = "trace.reference_gpu"
+		}
+		ref, err := cat.GPU(g.ref)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", where, err)
+		}
+		var fs []string
+		lo[g] = math.Inf(1)
+		for _, m := range models {
+			f := 1.0
+			if m != ref.Name {
+				if f, err = cat.SpeedRatio(ref.Name, m, g.workload); err != nil {
+					return nil, nil, fmt.Errorf("job speed of %s pods measured on %s (%s; pod %s the first): %w", g.workload, g.ref, where, t.Name, err)
+				}
+			}
+			lo[g] = min(lo[g], f)
+			if f > hi[g] {
+				hi[g], slowest[g] = f, m
+			}
+			fs = append(fs, fmt.Sprintf("x%.3g on %s", f, m))
+		}
+		if len(models) == 0 {
+			lo[g], hi[g] = 1, 1
+		}
+		parts = append(parts, fmt.Sprintf("%s pods measured on %s run %s", g.workload, g.ref, strings.Join(fs, ", ")))
+	}
+	for i := range in.Pods {
+		t := &in.Pods[i]
+		if t.RefGPU == "" || t.GPUCount == 0 {
+			continue
+		}
+		if g := (group{t.RefGPU, perf.Workload(t)}); t.Work*hi[g] > MaxScaledWorkS {
+			return nil, nil, fmt.Errorf("trace.pods %s: pod %s: its %.0f s measured on %s would run %.3g s on %s (x%.3g), past the %d s (2^40) a pod's duration may reach",
+				s.Trace.Pods, t.Name, t.Work, g.ref, t.Work*hi[g], slowest[g], hi[g], int64(MaxScaledWorkS))
+		}
+	}
+	line := fmt.Sprintf("Job speed: a pod runs its traced duration x speed(reference GPU)/speed(GPU it lands on), the speeds from the catalog (docs/scenarios.md#job-speed): %s", strings.Join(parts, "; "))
+	if unref > 0 {
+		line += fmt.Sprintf("; %d of %d GPU pods name no reference GPU and keep their traced durations", unref, gpuPods)
+	}
+	in.Speed = &perf.Speed{Catalog: cat}
+	in.JobSpeed = line + "."
+	factor := func(m map[group]float64) func(t *job.Task) float64 {
+		return func(t *job.Task) float64 {
+			if t.RefGPU == "" || t.GPUCount == 0 {
+				return 1
+			}
+			return m[group{t.RefGPU, perf.Workload(t)}]
+		}
+	}
+	return factor(lo), factor(hi), nil
 }

@@ -315,9 +315,10 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		Scenario   *scenario.Scenario `json:"scenario"`
 		Source     string             `json:"data_source"`
 		Summary    string             `json:"summary"`
+		JobSpeed   string             `json:"job_speed"`
 		NeverStart *NeverStart        `json:"never_start,omitempty"`
 		Policies   []CompareSummary   `json:"policies"`
-	}{version, s, in.Source, summary, in.NeverStart, sums})
+	}{version, s, in.Source, summary, in.JobSpeed, in.NeverStart, sums})
 	if err != nil {
 		return nil, err
 	}

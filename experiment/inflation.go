@@ -10,6 +10,7 @@ import (
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/fgd"
 	"github.com/wattsched/wattsched/power"
@@ -28,6 +29,13 @@ type Inputs struct {
 	// can never start (nil: none; set by RunReplay, RunCompare and
 	// RunInflation before their runs).
 	NeverStart *NeverStart
+	// JobSpeed says in one line how the pods' durations depend on the GPU
+	// they land on (set by the checks before a replay or comparison;
+	// speedCheck).
+	JobSpeed string
+	// Speed scales the pods' work by the GPU they start on (nil: no GPU
+	// pod names a reference GPU; set with JobSpeed).
+	Speed *perf.Speed
 }
 
 // LoadInputs reads the trace a scenario names: embedded node and pod
@@ -86,6 +94,13 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 		}
 		if !timed {
 			return nil, fmt.Errorf("trace.pods: %s has no creation and deletion times (a 5-column pod list?): replay needs the 11-column form (docs/formats.md)", t.Pods)
+		}
+	}
+	if ref := t.ReferenceGPU; ref != "" {
+		for i := range in.Pods {
+			if in.Pods[i].RefGPU == "" {
+				in.Pods[i].RefGPU = ref
+			}
 		}
 	}
 	job.Classify(in.Pods)

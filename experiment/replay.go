@@ -84,7 +84,7 @@ func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inp
 	if seededTies {
 		placer.SetRank(TieRank(len(c.Nodes), seed))
 	}
-	o := sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s)}
+	o := sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s), Speed: in.Speed}
 	if h, ser := seriesHorizon(acct); ser != nil {
 		o.Horizon, o.HorizonWhat = h, "the end of "+ser.Name
 	}
@@ -242,9 +242,10 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		Version    string             `json:"version"`
 		Scenario   *scenario.Scenario `json:"scenario"`
 		Source     string             `json:"data_source"`
+		JobSpeed   string             `json:"job_speed"`
 		NeverStart *NeverStart        `json:"never_start,omitempty"`
 		Policies   []ReplaySummary    `json:"policies"`
-	}{version, s, in.Source, in.NeverStart, sums}
+	}{version, s, in.Source, in.JobSpeed, in.NeverStart, sums}
 	js, err := report.JSON(sum)
 	if err != nil {
 		return nil, err
@@ -268,8 +269,8 @@ func replayNotes(s *scenario.Scenario, in *Inputs) (notes, tail []string, err er
 	if err != nil {
 		return nil, nil, err
 	}
-	notes = []string{"Data: " + in.Source, "Cost and carbon: " + acct.Where}
-	tail = []string{"cost and carbon: " + acct.Where, ""}
+	notes = []string{"Data: " + in.Source, in.JobSpeed, "Cost and carbon: " + acct.Where}
+	tail = []string{in.JobSpeed, "cost and carbon: " + acct.Where, ""}
 	if ns := in.NeverStart; ns != nil {
 		const counted = "; they count in tasks, never in started, and the waits and completion times are over the pods that started"
 		notes = append(notes, "Warning: "+ns.Line(len(in.Pods))+counted+".")

@@ -38,6 +38,81 @@ type GPUModel struct {
 	// between. Without it a GPU with any allocation draws its TDP (the PWR
 	// model, pwr-fgd eq. 2).
 	Curve []CurvePoint `yaml:"curve,omitempty"`
+	// Speed is the model's relative throughput per workload class (nil,
+	// or a class left out: unknown). A job whose duration was measured on
+	// model R runs duration x speed(R)/speed(placed) on another model
+	// (SpeedRatio).
+	Speed *Speed `yaml:"speed,omitempty"`
+}
+
+// Workload classes a speed figure is given for.
+const (
+	Training  = "training"
+	Inference = "inference"
+)
+
+// Speed is a GPU model's throughput relative to the catalog's unit, the
+// H100 SXM5 80 GB (1), for training and for inference, each with its
+// source. A class left out is unknown.
+type Speed struct {
+	Training  *SpeedFigure `yaml:"training,omitempty"`
+	Inference *SpeedFigure `yaml:"inference,omitempty"`
+}
+
+// SpeedFigure is one relative throughput and where it comes from.
+type SpeedFigure struct {
+	// Relative is the throughput relative to the H100 SXM5 (1): 0.5 runs
+	// the same work in twice the time.
+	Relative *float64 `yaml:"relative"`
+	Source   string   `yaml:"source"`
+}
+
+// MinRelativeSpeed and MaxRelativeSpeed bound a relative speed figure: a
+// thousandth and a thousand times the unit, far beyond any accelerator
+// sold either way, so that a ratio of two figures (at most a million)
+// keeps durations in range.
+const (
+	MinRelativeSpeed = 0.001
+	MaxRelativeSpeed = 1000
+)
+
+// For is the figure for workload class w (Training or Inference), nil
+// when unknown.
+func (s *Speed) For(w string) *SpeedFigure {
+	switch {
+	case s == nil:
+		return nil
+	case w == Training:
+		return s.Training
+	case w == Inference:
+		return s.Inference
+	}
+	return nil
+}
+
+// check names the first bad figure of the speed of entry what.
+func (s *Speed) check(what string) error {
+	if s == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		class string
+		fig   *SpeedFigure
+	}{{Training, s.Training}, {Inference, s.Inference}} {
+		if f.fig == nil {
+			continue
+		}
+		field := what + ".speed." + f.class
+		switch v := f.fig.Relative; {
+		case v == nil:
+			return fmt.Errorf("%s.relative: missing (leave the whole %s entry out when the speed is unknown)", field, f.class)
+		case !(*v >= MinRelativeSpeed && *v <= MaxRelativeSpeed):
+			return fmt.Errorf("%s.relative: %v, want a finite number in [%g, %d] (throughput relative to the H100 SXM5, 1)", field, *v, MinRelativeSpeed, MaxRelativeSpeed)
+		case strings.TrimSpace(f.fig.Source) == "":
+			return fmt.Errorf("%s.source: empty (say where the figure comes from and what it stands for)", field)
+		}
+	}
+	return nil
 }
 
 // CurvePoint is one point of a measured power curve.
@@ -202,6 +277,9 @@ func checkGPU(i int, g GPUModel) error {
 	case g.Source == "":
 		return fmt.Errorf("gpus[%d] (%s).source: empty", i, g.Name)
 	}
+	if err := g.Speed.check(fmt.Sprintf("gpus[%d] (%s)", i, g.Name)); err != nil {
+		return err
+	}
 	return wattsOK(fmt.Sprintf("gpus[%d] (%s)", i, g.Name), g.IdleW, g.TDPW)
 }
 
@@ -334,4 +412,33 @@ func (c *Catalog) names(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// SpeedRatio is how much longer a job of workload class w (Training or
+// Inference) whose duration was measured on GPU model ref runs on model
+// placed: speed(ref)/speed(placed). Both are catalog names or aliases; an
+// unknown model or a missing figure is an error naming it.
+func (c *Catalog) SpeedRatio(ref, placed, w string) (float64, error) {
+	r, err := c.speed(ref, w)
+	if err != nil {
+		return 0, err
+	}
+	p, err := c.speed(placed, w)
+	if err != nil {
+		return 0, err
+	}
+	return r / p, nil
+}
+
+// speed is model's relative speed for workload class w.
+func (c *Catalog) speed(model, w string) (float64, error) {
+	g, err := c.GPU(model)
+	if err != nil {
+		return 0, err
+	}
+	f := g.Speed.For(w)
+	if f == nil {
+		return 0, fmt.Errorf("GPU model %s has no %s speed in the catalog; give one as speed: {%s: {relative: R, source: ...}} in a --catalog file or the scenario's hardware section (R: throughput relative to the H100 SXM5, 1; docs/scenarios.md#job-speed)", g.Name, w, w)
+	}
+	return *f.Relative, nil
 }

@@ -103,6 +103,12 @@ type Task struct {
 	// finishes after Work seconds (zero: it ends as it starts). In inflation
 	// experiments tasks never end, whatever their work.
 	Work float64
+	// RefGPU is the GPU model (catalog name or alias) Work was measured
+	// on; empty when unknown, and Work then holds on every model. On a
+	// GPU of another model the task does Work x speed(RefGPU)/speed(that
+	// model) rate-seconds of work (perf.Speed), its Kind choosing the
+	// training or inference figure.
+	RefGPU string
 }
 
 // Classify assigns Class to tasks by distinct Demand, in first-seen order,

@@ -47,7 +47,7 @@ func fill(v reflect.Value, path string) []string {
 // shards' input hashes.
 func TestInputsListEveryFileField(t *testing.T) {
 	notInputs := []string{
-		"name", "description", "mode", "compat",
+		"name", "description", "mode", "compat", "trace.reference_gpu",
 		"policies[].name", "policies[].scorers[].policy",
 		"hpc.systems[].name", "hpc.systems[].policy", "hpc.systems[].predictions",
 		"elastic.start", "elastic.systems[].name", "elastic.systems[].policy", "elastic.systems[].predictions",

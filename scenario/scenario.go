@@ -122,6 +122,12 @@ type TraceSpec struct {
 	Pods string `yaml:"pods" json:"pods"`
 	// Nodes is "openb-gpu" (the papers' 1213 GPU nodes, default), "openb-all" or a CSV path.
 	Nodes string `yaml:"nodes" json:"nodes"`
+	// ReferenceGPU is the GPU model (catalog name or alias) the pods'
+	// durations were measured on (mode replay): a pod placed on another
+	// model runs duration x speed(reference)/speed(placed). A pod's own
+	// reference_gpu column takes its place. Empty: unknown, durations as
+	// traced on every model.
+	ReferenceGPU string `yaml:"reference_gpu" json:"reference_gpu,omitempty"`
 }
 
 // PolicySpec is one placement policy: weighted scorers combined by a Placer.
@@ -428,6 +434,12 @@ func (s *Scenario) validateTasks(bad *problems) {
 	}
 	if !(s.Target > 0 && s.Target <= 10) {
 		bad.add("target: %v, want (0, 10]", s.Target)
+	}
+	if s.Trace.ReferenceGPU != "" && s.Mode != Replay {
+		bad.add("trace.reference_gpu: only for mode replay (in mode %s tasks never end, so their durations do not count)", s.Mode)
+	}
+	if r := s.Trace.ReferenceGPU; r != strings.TrimSpace(r) || strings.ContainsAny(r, "\n\t") {
+		bad.add("trace.reference_gpu: %q has surrounding or inner whitespace; write the catalog name, e.g. H100", r)
 	}
 	if s.Compat != CompatNone && s.Compat != CompatFGDSim {
 		bad.add("compat: %q, want %q or empty", s.Compat, CompatFGDSim)

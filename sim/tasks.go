@@ -8,6 +8,7 @@ import (
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 )
@@ -57,6 +58,10 @@ type Options struct {
 	// it is priced. It bounds the run's hourly ledger by the series.
 	Horizon     job.Time
 	HorizonWhat string
+	// Speed, when set (replay), scales the work of a task with a reference
+	// GPU by the speed of the GPU model it starts on (perf.Speed): work x
+	// speed(reference)/speed(placed). Without it tasks run their Work.
+	Speed *perf.Speed
 }
 
 // PowerDown is node power management in replay: a node with nothing
@@ -671,8 +676,18 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		r := &e.res.Tasks[ti]
 		r.Start, r.Node = e.k.Now(), a.Node
 		if e.opt.Mode == Replay {
-			// Trace tasks run at rate 1: Work seconds after their start.
-			e.k.Post(e.k.Now()+job.Time(math.Ceil(max(t.Work, 0)*1000)), taskEvent{task: ti})
+			// Trace tasks run at rate 1: Work seconds after their start,
+			// scaled by the speed of the GPU they start on.
+			work := t.Work
+			if e.opt.Speed != nil {
+				if work, err = e.opt.Speed.Work(t, n); err != nil {
+					return false, err
+				}
+			}
+			if !(work*1000 < float64(math.MaxInt64/2)) {
+				return false, fmt.Errorf("task %d (%s) on node %s: %g s of work is past the engine's clock", t.ID, t.Name, n.Name, work)
+			}
+			e.k.Post(e.k.Now()+job.Time(math.Ceil(max(work, 0)*1000)), taskEvent{task: ti})
 			e.taskEvents++
 		}
 		return true, nil

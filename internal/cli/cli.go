@@ -473,6 +473,9 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 		}
 	}
 	if e.Catalog, err = s.HardwareCatalog(e.Catalog); err != nil {
+		if *cfg != "" { // name the file its hardware section is in
+			return nil, fmt.Errorf("%s: scenario %s: %w", *cfg, s.Name, err)
+		}
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	r := &scenarioRun{s: s, e: e}

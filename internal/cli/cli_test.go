@@ -640,6 +640,21 @@ func TestImportK8s(t *testing.T) {
 	if code, _, errs := run(t, "run", "-c", filepath.Join(out, "scenario.yaml"), "-o", filepath.Join(dir, "res"), "--seeds", "1"); code != 0 {
 		t.Fatalf("running the imported scenario: exit %d: %s", code, errs)
 	}
+	// The job speed stub names the cluster's first GPU model as an example
+	// reference; uncommented in mode replay, that reference needs a speed
+	// for every GPU model of the cluster (the T4 has none in the catalog).
+	sc, err := os.ReadFile(filepath.Join(out, "scenario.yaml"))
+	const stub = "#   trace: {nodes: nodes.csv, pods: pods.csv, reference_gpu: Tesla-T4}\n"
+	if err != nil || !strings.Contains(string(sc), stub) {
+		t.Fatalf("imported scenario lacks the reference_gpu stub %q:\n%s", stub, sc)
+	}
+	replay := strings.NewReplacer("mode: inflation", "mode: replay", "trace: {nodes: nodes.csv, pods: pods.csv}\n", "", stub, stub[4:]).Replace(string(sc))
+	if err := os.WriteFile(filepath.Join(out, "replay.yaml"), []byte(replay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "run", "-c", filepath.Join(out, "replay.yaml"), "-o", filepath.Join(dir, "res-replay")); code != 1 || !strings.Contains(errs, "GPU model T4 has no training speed") {
+		t.Errorf("imported scenario with the reference uncommented: exit %d, want 1 naming the T4's missing speed: %s", code, errs)
+	}
 	if code, _, errs := run(t, "import", "k8s", "-f", filepath.Join(dir, "missing.json"), "-o", filepath.Join(dir, "x")); code != 1 || !strings.Contains(errs, "missing.json") {
 		t.Errorf("missing dump: exit %d %q", code, errs)
 	}

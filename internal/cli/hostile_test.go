@@ -36,6 +36,7 @@ func hostileSuites() map[string][]hostileCase {
 		"decode":  hostileDecode,
 		"gavelio": hostileGavelio,
 		"replay":  hostileReplay,
+		"speed":   hostileSpeed,
 	}
 }
 

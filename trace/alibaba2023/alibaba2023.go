@@ -30,7 +30,12 @@ const Source = "Alibaba cluster-trace-gpu-v2023 (openb), Weng et al. USENIX ATC'
 
 var nodeColumns = []string{"sn", "cpu_milli", "memory_mib", "gpu", "model"}
 
-var podColumns = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}
+var podColumns = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time",
+	"reference_gpu", "workload"}
+
+// timedColumns is the column count of the timed (11-column) openb form;
+// reference_gpu and workload may follow it.
+const timedColumns = 11
 
 // ParseError locates a bad line or field: file, line, column.
 type ParseError = trace.ParseError
@@ -156,8 +161,10 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 	return out, nil
 }
 
-// ReadPods parses a pod list, either the 11-column form or the 5-column form
-// of the multigpu variants. Tasks get IDs 0..n-1 in file order; Submit and
+// ReadPods parses a pod list, either the 11-column form (optionally
+// followed by reference_gpu, the GPU model the pod's duration was measured
+// on, and workload, training or inference) or the 5-column form of the
+// multigpu variants. Tasks get IDs 0..n-1 in file order; Submit and
 // Work come from creation_time and deletion_time when present.
 func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 	cr, err := newReader(r, file)
@@ -168,8 +175,8 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(h) != 5 && len(h) != len(podColumns) {
-		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("header has %d columns, want 5 or %d", len(h), len(podColumns))}
+	if len(h) != 5 && len(h) < timedColumns {
+		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("header has %d columns, want 5, %d or %d..%d (docs/formats.md)", len(h), timedColumns, timedColumns+1, len(podColumns))}
 	}
 	var out []job.Task
 	seen := map[string]int{}
@@ -197,6 +204,18 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 			}
 			t.Submit = job.Time(c * 1000)
 			t.Work = float64(d - c)
+		}
+		if len(h) > timedColumns {
+			t.RefGPU = strings.TrimSpace(r.rec[11])
+		}
+		if len(h) > timedColumns+1 {
+			switch w := strings.TrimSpace(r.rec[12]); w {
+			case "", string(job.Training):
+			case string(job.Inference):
+				t.Kind = job.Inference
+			default:
+				r.fail("workload", fmt.Errorf("%q, want training, inference or empty (training)", w))
+			}
 		}
 		if r.err == nil {
 			if err := t.Demand.Validate(); err != nil {

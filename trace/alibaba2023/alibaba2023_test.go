@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wattsched/wattsched/job"
 )
 
 func TestEmbeddedTracesMatchREADME(t *testing.T) {
@@ -72,6 +74,8 @@ func TestReadPodsErrors(t *testing.T) {
 		{"duplicate pod", head + "p0,1,1,1,1000\np0,1,1,1,1000\n", "pods.csv:3: column name: pod \"p0\" already on line 2"},
 		{"escape in a pod name", head + "p\x1b[2J,1,1,1,1000\n", "pods.csv:2: column name: name \"p\\x1b[2J\" holds the control character U+001B"},
 		{"long pod name", head + strings.Repeat("p", 257) + ",1,1,1,1000\n", "pods.csv:2: column name: name of 257 bytes, more than 256"},
+		{"bad workload", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload\np,1,1,1,1000,,LS,Running,1,5,1,H100,serving\n", "pods.csv:2: column workload: \"serving\", want training, inference"},
+		{"header between forms", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n", "header has 6 columns, want 5, 11 or 12..13"},
 		{"deletion before creation", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,10,5,10\n", "column deletion_time: 5 before creation_time 10"},
 	}
 	for _, tc := range cases {
@@ -98,6 +102,41 @@ func TestReadPodsFull(t *testing.T) {
 	}
 }
 
+// TestReadPodsReference: the optional reference_gpu and workload columns
+// after the 11 of openb; an empty cell is unknown (reference) or training.
+func TestReadPodsReference(t *testing.T) {
+	const head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time"
+	cases := []struct {
+		name, in string
+		ref      []string
+		kind     []job.Kind
+	}{
+		{"reference only", head + ",reference_gpu\na,1,1,1,1000,,LS,Running,0,10,0,H100\nb,1,1,1,1000,,LS,Running,0,10,0,\n",
+			[]string{"H100", ""}, []job.Kind{job.Training, job.Training}},
+		{"reference and workload", head + ",reference_gpu,workload\na,1,1,1,1000,,LS,Running,0,10,0,L40S,inference\nb,1,1,1,1000,,LS,Running,0,10,0,H100,\nc,1,1,1,1000,,LS,Running,0,10,0,,training\n",
+			[]string{"L40S", "H100", ""}, []job.Kind{job.Inference, job.Training, job.Training}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pods, err := ReadPods(strings.NewReader(tc.in), "pods.csv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ref []string
+			var kind []job.Kind
+			for _, p := range pods {
+				ref, kind = append(ref, p.RefGPU), append(kind, p.Kind)
+			}
+			if diff := cmp.Diff(tc.ref, ref); diff != "" {
+				t.Errorf("reference_gpu (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.kind, kind); diff != "" {
+				t.Errorf("workload (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestReadNodesErrors(t *testing.T) {
 	const head = "sn,cpu_milli,memory_mib,gpu,model\n"
 	cases := map[string]string{
@@ -118,6 +157,7 @@ func FuzzReadPods(f *testing.F) {
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,500\n")
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,1,2,1\n")
 	f.Add("name,cpu_milli\n\"")
+	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload\np,1,1,1,1000,,LS,Running,1,2,1,H100,inference\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		pods, err := ReadPods(strings.NewReader(in), "fuzz.csv")
 		if err != nil {
@@ -130,6 +170,9 @@ func FuzzReadPods(f *testing.F) {
 		for _, p := range pods {
 			if err := p.Demand.Validate(); err != nil {
 				t.Fatalf("accepted invalid pod %+v: %v", p, err)
+			}
+			if p.Kind != job.Training && p.Kind != job.Inference {
+				t.Fatalf("pod %s accepted with workload %q", p.Name, p.Kind)
 			}
 		}
 	})

@@ -304,6 +304,13 @@ func (d *Dump) Files(source string) map[string][]byte {
 		fmt.Fprintf(&pb, "%s,%d,%d,%d,%d,%s,,%s,%d,%d,\n", csvField(p.Name), p.Demand.CPUMilli, p.Demand.MemMiB, p.Demand.GPUCount, p.Demand.GPUMilli,
 			csvField(strings.Join(p.Demand.GPUSpec, "|")), csvField(p.Phase), c, max(c, e))
 	}
+	ref := "H100" // the example reference: the first GPU model of the cluster
+	for _, n := range d.Nodes {
+		if n.GPUs > 0 && n.GPUModel != "" {
+			ref = n.GPUModel
+			break
+		}
+	}
 	sc := fmt.Sprintf(`# Imported by wattsched import k8s from %s: %d nodes, %d pods.
 # nodes.csv and pods.csv are in the openb format (docs/formats.md). GPU models are
 # the nodes' nvidia.com/gpu.product labels; a model the catalog lacks goes in the
@@ -315,12 +322,17 @@ mode: inflation
 seeds: 3
 target: 1.0
 trace: {nodes: nodes.csv, pods: pods.csv}
+# Job speed (mode replay): which GPU model the pods' durations were measured on
+# is not in a snapshot, so they run as traced on every GPU. If you know it, name
+# it, and give the cluster's GPU models without a speed figure one in a hardware
+# section (docs/scenarios.md#job-speed):
+#   trace: {nodes: nodes.csv, pods: pods.csv, reference_gpu: %s}
 policies:
   - {name: FGD, scorers: [{policy: fgd, weight: 1000}]}
   - {name: PWR, scorers: [{policy: pwr, weight: 1000}]}
   - {name: "0.1*PWR+0.9*FGD", scorers: [{policy: pwr, weight: 100}, {policy: fgd, weight: 900}]}
   - {name: BestFit, scorers: [{policy: bestfit, weight: 1000}]}
-`, source, len(d.Nodes), len(d.Pods), source)
+`, source, len(d.Nodes), len(d.Pods), source, ref)
 	return map[string][]byte{"nodes.csv": []byte(nb.String()), "pods.csv": []byte(pb.String()), "scenario.yaml": []byte(sc)}
 }
 
