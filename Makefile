@@ -108,6 +108,7 @@ bench-k8s: setup
 FUZZTIME ?= 30s
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime $(FUZZTIME) ./trace/alibaba2023
+	$(GO) test -run '^$$' -fuzz FuzzRead$$ -fuzztime $(FUZZTIME) ./trace/k8sdump
 	$(GO) test -run '^$$' -fuzz FuzzParseScenario -fuzztime $(FUZZTIME) ./scenario
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/swf
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./trace/philly
