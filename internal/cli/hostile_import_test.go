@@ -58,4 +58,24 @@ var hostileImport = []hostileCase{
 	{name: "kubeconfig with an exec plugin says to pipe kubectl", files: map[string]string{"kc": "current-context: x\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}\n"},
 		args: []string{"import", "k8s", "--kubeconfig", "{D}/kc", "-o", "{D}/out"}, code: 1,
 		errLine: "users[0].user uses a credential plugin (exec or auth-provider, as managed clusters do), which wattsched does not run (its core has no Kubernetes client): let kubectl run it: 'kubectl get nodes,pods -A -o json | wattsched import k8s -f - -o DIR'"},
+	{name: "saved kube-state-metrics answer gives a start", files: with(importDump("", `"cpu": "1"`, `"phase": "Running"`), map[string]string{"t.json": podTimesAnswer("1795168860")}),
+		args: []string{"import", "k8s", "-f", "{D}/c.json", "--pod-times", "{D}/t.json", "-o", "{D}/out"}, code: 0,
+		stdout: "1 pods in the series, 1 pods of the dump got a start or an end from them"},
+	{name: "saved answer with a NaN time", files: with(importDump("", `"cpu": "1"`, `"phase": "Running"`), map[string]string{"t.json": podTimesAnswer("NaN")}),
+		args: []string{"import", "k8s", "-f", "{D}/c.json", "--pod-times", "{D}/t.json", "-o", "{D}/out"}, code: 1,
+		errLine: `t.json: series 0 (kube_pod_start_time{namespace="ml", pod="p"}): NaN is not a Unix time in seconds`},
+	{name: "saved answer not a range answer", files: with(importDump("", `"cpu": "1"`, `"phase": "Running"`), map[string]string{"t.json": `{"status": "success", "data": {"resultType": "vector", "result": []}}`}),
+		args: []string{"import", "k8s", "-f", "{D}/c.json", "--pod-times", "{D}/t.json", "-o", "{D}/out"}, code: 1,
+		errLine: "t.json: "},
+	{name: "prometheus without a range", files: importDump("", `"cpu": "1"`, `"phase": "Running"`),
+		args: []string{"import", "k8s", "-f", "{D}/c.json", "--prometheus", "http://127.0.0.1:1", "-o", "{D}/out"}, code: 2,
+		errLine: "--prometheus URL goes with --range START,END[,STEP]"},
+	{name: "prometheus and a saved answer", files: importDump("", `"cpu": "1"`, `"phase": "Running"`),
+		args: []string{"import", "k8s", "-f", "{D}/c.json", "--prometheus", "http://127.0.0.1:1", "--range", "0,60", "--pod-times", "{D}/c.json", "-o", "{D}/out"}, code: 2,
+		errLine: "give one of --prometheus and --pod-times"},
+}
+
+// podTimesAnswer is a saved range answer with ml/p's kube_pod_start_time.
+func podTimesAnswer(v string) string {
+	return `{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {"__name__": "kube_pod_start_time", "namespace": "ml", "pod": "p", "uid": "u"}, "values": [[1795168900, "` + v + `"]]}]}}`
 }

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
@@ -41,12 +46,15 @@ func printImportWarnings(stderr io.Writer, d *k8sdump.Dump) {
 // importResults is what import k8s writes and prints: the files and a
 // report of what was imported (nodes by GPU model, pods by phase, MIG
 // capacity, skipped pods and warnings).
-func importResults(d *k8sdump.Dump, name string, unknown []string) *experiment.Results {
+func importResults(d *k8sdump.Dump, name string, unknown []string, timesLine string) *experiment.Results {
 	dur := d.Durations()
 	res := &experiment.Results{Title: "wattsched import k8s: " + name, Files: d.Files(filepath.Base(name), unknown), Listing: "nodes.csv, pods.csv, scenario.yaml, report.html",
 		Head: []string{fmt.Sprintf("%d nodes and %d pods from %s", len(d.Nodes), len(d.Pods), name)}}
 	if len(d.Skipped) > 0 {
 		res.Head = append(res.Head, fmt.Sprintf("%d pods skipped (warnings above; --strict makes them errors)", len(d.Skipped)))
+	}
+	if timesLine != "" {
+		res.Head = append(res.Head, timesLine)
 	}
 	res.Head = append(res.Head, fmt.Sprintf("durations: %d pods ran and ended (their real durations), %d still running (cut at the snapshot %s), %d never started",
 		dur.Ended, dur.Running, d.Snapshot.UTC().Format(time.RFC3339), dur.NotStarted), "")
@@ -170,4 +178,113 @@ func importResults(d *k8sdump.Dump, name string, unknown []string) *experiment.R
 	}
 	res.PageTables = page.Tables
 	return res
+}
+
+// podTimesQuery selects kube-state-metrics' pod start and completion
+// times (gauges of Unix seconds, labelled namespace and pod).
+const podTimesQuery = `{__name__=~"kube_pod_start_time|kube_pod_completion_time"}`
+
+// importTimes is where import k8s takes pods' times from besides the
+// dump: a Prometheus range query, a saved answer of one, or nothing.
+type importTimes struct {
+	client     *prom.Client
+	start, end time.Time
+	step       time.Duration
+	url        string
+	// times are the saved answer's (--pod-times), by namespace/name.
+	times map[string]k8sdump.PodTime
+	from  string
+	// line says what the times changed, for the output.
+	line string
+}
+
+// newImportTimes checks the flags and reads a saved answer, before any
+// work.
+func newImportTimes(url, rng, file string) (*importTimes, error) {
+	switch {
+	case url != "" && file != "":
+		return nil, usageError{errors.New("import k8s: give one of --prometheus and --pod-times")}
+	case (url != "") != (rng != ""):
+		return nil, usageError{errors.New("import k8s: --prometheus URL goes with --range START,END[,STEP]")}
+	}
+	it := &importTimes{}
+	if url != "" {
+		start, end, step, err := parseRange(rng)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("import k8s --range: %w", err)}
+		}
+		c, err := prom.NewClient(url, 30*time.Second)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("import k8s --prometheus: %w", err)}
+		}
+		it.client, it.start, it.end, it.step, it.url = c, start, end, step, url
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		series, err := prom.ParseRange(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if it.times, err = podTimesFromSeries(series); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		it.from = file
+	}
+	return it, nil
+}
+
+// fill queries Prometheus when asked and completes the dump's times.
+func (it *importTimes) fill(ctx context.Context, d *k8sdump.Dump) error {
+	if it.client != nil {
+		series, err := it.client.QueryRange(ctx, podTimesQuery, it.start, it.end, it.step)
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.url, err)
+		}
+		if it.times, err = podTimesFromSeries(series); err != nil {
+			return fmt.Errorf("%s: %w", it.url, err)
+		}
+		it.from = fmt.Sprintf("%s %s..%s", it.url, it.start.UTC().Format(time.RFC3339), it.end.UTC().Format(time.RFC3339))
+	}
+	if it.times == nil {
+		return nil
+	}
+	n := d.FillTimes(it.times)
+	it.line = fmt.Sprintf("kube-state-metrics times from %s: %d pods in the series, %d pods of the dump got a start or an end from them", it.from, len(it.times), n)
+	return nil
+}
+
+// podTimesFromSeries reads kube_pod_start_time and
+// kube_pod_completion_time series (the last value of each: Unix seconds)
+// by namespace/pod; of a name's several pods (recreated, another uid) the
+// latest times are kept.
+func podTimesFromSeries(series []prom.Series) (map[string]k8sdump.PodTime, error) {
+	out := map[string]k8sdump.PodTime{}
+	for i, s := range series {
+		metric, ns, pod := s.Labels["__name__"], s.Labels["namespace"], s.Labels["pod"]
+		if metric != "kube_pod_start_time" && metric != "kube_pod_completion_time" {
+			continue
+		}
+		if ns == "" || pod == "" || len(s.Points) == 0 {
+			return nil, fmt.Errorf("series %d (%s): want namespace and pod labels and a value", i, metric)
+		}
+		v := s.Points[len(s.Points)-1].Value
+		if math.IsNaN(v) || v < 0 || v > 1<<40 {
+			return nil, fmt.Errorf("series %d (%s{namespace=%q, pod=%q}): %v is not a Unix time in seconds", i, metric, ns, pod, v)
+		}
+		sec, frac := math.Modf(v)
+		t := time.Unix(int64(sec), int64(frac*1e9)).UTC()
+		pt := out[ns+"/"+pod]
+		if metric == "kube_pod_start_time" {
+			if t.After(pt.Start) {
+				pt.Start = t
+			}
+		} else if t.After(pt.End) {
+			pt.End = t
+		}
+		out[ns+"/"+pod] = pt
+	}
+	return out, nil
 }

@@ -2,15 +2,24 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/wattsched/wattsched/power/prom"
+	"github.com/wattsched/wattsched/power/prom/promtest"
 )
 
 // clusterDump is the dump of a cluster with H100, L40S, H200, MIG (mixed
@@ -124,5 +133,88 @@ func TestImportK8sFromPipe(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "imp", "scenario.yaml"))
 	if err != nil || !bytes.Contains(b, []byte("from standard input: 6 nodes, 7 pods")) {
 		t.Errorf("scenario.yaml: %v\n%s", err, b)
+	}
+}
+
+// evictedDump has a pod whose times the dump lost (Failed, evicted: no
+// startTime, a terminated container without finishedAt) and one whose
+// dump times are complete (10:00:00 to 11:00:00).
+const evictedDump = `{"kind": "List", "items": [` + importNode + `,
+ {"kind": "Pod", "metadata": {"name": "evicted", "namespace": "ml", "creationTimestamp": "2026-11-20T10:00:00Z"},
+  "spec": {"nodeName": "n", "containers": [{"resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}]},
+  "status": {"phase": "Failed", "containerStatuses": [{"state": {"terminated": {"reason": "ContainerStatusUnknown"}}}]}},
+ {"kind": "Pod", "metadata": {"name": "done", "namespace": "ml", "creationTimestamp": "2026-11-20T10:00:00Z"},
+  "spec": {"nodeName": "n", "containers": [{"resources": {"requests": {"cpu": "1"}}}]},
+  "status": {"phase": "Succeeded", "startTime": "2026-11-20T10:00:00Z", "containerStatuses": [{"state": {"terminated": {"finishedAt": "2026-11-20T11:00:00Z"}}}]}}]}`
+
+// kube-state-metrics' series of the pods of evictedDump, as its /metrics
+// serves them: evicted ran 10:01:00 (1795168860) to 11:31:00 (5400 s
+// later); done's series disagree with its dump, which wins.
+const ksmMetrics = `# HELP kube_pod_start_time Start time in unix timestamp for a pod.
+# TYPE kube_pod_start_time gauge
+kube_pod_start_time{namespace="ml",pod="evicted",uid="u-1"} 1.79516886e+09
+kube_pod_start_time{namespace="ml",pod="done",uid="u-2"} 1.7951688e+09
+# HELP kube_pod_completion_time Completion time in unix timestamp for a pod.
+# TYPE kube_pod_completion_time gauge
+kube_pod_completion_time{namespace="ml",pod="evicted",uid="u-1"} 1.79517426e+09
+kube_pod_completion_time{namespace="ml",pod="done",uid="u-2"} 1.79518e+09
+`
+
+// The times a dump lacks come from kube-state-metrics through a real
+// Prometheus server on loopback scraping the series: the evicted pod gets
+// its real duration (5400 s), the other keeps its dump's (3600 s).
+func TestImportK8sPodTimesFromPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus")
+	}
+	ksm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		io.WriteString(w, ksmMetrics)
+	}))
+	t.Cleanup(ksm.Close)
+	srv := promtest.Start(t, strings.TrimPrefix(ksm.URL, "http://"))
+	c, err := prom.NewClient(srv.URL, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		s, err := c.Query(context.Background(), podTimesQuery, time.Now())
+		if err == nil && len(s) == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus has not scraped the series: %v %v", s, err)
+		}
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "c.json")
+	if err := os.WriteFile(in, []byte(evictedDump), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	rng := fmt.Sprintf("%d,%d,1s", now-120, now+5)
+	out := filepath.Join(dir, "imp")
+	code, stdout, stderr := run(t, "import", "k8s", "-f", in, "--prometheus", srv.URL, "--range", rng, "-o", out)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "2 pods in the series, 1 pods of the dump got a start or an end from them") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	pods, err := os.ReadFile(filepath.Join(out, "pods.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// evicted: created 0, started 60, ran 5400 s; done: 0 to 3600.
+	for _, want := range []string{"ml/evicted,1000,0,1,1000,,,Failed,0,5400,60\n", "ml/done,1000,0,0,0,,,Succeeded,0,3600,0\n"} {
+		if !bytes.Contains(pods, []byte(want)) {
+			t.Errorf("pods.csv lacks %q:\n%s", want, pods)
+		}
+	}
+	// Without the series the evicted pod never started (0 s).
+	code, _, stderr = run(t, "import", "k8s", "-f", in, "-o", filepath.Join(dir, "plain"))
+	pods, _ = os.ReadFile(filepath.Join(dir, "plain", "pods.csv"))
+	if code != 0 || !bytes.Contains(pods, []byte("ml/evicted,1000,0,1,1000,,,Failed,0,0,\n")) {
+		t.Errorf("without Prometheus: exit %d %s\n%s", code, stderr, pods)
 	}
 }

@@ -204,6 +204,13 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		return d.Pods[a].Name < d.Pods[b].Name
 	})
+	d.snapshot()
+	return d, nil
+}
+
+// snapshot sets Snapshot: the latest time the pods hold.
+func (d *Dump) snapshot() {
+	d.Snapshot = time.Time{}
 	for _, p := range d.Pods {
 		for _, t := range []time.Time{p.Created, p.Start, p.End} {
 			if t.After(d.Snapshot) {
@@ -211,7 +218,6 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			}
 		}
 	}
-	return d, nil
 }
 
 type fieldErr struct {
@@ -736,4 +742,44 @@ func csvField(s string) string {
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
 	return s
+}
+
+// PodTime is when a pod started and completed, as kube-state-metrics
+// records them (kube_pod_start_time, kube_pod_completion_time); a zero
+// time is unknown.
+type PodTime struct {
+	Start, End time.Time
+}
+
+// FillTimes completes the pods' times from times (by namespace/name): a
+// pod without a start gets its start, a pod that ended (Succeeded,
+// Failed) without a known end gets its completion. The dump's own status
+// times are kept where it has them. A completion before the start is not
+// used (a warning says so). The snapshot is recomputed. It returns how
+// many pods got a time.
+func (d *Dump) FillTimes(times map[string]PodTime) int {
+	n := 0
+	for i := range d.Pods {
+		p := &d.Pods[i]
+		t, ok := times[p.Name]
+		if !ok {
+			continue
+		}
+		changed := false
+		if p.Start.IsZero() && !t.Start.IsZero() {
+			p.Start, changed = t.Start, true
+		}
+		if ended := p.Phase == "Succeeded" || p.Phase == "Failed"; ended && p.End.IsZero() && !t.End.IsZero() && !p.Start.IsZero() {
+			if t.End.Before(p.Start) {
+				d.Warnings = append(d.Warnings, fmt.Sprintf("%s pod %s: kube_pod_completion_time %s before its start %s: not used", p.Placement, p.Name, t.End.UTC().Format(time.RFC3339), p.Start.UTC().Format(time.RFC3339)))
+			} else {
+				p.End, changed = t.End, true
+			}
+		}
+		if changed {
+			n++
+		}
+	}
+	d.snapshot()
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -245,5 +246,41 @@ func TestQuantity(t *testing.T) {
 		if _, err := quantity(in, 1000); err == nil {
 			t.Errorf("%q accepted", in)
 		}
+	}
+}
+
+// FillTimes completes only what the dump lacks: a start, and the end of a
+// pod that ended; a completion before the start is not used.
+func TestFillTimes(t *testing.T) {
+	in := `{"items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}},
+	 {"kind": "Pod", "metadata": {"name": "a", "namespace": "x", "creationTimestamp": "2026-01-01T00:00:00Z"}, "status": {"phase": "Failed"}},
+	 {"kind": "Pod", "metadata": {"name": "b", "namespace": "x", "creationTimestamp": "2026-01-01T00:00:00Z"}, "status": {"phase": "Succeeded", "startTime": "2026-01-01T00:10:00Z"}},
+	 {"kind": "Pod", "metadata": {"name": "c", "namespace": "x", "creationTimestamp": "2026-01-01T00:00:00Z"}, "status": {"phase": "Running", "startTime": "2026-01-01T00:05:00Z"}}]}`
+	d, err := Read(strings.NewReader(in), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(m int) time.Time { return time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC) }
+	n := d.FillTimes(map[string]PodTime{
+		"x/a": {Start: at(1), End: at(31)}, // both missing: both used
+		"x/b": {Start: at(2), End: at(5)},  // start kept (00:10); the end before it is not used
+		"x/c": {Start: at(3), End: at(50)}, // running: its start kept, no end
+	})
+	if n != 1 {
+		t.Errorf("%d pods changed, want 1", n)
+	}
+	got := map[string][2]time.Time{}
+	for _, p := range d.Pods {
+		got[p.Name] = [2]time.Time{p.Start, p.End}
+	}
+	want := map[string][2]time.Time{"x/a": {at(1), at(31)}, "x/b": {at(10), {}}, "x/c": {at(5), {}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("times (-want +got):\n%s", diff)
+	}
+	if !d.Snapshot.Equal(at(31)) {
+		t.Errorf("snapshot %s, want %s", d.Snapshot, at(31))
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "x/b: kube_pod_completion_time 2026-01-01T00:05:00Z before its start 2026-01-01T00:10:00Z") {
+		t.Errorf("warnings %q", d.Warnings)
 	}
 }
