@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy"
@@ -84,6 +85,8 @@ type Results struct {
 	Listing    string
 	// Tables are printed and shown in report.html.
 	Tables []report.Table
+	// PageTables are shown in report.html only, after Tables.
+	PageTables []report.Table
 	// Title, Notes, Figures and Footnote make up report.html.
 	Title    string
 	Notes    []string
@@ -122,7 +125,7 @@ func (r *Results) Write(dir string) error {
 	for n, b := range r.Files {
 		files[n] = b
 	}
-	page := report.Page{Title: r.Title, Notes: r.Notes, Tables: r.Tables, Footnote: r.Footnote}
+	page := report.Page{Title: r.Title, Notes: r.Notes, Tables: append(slices.Clip(r.Tables), r.PageTables...), Footnote: r.Footnote}
 	for _, f := range r.Figures {
 		files[f.File] = f.SVG
 		page.Figures = append(page.Figures, report.Figure{Caption: f.Caption, SVG: f.SVG})

@@ -57,8 +57,10 @@ Usage:
         list the embedded openb traces
   wattsched version | --version
         wattsched's version and how the binary was built
-  wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--force]
-        turn 'kubectl get nodes,pods -A -o json' into an openb node list, pod list and scenario
+  wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--strict] [--force]
+        [--prometheus URL --range START,END[,STEP] | --pod-times query.json]
+        turn 'kubectl get nodes,pods -A -o json' (-f - reads it from a pipe) into an openb node list, pod list and
+        scenario; pods it cannot read are skipped with a warning (--strict: an error)
   wattsched calibrate (--prometheus URL --range START,END[,STEP] | --from query.json) -o catalog.yaml [--pods pods.json] [--curve 0.25,0.5,0.75] [--force]
         fit GPU idle and full power (or a curve) from measured DCGM series over utilisation, or with --pods over the
         GPU share allocated to the pods that ran (a 'kubectl get pods -A -o json' dump); write a catalog file
@@ -173,6 +175,10 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	kcontext := fs.String("context", "", "with --kubeconfig: the context to use (default: the file's current-context)")
 	out := fs.String("o", "", "directory for nodes.csv, pods.csv and scenario.yaml (required)")
 	force := fs.Bool("force", false, "replace an earlier wattsched output directory")
+	strict := fs.Bool("strict", false, "fail on the first pod that cannot be imported instead of skipping it with a warning")
+	promURL := fs.String("prometheus", "", "also take pods' start and completion times from kube-state-metrics (kube_pod_start_time, kube_pod_completion_time) on this Prometheus server, with --range")
+	rng := fs.String("range", "", "with --prometheus: START,END[,STEP] of the range query (RFC 3339 or Unix seconds; STEP default 15s)")
+	podTimes := fs.String("pod-times", "", "a saved /api/v1/query_range JSON answer of those series (instead of --prometheus)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
 	}
@@ -183,6 +189,10 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{errors.New("import k8s: give exactly one of -f FILE (a kubectl dump) and --kubeconfig FILE (a live cluster)")}
 	case *kcontext != "" && *kubeconfig == "":
 		return usageError{errors.New("import k8s: --context goes with --kubeconfig")}
+	}
+	times, err := newImportTimes(*promURL, *rng, *podTimes)
+	if err != nil {
+		return err
 	}
 	claim, err := experiment.ClaimDir(*out, *force)
 	if err != nil {
@@ -210,8 +220,11 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer f.Close()
 		r, name = f, *in
 	}
-	d, err := k8sdump.Read(r, name)
+	d, err := k8sdump.ReadWith(r, name, k8sdump.Options{Strict: *strict})
 	if err != nil {
+		return err
+	}
+	if err := times.fill(ctx, d); err != nil {
 		return err
 	}
 	cat := hw.Default()
@@ -221,11 +234,8 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			unknown = append(unknown, n.GPUModel)
 		}
 	}
-	res := &experiment.Results{Title: "wattsched import k8s", Files: d.Files(filepath.Base(name)), Listing: "nodes.csv, pods.csv, scenario.yaml",
-		Head: []string{fmt.Sprintf("%d nodes and %d pods from %s", len(d.Nodes), len(d.Pods), name)}}
-	if len(unknown) > 0 {
-		res.Tail = []string{fmt.Sprintf("GPU models not in the catalog: %s: add them to the scenario's hardware section before running it (docs/scenarios.md)", strings.Join(unknown, ", ")), ""}
-	}
+	res := importResults(d, name, unknown, times.line)
+	printImportWarnings(stderr, d)
 	return emit(stdout, claim, []*experiment.Results{res})
 }
 
@@ -256,7 +266,7 @@ _wattsched() {
     merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
-    import) words="k8s -f --kubeconfig --context -o --force" ;;
+    import) words="k8s -f --kubeconfig --context -o --strict --prometheus --range --pod-times --force" ;;
     calibrate) words="--prometheus --range --from --save -o --force --curve --power-metric --util-metric --model-label --suffix --timeout --pods --node-label --gpu-label" ;;
     reproduce)
       if [ "$COMP_CWORD" -eq 2 ]; then

@@ -37,6 +37,7 @@ func hostileSuites() map[string][]hostileCase {
 		"gavelio": hostileGavelio,
 		"replay":  hostileReplay,
 		"speed":   hostileSpeed,
+		"import":  hostileImport,
 	}
 }
 

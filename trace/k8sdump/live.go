@@ -99,8 +99,9 @@ type kubeconfigFile struct {
 // ReadKubeconfig reads a kubeconfig file and resolves one context (the
 // current one when name is empty). Paths inside the file resolve from the
 // file's directory, as kubectl does. Credential plugins (exec,
-// auth-provider) are not run: the error says to use a token or a client
-// certificate, or a kubectl dump.
+// auth-provider) are not run: the error gives the kubectl pipe that
+// imports such a cluster (kubectl runs the plugin), or says to use a
+// token or a client certificate.
 func ReadKubeconfig(path, name string) (*Kubeconfig, error) {
 	b, err := userfile.ReadFile(path, userfile.YAML)
 	if err != nil {
@@ -192,7 +193,7 @@ func ReadKubeconfig(path, name string) (*Kubeconfig, error) {
 		at := fmt.Sprintf("users[%d].user", i)
 		plugin := func(n yaml.Node) bool { return !n.IsZero() && n.Tag != "!!null" }
 		if plugin(u.User.Exec) || plugin(u.User.Auth) {
-			return nil, fmt.Errorf("%s: %s uses a credential plugin (exec or auth-provider), which wattsched does not run: use a kubeconfig with a token or a client certificate, or 'kubectl get nodes,pods -A -o json > cluster.json' and -f", path, at)
+			return nil, fmt.Errorf("%s: %s uses a credential plugin (exec or auth-provider, as managed clusters do), which wattsched does not run (its core has no Kubernetes client): let kubectl run it: 'kubectl get nodes,pods -A -o json | wattsched import k8s -f - -o DIR' (or use a kubeconfig with a token or a client certificate)", path, at)
 		}
 		kc.Token, kc.Username, kc.Password = u.User.Token, u.User.Username, u.User.Password
 		if u.User.TokenFile != "" { // as in kubectl, the file wins over an inline token

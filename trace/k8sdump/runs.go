@@ -152,7 +152,7 @@ func segments(runs []Run) []segment {
 
 // podRun is the pod's GPU run, nil when it is not one.
 func podRun(o object) (*Run, *fieldErr) {
-	p, ferr := pod(o)
+	p, _, ferr := pod(o, nil)
 	if ferr != nil {
 		return nil, ferr
 	}
