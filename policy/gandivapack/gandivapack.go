@@ -48,6 +48,11 @@ type Policy struct {
 	rng     *rand.Rand
 	pending map[int]int     // set -> job joined, under introspection
 	bad     map[[2]int]bool // (job, set) pairs introspection undid
+	// Round-based timing: Gavel's assigned combinations and its Python
+	// random source.
+	seed     uint64
+	assigned map[int]assignment
+	py       *pyRand
 }
 
 var _ policy.ColocScheduler = (*Policy)(nil)
@@ -57,7 +62,7 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	if d.History == nil {
 		return nil, fmt.Errorf("gandiva_packing needs a history H")
 	}
-	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), rng: rand.New(rand.NewPCG(d.Seed, 0x9a9d1fa)), pending: map[int]int{}, bad: map[[2]int]bool{}}, nil
+	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), rng: rand.New(rand.NewPCG(d.Seed, 0x9a9d1fa)), seed: d.Seed, pending: map[int]int{}, bad: map[[2]int]bool{}}, nil
 }
 
 // ScheduleColoc implements policy.ColocScheduler.
