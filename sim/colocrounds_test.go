@@ -78,25 +78,20 @@ func readGavelRefs(t testing.TB) []gavelRef {
 	return out
 }
 
-// gavelJobs reads a Gavel trace of the 10-field layout (test helper).
+// gavelJobs is an embedded Gavel trace as co-location jobs.
 func gavelJobs(t testing.TB, name string, tp *gavel.Throughputs) []policy.ColocJob {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "gavel", name+".trace"))
+	tr, err := gavel.ClusterTrace(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var jobs []policy.ColocJob
-	for i, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		f := strings.Split(line, "\t")
-		steps, _ := strconv.ParseFloat(f[5], 64)
-		sf, _ := strconv.Atoi(f[6])
-		at, _ := strconv.ParseFloat(f[9], 64)
-		k := gavel.Key{Type: f[0], Scale: sf}
-		iso, ok := tp.Isolated[k]
+	for i, j := range tr {
+		iso, ok := tp.Rate(j.Key())
 		if !ok {
-			t.Fatalf("%s line %d: no throughput for %v", name, i+1, k)
+			t.Fatalf("%s line %d: no throughput for %v", name, j.Line, j.Key())
 		}
-		jobs = append(jobs, policy.ColocJob{ID: i, Submit: job.Time(math.Round(at * 1000)), Key: k, Steps: steps, EpochSteps: steps,
+		jobs = append(jobs, policy.ColocJob{ID: i, Submit: job.Time(math.Round(j.ArrivalSec * 1000)), Key: j.Key(), Steps: j.Steps, EpochSteps: j.Steps,
 			IsoRate: iso, Deadline: policy.NoDeadline})
 	}
 	return jobs
@@ -104,11 +99,7 @@ func gavelJobs(t testing.TB, name string, tp *gavel.Throughputs) []policy.ColocJ
 
 func gavelTP(t testing.TB) *gavel.Throughputs {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "gavel", "throughputs_v100_subset.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp, err := gavel.ReadThroughputs("throughputs_v100_subset.json", b, "v100")
+	tp, err := gavel.Simulation("v100")
 	if err != nil {
 		t.Fatal(err)
 	}
