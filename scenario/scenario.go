@@ -62,7 +62,7 @@ const (
 // defaulted lists the fields whose zero value means "the default": an
 // explicit 0 there is an error rather than silently the default (sr: 0
 // used to run as sr: 1).
-var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"coloc", "nodes"}, {"grid", "pue"},
+var defaulted = [][]string{{"seeds"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"coloc", "nodes"}, {"coloc", "round_s"}, {"coloc", "reset_s"}, {"grid", "pue"},
 	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"},
 	{"measured", "stale_after_s"}, {"measured", "max_series_w"}}
 

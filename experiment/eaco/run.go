@@ -20,12 +20,24 @@ type Run struct {
 
 // RunOne simulates one policy (from reg) on nodes x 8 V100.
 func (e *Env) RunOne(reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, timeline bool) (*Run, error) {
+	return e.RunOneWith(reg, pol, args, nodes, seed, jobs, RunOptions{Timeline: timeline})
+}
+
+// RunOptions are a run's engine settings beyond the cluster and jobs.
+type RunOptions struct {
+	Timeline bool
+	// Rounds selects Gavel's round-based timing (nil: event-driven).
+	Rounds *sim.RoundTiming
+}
+
+// RunOneWith is RunOne with engine options.
+func (e *Env) RunOneWith(reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, o RunOptions) (*Run, error) {
 	s, err := reg.Coloc.New(pol, args, policy.ColocDeps{History: e.History, Seed: seed})
 	if err != nil {
 		return nil, err
 	}
 	res, err := sim.RunColoc(jobs, s, sim.ColocOptions{Nodes: nodes, GPUsPerNode: 8, GPUMemGiB: GPUMemGiB, Power: e.Power, SleepIdle: sleeps(s),
-		Truth: e.Truth.Pair, MaxShare: MaxShare, Timeline: timeline})
+		Truth: e.Truth.Pair, MaxShare: MaxShare, Timeline: o.Timeline, Rounds: o.Rounds, Rates: e.TP.Pair})
 	if err != nil {
 		return nil, err
 	}
