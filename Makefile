@@ -115,6 +115,8 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./grid
 	$(GO) test -run '^$$' -fuzz FuzzReadPairs -fuzztime $(FUZZTIME) ./trace/bloxpal
 	$(GO) test -run '^$$' -fuzz FuzzReadSingle -fuzztime $(FUZZTIME) ./trace/bloxpal
+	$(GO) test -run '^$$' -fuzz FuzzReadTrace -fuzztime $(FUZZTIME) ./trace/gavel
+	$(GO) test -run '^$$' -fuzz FuzzReadThroughputs -fuzztime $(FUZZTIME) ./trace/gavel
 	$(GO) test -run '^$$' -fuzz FuzzTaskEngine -fuzztime $(FUZZTIME) ./sim
 	$(GO) test -run '^$$' -fuzz FuzzElasticEngine -fuzztime $(FUZZTIME) ./sim
 	$(GO) test -run '^$$' -fuzz FuzzHPCEngine -fuzztime $(FUZZTIME) ./sim

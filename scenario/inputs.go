@@ -1,6 +1,9 @@
 package scenario
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Embedded data sets a scenario may name instead of a file.
 const (
@@ -14,7 +17,21 @@ const (
 	PhillyDay = "philly-day"
 	// GavelMSR is the embedded Gavel trace (coloc.jobs).
 	GavelMSR = "gavel-msr"
+	// GavelSimulation is the embedded copy of Gavel's
+	// simulation_throughputs.json (coloc.throughputs).
+	GavelSimulation = "gavel-simulation"
 )
+
+// GavelClusterTraces are Gavel's embedded physical-cluster traces
+// (coloc.jobs): "gavel-" and the name of the file in Gavel's
+// scheduler/traces/physical_cluster.
+var GavelClusterTraces = []string{"gavel-artifact_evaluation", "gavel-max_min_fairness", "gavel-minimize_makespan"}
+
+// GavelEmbeddedJobs reports whether a coloc.jobs value names an embedded
+// Gavel trace rather than a file.
+func GavelEmbeddedJobs(name string) bool {
+	return name == GavelMSR || slices.Contains(GavelClusterTraces, name)
+}
 
 // EmbeddedPods reports whether a trace.pods value names an embedded openb
 // pod list ("default", "gpushare40", ...): a bare name (no directory, no
@@ -68,7 +85,8 @@ func (s *Scenario) Inputs() []Input {
 		add("elastic.jobs", e.Jobs, e.Jobs == PhillyDay)
 	}
 	if c := s.Coloc; c != nil {
-		add("coloc.jobs", c.Jobs, c.Jobs == GavelMSR)
+		add("coloc.jobs", c.Jobs, GavelEmbeddedJobs(c.Jobs))
+		add("coloc.throughputs", c.Throughputs, c.Throughputs == GavelSimulation)
 	}
 	if c := s.Slotted; c != nil {
 		add("slotted.models", c.Models, false)

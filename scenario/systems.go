@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -340,9 +341,18 @@ func ColocSystems() []System {
 // ColocSpec is the coloc section (docs/scenarios.md): DL training jobs
 // that may share GPUs, on nodes of 8 V100.
 type ColocSpec struct {
-	// Jobs is "gavel-msr" (the embedded Gavel trace) or the path of a
-	// Gavel trace in the msr format (7 tab-separated fields).
+	// Jobs is an embedded Gavel trace (GavelMSR, or one of
+	// GavelClusterTraces) or the path of a Gavel trace in either layout
+	// (7 tab-separated fields, the msr traces; 10, Gavel's parse_trace).
 	Jobs string `yaml:"jobs" json:"jobs"`
+	// Throughputs is the Gavel throughput table jobs run at: empty for the
+	// embedded V100 single-GPU table, GavelSimulation for the embedded
+	// copy of Gavel's simulation_throughputs.json, or the path of a file
+	// in that format.
+	Throughputs string `yaml:"throughputs" json:"throughputs,omitempty"`
+	// Worker is the table's worker type the nodes have (ColocWorkers;
+	// empty: v100).
+	Worker string `yaml:"worker" json:"worker,omitempty"`
 	// Arrivals is "trace" (the file's arrival times) or "poisson" (PerHour
 	// jobs per hour, job types and steps drawn from the file, seeded).
 	Arrivals string  `yaml:"arrivals" json:"arrivals"`
@@ -418,9 +428,27 @@ func (c *ColocSpec) defaults() {
 	}
 }
 
+// ColocWorkers are the worker types of Gavel's throughput tables a coloc
+// scenario may name (coloc.worker).
+var ColocWorkers = []string{"v100", "p100", "k80"}
+
+// WorkerType is the worker type the scenario's nodes have (v100 unless
+// coloc.worker names another).
+func (c *ColocSpec) WorkerType() string {
+	if c.Worker == "" {
+		return "v100"
+	}
+	return c.Worker
+}
+
 func (c *ColocSpec) validate(bad *problems) {
 	if c.Jobs == "" {
 		bad.add("coloc.jobs: empty, want gavel-msr or a Gavel trace file")
+	}
+	if c.Worker != "" && !slices.Contains(ColocWorkers, c.Worker) {
+		bad.add("coloc.worker: %q, want one of %s", c.Worker, strings.Join(ColocWorkers, ", "))
+	} else if c.WorkerType() != "v100" && c.Throughputs == "" {
+		bad.add("coloc.worker: %s needs coloc.throughputs (the default table is Gavel's V100 single-GPU one): %s or a Gavel throughput file", c.Worker, GavelSimulation)
 	}
 	switch c.Arrivals {
 	case "trace":

@@ -64,6 +64,18 @@ type Env struct {
 
 // NewEnv builds the models from the embedded data and the catalog's V100.
 func NewEnv(cat *hw.Catalog) (*Env, error) {
+	tp, err := gavel.V100()
+	if err != nil {
+		return nil, err
+	}
+	return NewEnvFrom(cat, tp)
+}
+
+// NewEnvFrom builds the models with tp as the measured throughputs (the
+// interference truth, what policies may know and the estimator) and the
+// embedded Gavel trace, less the jobs that tp cannot run or that run
+// longer than MaxAloneHours alone at tp's rates, as the job pool.
+func NewEnvFrom(cat *hw.Catalog, tp *gavel.Throughputs) (*Env, error) {
 	cal, err := coloc.PaperCalibration()
 	if err != nil {
 		return nil, err
@@ -76,22 +88,14 @@ func NewEnv(cat *hw.Catalog) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp, err := gavel.V100()
-	if err != nil {
-		return nil, err
-	}
 	pool, err := gavel.MSR()
 	if err != nil {
 		return nil, err
 	}
 	var kept []gavel.Job
 	for _, j := range pool {
-		iso, ok := tp.Isolated[gavel.Key{Type: j.Type, Scale: j.Scale}]
-		if ok && j.Steps/iso <= MaxAloneHours*3600 {
+		if iso, ok := tp.Rate(j.Key()); ok && j.Steps/iso <= MaxAloneHours*3600 {
 			kept = append(kept, j)
-		}
-		if _, ok := tp.Isolated[gavel.Key{Type: j.Type, Scale: j.Scale}]; !ok {
-			return nil, fmt.Errorf("%s line %d: %s on %d GPU(s) has no V100 throughput", gavel.EmbeddedTrace, j.Line, j.Type, j.Scale)
 		}
 	}
 	pool = kept
@@ -167,12 +171,18 @@ func (e *Env) WorkloadFrom(pool []gavel.Job, seed uint64, n int, perHour float64
 	return jobs
 }
 
-// CheckPool fails on the first job whose type and GPU count have no V100
-// throughput (file, line, column job_type).
+// CheckPool fails on the first job whose type and GPU count cannot run
+// from the throughput table (file, line, and column: job_type for a type
+// the table lacks, scale_factor for a GPU count it lacks or measured at 0
+// steps/s).
 func (e *Env) CheckPool(name string, pool []gavel.Job) error {
 	for _, j := range pool {
-		if _, ok := e.TP.Isolated[gavel.Key{Type: j.Type, Scale: j.Scale}]; !ok {
-			return &trace.ParseError{File: name, Line: j.Line, Column: "job_type", Err: fmt.Errorf("%q on %d GPU(s) has no measured V100 throughput", j.Type, j.Scale)}
+		if err := e.TP.Check(j.Key()); err != nil {
+			col := "job_type"
+			if e.TP.HasType(j.Type) {
+				col = "scale_factor"
+			}
+			return &trace.ParseError{File: name, Line: j.Line, Column: col, Err: err}
 		}
 		if j.Scale > 8 {
 			return &trace.ParseError{File: name, Line: j.Line, Column: "scale_factor", Err: fmt.Errorf("%d GPUs, nodes have 8", j.Scale)}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/job"
@@ -32,32 +33,31 @@ type ScenarioSummary struct {
 	CO2Kg   [2]float64 `json:"co2_kg_mean_std"`
 }
 
+// ScenarioWorkload is a coloc section's jobs for one seed: WorkloadFrom,
+// and under deadlines: none no job keeps a deadline or a priority (the
+// classes are still drawn, so arrivals and job types are those of
+// deadlines: drawn).
+func (e *Env) ScenarioWorkload(pool []gavel.Job, c *scenario.ColocSpec, seed uint64) []policy.ColocJob {
+	jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
+	if c.Deadlines == scenario.DeadlinesNone {
+		for i := range jobs {
+			jobs[i].Deadline, jobs[i].Priority = policy.NoDeadline, 0
+		}
+	}
+	return jobs
+}
+
 // RunScenario runs each system of a coloc scenario on each seed (mode
-// coloc): the scenario's Gavel-format job list on its 8-V100 nodes, with
+// coloc): the scenario's Gavel-format job list on its nodes of 8 GPUs of
+// its worker type (V100 unless coloc.worker names another), with
 // the EaCO reproduction's models and deadline rule.
 func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) ([]*experiment.Results, error) {
 	c := s.Coloc
-	e, err := NewEnv(env.Catalog)
+	in, err := LoadScenarioInputs(env.Catalog, s)
 	if err != nil {
-		return nil, err
-	}
-	pool, src, name := e.Pool, gavel.EmbeddedTrace+" (jobs over 100 h alone dropped)", gavel.EmbeddedTrace
-	if c.Jobs != scenario.GavelMSR {
-		path := s.Path(c.Jobs)
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: coloc.jobs: %w", s.Name, err)
-		}
-		pool, err = gavel.ReadTrace(path, f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
-		}
-		src, name = c.Jobs, path
-	}
-	if err := e.CheckPool(name, pool); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	e, pool, src := in.Env, in.Pool, in.Source
 	acct, err := s.Account()
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
@@ -67,7 +67,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		// (= ID) order.
 		for i := 1; i < len(pool) && (c.Count <= 0 || i < c.Count); i++ {
 			if pool[i].ArrivalSec < pool[i-1].ArrivalSec {
-				return nil, fmt.Errorf("scenario %s: %w", s.Name, &trace.ParseError{File: name, Line: pool[i].Line, Column: "arrival_time",
+				return nil, fmt.Errorf("scenario %s: %w", s.Name, &trace.ParseError{File: in.Name, Line: pool[i].Line, Column: "arrival_time",
 					Err: fmt.Errorf("%v s is before the previous line's %v s: timing %s needs jobs in arrival order", pool[i].ArrivalSec, pool[i-1].ArrivalSec, scenario.TimingGavel)})
 			}
 		}
@@ -76,15 +76,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if c.GavelRounds() {
 		opts.Rounds = &sim.RoundTiming{Round: job.Time(math.Round(c.RoundS * 1000)), Reset: job.Time(math.Round(c.ResetS * 1000))}
 	}
-	workload := func(seed uint64) []policy.ColocJob {
-		jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
-		if c.Deadlines == scenario.DeadlinesNone {
-			for i := range jobs {
-				jobs[i].Deadline, jobs[i].Priority = policy.NoDeadline, 0
-			}
-		}
-		return jobs
-	}
+	workload := func(seed uint64) []policy.ColocJob { return e.ScenarioWorkload(pool, c, seed) }
 	seeds := s.SeedList()
 	for _, seed := range seeds {
 		jobs := workload(seed)
@@ -102,7 +94,8 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
 	}
-	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 V100, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, len(c.Systems), len(seeds))
+	gpu := strings.ToUpper(c.WorkerType())
+	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 %s, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, gpu, len(c.Systems), len(seeds))
 	if c.GavelRounds() {
 		env.Notef("%s: timing %s (%g s rounds, allocation reset at most every %g s)", s.Name, scenario.TimingGavel, c.RoundS, c.ResetS)
 	}
@@ -132,7 +125,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		}
 	}
 	var sums []ScenarioSummary
-	tab := report.Table{Title: fmt.Sprintf("%s: %d nodes x 8 V100, mean ± std over %d seeds", s.Name, c.Nodes, len(seeds)),
+	tab := report.Table{Title: fmt.Sprintf("%s: %d nodes x 8 %s, mean ± std over %d seeds", s.Name, c.Nodes, gpu, len(seeds)),
 		Head: []string{"system", "energy (MWh)", "cost (USD)", "CO2 (kg)", "avg runtime (h)", "avg JTT (h)", "active nodes", "deadline misses", "undos", "co-locations"}}
 	rows := [][]string{{"seed", "system", "energy_j", "avg_runtime_s", "avg_jtt_s", "avg_active_nodes", "deadline_misses", "undos", "joins", "makespan_s", "cost_usd", "co2_kg"}}
 	for k, sys := range c.Systems {
@@ -158,6 +151,9 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			strconv.Itoa(mis), strconv.Itoa(und), strconv.Itoa(joi)})
 	}
 	standIns := []string{StandIns()[1], StandIns()[2], StandIns()[3], StandIns()[4]}
+	if c.Deadlines == scenario.DeadlinesNone {
+		standIns = slices.DeleteFunc(standIns, func(l string) bool { return strings.HasPrefix(l, "deadlines") })
+	}
 	js, err := report.JSON(struct {
 		Version  string             `json:"version"`
 		Scenario *scenario.Scenario `json:"scenario"`

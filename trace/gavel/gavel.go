@@ -11,6 +11,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -156,6 +157,18 @@ func validRate(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v
 func ReadThroughputs(name string, data []byte, worker string) (*Throughputs, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			at := data[:min(int(max(se.Offset-1, 0)), len(data))]
+			line := 1 + bytes.Count(at, []byte("\n"))
+			col := len(at) - bytes.LastIndexByte(at, '\n')
+			hint := ""
+			// Python's json writes NaN and Infinity, which JSON lacks.
+			if rest := data[len(at):]; bytes.HasPrefix(rest, []byte("NaN")) || bytes.HasPrefix(rest, []byte("Infinity")) || bytes.HasPrefix(rest, []byte("-Infinity")) {
+				hint = " (NaN and Infinity are not JSON numbers: rates must be finite)"
+			}
+			return nil, fmt.Errorf("%s: line %d, column %d: %w%s", name, line, col, err, hint)
+		}
 		return nil, fmt.Errorf("%s: $: %w", name, err)
 	}
 	raw, ok := top[worker]
@@ -167,16 +180,24 @@ func ReadThroughputs(name string, data []byte, worker string) (*Throughputs, err
 		slices.Sort(have)
 		return nil, fmt.Errorf("%s: $.%s: worker type missing (the file has %s)", name, worker, strings.Join(have, ", "))
 	}
-	var rows map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &rows); err != nil {
-		return nil, fmt.Errorf("%s: $.%s: %w", name, worker, err)
+	var table map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &table); err != nil {
+		return nil, fmt.Errorf("%s: $.%s: want an object of keys ('job type', scale): %w", name, worker, err)
 	}
-	t := &Throughputs{Source: name, Worker: worker, Isolated: map[Key]float64{}, pairIdx: map[[2]Key]int{}}
-	names := make([]string, 0, len(rows))
-	for k := range rows {
+	names := make([]string, 0, len(table))
+	for k := range table {
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	rows := make(map[string]map[string]json.RawMessage, len(table))
+	for _, n := range names {
+		var row map[string]json.RawMessage
+		if err := json.Unmarshal(table[n], &row); err != nil {
+			return nil, fmt.Errorf("%s: $.%s[%q]: want an object of null and co-tenants: %w", name, worker, n, err)
+		}
+		rows[n] = row
+	}
+	t := &Throughputs{Source: name, Worker: worker, Isolated: map[Key]float64{}, pairIdx: map[[2]Key]int{}}
 	keyOf := map[string]Key{}
 	nameOf := map[Key]string{}
 	zero := map[Key]bool{}
@@ -312,6 +333,17 @@ func (t *Throughputs) Check(k Key) error {
 		return fmt.Errorf("%q has no %s throughput on %d GPU(s) in %s (scale factors there: %s)", k.Type, t.Worker, k.Scale, t.Source, strings.Join(scales, ", "))
 	}
 	return fmt.Errorf("unknown job type %q: not in %s for %s (job types there: %s)", k.Type, t.Source, t.Worker, strings.Join(t.Types(), "; "))
+}
+
+// HasType reports whether the table has typ at some scale factor
+// (counting keys measured at 0 steps/s).
+func (t *Throughputs) HasType(typ string) bool {
+	for _, k := range slices.Concat(t.Keys, t.Unrunnable) {
+		if k.Type == typ {
+			return true
+		}
+	}
+	return false
 }
 
 // Types lists the table's job types (runnable keys), sorted.

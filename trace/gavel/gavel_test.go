@@ -47,7 +47,12 @@ func TestEmbedded(t *testing.T) {
 
 func TestThroughputErrors(t *testing.T) {
 	cases := []struct{ name, in, want string }{
-		{"not JSON", `{`, "f.json: $:"},
+		{"not JSON", `{`, "f.json: line 1, column 1: unexpected end of JSON input"},
+		{"NaN", "{\"v100\": {\"('A', 1)\": {\n\"null\": NaN}}}", "f.json: line 2, column 9: invalid character 'N' looking for beginning of value (NaN and Infinity are not JSON numbers: rates must be finite)"},
+		{"-Infinity", `{"v100": {"('A', 1)": {"null": 1, "('A', 1)": [-Infinity, 1]}}}`, "f.json: line 1, column 49: invalid character 'I' in numeric literal (NaN and Infinity"},
+		{"not an object", `[]`, "f.json: $: json: cannot unmarshal array"},
+		{"worker not an object", `{"v100": 5}`, "f.json: $.v100: want an object of keys ('job type', scale)"},
+		{"row not an object", `{"v100": {"('A', 1)": 5}}`, `f.json: $.v100["('A', 1)"]: want an object of null and co-tenants`},
 		{"worker missing", `{"k80": {}}`, "$.v100: worker type missing (the file has k80)"},
 		{"bad key", `{"v100": {"bad": {"null": 1}}}`, `$.v100["bad"]`},
 		{"scale 0", `{"v100": {"('A', 0)": {"null": 1}}}`, `$.v100["('A', 0)"]: key "('A', 0)": scale factor`},
