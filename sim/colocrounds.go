@@ -98,6 +98,7 @@ type roundEngine struct {
 	roundStart, roundEnd float64
 	haveEnd              bool
 	prevGPUs             map[policy.Combo][]gpuRef
+	ranPairs             map[policy.Combo]bool
 
 	gpuUtil  [][]float64 // node, gpu -> core utilisation (%), -1 free
 	gpuJobs  [][]int     // node, gpu -> jobs on it
@@ -120,7 +121,7 @@ func runRounds(jobs []policy.ColocJob, a policy.RoundAllocator, o ColocOptions) 
 	gpus := o.Nodes * o.GPUsPerNode
 	e := &roundEngine{o: o, a: a, rules: a.RoundRules(), round: o.Rounds.Round.Seconds(), reset: o.Rounds.Reset.Seconds(),
 		prio: map[policy.Combo]float64{}, deficit: map[policy.Combo]float64{}, timeSince: map[policy.Combo]float64{},
-		pairRate: map[policy.Combo][2]float64{}, prevGPUs: map[policy.Combo][]gpuRef{},
+		pairRate: map[policy.Combo][2]float64{}, prevGPUs: map[policy.Combo][]gpuRef{}, ranPairs: map[policy.Combo]bool{},
 		res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
 	e.cAct, e.cIdle, e.cSleep = e.led.Add("active nodes"), e.led.Add("idle nodes"), e.led.Add("sleeping nodes")
 	e.gpuUtil, e.gpuJobs = make([][]float64, o.Nodes), make([][]int, o.Nodes)
@@ -339,8 +340,18 @@ func (e *roundEngine) decide() error {
 			e.forced = false
 			return nil
 		}
-		if e.next < len(e.jobs) || len(e.active) == 0 {
-			return nil // wait for the next arrival (its event decides)
+		if e.next < len(e.jobs) {
+			next := e.jobs[e.next].j.Submit
+			if next > e.k.Now() {
+				return nil // wait for the next arrival (its event decides)
+			}
+			// It arrived within this millisecond but after Gavel's clock:
+			// Gavel jumps to it.
+			e.clock = next.Seconds()
+			continue
+		}
+		if len(e.active) == 0 {
+			return nil
 		}
 		if e.forced {
 			return fmt.Errorf("%w: %d jobs wait and the allocation runs none of them", ErrPolicy, len(e.active))
@@ -537,8 +548,9 @@ func (e *roundEngine) schedule() error {
 		for _, g := range gs {
 			e.gpuUtil[g.node][g.gpu], e.gpuJobs[g.node][g.gpu] = math.Min(util, 100), len(e.members(p.c))
 		}
-		if p.c.IsPair() {
-			e.res.Joins++
+		if p.c.IsPair() && !e.ranPairs[p.c] {
+			e.ranPairs[p.c] = true
+			e.res.Joins++ // pairs that ran at least one round
 		}
 		maxEnd = math.Max(maxEnd, t.finish)
 		e.tasks = append(e.tasks, t)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
@@ -183,4 +184,111 @@ func TestGavelRoundsPerJob(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noAlloc gives every combination no share: nothing ever runs.
+type noAlloc struct{}
+
+func (noAlloc) ScheduleColoc(*policy.ColocState) policy.ColocDecision { return policy.ColocDecision{} }
+func (noAlloc) AllocateRound(*policy.RoundState) []policy.RoundShare  { return nil }
+func (noAlloc) RoundRules() policy.RoundRules                         { return policy.RoundRules{AllocatedOnly: true} }
+
+// eventsOnly is a co-location scheduler without a round-based allocation.
+type eventsOnly struct{}
+
+func (eventsOnly) ScheduleColoc(*policy.ColocState) policy.ColocDecision {
+	return policy.ColocDecision{}
+}
+
+// TestGavelRoundsRefuses: what the round engine refuses instead of
+// looping or running wrongly, each with its reason.
+func TestGavelRoundsRefuses(t *testing.T) {
+	tp := gavelTP(t)
+	base := gavelJobs(t, "artifact_evaluation", tp)[:3]
+	fifoPol := func() policy.ColocScheduler {
+		p, err := fifo.New(fifo.Args{}.Default(), policy.ColocDeps{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		s    policy.ColocScheduler
+		edit func([]policy.ColocJob)
+		want string
+	}{
+		{"nothing ever runs", noAlloc{}, nil, "jobs wait and the allocation runs none of them"},
+		{"no round-based allocation", eventsOnly{}, nil, "does not run under Gavel's round-based timing"},
+		{"out of arrival order", fifoPol(), func(j []policy.ColocJob) { j[0].Submit = 5000 }, "job 1 arrives before job 0"},
+		{"no step in a round", fifoPol(), func(j []policy.ColocJob) { j[1].IsoRate = 1e-4 }, "does no step in a 360 s round"},
+		{"larger than the cluster", fifoPol(), func(j []policy.ColocJob) { j[2].Key.Scale = 16 }, "needs steps, an isolated rate, 1..8 GPUs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jobs := append([]policy.ColocJob(nil), base...)
+			if tc.edit != nil {
+				tc.edit(jobs)
+			}
+			r := sim.GavelRounds
+			_, err := sim.RunColoc(jobs, tc.s, sim.ColocOptions{Nodes: 1, GPUsPerNode: 8, GPUMemGiB: 16, Truth: coloc.MeasuredFactors(tp, tp.Pairs).Pair,
+				MaxShare: 2, Rounds: &r, Rates: tp.Pair})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestGavelRoundsInvariants: energy is the sum of its parts, no more GPUs
+// are busy than the cluster has, a run repeats byte for byte, and nodes
+// that hold no job sleep when asked.
+func TestGavelRoundsInvariants(t *testing.T) {
+	tp := gavelTP(t)
+	jobs := gavelJobs(t, "max_min_fairness", tp)
+	p, _, err := coloc.FitPower(mustCal(t), 35, 300, 30, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sleep := range []bool{false, true} {
+		run := func() *sim.ColocResult {
+			s, err := gandivapack.New(gandivapack.Args{}.Default(), policy.ColocDeps{History: func() *coloc.History { return coloc.NewHistory(nil, nil) }, Seed: 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := sim.GavelRounds
+			res, err := sim.RunColoc(jobs, s, sim.ColocOptions{Nodes: 4, GPUsPerNode: 8, GPUMemGiB: 16, Power: p, SleepIdle: sleep,
+				Truth: coloc.MeasuredFactors(tp, tp.Pairs).Pair, MaxShare: 2, Timeline: true, Rounds: &r, Rates: tp.Pair})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		a, b := run(), run()
+		if d := cmp.Diff(a, b); d != "" {
+			t.Fatalf("sleep %v: two runs differ (-first +second):\n%s", sleep, d)
+		}
+		if sum := a.ActiveEnergy + a.IdleEnergy + a.SleepEnergy; math.Abs(float64(sum-a.Energy)) > 1e-6*float64(a.Energy) {
+			t.Errorf("sleep %v: energy %v, parts sum to %v", sleep, a.Energy, sum)
+		}
+		if sleep != (a.SleepEnergy > 0) || a.IdleEnergy > 0 == sleep {
+			t.Errorf("sleep %v: idle %v J, asleep %v J", sleep, a.IdleEnergy, a.SleepEnergy)
+		}
+		for _, pt := range a.Timeline {
+			if pt.ActiveNodes > 4 || pt.Running > len(jobs) {
+				t.Fatalf("sleep %v: %+v", sleep, pt)
+			}
+		}
+		if a.Joins == 0 {
+			t.Errorf("sleep %v: Gandiva ran no pair on an oversubscribed cluster", sleep)
+		}
+	}
+}
+
+func mustCal(t *testing.T) *coloc.Calibration {
+	t.Helper()
+	c, err := coloc.PaperCalibration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
