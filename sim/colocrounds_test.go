@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +84,14 @@ func readGavelRefs(t testing.TB) []gavelRef {
 func gavelJobs(t testing.TB, name string, tp *gavel.Throughputs) []policy.ColocJob {
 	t.Helper()
 	tr, err := gavel.ClusterTrace(name)
+	if !slices.Contains(gavel.ClusterTraces, name) {
+		var f *os.File
+		if f, err = os.Open(filepath.Join("testdata", "gavel", name+".trace")); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, err = gavel.ReadTrace(name+".trace", f)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +117,10 @@ func gavelTP(t testing.TB) *gavel.Throughputs {
 }
 
 func runGavelRounds(t testing.TB, tp *gavel.Throughputs, jobs []policy.ColocJob, pol string, gpus int, seed uint64) *sim.ColocResult {
+	return runGavelTiming(t, tp, jobs, pol, gpus, seed, sim.GavelRounds)
+}
+
+func runGavelTiming(t testing.TB, tp *gavel.Throughputs, jobs []policy.ColocJob, pol string, gpus int, seed uint64, r sim.RoundTiming) *sim.ColocResult {
 	t.Helper()
 	deps := policy.ColocDeps{History: func() *coloc.History { return coloc.NewHistory(coloc.MeasuredFactors(tp, tp.Pairs), nil) }, Seed: seed}
 	var s policy.ColocScheduler
@@ -126,7 +139,6 @@ func runGavelRounds(t testing.TB, tp *gavel.Throughputs, jobs []policy.ColocJob,
 		t.Fatal(err)
 	}
 	truth := coloc.MeasuredFactors(tp, tp.Pairs)
-	r := sim.GavelRounds
 	res, err := sim.RunColoc(jobs, s, sim.ColocOptions{Nodes: gpus / 8, GPUsPerNode: 8, GPUMemGiB: 16, Truth: truth.Pair, MaxShare: 2,
 		Rounds: &r, Rates: tp.Pair})
 	if err != nil {
@@ -152,6 +164,27 @@ func TestGavelRounds(t *testing.T) {
 			}
 			if d := res.Makespan.Seconds()/ref.ms - 1; math.Abs(d) > 1e-4 {
 				t.Errorf("makespan %.3f s, Gavel %.3f s (%+.3f%%)", res.Makespan.Seconds(), ref.ms, 100*d)
+			}
+		})
+	}
+}
+
+// TestGavelRoundsUnseen compares with runs of Gavel's simulator measured
+// after the engine was written (testdata/gavel/reference_extra.tsv): four
+// more of its traces, and 120 s rounds.
+func TestGavelRoundsUnseen(t *testing.T) {
+	tp := gavelTP(t)
+	for _, fs := range readTSV(t, "reference_extra.tsv", 6) {
+		gpus, round, jct, ms := int(num(t, fs[1])), num(t, fs[3]), num(t, fs[4]), num(t, fs[5])
+		t.Run(fmt.Sprintf("%s/%d/%s/round%.0f", fs[0], gpus, fs[2], round), func(t *testing.T) {
+			r := sim.GavelRounds
+			r.Round = job.Time(round * 1000)
+			res := runGavelTiming(t, tp, gavelJobs(t, fs[0], tp), fs[2], gpus, 0, r)
+			if d := res.AvgJTTSec/jct - 1; math.Abs(d) > 1e-4 {
+				t.Errorf("avg JCT %.3f s, Gavel %.3f s (%+.3f%%)", res.AvgJTTSec, jct, 100*d)
+			}
+			if d := res.Makespan.Seconds()/ms - 1; math.Abs(d) > 1e-4 {
+				t.Errorf("makespan %.3f s, Gavel %.3f s (%+.3f%%)", res.Makespan.Seconds(), ms, 100*d)
 			}
 		})
 	}
