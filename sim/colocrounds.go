@@ -59,6 +59,21 @@ type rjob struct {
 
 type gpuRef struct{ node, gpu int }
 
+// combo is Gavel's bookkeeping of one combination: its priority, deficit,
+// time run since the last reset (Gavel's _job_time_so_far), share in the
+// allocation (allocated: the allocation has seen it) and rates.
+type combo struct {
+	c             policy.Combo
+	prio, deficit float64
+	timeSince     float64
+	share         float64
+	allocated     bool
+	rate          [2]float64
+	prev          []gpuRef // its GPUs in round prevRound
+	prevRound     int
+	ran           bool
+}
+
 type rtask struct {
 	c      policy.Combo
 	gpus   []gpuRef
@@ -83,22 +98,18 @@ type roundEngine struct {
 	tasks   []rtask
 	pending int
 
-	// Gavel's per-combination bookkeeping.
-	order     []policy.Combo // priorities in the order first seen
-	prio      map[policy.Combo]float64
-	deficit   map[policy.Combo]float64
-	timeSince map[policy.Combo]float64 // time run since the last reset (+ half a round)
+	// Gavel's per-combination bookkeeping, in the order the scheduler
+	// first saw each combination (its priorities' order), and by key.
+	order     []*combo
+	byKey     map[policy.Combo]*combo
 	workerSec float64
-	pairRate  map[policy.Combo][2]float64
-	alloc     map[policy.Combo]float64 // nil before the first allocation
 	lastReset float64
 	dirty     bool
 	// roundStart/roundEnd follow Gavel's round bounds: a task's time is
 	// counted from the end of the last round that ran anything.
 	roundStart, roundEnd float64
 	haveEnd              bool
-	prevGPUs             map[policy.Combo][]gpuRef
-	ranPairs             map[policy.Combo]bool
+	rounds               int // schedule passes so far
 
 	gpuUtil  [][]float64 // node, gpu -> core utilisation (%), -1 free
 	gpuJobs  [][]int     // node, gpu -> jobs on it
@@ -120,9 +131,8 @@ func runRounds(jobs []policy.ColocJob, a policy.RoundAllocator, o ColocOptions) 
 	}
 	gpus := o.Nodes * o.GPUsPerNode
 	e := &roundEngine{o: o, a: a, rules: a.RoundRules(), round: o.Rounds.Round.Seconds(), reset: o.Rounds.Reset.Seconds(),
-		prio: map[policy.Combo]float64{}, deficit: map[policy.Combo]float64{}, timeSince: map[policy.Combo]float64{},
-		pairRate: map[policy.Combo][2]float64{}, prevGPUs: map[policy.Combo][]gpuRef{}, ranPairs: map[policy.Combo]bool{},
-		res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
+		byKey: map[policy.Combo]*combo{},
+		res:   &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
 	e.cAct, e.cIdle, e.cSleep = e.led.Add("active nodes"), e.led.Add("idle nodes"), e.led.Add("sleeping nodes")
 	e.gpuUtil, e.gpuJobs = make([][]float64, o.Nodes), make([][]int, o.Nodes)
 	for n := range e.gpuUtil {
@@ -222,9 +232,9 @@ func (e *roundEngine) taskDone(t *rtask) error {
 	for _, g := range t.gpus {
 		e.gpuUtil[g.node][g.gpu], e.gpuJobs[g.node][g.gpu] = -1, 0
 	}
-	if _, ok := e.timeSince[t.c]; ok {
+	if k, ok := e.byKey[t.c]; ok {
 		d := t.finish - e.roundStart
-		e.timeSince[t.c] += d
+		k.timeSince += d
 		e.workerSec += d
 	}
 	for _, id := range ended {
@@ -252,41 +262,30 @@ func (e *roundEngine) members(c policy.Combo) []int {
 func (e *roundEngine) add(id int) {
 	j := &e.jobs[id]
 	j.arrived, j.active = true, true
-	half := e.round / 2
-	e.timeSince[policy.Alone(id)] = half
-	var pairs []policy.Combo
+	alone := e.see(policy.Alone(id))
+	alone.timeSince, alone.rate = e.round/2, [2]float64{j.j.IsoRate, 0}
 	if e.rules.Pairs {
 		for _, o := range e.active {
-			ok := e.jobs[o].j.Key.Scale == j.j.Key.Scale
-			if !ok {
+			if e.jobs[o].j.Key.Scale != j.j.Key.Scale {
 				continue
 			}
-			c := policy.PairOf(o, id)
-			ra, rb, known := e.o.Rates(e.jobs[c.A].j.Key, e.jobs[c.B].j.Key)
-			if !known {
-				ra, rb = 0, 0
+			k := e.see(policy.PairOf(o, id))
+			ra, rb, known := e.o.Rates(e.jobs[k.c.A].j.Key, e.jobs[k.c.B].j.Key)
+			if known {
+				k.rate = [2]float64{ra, rb}
 			}
-			e.pairRate[c] = [2]float64{ra, rb}
-			e.timeSince[c] = 0
-			e.see(policy.Alone(id))
-			pairs = append(pairs, c)
 		}
-	}
-	e.see(policy.Alone(id))
-	for _, c := range pairs {
-		e.see(c)
 	}
 	e.active = append(e.active, id)
 	e.dirty = true
 }
 
-// see sets c's priority and deficit to 0, appending it to the order the
-// first time.
-func (e *roundEngine) see(c policy.Combo) {
-	if _, ok := e.prio[c]; !ok {
-		e.order = append(e.order, c)
-	}
-	e.prio[c], e.deficit[c] = 0, 0
+// see adds c, priority and deficit 0, at the end of the order.
+func (e *roundEngine) see(c policy.Combo) *combo {
+	k := &combo{c: c, prevRound: -1}
+	e.order = append(e.order, k)
+	e.byKey[c] = k
+	return k
 }
 
 // remove is Gavel's remove_job.
@@ -294,34 +293,26 @@ func (e *roundEngine) remove(id int) {
 	e.jobs[id].active = false
 	i, _ := slices.BinarySearch(e.active, id)
 	e.active = slices.Delete(e.active, i, i+1)
-	e.order = slices.DeleteFunc(e.order, func(c policy.Combo) bool {
-		if c.Has(id) {
-			delete(e.prio, c)
-			delete(e.deficit, c)
+	e.order = slices.DeleteFunc(e.order, func(k *combo) bool {
+		if k.c.Has(id) {
+			delete(e.byKey, k.c)
 			return true
 		}
 		return false
 	})
-	for c := range e.timeSince {
-		if c.Has(id) {
-			delete(e.timeSince, c)
-			delete(e.pairRate, c)
-		}
-	}
 	e.dirty = true
 }
 
+// rates is a tracked combination's rates (0, 0 if it is not tracked).
 func (e *roundEngine) rates(c policy.Combo) (float64, float64) {
-	if c.IsPair() {
-		r := e.pairRate[c]
-		return r[0], r[1]
+	if k, ok := e.byKey[c]; ok {
+		return k.rate[0], k.rate[1]
 	}
-	return e.jobs[c.A].j.IsoRate, 0
+	return 0, 0
 }
 
-func (e *roundEngine) runnable(c policy.Combo) bool {
-	ra, rb := e.rates(c)
-	return ra > 0 && (!c.IsPair() || rb > 0)
+func (k *combo) runnable() bool {
+	return k.rate[0] > 0 && (!k.c.IsPair() || k.rate[1] > 0)
 }
 
 // decide is one pass of Gavel's simulation loop at a round boundary (or
@@ -369,28 +360,25 @@ func (e *roundEngine) priorities() {
 		elapsed := now - e.lastReset
 		half := e.round / 2
 		e.workerSec = 0
-		for c, got := range e.timeSince {
-			should := 0.0
-			if e.alloc != nil {
-				should = e.alloc[c] * elapsed
-			}
-			e.deficit[c] += should - (got - half)
-			e.timeSince[c] = half
+		for _, k := range e.order {
+			// A combination the last allocation did not see should have
+			// received nothing (its share is 0).
+			k.deficit += k.share*elapsed - (k.timeSince - half)
+			k.timeSince = half
 			e.workerSec += half
 		}
 		e.lastReset = now
 		e.allocate()
 		e.dirty = false
 	}
-	for _, c := range e.order {
-		a, ok := e.alloc[c]
+	for _, k := range e.order {
 		switch {
-		case !ok || a == 0 || !e.runnable(c):
-			e.prio[c] = 0
-		case e.workerSec > 0 && e.timeSince[c] > 0:
-			e.prio[c] = a / (e.timeSince[c] / e.workerSec)
+		case !k.allocated || k.share == 0 || !k.runnable():
+			k.prio = 0
+		case e.workerSec > 0 && k.timeSince > 0:
+			k.prio = k.share / (k.timeSince / e.workerSec)
 		default:
-			e.prio[c] = a * 1e9
+			k.prio = k.share * 1e9
 		}
 	}
 }
@@ -401,17 +389,14 @@ func (e *roundEngine) allocate() {
 	for _, id := range e.active {
 		st.Jobs = append(st.Jobs, policy.RoundJob{ID: id, Key: e.jobs[id].j.Key})
 	}
-	for c := range e.timeSince {
-		st.Combos = append(st.Combos, c)
+	for _, k := range e.order {
+		st.Combos = append(st.Combos, k.c)
+		k.allocated, k.share = true, 0
 	}
 	slices.SortFunc(st.Combos, policy.CmpCombo)
-	e.alloc = make(map[policy.Combo]float64, len(st.Combos))
-	for _, c := range st.Combos {
-		e.alloc[c] = 0
-	}
 	for _, s := range e.a.AllocateRound(st) {
-		if _, ok := e.alloc[s.Combo]; ok {
-			e.alloc[s.Combo] = s.Frac
+		if k, ok := e.byKey[s.Combo]; ok {
+			k.share = s.Frac
 		}
 	}
 }
@@ -421,36 +406,30 @@ func (e *roundEngine) scale(c policy.Combo) int { return e.jobs[c.A].j.Key.Scale
 // schedule picks and places the next round's combinations and starts them.
 func (e *roundEngine) schedule() error {
 	e.priorities()
-	type entry struct {
-		c       policy.Combo
-		p, d, a float64
-	}
-	ents := make([]entry, len(e.order))
-	for i, c := range e.order {
-		ents[i] = entry{c: c, p: e.prio[c], d: e.deficit[c], a: e.alloc[c]}
-	}
-	slices.SortStableFunc(ents, func(x, y entry) int {
-		if c := cmp.Compare(y.p, x.p); c != 0 {
+	ents := slices.Clone(e.order)
+	slices.SortStableFunc(ents, func(x, y *combo) int {
+		if c := cmp.Compare(y.prio, x.prio); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(y.d, x.d); c != 0 {
+		if c := cmp.Compare(y.deficit, x.deficit); c != 0 {
 			return c
 		}
-		return cmp.Compare(y.a, x.a)
+		return cmp.Compare(y.share, x.share)
 	})
 	left := e.o.Nodes * e.o.GPUsPerNode
 	taken := map[int]bool{}
 	type pick struct {
+		k     *combo
 		c     policy.Combo
 		scale int
 	}
 	var picks []pick
-	for _, en := range ents {
-		c := en.c
-		if left == 0 || taken[c.A] || (c.IsPair() && taken[c.B]) || !e.runnable(c) {
+	for _, k := range ents {
+		c := k.c
+		if left == 0 || taken[c.A] || (c.IsPair() && taken[c.B]) || !k.runnable() {
 			continue
 		}
-		if e.rules.AllocatedOnly && en.p <= 0 {
+		if e.rules.AllocatedOnly && k.prio <= 0 {
 			continue
 		}
 		sf := e.scale(c)
@@ -462,7 +441,7 @@ func (e *roundEngine) schedule() error {
 		if c.IsPair() {
 			taken[c.B] = true
 		}
-		picks = append(picks, pick{c, sf})
+		picks = append(picks, pick{k, c, sf})
 	}
 	slices.SortStableFunc(picks, func(x, y pick) int { return y.scale - x.scale })
 	// Gavel's worker assignment: servers in order, largest count first,
@@ -480,8 +459,8 @@ func (e *roundEngine) schedule() error {
 			k++
 		}
 		for _, p := range picks[i:k] {
-			prev, ok := e.prevGPUs[p.c]
-			if !ok || slices.ContainsFunc(prev, func(g gpuRef) bool { return used[g.node][g.gpu] }) {
+			prev := p.k.prev
+			if p.k.prev == nil || p.k.prevRound != e.rounds-1 || slices.ContainsFunc(prev, func(g gpuRef) bool { return used[g.node][g.gpu] }) {
 				continue
 			}
 			place[p.c] = prev
@@ -490,7 +469,7 @@ func (e *roundEngine) schedule() error {
 			}
 		}
 		for _, p := range picks[i:k] {
-			if _, ok := e.alloc[p.c]; !ok {
+			if !p.k.allocated {
 				continue
 			}
 			if _, ok := place[p.c]; ok {
@@ -515,7 +494,12 @@ func (e *roundEngine) schedule() error {
 		}
 		i = k
 	}
-	e.prevGPUs = place
+	for _, p := range picks {
+		if gs, ok := place[p.c]; ok {
+			p.k.prev, p.k.prevRound = gs, e.rounds
+		}
+	}
+	e.rounds++
 	// Start the placed combinations in pick order.
 	now := e.clock
 	maxEnd := now
@@ -525,8 +509,11 @@ func (e *roundEngine) schedule() error {
 		if !ok {
 			continue
 		}
+		if len(gs) != p.scale {
+			return fmt.Errorf("sim: round placement gave %v %d GPUs, it needs %d", p.c, len(gs), p.scale)
+		}
 		t := rtask{c: p.c, gpus: gs, start: now, finish: now}
-		ra, rb := e.rates(p.c)
+		ra, rb := p.k.rate[0], p.k.rate[1]
 		for i, id := range e.members(p.c) {
 			r := ra
 			if i == 1 {
@@ -548,10 +535,10 @@ func (e *roundEngine) schedule() error {
 		for _, g := range gs {
 			e.gpuUtil[g.node][g.gpu], e.gpuJobs[g.node][g.gpu] = math.Min(util, 100), len(e.members(p.c))
 		}
-		if p.c.IsPair() && !e.ranPairs[p.c] {
-			e.ranPairs[p.c] = true
+		if p.c.IsPair() && !p.k.ran {
 			e.res.Joins++ // pairs that ran at least one round
 		}
+		p.k.ran = true
 		maxEnd = math.Max(maxEnd, t.finish)
 		e.tasks = append(e.tasks, t)
 	}
