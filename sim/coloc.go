@@ -42,7 +42,15 @@ type ColocOptions struct {
 // dry), a job's GPUs spanning servers as Gavel places them.
 type RoundTiming struct {
 	Round, Reset job.Time
+	// MaxTracked bounds the jobs and pairs tracked at once (Gavel tracks
+	// every pair of active jobs of one GPU count, so a long queue grows
+	// them quadratically); 0: DefaultMaxTracked.
+	MaxTracked int
 }
+
+// DefaultMaxTracked is the default bound on tracked jobs and pairs: about
+// 1,400 active jobs of one GPU count under a pairing policy, some 200 MB.
+const DefaultMaxTracked = 1_000_000
 
 // GavelRounds is Gavel's default timing: 360 s rounds, allocation reset
 // at most every 1,920 s (scheduler.py's time_per_iteration and

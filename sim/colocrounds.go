@@ -324,6 +324,10 @@ func (e *roundEngine) decide() error {
 			e.add(e.next)
 			e.next++
 		}
+		if limit := cmp.Or(e.o.Rounds.MaxTracked, DefaultMaxTracked); len(e.order) > limit {
+			return fmt.Errorf("sim: %d jobs are active at once under round-based timing: %d jobs and pairs tracked, above %d (the policy pairs every two active jobs of one GPU count); run fewer jobs or more nodes",
+				len(e.active), len(e.order), limit)
+		}
 		if err := e.schedule(); err != nil {
 			return err
 		}

@@ -245,6 +245,13 @@ func TestGavelRoundsRefuses(t *testing.T) {
 		}
 		return p
 	}
+	packedPol := func() policy.ColocScheduler {
+		p, err := fifopacked.New(fifopacked.Args{}.Default(), policy.ColocDeps{History: func() *coloc.History { return coloc.NewHistory(nil, nil) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	for _, tc := range []struct {
 		name string
 		s    policy.ColocScheduler
@@ -256,6 +263,13 @@ func TestGavelRoundsRefuses(t *testing.T) {
 		{"out of arrival order", fifoPol(), func(j []policy.ColocJob) { j[0].Submit = 5000 }, "job 1 arrives before job 0"},
 		{"no step in a round", fifoPol(), func(j []policy.ColocJob) { j[1].IsoRate = 1e-4 }, "does no step in a 360 s round"},
 		{"larger than the cluster", fifoPol(), func(j []policy.ColocJob) { j[2].Key.Scale = 16 }, "needs steps, an isolated rate, 1..8 GPUs"},
+		// Three jobs of one type on 1 GPU arriving at 0 under FIFO_packed:
+		// 3 alone + 3 pairs = 6 tracked, above the bound of 4 set below.
+		{"too many tracked pairs", packedPol(), func(j []policy.ColocJob) {
+			for i := range j {
+				j[i].Key, j[i].IsoRate, j[i].Submit = base[0].Key, base[0].IsoRate, 0
+			}
+		}, "6 jobs and pairs tracked, above 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			jobs := append([]policy.ColocJob(nil), base...)
@@ -263,6 +277,7 @@ func TestGavelRoundsRefuses(t *testing.T) {
 				tc.edit(jobs)
 			}
 			r := sim.GavelRounds
+			r.MaxTracked = 4
 			_, err := sim.RunColoc(jobs, tc.s, sim.ColocOptions{Nodes: 1, GPUsPerNode: 8, GPUMemGiB: 16, Truth: coloc.MeasuredFactors(tp, tp.Pairs).Pair,
 				MaxShare: 2, Rounds: &r, Rates: tp.Pair})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
