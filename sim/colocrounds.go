@@ -49,8 +49,6 @@ const (
 
 type rjob struct {
 	j       *policy.ColocJob
-	arrived bool // added to the scheduler
-	active  bool
 	done    float64 // steps completed
 	started bool
 	ran     float64 // seconds holding GPUs
@@ -261,7 +259,6 @@ func (e *roundEngine) members(c policy.Combo) []int {
 // with an active job of its GPU count, enter the bookkeeping.
 func (e *roundEngine) add(id int) {
 	j := &e.jobs[id]
-	j.arrived, j.active = true, true
 	alone := e.see(policy.Alone(id))
 	alone.timeSince, alone.rate = e.round/2, [2]float64{j.j.IsoRate, 0}
 	if e.rules.Pairs {
@@ -290,7 +287,6 @@ func (e *roundEngine) see(c policy.Combo) *combo {
 
 // remove is Gavel's remove_job.
 func (e *roundEngine) remove(id int) {
-	e.jobs[id].active = false
 	i, _ := slices.BinarySearch(e.active, id)
 	e.active = slices.Delete(e.active, i, i+1)
 	e.order = slices.DeleteFunc(e.order, func(k *combo) bool {
