@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler nvml-agent demo test race bench bench-k8s fuzz clean prometheus
+.PHONY: all setup highs env build kube-scheduler nvml-agent demo test race bench bench-k8s fuzz clean prometheus gavel-compare
 
 all: build
 
@@ -76,6 +76,11 @@ nvml-agent: setup
 # openb Default trace (3 seeds), results in out/demo.
 demo: build
 	./bin/wattsched run -o out/demo --force
+
+# The table of docs/reproduce-eaco.md#gavel-compatibility: Gavel's traces through
+# `wattsched run` (timing gavel-rounds) against Gavel's own simulator.
+gavel-compare: build
+	scripts/gavel-compare ./bin/wattsched
 
 # Every test: vet, formatting, unit/property/golden tests, full-trace
 # reproductions and fuzz seeds; then the Kubernetes module's unit tests and

@@ -280,3 +280,89 @@ func StartFIFO(st *ColocState) ([]ColocAction, []*ColocView, [][]int) {
 	}
 	return acts, w, free
 }
+
+// Combo is what one GPU set runs for a round under Gavel's round-based
+// timing: job A alone (B < 0) or the pair A < B sharing the set.
+type Combo struct{ A, B int }
+
+// Alone is job a on its own.
+func Alone(a int) Combo { return Combo{A: a, B: -1} }
+
+// PairOf is jobs a and b sharing a set (ordered A < B).
+func PairOf(a, b int) Combo {
+	if a > b {
+		a, b = b, a
+	}
+	return Combo{A: a, B: b}
+}
+
+// IsPair reports whether c is two jobs.
+func (c Combo) IsPair() bool { return c.B >= 0 }
+
+// Has reports whether job id is a member of c.
+func (c Combo) Has(id int) bool { return c.A == id || c.B == id }
+
+// CmpCombo orders jobs alone (by ID) before pairs (by A, then B): the
+// order Gavel sorts its job combinations in.
+func CmpCombo(x, y Combo) int {
+	switch {
+	case x.IsPair() != y.IsPair():
+		if x.IsPair() {
+			return 1
+		}
+		return -1
+	case x.A != y.A:
+		return x.A - y.A
+	}
+	return x.B - y.B
+}
+
+// RoundJob is an active job as a round-based allocator sees it.
+type RoundJob struct {
+	ID  int
+	Key gavel.Key
+}
+
+// RoundState is what a round-based allocator sees when the allocation is
+// recomputed (Gavel's allocation reset).
+type RoundState struct {
+	Now  job.Time
+	GPUs int
+	// Jobs are the active jobs (arrived, not finished) by ID, which is
+	// arrival order.
+	Jobs []RoundJob
+	// Combos are the combinations the scheduler tracks (every active job
+	// alone, then, for allocators whose rules ask for pairs, every pair of
+	// equal GPU count), in CmpCombo order.
+	Combos []Combo
+	// Rates gives a combination's measured rates in steps/s (alone: the
+	// isolated rate and 0); a rate of 0 means it cannot run.
+	Rates func(c Combo) (ra, rb float64)
+	// IsoRate is each job's isolated rate by ID.
+	IsoRate func(id int) float64
+}
+
+// RoundShare is a combination's share of time in the allocation.
+type RoundShare struct {
+	Combo Combo
+	Frac  float64
+}
+
+// RoundRules say how Gavel's round scheduler treats an allocator's output.
+type RoundRules struct {
+	// Pairs: the scheduler tracks co-located pairs (Gavel's packing
+	// policies: FIFO_Packing, Gandiva_Packing).
+	Pairs bool
+	// AllocatedOnly: a combination with priority 0 never runs (Gavel's
+	// FIFO policies); others may fill GPUs left over in a round.
+	AllocatedOnly bool
+}
+
+// RoundAllocator is a policy that runs under Gavel's round-based timing
+// (scenario key timing: gavel-rounds): at each allocation reset it gives
+// every combination a time share; the engine turns shares into rounds by
+// Gavel's priorities (share over time received since the reset).
+type RoundAllocator interface {
+	AllocateRound(st *RoundState) []RoundShare
+	RoundRules() RoundRules
+}

@@ -51,7 +51,7 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"policies[].name", "policies[].scorers[].policy",
 		"hpc.systems[].name", "hpc.systems[].policy", "hpc.systems[].predictions",
 		"elastic.start", "elastic.systems[].name", "elastic.systems[].policy", "elastic.systems[].predictions",
-		"coloc.arrivals", "coloc.worker", "coloc.systems[].name", "coloc.systems[].policy", "coloc.systems[].predictions",
+		"coloc.arrivals", "coloc.worker", "coloc.systems[].name", "coloc.systems[].policy", "coloc.systems[].predictions", "coloc.timing", "coloc.deadlines",
 		"slotted.systems[].name", "slotted.systems[].policy", "slotted.systems[].predictions",
 		"grid.start", "grid.carbon_basis",
 		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",

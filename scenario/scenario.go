@@ -59,7 +59,7 @@ const (
 // explicit 0 there is an error rather than silently the default (sr: 0
 // used to run as sr: 1).
 var defaulted = [][]string{{"seeds"}, {"first_seed"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"},
-	{"coloc", "nodes"},
+	{"coloc", "nodes"}, {"coloc", "round_s"}, {"coloc", "reset_s"},
 	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"},
 	{"measured", "stale_after_s"}, {"measured", "max_series_w"}}
 

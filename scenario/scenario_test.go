@@ -231,6 +231,7 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("name: x\nhpc: {swf: nasa-ipsc, systems: [VU-FCFS, {name: v, policy: vahrm, predictions: ideal}]}\npower_limit: {tdp_fraction: 0.5}\n")
 	f.Add("name: x\nelastic: {jobs: philly-day, systems: [PowerFlow, Gandiva]}\n")
 	f.Add("name: x\nslotted: {nodes: {RTX2060: 3}, jobs: {count: 5}, systems: [FIFO, {name: c, policy: cedla, args: {mode: hard}}]}\n")
+	f.Add("name: x\ncoloc: {jobs: gavel-msr, timing: gavel-rounds, round_s: 360, reset_s: 1920, deadlines: none, systems: [FIFO, Gandiva]}\n")
 	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\npower_limit: {watts: 1000}\nmeasured: {file: m.json, start: '2023-01-01 00:00:00'}\n")
 	f.Add("name: [\n")
 	f.Add("name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\nseeds: &z 0x0\n---\n")

@@ -363,7 +363,39 @@ type ColocSpec struct {
 	// Nodes is the number of 8-V100 nodes (default 28).
 	Nodes   int      `yaml:"nodes" json:"nodes"`
 	Systems []System `yaml:"systems" json:"systems"`
+	// Timing is when the policies decide: "events" (empty: at every
+	// arrival, completion and observation window's end) or TimingGavel
+	// (Gavel's rounds and allocation resets; FIFO, FIFO_packed and Gandiva
+	// only; a job may span nodes).
+	Timing string `yaml:"timing" json:"timing,omitempty"`
+	// RoundS and ResetS are Gavel's round length and least time between
+	// allocation resets in seconds (timing gavel-rounds; 360 and 1920).
+	RoundS float64 `yaml:"round_s" json:"round_s,omitempty"`
+	ResetS float64 `yaml:"reset_s" json:"reset_s,omitempty"`
+	// Deadlines is "drawn" (empty: the EaCO reproduction's deadline
+	// classes, 20% of jobs high-priority) or "none" (no deadline or
+	// priority: FIFO is arrival order).
+	Deadlines string `yaml:"deadlines" json:"deadlines,omitempty"`
 }
+
+// Coloc timing and deadline values.
+const (
+	TimingEvents  = "events"
+	TimingGavel   = "gavel-rounds"
+	DeadlinesNone = "none"
+	// DefaultRoundS and DefaultResetS are Gavel's time_per_iteration and
+	// minimum_time_between_allocation_resets.
+	DefaultRoundS = 360
+	DefaultResetS = 1920
+)
+
+// ColocRoundPolicies are the co-location policies that run under timing
+// gavel-rounds (they implement Gavel's allocations).
+var ColocRoundPolicies = []string{"fifo", "fifo_packed", "gandiva_packing"}
+
+// GavelRounds reports whether the section asks for Gavel's round-based
+// timing.
+func (c *ColocSpec) GavelRounds() bool { return c.Timing == TimingGavel }
 
 // MinPerHour and MaxArrivalSpanH bound Poisson arrivals (mode coloc and
 // reproduce eaco): at least one job per 100 hours, and an expected span of
@@ -382,6 +414,17 @@ func (c *ColocSpec) defaults() {
 	}
 	if c.Systems == nil {
 		c.Systems = ColocSystems()
+		if c.GavelRounds() {
+			c.Systems = c.Systems[:3] // EaCO has no round-based allocation
+		}
+	}
+	if c.GavelRounds() {
+		if c.RoundS == 0 {
+			c.RoundS = DefaultRoundS
+		}
+		if c.ResetS == 0 {
+			c.ResetS = DefaultResetS
+		}
 	}
 }
 
@@ -442,5 +485,32 @@ func (c *ColocSpec) validate(bad *problems) {
 		if s.Predictions != "" || s.PowerLimit != nil {
 			bad.add("coloc.systems[%d]: predictions and power_limit are not used by mode coloc", i)
 		}
+	}
+	switch c.Timing {
+	case "", TimingEvents:
+		if c.RoundS != 0 || c.ResetS != 0 {
+			bad.add("coloc.round_s, coloc.reset_s: only for timing: %s", TimingGavel)
+		}
+	case TimingGavel:
+		// A round of a second to a day; a reset interval of a second (a
+		// new allocation at nearly every round) to 30 days.
+		if !(c.RoundS >= 1 && c.RoundS <= 86400) {
+			bad.add("coloc.round_s: %v, want 1..86400 seconds", c.RoundS)
+		}
+		if !(c.ResetS >= 1 && c.ResetS <= 30*86400) {
+			bad.add("coloc.reset_s: %v, want 1..2592000 seconds", c.ResetS)
+		}
+		for i, s := range c.Systems {
+			if s.Policy != "" && !slices.Contains(ColocRoundPolicies, s.Policy) {
+				bad.add("coloc.systems[%d] (%s): policy %s does not run under timing: %s (these do: %v)", i, s.Name, s.Policy, TimingGavel, ColocRoundPolicies)
+			}
+		}
+	default:
+		bad.add("coloc.timing: %q, want %s or %s", c.Timing, TimingEvents, TimingGavel)
+	}
+	switch c.Deadlines {
+	case "", "drawn", DeadlinesNone:
+	default:
+		bad.add("coloc.deadlines: %q, want drawn or %s", c.Deadlines, DeadlinesNone)
 	}
 }

@@ -31,7 +31,34 @@ type ColocOptions struct {
 	// up to four).
 	MaxShare int
 	Timeline bool
+	// Rounds, when set, replaces event-driven decisions by Gavel's
+	// round-based timing (see RunColoc); the scheduler must then be a
+	// policy.RoundAllocator.
+	Rounds *RoundTiming
+	// Rates gives two jobs' measured rates (steps/s) when they share a GPU
+	// set, uncapped (Gavel's pair throughputs); needed with Rounds.
+	Rates func(a, b gavel.Key) (ra, rb float64, ok bool)
 }
+
+// RoundTiming is Gavel's round-based timing: rounds of Round, the
+// allocation recomputed at most every Reset (and when the cluster runs
+// dry), a job's GPUs spanning servers as Gavel places them.
+type RoundTiming struct {
+	Round, Reset job.Time
+	// MaxTracked bounds the jobs and pairs tracked at once (Gavel tracks
+	// every pair of active jobs of one GPU count, so a long queue grows
+	// them quadratically); 0: DefaultMaxTracked.
+	MaxTracked int
+}
+
+// DefaultMaxTracked is the default bound on tracked jobs and pairs: about
+// 1,400 active jobs of one GPU count under a pairing policy, some 200 MB.
+const DefaultMaxTracked = 1_000_000
+
+// GavelRounds is Gavel's default timing: 360 s rounds, allocation reset
+// at most every 1,920 s (scheduler.py's time_per_iteration and
+// minimum_time_between_allocation_resets).
+var GavelRounds = RoundTiming{Round: 360_000, Reset: 1_920_000}
 
 // ColocJobResult is one job's outcome.
 type ColocJobResult struct {
@@ -165,10 +192,19 @@ type colocEngine struct {
 	lastPoint                                 ColocPoint
 }
 
-// RunColoc replays jobs (IDs 0..len-1, any order of Submit) under s.
+// RunColoc replays jobs (IDs 0..len-1, any order of Submit) under s. With
+// o.Rounds it runs Gavel's round-based timing instead (runRounds): s must
+// then be a policy.RoundAllocator and IDs must follow arrival order.
 func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (*ColocResult, error) {
 	if o.Nodes < 1 || o.GPUsPerNode < 1 || (o.Truth == nil && o.TruthSet == nil) || o.MaxShare < 1 || o.GPUMemGiB <= 0 {
 		return nil, fmt.Errorf("sim: co-location replay needs nodes, GPUs per node, GPU memory, a truth model and a share limit")
+	}
+	if o.Rounds != nil {
+		a, ok := s.(policy.RoundAllocator)
+		if !ok {
+			return nil, fmt.Errorf("sim: %T does not run under Gavel's round-based timing", s)
+		}
+		return runRounds(jobs, a, o)
 	}
 	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
 	e.cAct, e.cIdle, e.cSleep = e.led.Add("active nodes"), e.led.Add("idle nodes"), e.led.Add("sleeping nodes")

@@ -68,6 +68,9 @@ type Env struct {
 	Placeholders []coloc.Placeholder
 	// Settings are the reproduction's interference settings, primary first.
 	Settings []Setting
+	// SpanGPUs, when set, is the most GPUs a job may have, the cluster's:
+	// jobs span nodes (timing gavel-rounds); 0: one node's 8.
+	SpanGPUs int
 }
 
 // Interference settings of the reproduction.
@@ -245,8 +248,11 @@ func (e *Env) CheckPool(name string, pool []gavel.Job) error {
 			}
 			return &trace.ParseError{File: name, Line: j.Line, Column: col, Err: err}
 		}
-		if j.Scale > 8 {
-			return &trace.ParseError{File: name, Line: j.Line, Column: "scale_factor", Err: fmt.Errorf("%d GPUs, nodes have 8", j.Scale)}
+		switch {
+		case e.SpanGPUs > 0 && j.Scale > e.SpanGPUs:
+			return &trace.ParseError{File: name, Line: j.Line, Column: "scale_factor", Err: fmt.Errorf("%d GPUs, the cluster has %d", j.Scale, e.SpanGPUs)}
+		case e.SpanGPUs == 0 && j.Scale > 8:
+			return &trace.ParseError{File: name, Line: j.Line, Column: "scale_factor", Err: fmt.Errorf("%d GPUs, nodes have 8 (timing gavel-rounds lets a job span nodes)", j.Scale)}
 		}
 	}
 	return nil

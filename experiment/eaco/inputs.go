@@ -37,6 +37,9 @@ func LoadScenarioInputs(cat *hw.Catalog, s *scenario.Scenario) (*ScenarioInputs,
 	if err != nil {
 		return nil, err
 	}
+	if c.GavelRounds() {
+		e.SpanGPUs = c.Nodes * 8
+	}
 	in := &ScenarioInputs{Env: e, Pool: e.Pool, Source: gavel.EmbeddedTrace + " (jobs over 100 h alone dropped)", Name: gavel.EmbeddedTrace}
 	switch {
 	case c.Jobs == scenario.GavelMSR:

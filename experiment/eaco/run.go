@@ -22,17 +22,33 @@ type Run struct {
 // RunOne simulates one policy (from reg) on nodes x 8 V100 with Gavel's
 // measured pairs as they are (scenarios of mode coloc).
 func (e *Env) RunOne(reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, timeline bool) (*Run, error) {
-	return e.RunIn(Setting{Name: "gavel-table", Truth: coloc.PairRule(e.Truth.Pair), History: e.History}, reg, pol, args, nodes, seed, jobs, timeline)
+	return e.RunOneWith(reg, pol, args, nodes, seed, jobs, RunOptions{Timeline: timeline})
 }
 
-// RunIn simulates one policy under an interference setting.
+// RunOptions are a run's engine settings beyond the cluster and jobs.
+type RunOptions struct {
+	Timeline bool
+	// Rounds selects Gavel's round-based timing (nil: event-driven).
+	Rounds *sim.RoundTiming
+}
+
+// RunOneWith is RunOne with engine options.
+func (e *Env) RunOneWith(reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, o RunOptions) (*Run, error) {
+	return e.runIn(Setting{Name: "gavel-table", Truth: coloc.PairRule(e.Truth.Pair), History: e.History}, reg, pol, args, nodes, seed, jobs, o)
+}
+
+// RunIn simulates one policy under an interference setting (event-driven).
 func (e *Env) RunIn(set Setting, reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, timeline bool) (*Run, error) {
+	return e.runIn(set, reg, pol, args, nodes, seed, jobs, RunOptions{Timeline: timeline})
+}
+
+func (e *Env) runIn(set Setting, reg *policy.Registries, pol string, args []byte, nodes int, seed uint64, jobs []policy.ColocJob, o RunOptions) (*Run, error) {
 	s, err := reg.Coloc.New(pol, args, policy.ColocDeps{History: set.History, Seed: seed})
 	if err != nil {
 		return nil, err
 	}
 	res, err := sim.RunColoc(jobs, s, sim.ColocOptions{Nodes: nodes, GPUsPerNode: 8, GPUMemGiB: GPUMemGiB, Power: e.Power, SleepIdle: sleeps(s),
-		TruthSet: set.Truth, MaxShare: MaxShare, Timeline: timeline})
+		TruthSet: set.Truth, MaxShare: MaxShare, Timeline: o.Timeline, Rounds: o.Rounds, Rates: e.TP.Pair})
 	if err != nil {
 		return nil, err
 	}

@@ -3,12 +3,19 @@ package eaco
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/sim"
+	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/trace/gavel"
 )
 
 // ScenarioSummary is one system over the scenario's seeds (mean, std).
@@ -29,6 +36,20 @@ type ScenarioSummary struct {
 // scenarioInterference says what a scenario of mode coloc runs: Gavel's
 // table as it is (placeholders included, as Gavel's simulator runs it).
 const scenarioInterference = "the paper's measured co-location slowdowns inside Gavel (its Table 3 is not in the text): Gavel's own measured V100 pair throughputs; sets of 3-4 by the multiplicative rule"
+
+// ScenarioWorkload is a coloc section's jobs for one seed: WorkloadFrom,
+// and under deadlines: none no job keeps a deadline or a priority (the
+// classes are still drawn, so arrivals and job types are those of
+// deadlines: drawn).
+func (e *Env) ScenarioWorkload(pool []gavel.Job, c *scenario.ColocSpec, seed uint64) []policy.ColocJob {
+	jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
+	if c.Deadlines == scenario.DeadlinesNone {
+		for i := range jobs {
+			jobs[i].Deadline, jobs[i].Priority = policy.NoDeadline, 0
+		}
+	}
+	return jobs
+}
 
 // RunScenario runs each system of a coloc scenario on each seed (mode
 // coloc): the scenario's Gavel-format job list on its nodes of 8 GPUs of
@@ -54,8 +75,23 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	if c.GavelRounds() && c.Arrivals == "trace" {
+		// Gavel's simulator asserts the same: rounds take jobs in arrival
+		// (= ID) order.
+		for i := 1; i < len(pool) && (c.Count <= 0 || i < c.Count); i++ {
+			if pool[i].ArrivalSec < pool[i-1].ArrivalSec {
+				return nil, fmt.Errorf("scenario %s: %w", s.Name, &trace.ParseError{File: in.Name, Line: pool[i].Line, Column: "arrival_time",
+					Err: fmt.Errorf("%v s is before the previous line's %v s: timing %s needs jobs in arrival order", pool[i].ArrivalSec, pool[i-1].ArrivalSec, scenario.TimingGavel)})
+			}
+		}
+	}
+	opts := RunOptions{}
+	if c.GavelRounds() {
+		opts.Rounds = &sim.RoundTiming{Round: job.Time(math.Round(c.RoundS * 1000)), Reset: job.Time(math.Round(c.ResetS * 1000))}
+	}
+	workload := func(seed uint64) []policy.ColocJob { return e.ScenarioWorkload(pool, c, seed) }
 	for _, seed := range seeds {
-		jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
+		jobs := workload(seed)
 		if len(jobs) == 0 {
 			break
 		}
@@ -72,15 +108,18 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	}
 	gpu := strings.ToUpper(c.WorkerType())
 	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 %s, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, gpu, len(c.Systems), len(seeds))
+	if c.GavelRounds() {
+		env.Notef("%s: timing %s (%g s rounds, allocation reset at most every %g s)", s.Name, scenario.TimingGavel, c.RoundS, c.ResetS)
+	}
 	runs := make([]*Run, len(seeds)*len(c.Systems))
 	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {
 		seed, sys := seeds[i/len(c.Systems)], c.Systems[i%len(c.Systems)]
-		jobs := e.WorkloadFrom(pool, seed, c.Count, c.PerHour, c.Arrivals == "trace")
+		jobs := workload(seed)
 		raw, err := sys.Ref().RawArgs()
 		if err != nil {
 			return err
 		}
-		r, err := e.RunOne(env.Registries, sys.Policy, raw, c.Nodes, seed, jobs, false)
+		r, err := e.RunOneWith(env.Registries, sys.Policy, raw, c.Nodes, seed, jobs, opts)
 		if err != nil {
 			return fmt.Errorf("%s seed %d: %w", sys.Name, seed, err)
 		}
@@ -124,6 +163,9 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			strconv.Itoa(mis), strconv.Itoa(und), strconv.Itoa(joi)})
 	}
 	standIns := []string{scenarioInterference, StandIns()[2], StandIns()[3], StandIns()[4]}
+	if c.Deadlines == scenario.DeadlinesNone {
+		standIns = slices.DeleteFunc(standIns, func(l string) bool { return strings.HasPrefix(l, "deadlines") })
+	}
 	js, err := report.JSON(struct {
 		Version  string             `json:"version"`
 		Scenario *scenario.Scenario `json:"scenario"`

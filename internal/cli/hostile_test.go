@@ -28,16 +28,17 @@ type hostileCase struct {
 // lives in its own hostile_*_test.go file.
 func hostileSuites() map[string][]hostileCase {
 	return map[string][]hostileCase{
-		"outdir":  hostileOutdir,
-		"bounds":  hostileBounds,
-		"checks":  hostileChecks,
-		"solver":  hostileSolver,
-		"shards":  hostileShards,
-		"decode":  hostileDecode,
-		"gavelio": hostileGavelio,
-		"replay":  hostileReplay,
-		"speed":   hostileSpeed,
-		"import":  hostileImport,
+		"outdir":   hostileOutdir,
+		"bounds":   hostileBounds,
+		"checks":   hostileChecks,
+		"solver":   hostileSolver,
+		"shards":   hostileShards,
+		"decode":   hostileDecode,
+		"gavelio":  hostileGavelio,
+		"replay":   hostileReplay,
+		"speed":    hostileSpeed,
+		"import":   hostileImport,
+		"gavelsim": hostileGavelsim,
 	}
 }
 

@@ -40,18 +40,34 @@ func (a Args) Validate() error {
 // Policy is FIFO_packed.
 type Policy struct {
 	policy.SleepArg
-	a Args
-	h *coloc.History
+	a      Args
+	h      *coloc.History
+	rounds policy.GavelFIFO
 }
 
-var _ policy.ColocScheduler = (*Policy)(nil)
+var (
+	_ policy.ColocScheduler = (*Policy)(nil)
+	_ policy.RoundAllocator = (*Policy)(nil)
+)
+
+// AllocateRound implements policy.RoundAllocator: Gavel's
+// FIFOPolicyWithPacking (packing mode, measured pair rates).
+func (p *Policy) AllocateRound(st *policy.RoundState) []policy.RoundShare {
+	return p.rounds.Allocate(st)
+}
+
+// RoundRules implements policy.RoundAllocator: pairs tracked, only
+// allocated combinations run.
+func (*Policy) RoundRules() policy.RoundRules {
+	return policy.RoundRules{Pairs: true, AllocatedOnly: true}
+}
 
 // New builds FIFO_packed; it predicts pairs from H like every policy.
 func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	if d.History == nil {
 		return nil, fmt.Errorf("fifo_packed needs a history H")
 	}
-	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History()}, nil
+	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), rounds: policy.GavelFIFO{Packing: true, Threshold: a.Threshold, Admit: policy.AdmitGavel}}, nil
 }
 
 // ScheduleColoc implements policy.ColocScheduler.

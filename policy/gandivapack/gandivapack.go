@@ -27,6 +27,10 @@ type Args struct {
 	MinNormalized float64 `yaml:"min_normalized"`
 	// SleepIdle: idle nodes sleep (default: no, as in Gavel).
 	policy.SleepArg `yaml:",inline"`
+	// GavelSeed seeds the random pairing under timing gavel-rounds as
+	// Gavel's --seed does (its Python random.Random(seed)); unset: the
+	// run's seed.
+	GavelSeed *uint64 `yaml:"gavel_seed"`
 }
 
 // Default returns Gavel's bound.
@@ -48,6 +52,11 @@ type Policy struct {
 	rng     *rand.Rand
 	pending map[int]int     // set -> job joined, under introspection
 	bad     map[[2]int]bool // (job, set) pairs introspection undid
+	// Round-based timing: Gavel's assigned combinations and its Python
+	// random source.
+	seed     uint64
+	assigned map[int]assignment
+	py       *pyRand
 }
 
 var _ policy.ColocScheduler = (*Policy)(nil)
@@ -57,7 +66,7 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	if d.History == nil {
 		return nil, fmt.Errorf("gandiva_packing needs a history H")
 	}
-	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), rng: rand.New(rand.NewPCG(d.Seed, 0x9a9d1fa)), pending: map[int]int{}, bad: map[[2]int]bool{}}, nil
+	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), rng: rand.New(rand.NewPCG(d.Seed, 0x9a9d1fa)), seed: pySeed(a, d), pending: map[int]int{}, bad: map[[2]int]bool{}}, nil
 }
 
 // ScheduleColoc implements policy.ColocScheduler.
@@ -117,4 +126,13 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 func (p *Policy) feasible(a, b gavel.Key) bool {
 	f := p.h.Predict([]gavel.Key{a, b})
 	return f[0] > 0 && f[1] > 0
+}
+
+// pySeed is the seed of the round-based pairing: GavelSeed if set, else
+// the run's.
+func pySeed(a Args, d policy.ColocDeps) uint64 {
+	if a.GavelSeed != nil {
+		return *a.GavelSeed
+	}
+	return d.Seed
 }
