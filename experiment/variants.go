@@ -115,6 +115,9 @@ type ModelUsed struct {
 	Variant string `json:"variant"`
 	Kind    string `json:"kind"`
 	Name    string `json:"name"`
+	// Spelled is the model as the node list spells it, when that is an
+	// alias of Name.
+	Spelled string `json:"node_list_name,omitempty"`
 	Nodes   int    `json:"nodes"`
 	// Entry is the catalog entry (its figures and source), keyed as in a
 	// catalog file.
@@ -135,6 +138,7 @@ func modelsUsed(sets []*setting) ([]ModelUsed, error) {
 			return nil, err
 		}
 		var order []string
+		spelled := map[string]string{}
 		count := map[string]int{}
 		entry := map[string]any{}
 		for _, n := range c.Nodes {
@@ -142,6 +146,9 @@ func modelsUsed(sets []*setting) ([]ModelUsed, error) {
 				k := "gpu\x00" + n.GPU.Name
 				if count[k] == 0 {
 					order = append(order, k)
+					if n.GPUModel != n.GPU.Name {
+						spelled[k] = n.GPUModel
+					}
 					if entry[k], err = entryOf(*n.GPU); err != nil {
 						return nil, err
 					}
@@ -164,7 +171,7 @@ func modelsUsed(sets []*setting) ([]ModelUsed, error) {
 			if k[:3] == "cpu" {
 				kind = "cpu"
 			}
-			out = append(out, ModelUsed{Variant: st.spec.Name, Kind: kind, Name: name, Nodes: count[k], Entry: entry[k].(map[string]any)})
+			out = append(out, ModelUsed{Variant: st.spec.Name, Kind: kind, Name: name, Spelled: spelled[k], Nodes: count[k], Entry: entry[k].(map[string]any)})
 		}
 	}
 	return out, nil
@@ -296,7 +303,7 @@ func settingsTable(sets []*setting, catalogFile string) report.Table {
 // the power model reads and their source.
 func modelsTable(models []ModelUsed) report.Table {
 	t := report.Table{Title: "Hardware models used (catalog entries; summary.json models_used has every field)",
-		Head: []string{"variant", "kind", "model", "nodes", "idle W", "TDP W", "curve", "source"}}
+		Head: []string{"variant", "kind", "model", "node list name", "nodes", "idle W", "TDP W", "curve", "source"}}
 	str := func(v any) string {
 		if v == nil {
 			return "-"
@@ -314,7 +321,11 @@ func modelsTable(models []ModelUsed) report.Table {
 			}
 			curve = strings.Join(pts, ", ")
 		}
-		t.Rows = append(t.Rows, []string{m.Variant, m.Kind, m.Name, strconv.Itoa(m.Nodes), str(m.Entry["idle_w"]), str(m.Entry["tdp_w"]), curve, str(m.Entry["source"])})
+		sp := m.Spelled
+		if sp == "" {
+			sp = m.Name
+		}
+		t.Rows = append(t.Rows, []string{m.Variant, m.Kind, m.Name, sp, strconv.Itoa(m.Nodes), str(m.Entry["idle_w"]), str(m.Entry["tdp_w"]), curve, str(m.Entry["source"])})
 	}
 	return t
 }
