@@ -510,7 +510,7 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary, se
 		span = max(span, t.Submit)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "On %d nodes with %d GPUs, replaying %d tasks submitted over %.1f h, %d seeds per system", len(in.Nodes), gpus, len(in.Pods), span.Seconds()/3600, s.Seeds)
+	fmt.Fprintf(&b, "On %d nodes with %d GPUs, replaying %d tasks submitted over %.1f h, %s per system", len(in.Nodes), gpus, len(in.Pods), span.Seconds()/3600, plural(s.Seeds, "seed"))
 	if settings > 1 {
 		fmt.Fprintf(&b, " (%d policies under %d settings)", len(s.Policies), settings)
 	}
@@ -579,6 +579,8 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary, se
 			case s.WithVariant(s.CompareVariants()[0]).PowerDown != nil && ref.Variant == scenario.BaseVariant:
 				p := s.PowerDown
 				fmt.Fprintf(&b, "; idle dominates although the reference powers idle nodes off (power_down: idle_after_s %g, wake_s %g): a variant with a shorter idle_after_s would show what more powering off can save", p.IdleAfterS, p.WakeS)
+			case s.Measured != nil:
+				b.WriteString("; idle dominates (no power-down variant runs with measured power: the recording was made with every node on)")
 			default:
 				b.WriteString("; idle dominates")
 			}
@@ -604,6 +606,14 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary, se
 			c(ref), k(ref), sec("%.1f", w(ref)), sec("%.0f", j(ref)))
 	}
 	return b.String()
+}
+
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // lever names the largest change of energy measured against the
