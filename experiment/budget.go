@@ -210,21 +210,30 @@ func EstimateReplay(s *scenario.Scenario, in *Inputs) Estimate {
 	}
 }
 
-// EstimateCompare estimates a compare run: policies x seeds runs, each
-// kept (task records, samples, hourly energy) until every run is done, and
-// min(workers, runs) of them going on at once.
+// EstimateCompare estimates a compare run: systems x seeds runs (the
+// systems are the policies crossed with the settings, CompareSystems),
+// each kept (task records, samples, hourly energy) until every run is
+// done, and min(workers, runs) of them going on at once.
 func EstimateCompare(s *scenario.Scenario, in *Inputs, workers int) Estimate {
 	pods, hours := int64(len(in.Pods)), spanHours(in.Pods)
-	runs := len(s.Policies) * s.Seeds
+	systems := len(CompareSystems(s))
+	runs := systems * s.Seeds
 	at := concurrent(runs, workers)
 	kept := satAdd(satMul(pods, comparePodBytes), satMul(hours, hourBytes))
 	working := satAdd(runBaseBytes, satMul(pods, replayPodBytes))
+	what := fmt.Sprintf("compare would keep %s runs (%d policies x %d seeds) of %s pods over %s hours each",
+		commas(int64(runs)), len(s.Policies), s.Seeds, commas(pods), commas(hours))
+	remedy := "use fewer seeds or policies"
+	if vs := s.CompareVariants(); len(vs) > 1 {
+		what = fmt.Sprintf("compare would keep %s runs (%d systems: %d policies under %d settings, the automatic power-down with the first policy only; x %d seeds) of %s pods over %s hours each",
+			commas(int64(runs)), systems, len(s.Policies), len(vs), s.Seeds, commas(pods), commas(hours))
+		remedy = "use fewer seeds, policies or variants"
+	}
 	return Estimate{
-		Bytes: satAdd(baseBytes, satMul(pods, podInputBytes), satMul(int64(runs), kept), satMul(at, working)),
-		What: fmt.Sprintf("compare would keep %s runs (%d policies x %d seeds) of %s pods over %s hours each",
-			commas(int64(runs)), len(s.Policies), s.Seeds, commas(pods), commas(hours)),
+		Bytes:  satAdd(baseBytes, satMul(pods, podInputBytes), satMul(int64(runs), kept), satMul(at, working)),
+		What:   what,
 		Cause:  fmt.Sprintf("because of --seeds %d", s.Seeds),
-		Remedy: "use fewer seeds or policies",
+		Remedy: remedy,
 	}
 }
 

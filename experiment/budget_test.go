@@ -129,7 +129,8 @@ func TestEstimateReplayCompare(t *testing.T) {
 	// Two pods, the later ending at 7,000 s + 200 s = 7,200 s: 2 hours,
 	// hourly series of 2 + 1 = 3 entries.
 	in := budgetInputs(1, timedPod(0, 100), timedPod(7000, 200))
-	s := &scenario.Scenario{Mode: scenario.Replay, Policies: policies(3), Seeds: 1000}
+	// With power_down, compare adds no automatic power-down variant.
+	s := &scenario.Scenario{Mode: scenario.Replay, Policies: policies(3), Seeds: 1000, PowerDown: &scenario.AutoPowerDown}
 	r := EstimateReplay(s, in)
 	// base + 2 pods read + 3 runs x (run + 2 pods x 2.5 KiB + 3 hours x 16 B)
 	if want := int64(64*mib + 2*kib + 3*(16*mib+2*2560+3*16)); r.Bytes != want {
@@ -143,6 +144,18 @@ func TestEstimateReplayCompare(t *testing.T) {
 	}
 	if err := c.Check(64 * mib); err == nil || !strings.Contains(err.Error(), "3,000 runs (3 policies x 1000 seeds)") || !strings.Contains(err.Error(), "--seeds 1000") {
 		t.Errorf("compare over the limit: %v", err)
+	}
+	// Variants multiply the policies: 3 policies under the scenario's
+	// settings and a PUE variant, and the first policy under the
+	// automatic power-down (no setting powers down): 3 + 3 + 1 = 7
+	// systems x 10 seeds = 70 runs.
+	v := &scenario.Scenario{Mode: scenario.Replay, Policies: policies(3), Seeds: 10, Variants: []scenario.VariantSpec{{Name: "pue", PUE: 1.5}}}
+	cv := EstimateCompare(v, in, 2)
+	if want := int64(64*mib + 2*kib + 70*(2*640+3*16) + 2*(16*mib+2*2560)); cv.Bytes != want {
+		t.Errorf("compare with variants: %d bytes, want %d", cv.Bytes, want)
+	}
+	if err := cv.Check(64 * mib); err == nil || !strings.Contains(err.Error(), "70 runs (7 systems: 3 policies under 3 settings") {
+		t.Errorf("compare with variants over the limit: %v", err)
 	}
 	// A pod at the documented maximum time (2^40 s) spans 305,419,897
 	// hours: its hourly series alone is 4.6 GiB a run.

@@ -10,40 +10,40 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 )
 
-// CompareRun is one policy replaying the trace on one seed. Seeds differ
-// in how ties between equally scored nodes are broken (a seeded node
-// order, TieRank), which is the run-to-run variation a replay has.
+// CompareRun is one policy under one setting (a variant) replaying the
+// trace on one seed. Seeds differ in how ties between equally scored nodes
+// are broken (a seeded node order, TieRank), which is the run-to-run
+// variation a replay has.
 type CompareRun struct {
 	Policy string
-	Seed   uint64
-	Result *sim.Result
+	// Variant names the setting (scenario.BaseVariant: the scenario's own).
+	Variant string
+	Seed    uint64
+	Result  *sim.Result
 	// CostUSD and CO2Kg price the run's hourly energy (scenario.Account).
 	CostUSD, CO2Kg float64
+	// PowerDown: the run powered idle nodes off (its setting's power_down).
+	PowerDown bool
 	// Measured is what recorded readings did (scenario measured).
 	Measured *MeasuredSummary
 }
 
-// RunCompare replays the scenario's trace under every policy on every seed
-// (mode replay).
+// RunCompare replays the scenario's trace under every policy and setting
+// (CompareSystems) on every seed (mode replay). Every setting is checked
+// before any run.
 func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, error) {
 	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: compare replays a trace at its recorded times: mode %q, want replay", s.Name, s.Mode)
 	}
-	acct, err := s.Account()
+	sets, err := prepareSettings(env, s, in)
 	if err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
-	}
-	rec, err := loadRecorded(s, in)
-	if err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
-	}
-	if err := checkTasks(env, s, in); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	// The estimate after the checks: the series' coverage bounds the hours
@@ -51,18 +51,26 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 	if err := EstimateCompare(s, in, env.Workers).Check(env.MaxMemory); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	n := len(s.Policies) * s.Seeds
-	out, errs := ShardedRun(env.Shards, n, env.Workers, func(i int) (*CompareRun, error) {
-		ps := &s.Policies[i/s.Seeds]
-		seed := s.FirstSeed + uint64(i%s.Seeds)
-		r, err := replayOnce(env, s, ps, in, acct, rec, seed, true)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
+	systems := CompareSystems(s)
+	label := func(i int) string {
+		sys := systems[i/s.Seeds]
+		name := s.Policies[sys.Policy].Name
+		if len(sets) > 1 {
+			name += " / " + sets[sys.Variant].spec.Name
 		}
-		return &CompareRun{Policy: ps.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, Measured: r.measured}, nil
-	}, env.Progress, func(i int) string {
-		return fmt.Sprintf("%s seed %d", s.Policies[i/s.Seeds].Name, s.FirstSeed+uint64(i%s.Seeds))
-	})
+		return fmt.Sprintf("%s seed %d", name, s.FirstSeed+uint64(i%s.Seeds))
+	}
+	out, errs := ShardedRun(env.Shards, len(systems)*s.Seeds, env.Workers, func(i int) (*CompareRun, error) {
+		sys := systems[i/s.Seeds]
+		st, ps := sets[sys.Variant], &s.Policies[sys.Policy]
+		seed := s.FirstSeed + uint64(i%s.Seeds)
+		r, err := replayOnce(st.env, st.s, ps, st.in, st.acct, st.rec, seed, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", label(i), err)
+		}
+		return &CompareRun{Policy: ps.Name, Variant: st.spec.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg,
+			PowerDown: st.s.PowerDown != nil, Measured: r.measured}, nil
+	}, env.Progress, label)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -114,9 +122,9 @@ var compareMetrics = []compareMetric{
 		func(r *CompareRun) float64 { return (r.Result.CPUEnergy + r.Result.GPUEnergy).KWh() }},
 	{"idle_kwh", "idle kWh", "kWh", "%.1f", "the part of the energy the nodes would draw with nothing allocated",
 		func(r *CompareRun) float64 { return r.Result.IdleEnergy.KWh() }},
-	{"cost_usd", "cost USD", "USD", "%.0f", "the energy of each hour times that hour's wholesale electricity price (the scenario's grid; see the note above)",
+	{"cost_usd", "cost USD", "USD", "%.2f", "the energy of each hour times that hour's wholesale electricity price (the scenario's grid; see the note above)",
 		func(r *CompareRun) float64 { return r.CostUSD }},
-	{"co2_kg", "CO2 kg", "kg", "%.0f", "the energy of each hour times that hour's grid carbon intensity (kg CO2-equivalent)",
+	{"co2_kg", "CO2 kg", "kg", "%.1f", "the energy of each hour times that hour's grid carbon intensity (kg CO2-equivalent)",
 		func(r *CompareRun) float64 { return r.CO2Kg }},
 	{"mean_wait_s", "mean wait s", "s", "%.1f", "wait: time from a task's submission to its start, averaged over the tasks that started",
 		func(r *CompareRun) float64 { w, _ := taskTimes(r.Result); return mean(w) }},
@@ -154,6 +162,17 @@ var measuredMetric = compareMetric{"measured_readings", "measured readings", "",
 	"how often the power gate counted a fresh recorded reading for a node (each node once per decision); otherwise it counted the node's estimate (summary.json gives why)",
 	func(r *CompareRun) float64 { return float64(r.Measured.Measured) }}
 
+// powerDownMetrics join compareMetrics when a setting powers idle nodes
+// off (zero for a run that does not).
+var powerDownMetrics = []compareMetric{
+	{"off_node_h", "node-hours off", "h", "%.0f", "node-hours that nodes spent powered off (power_down)",
+		func(r *CompareRun) float64 { return r.Result.OffNodeSeconds / 3600 }},
+	{"power_offs", "power-offs", "", "%.0f", "how often a node that stayed empty for power_down.idle_after_s was powered off",
+		func(r *CompareRun) float64 { return float64(r.Result.PowerOffs) }},
+	{"wakes", "wakes", "", "%.0f", "how often a powered-off node was woken for a task that fit on no powered node",
+		func(r *CompareRun) float64 { return float64(r.Result.Wakes) }},
+}
+
 // MeanCI is a mean over seeds with its two-sided 95% confidence interval
 // (Student's t with n-1 degrees of freedom; NaN bounds for one seed).
 type MeanCI struct {
@@ -187,13 +206,21 @@ func (m MeanCI) format(f string) string {
 	return s
 }
 
-// CompareSummary is one policy's figures over the seeds.
+// CompareSummary is one system's figures over the seeds: a policy under
+// one setting.
 type CompareSummary struct {
-	Policy  string            `json:"policy"`
+	Policy string `json:"policy"`
+	// Variant names the setting (scenario.BaseVariant: the scenario's own).
+	Variant string            `json:"variant"`
 	Metrics map[string]MeanCI `json:"metrics"`
 	// EnergyVsBaseline is the per-seed paired relative energy difference
-	// to the first policy (negative: less energy).
+	// to the first system, the reference (negative: less energy).
 	EnergyVsBaseline MeanCI `json:"energy_vs_first_policy"`
+	// EnergyByBlock is the same difference's interval over parts of the
+	// trace (nil: the trace is too short for blocks).
+	EnergyByBlock *BlockCI `json:"energy_vs_reference_by_block,omitempty"`
+	// Verdict is what the interval says against the threshold.
+	Verdict Verdict `json:"verdict"`
 	// Wait and JCT quantiles over every task of every seed (s).
 	WaitQuantiles map[string]Num `json:"wait_quantiles_s"`
 	JCTQuantiles  map[string]Num `json:"jct_quantiles_s"`
@@ -202,48 +229,102 @@ type CompareSummary struct {
 	Measured *MeasuredSummary `json:"measured,omitempty"`
 }
 
+// label names the system in text: the policy, and the setting when the
+// comparison has several.
+func (x CompareSummary) label(settings int) string {
+	if settings > 1 {
+		return x.Policy + " / " + x.Variant
+	}
+	return x.Policy
+}
+
 var quantiles = []struct {
 	name string
 	q    float64
 }{{"p10", 0.1}, {"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}
 
+// CompareOptions are compare's settings beside the scenario.
+type CompareOptions struct {
+	// Equivalence is the practical-equivalence threshold, a fraction of
+	// the reference's energy (0: DefaultEquivalence).
+	Equivalence float64
+	// CatalogFile is --catalog's file ("" none), recorded in the results.
+	CatalogFile string
+}
+
 // CompareResults renders a comparison: summary.json, runs.csv (one row per
-// policy and seed), a table of means with 95% intervals, wait and JCT
-// quantiles, their distributions and the power over time as step plots,
-// metric definitions, and a plain-language summary at the top of
-// report.html.
-func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*CompareRun) (*Results, error) {
-	metrics := compareMetrics
-	if s.Measured != nil {
-		metrics = append(slices.Clone(compareMetrics), measuredMetric)
+// system and seed), a table of means with 95% intervals and verdicts, wait
+// and JCT quantiles, their distributions and the power over time as step
+// plots, the settings and hardware models used, metric definitions, and a
+// plain-language summary at the top of report.html.
+func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, runs []*CompareRun, opt CompareOptions) (*Results, error) {
+	if opt.Equivalence == 0 {
+		opt.Equivalence = DefaultEquivalence
 	}
-	byPolicy := map[string][]*CompareRun{}
+	sets, err := settingCatalogs(env, s, in)
+	if err != nil {
+		return nil, err
+	}
+	systems := CompareSystems(s)
+	anyPD := false
 	for _, r := range runs {
-		byPolicy[r.Policy] = append(byPolicy[r.Policy], r)
+		anyPD = anyPD || r.PowerDown
 	}
-	base := byPolicy[s.Policies[0].Name]
-	csvRows := [][]string{{"policy", "seed"}}
+	metrics := slices.Clone(compareMetrics)
+	if anyPD {
+		metrics = append(metrics, powerDownMetrics...)
+	}
+	if s.Measured != nil {
+		metrics = append(metrics, measuredMetric)
+	}
+	type key struct{ v, p string }
+	bySystem := map[key][]*CompareRun{}
+	for _, r := range runs {
+		k := key{r.Variant, r.Policy}
+		bySystem[k] = append(bySystem[k], r)
+	}
+	multi := len(sets) > 1
+	first := systems[0]
+	base := bySystem[key{sets[first.Variant].spec.Name, s.Policies[first.Policy].Name}]
+	refName := s.Policies[first.Policy].Name
+	if multi {
+		refName += " / " + sets[first.Variant].spec.Name
+	}
+	lead := []string{"policy"}
+	if multi {
+		lead = append(lead, "variant")
+	}
+	csvRows := [][]string{append(slices.Clone(lead), "seed")}
 	for _, m := range metrics {
 		csvRows[0] = append(csvRows[0], m.key)
 	}
 	var sums []CompareSummary
-	means := report.Table{Title: fmt.Sprintf("Comparison over %d seeds: mean [95%% confidence interval]", s.Seeds), Head: []string{"policy"}}
+	means := report.Table{Title: fmt.Sprintf("Comparison over %d seeds: mean [95%% confidence interval]", s.Seeds), Head: slices.Clone(lead)}
 	for _, m := range metrics {
 		means.Head = append(means.Head, m.head)
 	}
-	means.Head = append(means.Head, "energy vs "+s.Policies[0].Name)
-	dist := report.Table{Title: "Wait and completion time distributions over all tasks and seeds (s)", Head: []string{"policy"}}
+	means.Head = append(means.Head, "energy vs "+refName, "verdict")
+	dist := report.Table{Title: "Wait and completion time distributions over all tasks and seeds (s)", Head: slices.Clone(lead)}
 	for _, q := range quantiles {
 		dist.Head = append(dist.Head, "wait "+q.name)
 	}
 	for _, q := range quantiles {
 		dist.Head = append(dist.Head, "JCT "+q.name)
 	}
+	var baseHourly [][]hw.Joules
+	for _, r := range base {
+		baseHourly = append(baseHourly, r.Result.Hourly)
+	}
 	var cdf, powerLines []report.Series
-	for _, ps := range s.Policies {
-		rs := byPolicy[ps.Name]
-		sum := CompareSummary{Policy: ps.Name, Metrics: map[string]MeanCI{}, WaitQuantiles: map[string]Num{}, JCTQuantiles: map[string]Num{}}
+	for _, sys := range systems {
+		ps, vs := s.Policies[sys.Policy], sets[sys.Variant].spec
+		rs := bySystem[key{vs.Name, ps.Name}]
+		sum := CompareSummary{Policy: ps.Name, Variant: vs.Name, Metrics: map[string]MeanCI{}, WaitQuantiles: map[string]Num{}, JCTQuantiles: map[string]Num{}}
+		name := sum.label(len(sets))
 		row := []string{ps.Name}
+		if multi {
+			row = append(row, vs.Name)
+		}
 		for _, m := range metrics {
 			var xs []float64
 			for _, r := range rs {
@@ -254,12 +335,25 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 			row = append(row, c.format(m.format))
 		}
 		var rel []float64
+		var hourly [][]hw.Joules
 		for i, r := range rs {
 			b := metrics[0].of(base[i])
 			rel = append(rel, metrics[0].of(r)/b-1)
+			hourly = append(hourly, r.Result.Hourly)
 		}
 		sum.EnergyVsBaseline = ci95(rel)
-		row = append(row, pctCI(sum.EnergyVsBaseline))
+		sum.EnergyByBlock = blockInterval(hourly, baseHourly)
+		lo, hi, _ := sum.interval()
+		sum.Verdict = judge(lo, hi, opt.Equivalence)
+		cell := pctCI(sum.EnergyVsBaseline)
+		if b := sum.EnergyByBlock; b != nil {
+			cell += fmt.Sprintf("; by %s [%+.1f%%, %+.1f%%]", b.Block, 100*float64(b.Lo), 100*float64(b.Hi))
+		}
+		verdict := string(sum.Verdict)
+		if len(sums) == 0 {
+			cell, verdict = "reference", "-"
+		}
+		row = append(row, cell, verdict)
 		means.Rows = append(means.Rows, row)
 		for _, r := range rs {
 			sum.Measured = sum.Measured.add(r.Measured)
@@ -268,13 +362,17 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		for _, r := range rs {
 			w, j := taskTimes(r.Result)
 			wait, jct = append(wait, w...), append(jct, j...)
-			line := []string{ps.Name, strconv.FormatUint(r.Seed, 10)}
+			line := []string{ps.Name}
+			if multi {
+				line = append(line, vs.Name)
+			}
+			line = append(line, strconv.FormatUint(r.Seed, 10))
 			for _, m := range metrics {
 				line = append(line, report.F(m.of(r)))
 			}
 			csvRows = append(csvRows, line)
 		}
-		drow := []string{ps.Name}
+		drow := slices.Clone(row[:len(lead)])
 		for _, q := range quantiles {
 			v := quantile(wait, q.q)
 			sum.WaitQuantiles[q.name] = Num(v)
@@ -287,15 +385,18 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		}
 		dist.Rows = append(dist.Rows, drow)
 		sums = append(sums, sum)
-		cdf = append(cdf, cdfSeries(ps.Name, wait))
-		powerLines = append(powerLines, powerSeries(ps.Name, rs[0].Result))
+		cdf = append(cdf, cdfSeries(name, wait))
+		powerLines = append(powerLines, powerSeries(name, rs[0].Result))
 	}
 	defs := report.Table{Title: "What each figure means", Head: []string{"figure", "definition"}}
 	for _, m := range metrics {
 		defs.Rows = append(defs.Rows, []string{m.head, m.definition})
 	}
+	thr := 100 * opt.Equivalence
 	defs.Rows = append(defs.Rows,
-		[]string{"energy vs " + s.Policies[0].Name, "per seed, this policy's energy divided by the first policy's on the same seed, minus 1; mean and interval over the seeds"},
+		[]string{"energy vs " + refName, fmt.Sprintf("per seed, this system's energy divided by the reference's (%s, the first row) on the same seed, minus 1; mean and 95%% interval over the seeds (Student's t)", refName)},
+		[]string{"by week / by day [lo, hi]", fmt.Sprintf("the same difference over parts of the trace: the span cut into weeks (into days when it holds fewer than %d weeks; none when it holds fewer than %d days), each block's energy averaged over the seeds, the blocks resampled with replacement %d times (block bootstrap) and the ratio of the totals minus 1 taken each time; the 2.5th and 97.5th percentiles. It shows how the difference varies with the workload, which the seeds (tie-breaking only) do not", minBlocks, minBlocks, bootstrapDraws)},
+		[]string{"verdict", fmt.Sprintf("equivalence threshold %g%% of the reference's energy (--equivalence). The interval judged is the hull of the seeds' interval and the block interval (a verdict must hold for both), either alone when the other is missing. 'no meaningful difference': the whole interval lies within -%g%%..+%g%%; 'less energy' / 'more energy': the whole interval lies below -%g%% / above +%g%%; 'inconclusive': anything else (the interval straddles a threshold, or there is no interval)", thr, thr, thr, thr, thr)},
 		[]string{"[lo, hi]", fmt.Sprintf("95%% confidence interval of the mean over the %d seeds (Student's t); the seeds differ only in how ties between equally scored nodes are broken, so the interval measures that sensitivity, not the variation between traces", s.Seeds)})
 	cdfSVG, err := report.LinePlot{Title: "Wait time distribution (all seeds)", XLabel: "wait (s)", YLabel: "share of started tasks", Series: cdf, Steps: true, LegendBottom: true}.SVG()
 	if err != nil {
@@ -305,25 +406,43 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 	if err != nil {
 		return nil, err
 	}
-	summary := compareSentence(s, in, sums)
+	summary := compareSentence(s, in, sums, len(sets), opt.Equivalence)
 	notes, tail, err := replayNotes(s, in)
 	if err != nil {
 		return nil, err
 	}
-	js, err := report.JSON(struct {
-		Version    string             `json:"version"`
-		Scenario   *scenario.Scenario `json:"scenario"`
-		Source     string             `json:"data_source"`
-		Summary    string             `json:"summary"`
-		JobSpeed   string             `json:"job_speed"`
-		NeverStart *NeverStart        `json:"never_start,omitempty"`
-		Policies   []CompareSummary   `json:"policies"`
-	}{version, s, in.Source, summary, in.JobSpeed, in.NeverStart, sums})
+	models, err := modelsUsed(sets)
 	if err != nil {
 		return nil, err
 	}
+	settingsT, hwT := settingsTable(sets, opt.CatalogFile), modelsTable(models)
+	var variants []scenario.VariantSpec
+	for _, st := range sets {
+		variants = append(variants, st.spec)
+	}
+	js, err := report.JSON(struct {
+		Version     string                 `json:"version"`
+		Scenario    *scenario.Scenario     `json:"scenario"`
+		Source      string                 `json:"data_source"`
+		Summary     string                 `json:"summary"`
+		JobSpeed    string                 `json:"job_speed"`
+		Equivalence Num                    `json:"equivalence_threshold"`
+		CatalogFile string                 `json:"catalog_file,omitempty"`
+		Settings    []scenario.VariantSpec `json:"settings"`
+		Models      []ModelUsed            `json:"models_used"`
+		NeverStart  *NeverStart            `json:"never_start,omitempty"`
+		Policies    []CompareSummary       `json:"policies"`
+	}{version, s, in.Source, summary, in.JobSpeed, Num(opt.Equivalence), opt.CatalogFile, variants, models, in.NeverStart, sums})
+	if err != nil {
+		return nil, err
+	}
+	tables := []report.Table{means, dist}
+	if multi || opt.CatalogFile != "" {
+		tables = append(tables, settingsT)
+	}
+	tables = append(tables, hwT, defs)
 	return &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
-		Head: []string{summary, ""}, Tail: tail, Tables: []report.Table{means, dist, defs},
+		Head: []string{summary, ""}, Tail: tail, Tables: tables,
 		Figures: []Figure{
 			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
 			{File: "power.svg", Caption: "Estimated cluster power over time (steps: power is constant between events)", SVG: powSVG},
@@ -372,8 +491,17 @@ func powerSeries(name string, r *sim.Result) report.Series {
 	return line
 }
 
-// compareSentence says in one paragraph what the comparison found.
-func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary) string {
+// idleDominates is the share of the reference's energy drawn idle above
+// which the summary says what power-down would change.
+const idleDominates = 0.5
+
+// compareSentence says in one paragraph what the comparison found: the
+// verdict on the system with the least energy against the reference
+// (the first row), the largest lever measured (a policy or a setting),
+// the share of energy drawn idle and, where idle dominates, what
+// power-down changed; then cost, carbon, waits and completion times with
+// the reference's values labelled.
+func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary, settings int, thr float64) string {
 	gpus := 0
 	for _, n := range in.Nodes {
 		gpus += n.GPUs
@@ -383,33 +511,87 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary) st
 		span = max(span, t.Submit)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "On %d nodes with %d GPUs, replaying %d tasks submitted over %.1f h, %d seeds per policy: ", len(in.Nodes), gpus, len(in.Pods), span.Seconds()/3600, s.Seeds)
+	fmt.Fprintf(&b, "On %d nodes with %d GPUs, replaying %d tasks submitted over %.1f h, %s per system", len(in.Nodes), gpus, len(in.Pods), span.Seconds()/3600, plural(s.Seeds, "seed"))
+	if settings > 1 {
+		fmt.Fprintf(&b, " (%d policies under %d settings)", len(s.Policies), settings)
+	}
+	b.WriteString(": ")
+	e := func(x CompareSummary) float64 { return float64(x.Metrics["energy_kwh"].Mean) }
+	ref := sums[0]
+	refName := ref.label(settings)
 	best := 0
 	for i, x := range sums {
-		if x.Metrics["energy_kwh"].Mean < sums[best].Metrics["energy_kwh"].Mean {
+		if e(x) < e(sums[best]) {
 			best = i
 		}
 	}
-	first, top := sums[0], sums[best]
-	e := func(x CompareSummary) float64 { return float64(x.Metrics["energy_kwh"].Mean) }
-	w := func(x CompareSummary) float64 { return float64(x.Metrics["mean_wait_s"].Mean) }
-	j := func(x CompareSummary) float64 { return float64(x.Metrics["mean_jct_s"].Mean) }
-	if best == 0 {
-		fmt.Fprintf(&b, "%s used the least energy (%.1f kWh).", first.Policy, e(first))
-		return b.String()
+	top := sums[best]
+	// rel is a system's energy against the reference's, as the kWh shown.
+	rel := func(x CompareSummary) float64 { return e(x)/e(ref) - 1 }
+	iv := func(x CompareSummary) string {
+		lo, hi, what := x.interval()
+		if math.IsNaN(lo) {
+			return "one seed and a trace too short for blocks: no interval"
+		}
+		return fmt.Sprintf("the %s of the difference is %+.1f%% to %+.1f%%", what, 100*lo, 100*hi)
 	}
-	d := top.EnergyVsBaseline
-	fmt.Fprintf(&b, "%s used the least energy, %.1f kWh, %.1f%% less than %s (%.1f kWh)", top.Policy, e(top), -100*float64(d.Mean), first.Policy, e(first))
+	equal := len(sums) > 1
+	for _, x := range sums[1:] {
+		equal = equal && x.Verdict == Equivalent
+	}
 	switch {
-	case math.IsNaN(float64(d.Lo)):
-		b.WriteString(" (one seed: no interval)")
-	case d.Hi < 0:
-		fmt.Fprintf(&b, "; the 95%% interval of that saving, %.1f%% to %.1f%%, excludes zero", -100*float64(d.Hi), -100*float64(d.Lo))
+	case len(sums) == 1:
+		fmt.Fprintf(&b, "%s used %.1f kWh.", refName, e(ref))
+	case equal:
+		far := sums[1]
+		for _, x := range sums[1:] {
+			if math.Abs(rel(x)) > math.Abs(rel(far)) {
+				far = x
+			}
+		}
+		fmt.Fprintf(&b, "no meaningful difference in energy: every system is within the equivalence threshold of ±%g%% of the reference %s (%.1f kWh); the farthest, %s (%.1f kWh, %+.2f%%): %s.",
+			100*thr, refName, e(ref), far.label(settings), e(far), 100*rel(far), iv(far))
+	case best == 0:
+		near := sums[1]
+		for _, x := range sums[1:] {
+			if e(x) < e(near) {
+				near = x
+			}
+		}
+		fmt.Fprintf(&b, "the reference, %s, used the least energy (%.1f kWh); the next, %s, used %.1f kWh (%+.1f%%): %s; verdict against the equivalence threshold of ±%g%%: %s.",
+			refName, e(ref), near.label(settings), e(near), 100*rel(near), iv(near), 100*thr, near.Verdict)
+	case top.Verdict == Equivalent:
+		fmt.Fprintf(&b, "%s used the least energy, %.1f kWh, %+.2f%% against the reference %s (%.1f kWh), but %s, within the equivalence threshold of ±%g%%: no meaningful difference.",
+			top.label(settings), e(top), 100*rel(top), refName, e(ref), iv(top), 100*thr)
+	case top.Verdict == Less:
+		fmt.Fprintf(&b, "%s used the least energy, %.1f kWh, %.1f%% less than the reference %s (%.1f kWh); %s, wholly beyond the equivalence threshold of %g%%: a meaningful difference.",
+			top.label(settings), e(top), -100*rel(top), refName, e(ref), iv(top), 100*thr)
 	default:
-		fmt.Fprintf(&b, "; the 95%% interval of that saving, %.1f%% to %.1f%%, includes zero: the difference is within the run-to-run noise", -100*float64(d.Hi), -100*float64(d.Lo))
+		fmt.Fprintf(&b, "%s used the least energy, %.1f kWh, %.1f%% less than the reference %s (%.1f kWh); %s, which straddles the equivalence threshold of ±%g%%: inconclusive.",
+			top.label(settings), e(top), -100*rel(top), refName, e(ref), iv(top), 100*thr)
+	}
+	lever(&b, s, sums, settings)
+	if idle := float64(ref.Metrics["idle_kwh"].Mean) / e(ref); !math.IsNaN(idle) {
+		fmt.Fprintf(&b, " %.0f%% of the reference's energy was drawn idle (what the powered nodes draw with nothing allocated)", 100*idle)
+		if idle > idleDominates {
+			switch pd := powerDownOf(s, sums, ref); {
+			case pd != nil:
+				fmt.Fprintf(&b, "; idle dominates: %s", pd.what)
+			case s.WithVariant(s.CompareVariants()[0]).PowerDown != nil && ref.Variant == scenario.BaseVariant:
+				p := s.PowerDown
+				fmt.Fprintf(&b, "; idle dominates although the reference powers idle nodes off (power_down: idle_after_s %g, wake_s %g): a variant with a shorter idle_after_s would show what more powering off can save", p.IdleAfterS, p.WakeS)
+			case s.Measured != nil:
+				b.WriteString("; idle dominates (no power-down variant runs with measured power: the recording was made with every node on)")
+			default:
+				b.WriteString("; idle dominates")
+			}
+		}
+		b.WriteString(".")
 	}
 	c := func(x CompareSummary) float64 { return float64(x.Metrics["cost_usd"].Mean) }
 	k := func(x CompareSummary) float64 { return float64(x.Metrics["co2_kg"].Mean) }
+	w := func(x CompareSummary) float64 { return float64(x.Metrics["mean_wait_s"].Mean) }
+	j := func(x CompareSummary) float64 { return float64(x.Metrics["mean_jct_s"].Mean) }
 	// A mean over no task (none started or ended) is "-", not NaN.
 	sec := func(f string, v float64) string {
 		if math.IsNaN(v) {
@@ -417,7 +599,96 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary) st
 		}
 		return fmt.Sprintf(f+" s", v)
 	}
-	fmt.Fprintf(&b, ". It cost %.2f USD and emitted %.1f kg CO2eq (%s: %.2f USD, %.1f kg). Its tasks waited %s on average (%s) and completed in %s (%s).",
-		c(top), k(top), first.Policy, c(first), k(first), sec("%.1f", w(top)), sec("%.1f", w(first)), sec("%.0f", j(top)), sec("%.0f", j(first)))
+	if best != 0 {
+		fmt.Fprintf(&b, " %s cost %.2f USD and emitted %.1f kg CO2eq (reference %s: %.2f USD, %.1f kg); its tasks waited %s on average (reference: %s) and completed in %s (reference: %s).",
+			top.label(settings), c(top), k(top), refName, c(ref), k(ref), sec("%.1f", w(top)), sec("%.1f", w(ref)), sec("%.0f", j(top)), sec("%.0f", j(ref)))
+	} else {
+		fmt.Fprintf(&b, " It cost %.2f USD and emitted %.1f kg CO2eq; its tasks waited %s on average and completed in %s.",
+			c(ref), k(ref), sec("%.1f", w(ref)), sec("%.0f", j(ref)))
+	}
 	return b.String()
+}
+
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// lever names the largest change of energy measured against the
+// reference: a policy under the reference's setting, or a setting with
+// the reference's policy.
+func lever(b *strings.Builder, s *scenario.Scenario, sums []CompareSummary, settings int) {
+	if len(sums) < 2 {
+		return
+	}
+	ref := sums[0]
+	// rel is a system's energy against the reference's, as the kWh shown.
+	rel := func(x *CompareSummary) float64 {
+		return float64(x.Metrics["energy_kwh"].Mean)/float64(ref.Metrics["energy_kwh"].Mean) - 1
+	}
+	var pol, set *CompareSummary
+	for i := range sums[1:] {
+		x := &sums[i+1]
+		d := math.Abs(rel(x))
+		switch {
+		case x.Variant == ref.Variant && (pol == nil || d > math.Abs(rel(pol))):
+			pol = x
+		case x.Policy == ref.Policy && x.Variant != ref.Variant && (set == nil || d > math.Abs(rel(set))):
+			set = x
+		}
+	}
+	say := func(x *CompareSummary, kind, name string) string {
+		return fmt.Sprintf("%s %s (%+.1f%% energy, %s)", kind, name, 100*rel(x), x.Verdict)
+	}
+	switch {
+	case pol != nil && set != nil:
+		p, v := say(pol, "the policy", pol.Policy), say(set, "the setting", set.Variant)
+		if math.Abs(rel(set)) > math.Abs(rel(pol)) {
+			fmt.Fprintf(b, " The largest lever measured is %s; the largest change of policy is %s.", v, p)
+		} else {
+			fmt.Fprintf(b, " The largest lever measured is %s; the largest change of setting is %s.", p, v)
+		}
+	case pol != nil:
+		fmt.Fprintf(b, " The largest lever measured is %s.", say(pol, "the policy", pol.Policy))
+	case set != nil:
+		fmt.Fprintf(b, " The largest lever measured is %s.", say(set, "the setting", set.Variant))
+	}
+}
+
+// powerDownEffect says what powering idle nodes off changed.
+type powerDownEffect struct{ what string }
+
+// powerDownOf finds what power-down changed for the reference's policy:
+// a setting that powers down against the reference, when the reference
+// does not. nil when there is none to compare.
+func powerDownOf(s *scenario.Scenario, sums []CompareSummary, ref CompareSummary) *powerDownEffect {
+	vs := s.CompareVariants()
+	on := func(name string) (scenario.VariantSpec, bool) {
+		for _, v := range vs {
+			if v.Name == name {
+				return v, s.WithVariant(v).PowerDown != nil
+			}
+		}
+		return scenario.VariantSpec{}, false
+	}
+	if _, refOn := on(ref.Variant); refOn {
+		return nil
+	}
+	for _, x := range sums[1:] {
+		v, xOn := on(x.Variant)
+		if x.Policy != ref.Policy || !xOn {
+			continue
+		}
+		pd := s.WithVariant(v).PowerDown
+		how := fmt.Sprintf("the setting %s", v.Name)
+		if v.Automatic {
+			how = fmt.Sprintf("power-down, run automatically because no setting of the scenario has it (variant %q: idle_after_s %g, wake_s %g, off_w %g, the values of examples/replay-powerdown.yaml, stand-ins rather than measurements)", v.Name, pd.IdleAfterS, pd.WakeS, pd.OffW)
+		}
+		d := float64(x.Metrics["energy_kwh"].Mean)/float64(ref.Metrics["energy_kwh"].Mean) - 1
+		return &powerDownEffect{what: fmt.Sprintf("%s changes %s's energy by %+.1f%% (%s)", how, x.Policy, 100*d, x.Verdict)}
+	}
+	return nil
 }

@@ -27,6 +27,11 @@ type Env struct {
 	Version    string
 	Registries *policy.Registries
 	Catalog    *hw.Catalog
+	// BaseCatalog is Catalog before the scenario's catalog file and
+	// hardware section were added (the embedded models and --catalog's):
+	// a compare variant's catalog and hardware are added to it (nil:
+	// Catalog).
+	BaseCatalog *hw.Catalog
 	// Workers bounds parallel runs (GOMAXPROCS when <= 0).
 	Workers int
 	// Progress, if set, is called after each finished run.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -100,6 +101,15 @@ func (s *Scenario) Inputs() []Input {
 	}
 	if m := s.Measured; m != nil {
 		add("measured.file", m.File, false)
+	}
+	for i, v := range s.Variants {
+		p := fmt.Sprintf("variants[%d].", i)
+		add(p+"catalog", v.Catalog, false)
+		if g := v.Grid; g != nil {
+			add(p+"grid.region", g.Region, true)
+			add(p+"grid.price", g.Price, false)
+			add(p+"grid.carbon", g.Carbon, false)
+		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,8 @@ func fill(v reflect.Value, path string) []string {
 	return nil
 }
 
+var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
 // Every string field of the schema either names an input (Inputs lists
 // it) or is known to name none: a field added to the schema fails here
 // until it is one or the other, so no file a scenario names escapes the
@@ -54,14 +57,17 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"coloc.arrivals", "coloc.worker", "coloc.systems[].name", "coloc.systems[].policy", "coloc.systems[].predictions", "coloc.timing", "coloc.deadlines",
 		"slotted.systems[].name", "slotted.systems[].policy", "slotted.systems[].predictions",
 		"grid.start", "grid.carbon_basis",
+		"variants[].name", "variants[].grid.start", "variants[].grid.carbon_basis",
 		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",
 	}
 	// The inline hardware catalog holds model names, no file names.
-	const inline = "hardware."
+	const inline, variantInline = "hardware.", "variants[].hardware."
 	s := &Scenario{dir: "scen"}
 	all := fill(reflect.ValueOf(s).Elem(), "")
 	listed := map[string]Input{}
 	for _, in := range s.Inputs() {
+		// A list's fields are listed with their index (variants[0].catalog).
+		in.Field = listIndex.ReplaceAllString(in.Field, "[]")
 		if _, dup := listed[in.Field]; dup {
 			t.Errorf("Inputs lists %s twice", in.Field)
 		}
@@ -70,12 +76,12 @@ func TestInputsListEveryFileField(t *testing.T) {
 	for _, p := range all {
 		in, isInput := listed[p]
 		switch {
-		case strings.HasPrefix(p, inline):
+		case strings.HasPrefix(p, inline), strings.HasPrefix(p, variantInline):
 		case isInput && slices.Contains(notInputs, p):
 			t.Errorf("%s: listed by Inputs and as naming no input", p)
 		case isInput:
 			want := filepath.Join("scen", "files", p)
-			if in.Field == "grid.region" {
+			if strings.HasSuffix(in.Field, "grid.region") {
 				want = "" // an embedded region's name, never a file
 			}
 			if in.Name != "files/"+p || in.Path != want {
@@ -90,8 +96,8 @@ func TestInputsListEveryFileField(t *testing.T) {
 			t.Errorf("Inputs lists %s, which is no string field of the schema", f)
 		}
 	}
-	if len(listed) < 12 {
-		t.Errorf("Inputs listed %d fields of a scenario with every field set, want every file field (12)", len(listed))
+	if len(listed) < 16 {
+		t.Errorf("Inputs listed %d fields of a scenario with every field set, want every file field (16)", len(listed))
 	}
 }
 

@@ -111,6 +111,10 @@ type Scenario struct {
 	// Measured replays recorded measured power into the power gate (mode
 	// replay, under power_limit).
 	Measured *MeasuredSpec `yaml:"measured" json:"measured,omitempty"`
+	// Variants are settings (power_down, power_limit, pue, catalog,
+	// hardware, grid) that compare crosses with the policies (mode replay;
+	// docs/scenarios.md#variants).
+	Variants []VariantSpec `yaml:"variants" json:"variants,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -208,7 +212,10 @@ type PowerDownSpec struct {
 	OffW       float64 `yaml:"off_w" json:"off_w"`
 }
 
-func (p *PowerDownSpec) validate(bad *problems) {
+func (p *PowerDownSpec) validate(bad *problems) { p.validateAt("power_down", bad) }
+
+// validateAt validates a power_down section at the given path.
+func (p *PowerDownSpec) validateAt(path string, bad *problems) {
 	if p == nil {
 		return
 	}
@@ -218,7 +225,7 @@ func (p *PowerDownSpec) validate(bad *problems) {
 		min    float64
 	}{{"idle_after_s", p.IdleAfterS, 365 * 24 * 3600, 1}, {"wake_s", p.WakeS, 24 * 3600, 0}, {"off_w", p.OffW, 10000, 0}} {
 		if !(f.v >= f.min && f.v <= f.max) {
-			bad.add("power_down.%s: %v, want %v..%v", f.name, f.v, f.min, f.max)
+			bad.add("%s.%s: %v, want %v..%v", path, f.name, f.v, f.min, f.max)
 		}
 	}
 }
@@ -424,6 +431,7 @@ func (s *Scenario) Validate() error {
 			s.Slotted.validate(&bad)
 		}
 	}
+	s.validateVariants(&bad)
 	s.seedsWrap(&bad)
 	return bad.err()
 }

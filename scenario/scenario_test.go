@@ -237,6 +237,8 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\nseeds: &z 0x0\n---\n")
 	f.Add("name: x\nhpc: {swf: nasa-ipsc, jobs: &j 0, sr: *j, <<: {procs_per_node: 2.5}}\n")
 	f.Add("# only a comment\n")
+	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\npower_limit: {watts: 9000}\nvariants: [{name: pd, power_down: {idle_after_s: 60, wake_s: 1, off_w: 1}}, {name: p, pue: 1.5, no_power_limit: true}, {name: g, grid: {region: US-CAL-CISO}, hardware: {gpus: []}}]\n")
+	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\nvariants: [{name: a, pue: 1.2}, {name: a, catalog: c.yaml}]\n")
 	r := builtin.Registries()
 	f.Fuzz(func(t *testing.T, doc string) {
 		s, err := scenario.Parse([]byte(doc), "f.yaml")
@@ -245,6 +247,14 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		if err := s.Validate(); err != nil {
 			t.Fatalf("Parse accepted a scenario that fails Validate: %v", err)
+		}
+		// Every setting compare runs is a valid scenario of its own.
+		if s.Mode == scenario.Replay {
+			for _, v := range s.CompareVariants() {
+				if err := s.WithVariant(v).Validate(); err != nil {
+					t.Fatalf("variant %q of a valid scenario fails Validate: %v", v.Name, err)
+				}
+			}
 		}
 		if len(s.Description) > scenario.MaxDescriptionBytes || len(s.Name) > scenario.MaxNameBytes || s.FirstSeed == 0 {
 			t.Fatalf("Parse accepted a description of %d bytes, a name of %d, first_seed %d", len(s.Description), len(s.Name), s.FirstSeed)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,7 +42,7 @@ func usage() string {
 Usage:
   wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--max-memory SIZE] [--force]
         run a scenario: inflation, replay, hpc, elastic, coloc or slotted (default: the embedded pwr-default scenario)
-  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--catalog FILE] [--shard i/n] [--strict] [--max-memory SIZE] [--force]
+  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--equivalence PCT] [--catalog FILE] [--shard i/n] [--strict] [--max-memory SIZE] [--force]
         replay your trace on your cluster under several policies and seeds: means with 95% intervals,
         wait and completion-time distributions, a summary in plain words
   wattsched merge -o DIR SHARD_DIR... [--force]
@@ -262,7 +263,7 @@ _wattsched() {
   else
     case ${COMP_WORDS[1]} in
     run) words="-c -o --seeds --force --catalog --shard --strict --max-memory --solver-log" ;;
-    compare) words="-c -o --seeds --force --catalog --shard --strict --max-memory" ;;
+    compare) words="-c -o --seeds --equivalence --force --catalog --shard --strict --max-memory" ;;
     merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
@@ -344,6 +345,11 @@ type scenarioRun struct {
 	claim *experiment.DirClaim
 	// solverLog is --solver-log: the file for the MILP solver's log.
 	solverLog string
+	// equivalence is compare's --equivalence as a fraction (0: not
+	// compare).
+	equivalence float64
+	// catalogFile is --catalog's file ("": none).
+	catalogFile string
 }
 
 // shardFlag registers --shard i/n.
@@ -392,6 +398,8 @@ type scenarioFlags struct {
 	maxMem                   *string
 	// solverLog is --solver-log (run only; nil for compare).
 	solverLog *string
+	// equivalence is --equivalence (compare only; nil for run).
+	equivalence *string
 }
 
 // newScenarioFlags registers the flags of run or compare.
@@ -409,6 +417,9 @@ func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFla
 	f.catalog = fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
 	f.maxMem = maxMemoryFlag(fs)
 	f.strict = fs.Bool("strict", false, "fail before the run when pods can never start (fit no node, or over the power limit on the idle cluster) instead of warning")
+	if cmd == "compare" {
+		f.equivalence = fs.String("equivalence", "1%", "practical-equivalence threshold in percent of the reference's energy, in (0, 50]: a difference whose interval lies within it is 'no meaningful difference' (docs/scenarios.md#verdicts)")
+	}
 	if cmd == "run" {
 		f.solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
 	}
@@ -439,6 +450,12 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Errorf("%s: unexpected argument %q (a scenario file goes with -c)", cmd, fs.Arg(0))}
 	}
+	var equivalence float64
+	if f.equivalence != nil {
+		if equivalence, err = parseEquivalence(*f.equivalence); err != nil {
+			return nil, usageError{fmt.Errorf("%s: %w", cmd, err)}
+		}
+	}
 	if *out == "" {
 		return nil, usageError{fmt.Errorf("%s: -o DIR is required", cmd)}
 	}
@@ -460,6 +477,9 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 	}
 	e := env(stderr)
 	e.Strict = *strict
+	if len(s.Variants) > 0 && cmd != "compare" {
+		return nil, usageError{fmt.Errorf("%s: scenario %s has variants, which 'wattsched compare' crosses with its policies; run replays the scenario's own settings: use compare, or remove variants", cmd, s.Name)}
+	}
 	e.MaxMemory = memLimit
 	if err := s.Check(e.Registries); err != nil {
 		return nil, err
@@ -482,13 +502,14 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 			return nil, err
 		}
 	}
+	e.BaseCatalog = e.Catalog
 	if e.Catalog, err = s.HardwareCatalog(e.Catalog); err != nil {
 		if *cfg != "" { // name the file its hardware section is in
 			return nil, fmt.Errorf("%s: scenario %s: %w", *cfg, s.Name, err)
 		}
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	r := &scenarioRun{s: s, e: e}
+	r := &scenarioRun{s: s, e: e, equivalence: equivalence, catalogFile: *catalog}
 	if solverLog != nil && *solverLog != "" {
 		if s.Mode != scenario.Slotted {
 			return nil, usageError{fmt.Errorf("%s: --solver-log applies to mode slotted (CE-DLA's solves), not %s", cmd, s.Mode)}
@@ -531,6 +552,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 	return emit(stdout, r.claim, results)
 }
 
+// parseEquivalence reads --equivalence: a percentage in (0, 50], with or
+// without a trailing %, as a fraction.
+func parseEquivalence(v string) (float64, error) {
+	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+	if err != nil || !(p > 0 && p <= 100*experiment.MaxEquivalence) {
+		return 0, fmt.Errorf("--equivalence %q: want a percentage of the reference's energy in (0, %g] such as 1 or 0.5%%", v, 100*experiment.MaxEquivalence)
+	}
+	return p / 100, nil
+}
+
 // cmdCompare replays a scenario's trace under its policies on every seed
 // and reports means with confidence intervals.
 func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
@@ -552,7 +583,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 		if err != nil {
 			return nil, err
 		}
-		res, err := experiment.CompareResults(Version, r.s, in, runs)
+		res, err := experiment.CompareResults(Version, r.e, r.s, in, runs, experiment.CompareOptions{Equivalence: r.equivalence, CatalogFile: r.catalogFile})
 		return []*experiment.Results{res}, err
 	})
 	if r.e.Shards.Sharding() {

@@ -39,6 +39,7 @@ func hostileSuites() map[string][]hostileCase {
 		"speed":    hostileSpeed,
 		"import":   hostileImport,
 		"gavelsim": hostileGavelsim,
+		"variants": hostileVariants,
 	}
 }
 
