@@ -27,6 +27,8 @@ type CompareRun struct {
 	CostUSD, CO2Kg float64
 	// Measured is what recorded readings did (scenario measured).
 	Measured *MeasuredSummary
+	// explain is the run's explain.csv rows (--explain; nil otherwise).
+	explain *explainLog
 }
 
 // RunCompare replays the scenario's trace under every policy on every seed
@@ -59,7 +61,7 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 		if err != nil {
 			return nil, fmt.Errorf("policy %s, seed %d: %w", ps.Name, seed, err)
 		}
-		return &CompareRun{Policy: ps.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, Measured: r.measured}, nil
+		return &CompareRun{Policy: ps.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, Measured: r.measured, explain: r.explain}, nil
 	}, env.Progress, func(i int) string {
 		return fmt.Sprintf("%s seed %d", s.Policies[i/s.Seeds].Name, s.FirstSeed+uint64(i%s.Seeds))
 	})
@@ -321,7 +323,7 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
+	res := &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
 		Head: []string{summary, ""}, Tail: tail, Tables: []report.Table{means, dist, defs},
 		Figures: []Figure{
 			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
@@ -329,7 +331,14 @@ func CompareResults(version string, s *scenario.Scenario, in *Inputs, runs []*Co
 		},
 		Footnote: "wattsched " + version,
 		Files:    map[string][]byte{"summary.json": js, "runs.csv": report.CSV(csvRows)},
-		Listing:  "summary.json, runs.csv, wait_cdf.svg, power.svg, report.html"}, nil
+		Listing:  "summary.json, runs.csv, wait_cdf.svg, power.svg, report.html"}
+	// --explain (explain.go)
+	var xls []*explainLog
+	for _, r := range runs {
+		xls = append(xls, r.explain)
+	}
+	addExplain(res, s, xls)
+	return res, nil
 }
 
 func pctCI(m MeanCI) string {
