@@ -35,6 +35,7 @@ func hostileSuites() map[string][]hostileCase {
 		"shards": hostileShards,
 		"decode": hostileDecode,
 		"replay": hostileReplay,
+		"explain": hostileExplain,
 	}
 }
 
