@@ -28,13 +28,13 @@ type hostileCase struct {
 // lives in its own hostile_*_test.go file.
 func hostileSuites() map[string][]hostileCase {
 	return map[string][]hostileCase{
-		"outdir": hostileOutdir,
-		"bounds": hostileBounds,
-		"checks": hostileChecks,
-		"solver": hostileSolver,
-		"shards": hostileShards,
-		"decode": hostileDecode,
-		"replay": hostileReplay,
+		"outdir":  hostileOutdir,
+		"bounds":  hostileBounds,
+		"checks":  hostileChecks,
+		"solver":  hostileSolver,
+		"shards":  hostileShards,
+		"decode":  hostileDecode,
+		"replay":  hostileReplay,
 		"explain": hostileExplain,
 	}
 }
