@@ -399,7 +399,7 @@ func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFla
 	f.catalog = fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
 	f.maxMem = maxMemoryFlag(fs)
 	f.strict = fs.Bool("strict", false, "fail before the run when pods can never start (fit no node, or over the power limit on the idle cluster) instead of warning")
-	f.explain = fs.Bool("explain", false, "write explain.csv: for each placement, the chosen node's score per scorer and the next best nodes' (mode replay; docs/explain.md)")
+	f.explain = fs.Bool("explain", false, "write explain.csv: for each placement, the chosen node's score per scorer and the next best nodes' (modes replay and inflation; docs/explain.md)")
 	if cmd == "run" {
 		f.solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
 	}

@@ -213,3 +213,30 @@ func TestExplainIsDeterministicAndChangesNothingElse(t *testing.T) {
 		})
 	}
 }
+
+// The worked example of docs/explain.md: why PWR puts openb-pod-0000 of
+// examples/byo-replay.yaml on an L40S. The pod (12 vCPU, one whole GPU)
+// adds one Xeon socket (15 -> 120 W: +105 W) and a GPU: an L40S under the
+// example's curve 35.6 -> 350 W (+314.4 W; -419.4, truncated -419), an
+// H100 71.8 -> 700 W (+628.2 W; -733.2 -> -733). Min-max: every L40S 100,
+// every H100 0, so the best H100 ranks 97, behind the 96 L40S nodes.
+func TestExplainDocExample(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "byo")
+	if code, _, stderr := run(t, "run", "-c", "../../examples/byo-replay.yaml", "-o", out, "--explain"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	type row struct{ rank, node, pwrRaw, pwrScore, total, feasible, filtered string }
+	var got []row
+	for _, r := range readCSV(t, filepath.Join(out, "explain.csv")) {
+		if r["policy"] == "PWR" && r["name"] == "openb-pod-0000" && (r["rank"] == "1" || r["rank"] == "97") {
+			got = append(got, row{r["rank"], r["node"], r["pwr_raw"], r["pwr_score"], r["total"], r["feasible_nodes"], r["filtered_out"]})
+		}
+	}
+	want := []row{
+		{"1", "l40s-000", "-419", "100", "100000", "160", "no GPUs: 40"}, // weight 1000 x 100
+		{"97", "h100-000", "-733", "0", "0", "", ""},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(row{})); diff != "" {
+		t.Errorf("docs/explain.md's example (-want +got):\n%s", diff)
+	}
+}
