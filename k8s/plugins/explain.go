@@ -60,7 +60,14 @@ type Explanation struct {
 	Chosen   NodeExplanation   `json:"chosen"`
 	Next     []NodeExplanation `json:"next"`
 	Feasible int               `json:"feasible_nodes"`
+	// Note says why there are no scores: kube-scheduler scores nothing
+	// when one node is feasible (NotScored).
+	Note string `json:"note,omitempty"`
 }
+
+// NotScored is Explanation.Note when the pod's node was the only feasible
+// one: kube-scheduler then runs no score plugin.
+const NotScored = "the only feasible node: kube-scheduler did not score it"
 
 // normScores are NormalizeScore's scores by node name (explain only).
 type normScores map[string]int64
@@ -118,8 +125,8 @@ func (p *Score) PreBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 // explanation reads this cycle's raw and normalised scores.
 func (p *Score) explanation(state fwk.CycleState, nodeName string) (*Explanation, error) {
 	rd, err := state.Read(p.key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: explain: no PreScore state: %w", p.name, err)
+	if err != nil { // one feasible node: the framework skipped scoring
+		return &Explanation{Chosen: NodeExplanation{Node: nodeName}, Next: []NodeExplanation{}, Feasible: 1, Note: NotScored}, nil
 	}
 	raw := rd.(rawScores)
 	norm := normScores(raw) // a scorer without NormalizeScore state: raw scores

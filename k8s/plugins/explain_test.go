@@ -108,6 +108,36 @@ func TestScoreExplainAnnotation(t *testing.T) {
 	}
 }
 
+// With one feasible node kube-scheduler runs no score plugin: PreBind
+// still succeeds and says so.
+func TestScoreExplainUnscored(t *testing.T) {
+	e := newEnv(t, []*v1.Node{gpuNode("t4", "T4", 2, 32000)}, nil, append(gpuPlugin(GPUArgs{}),
+		tf.RegisterPluginAsExtensions(PWRName, NewPWR, "PreScore", "Score", "PreBind"), withArgs(PWRName, ScoreArgs{Explain: true}))...)
+	p := pod("only", 1000, 1000, nil)
+	ctx := context.Background()
+	if _, err := e.cs.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	state := framework.NewCycleState()
+	if _, st, _ := e.fw.RunPreFilterPlugins(ctx, state, p); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	if st := e.fw.RunReservePluginsReserve(ctx, state, p, "t4"); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	if st := e.fw.RunPreBindPlugins(ctx, state, p, "t4"); !st.IsSuccess() {
+		t.Fatalf("PreBind without scores: %v", st)
+	}
+	got, err := e.cs.CoreV1().Pods("default").Get(ctx, "only", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"chosen":{"node":"t4","raw":0,"score":0},"next":[],"feasible_nodes":1,"note":"` + NotScored + `"}`
+	if g := got.Annotations[ExplainAnnotation(PWRName)]; g != want {
+		t.Errorf("annotation %s, want %s", g, want)
+	}
+}
+
 // A bad explain argument is an error at the plugin's creation.
 func TestScoreArgsStrict(t *testing.T) {
 	for _, tc := range []struct {
