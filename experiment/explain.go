@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,36 +34,40 @@ func ExplainPerRun(runs int) int {
 // are made by a Placer's filters and weighted scorers.
 var ExplainModes = []scenario.Mode{scenario.Inflation, scenario.Replay}
 
-// explainColumns are the scorer columns of explain.csv: one key per
-// scorer of any policy of s, in the order they first appear (a scorer
-// that a policy lists twice gets "#2" on its second key).
-func explainColumns(s *scenario.Scenario) (keys []string, perPolicy [][]int) {
-	at := map[string]int{}
-	for _, ps := range s.Policies {
-		seen := map[string]int{}
-		var cols []int
-		for _, sc := range ps.Scorers {
-			seen[sc.Policy]++
-			k := sc.Policy
-			if n := seen[sc.Policy]; n > 1 {
-				k += "#" + strconv.Itoa(n)
-			}
-			if _, ok := at[k]; !ok {
-				at[k] = len(keys)
+// scorerKeys names ps's scorers in explain.csv's columns: the scorer's
+// policy name, with "#2" on the second of two scorers of one policy.
+func scorerKeys(ps *scenario.PolicySpec) []string {
+	seen := map[string]int{}
+	var keys []string
+	for _, sc := range ps.Scorers {
+		seen[sc.Policy]++
+		k := sc.Policy
+		if n := seen[sc.Policy]; n > 1 {
+			k += "#" + strconv.Itoa(n)
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// explainColumns are the scorer columns of explain.csv: the keys of every
+// policy of s, in the order they first appear.
+func explainColumns(s *scenario.Scenario) []string {
+	var keys []string
+	for i := range s.Policies {
+		for _, k := range scorerKeys(&s.Policies[i]) {
+			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
-			cols = append(cols, at[k])
 		}
-		perPolicy = append(perPolicy, cols)
 	}
-	return keys, perPolicy
+	return keys
 }
 
 // ExplainHeader is explain.csv's header for scenario s (docs/formats.md).
 func ExplainHeader(s *scenario.Scenario) []string {
 	head := []string{"policy", "seed", "time_s", "task", "name", "rank", "node", "gpu_model", "total"}
-	keys, _ := explainColumns(s)
-	for _, k := range keys {
+	for _, k := range explainColumns(s) {
 		head = append(head, k+"_raw", k+"_score", k+"_weighted")
 	}
 	return append(head, "feasible_nodes", "filtered_out")
@@ -72,7 +77,7 @@ func ExplainHeader(s *scenario.Scenario) []string {
 // tasks.
 type explainLog struct {
 	policy, seed string
-	cols         []int // the scorers' column groups
+	cols         []int // the scorers' column groups (-1: none)
 	ncols        int   // scorer column groups in the file
 	c            *cluster.Cluster
 	buf          bytes.Buffer
@@ -82,14 +87,18 @@ type explainLog struct {
 	kept, seen, max int
 }
 
-// newExplainLog starts the log of one run of policy index pi, or returns
-// nil when env does not explain.
-func newExplainLog(env *Env, s *scenario.Scenario, pi int, seed uint64, c *cluster.Cluster) *explainLog {
+// newExplainLog starts the log of one run of policy ps (one of s's), or
+// returns nil when env does not explain.
+func newExplainLog(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, c *cluster.Cluster) *explainLog {
 	if env.ExplainDecisions <= 0 {
 		return nil
 	}
-	keys, per := explainColumns(s)
-	l := &explainLog{policy: s.Policies[pi].Name, seed: strconv.FormatUint(seed, 10), cols: per[pi], ncols: len(keys), c: c, max: env.ExplainDecisions}
+	keys := explainColumns(s)
+	var cols []int
+	for _, k := range scorerKeys(ps) {
+		cols = append(cols, slices.Index(keys, k)) // -1: a scorer s lacks, left out
+	}
+	l := &explainLog{policy: ps.Name, seed: strconv.FormatUint(seed, 10), cols: cols, ncols: len(keys), c: c, max: env.ExplainDecisions}
 	l.w = csv.NewWriter(&l.buf)
 	return l
 }
@@ -111,6 +120,9 @@ func (l *explainLog) record(now job.Time, t *job.Task, x *policy.Explanation) {
 			row = append(row, "")
 		}
 		for i, col := range l.cols {
+			if col < 0 {
+				continue
+			}
 			g := start + 3*col
 			row[g] = strconv.FormatInt(ns.Raw[i], 10)
 			row[g+1] = strconv.FormatInt(ns.Score[i], 10)

@@ -33,7 +33,7 @@ func TestExplainBudget(t *testing.T) {
 	c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "T4").Build()
 	s := &scenario.Scenario{Policies: []scenario.PolicySpec{{Name: "P", Scorers: []scenario.ScorerSpec{{Policy: "pwr", Weight: 2}}}}}
 	env := &Env{ExplainDecisions: 2}
-	l := newExplainLog(env, s, 0, 42, c)
+	l := newExplainLog(env, s, &s.Policies[0], 42, c)
 	x := &policy.Explanation{Scorers: []policy.Weighted{{Name: "pwr", Weight: 2}}, Feasible: 2,
 		Nodes: []policy.NodeScore{
 			{Node: 1, Rank: 1, Raw: []int64{-60}, Score: []int64{100}, Total: 200},
@@ -58,8 +58,21 @@ func TestExplainBudget(t *testing.T) {
 		t.Errorf("tail %q: want the bound said", res.Tail)
 	}
 
+	// A run of a policy that is not s's (a renamed copy, with a scorer s
+	// lacks): its name, the columns s has, no panic.
+	other := &scenario.PolicySpec{Name: "P with gate", Scorers: []scenario.ScorerSpec{{Policy: "fgd", Weight: 1}, {Policy: "pwr", Weight: 2}}}
+	l = newExplainLog(env, s, other, 42, c)
+	y := &policy.Explanation{Scorers: []policy.Weighted{{Name: "fgd", Weight: 1}, {Name: "pwr", Weight: 2}},
+		Nodes: []policy.NodeScore{{Node: 0, Rank: 1, Raw: []int64{7, -270}, Score: []int64{7, 100}, Total: 207}}, Feasible: 1}
+	l.record(0, &job.Task{ID: 0, Name: "p"}, y)
+	res = &Results{Files: map[string][]byte{}}
+	addExplain(res, s, []*explainLog{l})
+	if got, want := string(res.Files[ExplainFile]), "P with gate,42,0.000,0,p,1,a,T4,207,-270,100,200,1,\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("explain.csv:\n%s\nwant it to end with:\n%s", got, want)
+	}
+
 	// Without --explain: no log, no file, no line.
-	if newExplainLog(&Env{}, s, 0, 42, c) != nil {
+	if newExplainLog(&Env{}, s, &s.Policies[0], 42, c) != nil {
 		t.Errorf("a log without --explain")
 	}
 	res = &Results{Files: map[string][]byte{}}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
 	elgrid "github.com/wattsched/wattsched/grid"
@@ -269,7 +268,7 @@ func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64
 		initFrag += fw.NodeFrag(n)
 	}
 	online := &policy.Online{Placer: placer}
-	xl := newExplainLog(env, s, slices.IndexFunc(s.Policies, func(p scenario.PolicySpec) bool { return p.Name == ps.Name }), seed, c)
+	xl := newExplainLog(env, s, ps, seed, c)
 	if xl != nil {
 		online.Explain = xl.record
 	}

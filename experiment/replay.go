@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	elgrid "github.com/wattsched/wattsched/grid"
@@ -97,7 +96,7 @@ func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inp
 		o.MeterAt = m.at
 	}
 	online := &policy.Online{Placer: placer}
-	xl := newExplainLog(env, s, slices.IndexFunc(s.Policies, func(p scenario.PolicySpec) bool { return p.Name == ps.Name }), seed, c)
+	xl := newExplainLog(env, s, ps, seed, c)
 	if xl != nil {
 		online.Explain = xl.record
 	}
