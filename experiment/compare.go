@@ -33,6 +33,8 @@ type CompareRun struct {
 	PowerDown bool
 	// Measured is what recorded readings did (scenario measured).
 	Measured *MeasuredSummary
+	// explain is the run's explain.csv rows (--explain; nil otherwise).
+	explain *explainLog
 }
 
 // RunCompare replays the scenario's trace under every policy and setting
@@ -69,7 +71,7 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 			return nil, fmt.Errorf("%s: %w", label(i), err)
 		}
 		return &CompareRun{Policy: ps.Name, Variant: st.spec.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg,
-			PowerDown: st.s.PowerDown != nil, Measured: r.measured}, nil
+			PowerDown: st.s.PowerDown != nil, Measured: r.measured, explain: r.explain}, nil
 	}, env.Progress, label)
 	for _, err := range errs {
 		if err != nil {
@@ -441,7 +443,7 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 		tables = append(tables, settingsT)
 	}
 	tables = append(tables, hwT, defs)
-	return &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
+	res := &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
 		Head: []string{summary, ""}, Tail: tail, Tables: tables,
 		Figures: []Figure{
 			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
@@ -449,7 +451,14 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 		},
 		Footnote: "wattsched " + version,
 		Files:    map[string][]byte{"summary.json": js, "runs.csv": report.CSV(csvRows)},
-		Listing:  "summary.json, runs.csv, wait_cdf.svg, power.svg, report.html"}, nil
+		Listing:  "summary.json, runs.csv, wait_cdf.svg, power.svg, report.html"}
+	// --explain (explain.go)
+	var xls []*explainLog
+	for _, r := range runs {
+		xls = append(xls, r.explain)
+	}
+	addExplain(res, s, xls)
+	return res, nil
 }
 
 func pctCI(m MeanCI) string {

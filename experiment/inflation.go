@@ -133,6 +133,8 @@ type Run struct {
 	FGDSimAlloc []float64
 	CacheHits   int64
 	CacheMisses int64
+	// explain is the run's explain.csv rows (--explain; nil otherwise).
+	explain *explainLog
 }
 
 // InflationResult holds all runs of an inflation scenario.
@@ -280,7 +282,12 @@ func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64
 	for _, n := range c.Nodes {
 		initFrag += fw.NodeFrag(n)
 	}
-	e, err := sim.New(c, &policy.Online{Placer: placer}, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag,
+	online := &policy.Online{Placer: placer}
+	xl := newExplainLog(env, s, ps, seed, c)
+	if xl != nil {
+		online.Explain = xl.record
+	}
+	e, err := sim.New(c, online, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag,
 		PowerLimit: limit(s, c), Seed: seed})
 	if err != nil {
 		return nil, err
@@ -297,6 +304,7 @@ func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64
 		r.Failed = out.Samples[len(out.Samples)-1].Failed
 	}
 	r.CacheHits, r.CacheMisses = placer.CacheStats()
+	r.explain = xl
 	return r, nil
 }
 

@@ -205,6 +205,11 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 		res.Notes = append(res.Notes, note)
 		res.Tail = append(res.Tail, note, "")
 	}
+	var xls []*explainLog // --explain (explain.go)
+	for _, run := range r.Runs {
+		xls = append(xls, run.explain)
+	}
+	addExplain(res, r.Scenario, xls)
 	return res, nil
 }
 

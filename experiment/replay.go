@@ -25,6 +25,8 @@ type ReplayRun struct {
 	PowerDown bool
 	// Measured is what recorded readings did (scenario measured).
 	Measured *MeasuredSummary
+	// explain is the run's explain.csv rows (--explain; nil otherwise).
+	explain *explainLog
 }
 
 // ReplaySummary condenses one replay.
@@ -71,6 +73,7 @@ type replayed struct {
 	res      *sim.Result
 	usd, kg  float64
 	measured *MeasuredSummary
+	explain  *explainLog
 }
 
 // replayOnce replays the pod list under one policy with the given seed
@@ -92,7 +95,12 @@ func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inp
 	if m != nil {
 		o.MeterAt = m.at
 	}
-	e, err := sim.New(c, &policy.Online{Placer: placer}, o)
+	online := &policy.Online{Placer: placer}
+	xl := newExplainLog(env, s, ps, seed, c)
+	if xl != nil {
+		online.Explain = xl.record
+	}
+	e, err := sim.New(c, online, o)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +112,7 @@ func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inp
 	if err != nil {
 		return nil, err
 	}
-	out := &replayed{res: res, usd: usd, kg: kg}
+	out := &replayed{res: res, usd: usd, kg: kg, explain: xl}
 	if m != nil {
 		out.measured = &m.sum
 	}
@@ -139,7 +147,7 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
-		return &ReplayRun{Policy: ps.Name, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, PowerDown: s.PowerDown != nil, Measured: r.measured}, nil
+		return &ReplayRun{Policy: ps.Name, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, PowerDown: s.PowerDown != nil, Measured: r.measured, explain: r.explain}, nil
 	}, env.Progress, func(i int) string { return s.Policies[i].Name })
 	for _, err := range errs {
 		if err != nil {
@@ -254,11 +262,17 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description}, notes...),
+	res := &Results{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description}, notes...),
 		Tail: tail, Tables: []report.Table{ReplayTable(runs)},
 		Figures: []Figure{{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
 		Files:   map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
-		Listing: "summary.json, jobs.csv, timeline.csv, power.svg, report.html"}, nil
+		Listing: "summary.json, jobs.csv, timeline.csv, power.svg, report.html"}
+	var xls []*explainLog
+	for _, r := range runs {
+		xls = append(xls, r.explain)
+	}
+	addExplain(res, s, xls)
+	return res, nil
 }
 
 // replayNotes are the notes of a replay's or a comparison's results after

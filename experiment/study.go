@@ -52,6 +52,10 @@ type Env struct {
 	// any work (EstimateInflation, EstimateReplay, EstimateCompare) and
 	// refuse a run above it, naming the input that drives the estimate.
 	MaxMemory int64
+	// ExplainDecisions, if > 0, makes every run of a mode in ExplainModes
+	// keep the explanations of its first ExplainDecisions placements
+	// (--explain; ExplainPerRun) for explain.csv.
+	ExplainDecisions int
 }
 
 // Notef calls Note when it is set.

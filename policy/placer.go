@@ -56,6 +56,12 @@ type Placer struct {
 	total  []int64
 	hits   int64
 	misses int64
+
+	// explain, when set, is filled by every successful Place (nil: no
+	// explanation and no work for one).
+	explain *Explanation
+	// rawCopy holds the scores before normalisation (explain only).
+	rawCopy [][]int64
 }
 
 // NewPlacer builds a Placer. Weights must be positive.
@@ -127,6 +133,9 @@ func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
 		}
 	}
 	n := c.Nodes[p.idx[best]]
+	if p.explain != nil {
+		p.fillExplanation(t, c, best)
+	}
 	return Decision{Node: n.ID, GPUs: p.SelectGPUs(t, n), Score: p.total[best]}, true
 }
 
@@ -227,6 +236,11 @@ func (p *Placer) score(t *job.Task, c *cluster.Cluster) bool {
 		return false
 	}
 	p.total = append(p.total[:0], make([]int64, len(p.idx))...)
+	if p.explain != nil {
+		for i := range p.raw {
+			p.rawCopy[i] = append(p.rawCopy[i][:0], p.raw[i]...)
+		}
+	}
 	for i, s := range p.scorers {
 		if nz, ok := s.Scorer.(Normalizer); ok {
 			nz.Normalize(p.raw[i])

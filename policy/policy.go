@@ -135,6 +135,11 @@ type Online struct {
 	// gate is the gate Online gave the Placer from the state (nil when the
 	// caller set one): each call gives it the state's meter.
 	gate *PowerGate
+	// Explain, when set, is called with each task Online starts, at the
+	// state's time, and the Placer's explanation of its node (valid only
+	// during the call).
+	Explain func(now job.Time, t *job.Task, x *Explanation)
+	x       *Explanation
 }
 
 var _ Scheduler = (*Online)(nil)
@@ -147,6 +152,10 @@ func (o *Online) Schedule(st *State) []Action {
 	}
 	if o.gate != nil {
 		o.gate.Meter = st.Meter // readings may change between calls
+	}
+	if o.Explain != nil && o.x == nil {
+		o.x = &Explanation{}
+		o.Placer.SetExplain(o.x)
 	}
 	var out []Action
 	for _, t := range st.Queue {
@@ -172,6 +181,9 @@ func (o *Online) Schedule(st *State) []Action {
 				out = append(out, Reject{Task: t.ID, Reason: "no feasible node"})
 			}
 			continue
+		}
+		if o.Explain != nil {
+			o.Explain(st.Now, t, o.x)
 		}
 		// Later tasks must see this one placed, so Online starts one task
 		// per call; the engine calls again while a call starts or rejects.

@@ -40,9 +40,9 @@ func usage() string {
 	b.WriteString(`wattsched — energy-aware GPU-cluster scheduling toolkit
 
 Usage:
-  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--max-memory SIZE] [--force]
+  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--max-memory SIZE] [--explain] [--force]
         run a scenario: inflation, replay, hpc, elastic, coloc or slotted (default: the embedded pwr-default scenario)
-  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--equivalence PCT] [--catalog FILE] [--shard i/n] [--strict] [--max-memory SIZE] [--force]
+  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--equivalence PCT] [--catalog FILE] [--shard i/n] [--strict] [--max-memory SIZE] [--explain] [--force]
         replay your trace on your cluster under several policies and seeds: means with 95% intervals,
         wait and completion-time distributions, a summary in plain words
   wattsched merge -o DIR SHARD_DIR... [--force]
@@ -262,8 +262,8 @@ _wattsched() {
     words="run compare reproduce merge bench traces import calibrate version completion help --version --help"
   else
     case ${COMP_WORDS[1]} in
-    run) words="-c -o --seeds --force --catalog --shard --strict --max-memory --solver-log" ;;
-    compare) words="-c -o --seeds --equivalence --force --catalog --shard --strict --max-memory" ;;
+    run) words="-c -o --seeds --force --catalog --shard --strict --max-memory --solver-log --explain" ;;
+    compare) words="-c -o --seeds --equivalence --force --catalog --shard --strict --max-memory --explain" ;;
     merge) words="-o --force" ;;
     bench) words="--policies --trace" ;;
     completion) words="bash" ;;
@@ -394,7 +394,7 @@ func defaultScenario(cmd string) string {
 type scenarioFlags struct {
 	shard, cfg, out, catalog *string
 	seeds                    *int
-	force, strict            *bool
+	force, strict, explain   *bool
 	maxMem                   *string
 	// solverLog is --solver-log (run only; nil for compare).
 	solverLog *string
@@ -420,6 +420,7 @@ func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFla
 	if cmd == "compare" {
 		f.equivalence = fs.String("equivalence", "1%", "practical-equivalence threshold in percent of the reference's energy, in (0, 50]: a difference whose interval lies within it is 'no meaningful difference' (docs/scenarios.md#verdicts)")
 	}
+	f.explain = fs.Bool("explain", false, "write explain.csv: for each placement, the chosen node's score per scorer and the next best nodes' (modes replay and inflation; docs/explain.md)")
 	if cmd == "run" {
 		f.solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
 	}
@@ -509,6 +510,11 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 		}
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
+	if *f.explain {
+		if err := setExplain(cmd, s, e); err != nil {
+			return nil, err
+		}
+	}
 	r := &scenarioRun{s: s, e: e, equivalence: equivalence, catalogFile: *catalog}
 	if solverLog != nil && *solverLog != "" {
 		if s.Mode != scenario.Slotted {
@@ -522,6 +528,27 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 		return nil, err
 	}
 	return r, nil
+}
+
+// setExplain applies --explain: a usage error for a mode whose placements
+// are not a Placer's weighted scores, or with --shard; otherwise each run
+// keeps its share of experiment.ExplainBudget decisions.
+func setExplain(cmd string, s *scenario.Scenario, e *experiment.Env) error {
+	if !slices.Contains(experiment.ExplainModes, s.Mode) {
+		return usageError{fmt.Errorf("%s: --explain applies to mode %v (placements by weighted node scores), not %s: scenario %s", cmd, experiment.ExplainModes, s.Mode, s.Name)}
+	}
+	if e.Shards != nil {
+		return usageError{fmt.Errorf("%s: --explain with --shard or merge: not supported; explain an unsharded run", cmd)}
+	}
+	runs := len(s.Policies)
+	switch {
+	case cmd == "compare": // a run per policy, setting and seed
+		runs = len(experiment.CompareSystems(s)) * s.Seeds
+	case s.Mode == scenario.Inflation: // a run per policy and seed
+		runs *= s.Seeds
+	}
+	e.ExplainDecisions = experiment.ExplainPerRun(runs)
+	return nil
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {

@@ -40,6 +40,7 @@ func hostileSuites() map[string][]hostileCase {
 		"import":   hostileImport,
 		"gavelsim": hostileGavelsim,
 		"variants": hostileVariants,
+		"explain":  hostileExplain,
 	}
 }
 

@@ -40,6 +40,10 @@ type Score struct {
 	scorer policy.Scorer
 	s      *shared
 	key    fwk.StateKey
+	// explain (argument explain: true) makes PreBind write the pod's
+	// ExplainAnnotation; h is the handle it patches the pod through.
+	explain bool
+	h       framework.Handle
 }
 
 var (
@@ -89,9 +93,10 @@ func (p *Score) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, ni fwk
 func (p *Score) ScoreExtensions() framework.ScoreExtensions { return p }
 
 // NormalizeScore applies the core scorer's normalisation, if it has one.
-func (p *Score) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *fwk.Status {
+func (p *Score) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *fwk.Status {
 	nz, ok := p.scorer.(policy.Normalizer)
 	if !ok {
+		p.keepNormalised(state, scores)
 		return nil
 	}
 	v := make([]int64, len(scores))
@@ -102,38 +107,42 @@ func (p *Score) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, s
 	for i := range scores {
 		scores[i].Score = v[i]
 	}
+	p.keepNormalised(state, scores)
 	return nil
 }
 
-func newScore(name string, h framework.Handle, sc policy.Scorer) *Score {
-	return &Score{name: name, scorer: sc, s: sharedState(h), key: fwk.StateKey("wattsched.io/score/" + name)}
+func newScore(name string, h framework.Handle, sc policy.Scorer, explain bool) *Score {
+	return &Score{name: name, scorer: sc, s: sharedState(h), key: fwk.StateKey("wattsched.io/score/" + name), explain: explain, h: h}
 }
 
-// noArgs rejects arguments for plugins that take none.
-func noArgs(name string, obj runtime.Object) error {
-	var a struct{}
+// scoreArgs decodes the arguments of a score plugin other than FGD
+// (ScoreArgs), strictly.
+func scoreArgs(name string, obj runtime.Object) (ScoreArgs, error) {
+	var a ScoreArgs
 	if err := decode(obj, &a); err != nil {
-		return fmt.Errorf("%s args: %w", name, err)
+		return a, fmt.Errorf("%s args: %w", name, err)
 	}
-	return nil
+	return a, nil
 }
 
 // NewPWR is the PWR score plugin's factory (pwr-fgd Algorithm 1, with the
 // PWR estimated power model).
 func NewPWR(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	if err := noArgs(PWRName, obj); err != nil {
+	a, err := scoreArgs(PWRName, obj)
+	if err != nil {
 		return nil, err
 	}
 	p, err := pwr.New(pwr.Args{}, policy.Deps{Power: power.PWR{}})
 	if err != nil {
 		return nil, err
 	}
-	return newScore(PWRName, h, p), nil
+	return newScore(PWRName, h, p, a.Explain), nil
 }
 
-// NewFGD is the FGD score plugin's factory; its arguments are WorkloadArgs.
+// NewFGD is the FGD score plugin's factory; its arguments are WorkloadArgs
+// and explain (ScoreArgs).
 func NewFGD(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	var a WorkloadArgs
+	var a fgdArgs
 	if err := decode(obj, &a); err != nil {
 		return nil, fmt.Errorf("%s args: %w", FGDName, err)
 	}
@@ -141,19 +150,20 @@ func NewFGD(_ context.Context, obj runtime.Object, h framework.Handle) (framewor
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", FGDName, err)
 	}
-	return newScore(FGDName, h, p), nil
+	return newScore(FGDName, h, p, a.Explain), nil
 }
 
 func simple[P policy.Scorer](name string, mk func() (P, error)) frameworkruntime.PluginFactory {
 	return func(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-		if err := noArgs(name, obj); err != nil {
+		a, err := scoreArgs(name, obj)
+		if err != nil {
 			return nil, err
 		}
 		p, err := mk()
 		if err != nil {
 			return nil, err
 		}
-		return newScore(name, h, p), nil
+		return newScore(name, h, p, a.Explain), nil
 	}
 }
 
