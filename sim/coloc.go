@@ -638,7 +638,6 @@ func (e *colocEngine) settled() error {
 
 func (e *colocEngine) finish() *ColocResult {
 	r := e.res
-	var run, jtt, wait float64
 	for i := range r.Jobs {
 		jr := &r.Jobs[i]
 		cj := &e.jobs[i]
@@ -647,6 +646,24 @@ func (e *colocEngine) finish() *ColocResult {
 			jr.MeanCore, jr.MeanMem = cj.coreMs/float64(cj.ran), cj.memMs/float64(cj.ran)
 		}
 		jr.PeakCore, jr.PeakMem = cj.corePeak, cj.memPeak
+	}
+	r.totals(&e.led, e.cAct, e.cIdle, e.cSleep, e.actNodeMs)
+	if e.busyGPUms > 0 {
+		r.MeanCoreUtil, r.MeanMemUtil = e.coreGPUms/e.busyGPUms, e.memGPUms/e.busyGPUms
+	}
+	r.Events, r.Decisions = e.k.Events, e.k.Decisions
+	r.Hourly = e.led.Hourly()
+	return r
+}
+
+// totals sets r's makespan, deadline misses and mean run, job total and
+// wait times from its jobs, its energy and the parts of it from led
+// (components act, idle and sleep), and the mean active nodes from the
+// active node time actNodeMs. Both timing rules of the engine end with it.
+func (r *ColocResult) totals(led *Ledger, act, idle, sleep int, actNodeMs float64) {
+	var run, jtt, wait float64
+	for i := range r.Jobs {
+		jr := &r.Jobs[i]
 		r.Makespan = max(r.Makespan, jr.End)
 		run += jr.Run.Seconds()
 		jtt += (jr.End - jr.Submit).Seconds()
@@ -658,15 +675,9 @@ func (e *colocEngine) finish() *ColocResult {
 	if n := float64(len(r.Jobs)); n > 0 {
 		r.AvgRunSec, r.AvgJTTSec, r.AvgWaitSec = run/n, jtt/n, wait/n
 	}
-	r.Energy = e.led.Total()
-	r.ActiveEnergy, r.IdleEnergy, r.SleepEnergy = e.led.Energy(e.cAct), e.led.Energy(e.cIdle), e.led.Energy(e.cSleep)
+	r.Energy = led.Total()
+	r.ActiveEnergy, r.IdleEnergy, r.SleepEnergy = led.Energy(act), led.Energy(idle), led.Energy(sleep)
 	if r.Makespan > 0 {
-		r.AvgActiveNodes = e.actNodeMs / float64(r.Makespan)
+		r.AvgActiveNodes = actNodeMs / float64(r.Makespan)
 	}
-	if e.busyGPUms > 0 {
-		r.MeanCoreUtil, r.MeanMemUtil = e.coreGPUms/e.busyGPUms, e.memGPUms/e.busyGPUms
-	}
-	r.Events, r.Decisions = e.k.Events, e.k.Decisions
-	r.Hourly = e.led.Hourly()
-	return r
 }

@@ -619,29 +619,13 @@ func (e *roundEngine) settled() error {
 
 func (e *roundEngine) finish() *ColocResult {
 	r := e.res
-	var run, jtt, wait float64
 	for i := range r.Jobs {
-		jr := &r.Jobs[i]
-		jr.MaxShare = 1
+		r.Jobs[i].MaxShare = 1
 		if e.jobs[i].paired {
-			jr.MaxShare = 2
-		}
-		r.Makespan = max(r.Makespan, jr.End)
-		run += jr.Run.Seconds()
-		jtt += (jr.End - jr.Submit).Seconds()
-		wait += (jr.End - jr.Submit - jr.Run).Seconds()
-		if jr.Missed {
-			r.DeadlineMisses++
+			r.Jobs[i].MaxShare = 2
 		}
 	}
-	if n := float64(len(r.Jobs)); n > 0 {
-		r.AvgRunSec, r.AvgJTTSec, r.AvgWaitSec = run/n, jtt/n, wait/n
-	}
-	r.Energy = e.led.Total()
-	r.ActiveEnergy, r.IdleEnergy, r.SleepEnergy = e.led.Energy(e.cAct), e.led.Energy(e.cIdle), e.led.Energy(e.cSleep)
-	if r.Makespan > 0 {
-		r.AvgActiveNodes = e.actNodeMs / float64(r.Makespan)
-	}
+	r.totals(&e.led, e.cAct, e.cIdle, e.cSleep, e.actNodeMs)
 	if e.busyGPUms > 0 {
 		r.MeanCoreUtil = e.coreGPUms / e.busyGPUms
 	}
