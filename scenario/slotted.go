@@ -102,14 +102,15 @@ func (c *SlottedSpec) checkApplied(i int, sys System, bad *problems) {
 	if sys.Policy != "cedla" {
 		return
 	}
-	n, ok := intArg(sys.Args["binary_slots"])
+	n, ok := IntArg(sys.Args["binary_slots"])
 	if ok && n > 0 && n < c.ReplanEvery {
 		bad.add("slotted.systems[%d] (%s): binary_slots %d is less than replan_every %d: the slots applied before the next plan must be binary (or 0: every slot binary)", i, sys.Name, n, c.ReplanEvery)
 	}
 }
 
-// intArg is a YAML-decoded integer argument.
-func intArg(v any) (int, bool) {
+// IntArg is a YAML-decoded integer argument of a system's args (an int,
+// or a float64 that is a whole number).
+func IntArg(v any) (int, bool) {
 	switch x := v.(type) {
 	case int:
 		return x, true

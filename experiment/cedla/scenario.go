@@ -343,7 +343,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	}
 	env.Notef("%s: %s nodes (%s), %d slots of 15 min, %d systems x %d seeds", s.Name, nodeList(counts), strings.Join(GPUs, ", "), c.Slots, len(systems), len(seeds))
 	for _, sys := range systems {
-		if n, ok := intArgOf(sys.Args["threads"]); ok && n > solver.MaxThreads() {
+		if n, ok := scenario.IntArg(sys.Args["threads"]); ok && n > solver.MaxThreads() {
 			env.Notef("%s: threads %d clamped to %d, this machine's CPUs (solves with several threads take turns on them)", sys.Name, n, solver.MaxThreads())
 		}
 	}
@@ -509,15 +509,3 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 		Listing: "summary.json, runs.csv, jobs.csv, timeline.csv, *.svg, report.html"}}, nil
 }
 
-// intArgOf is a YAML-decoded integer argument.
-func intArgOf(v any) (int, bool) {
-	switch x := v.(type) {
-	case int:
-		return x, true
-	case int64:
-		return int(x), true
-	case uint64:
-		return int(x), true
-	}
-	return 0, false
-}
