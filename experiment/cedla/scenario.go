@@ -470,7 +470,7 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 	for _, r := range runs[:len(systems)] {
 		first[r.System] = r
 	}
-	figs, err := Plots(setup.Price[:c.Slots], names, first, fmt.Sprintf("Price and each system's cluster power, seed %d", seeds[0]))
+	figs, err := Plots(setup.Price[:c.Slots], names, first, fmt.Sprintf("Each system's planned cluster power, seed %d", seeds[0]))
 	if err != nil {
 		return nil, err
 	}
