@@ -10,10 +10,10 @@ import (
 	"github.com/wattsched/wattsched/report"
 )
 
-// half95 is the half-width of the two-sided 95% confidence interval of a
+// Half95 is the half-width of the two-sided 95% confidence interval of a
 // mean over n seeds with sample standard deviation sd (Student's t with
 // n-1 degrees of freedom), as ci95 computes it; NaN for fewer than two.
-func half95(sd float64, n int) float64 {
+func Half95(sd float64, n int) float64 {
 	if n < 2 {
 		return math.NaN()
 	}
@@ -27,7 +27,7 @@ func bandSeries(curves []CurvePoint, names []string, n int, y, sd func(CurvePoin
 	out := series(curves, names, y)
 	for i, name := range names {
 		for _, c := range Series(curves, name) {
-			h := half95(sd(c), n)
+			h := Half95(sd(c), n)
 			out[i].Lo = append(out[i].Lo, y(c)-h)
 			out[i].Hi = append(out[i].Hi, y(c)+h)
 		}
@@ -49,7 +49,7 @@ func yearBars(r *InflationResult, curves []CurvePoint) (Figure, error) {
 		if !ok {
 			return Figure{}, fmt.Errorf("plot year_bars.svg: policy %s has no point at 0.5 requested", name)
 		}
-		h := half95(c.EOPCStdW, r.Scenario.Seeds)
+		h := Half95(c.EOPCStdW, r.Scenario.Seeds)
 		bar := func(scale float64) report.Bar {
 			return report.Bar{Value: c.EOPCW * scale, Lo: (c.EOPCW - h) * scale, Hi: (c.EOPCW + h) * scale}
 		}

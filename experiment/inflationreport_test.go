@@ -29,17 +29,17 @@ func TestUSDCents(t *testing.T) {
 	}
 }
 
-// half95 is Student's t(0.975, n-1) * sd / sqrt(n): for 3 seeds t is
+// Half95 is Student's t(0.975, n-1) * sd / sqrt(n): for 3 seeds t is
 // 4.3027, so sd 1 gives 4.3027/sqrt(3) = 2.4841; one seed has none.
 func TestHalf95(t *testing.T) {
-	if got := half95(1, 3); math.Abs(got-2.4841) > 1e-4 {
-		t.Errorf("half95(1, 3) = %v, want 2.4841", got)
+	if got := Half95(1, 3); math.Abs(got-2.4841) > 1e-4 {
+		t.Errorf("Half95(1, 3) = %v, want 2.4841", got)
 	}
-	if !math.IsNaN(half95(1, 1)) {
+	if !math.IsNaN(Half95(1, 1)) {
 		t.Error("one seed has an interval")
 	}
-	if got, want := half95(2, 5), ci95([]float64{1, 2, 3, 4, 5}).Hi-ci95([]float64{1, 2, 3, 4, 5}).Mean; math.Abs(got*math.Sqrt(2.5)/2-float64(want)) > 1e-9 {
-		t.Errorf("half95 disagrees with ci95: %v vs %v", got*math.Sqrt(2.5)/2, want)
+	if got, want := Half95(2, 5), ci95([]float64{1, 2, 3, 4, 5}).Hi-ci95([]float64{1, 2, 3, 4, 5}).Mean; math.Abs(got*math.Sqrt(2.5)/2-float64(want)) > 1e-9 {
+		t.Errorf("Half95 disagrees with ci95: %v vs %v", got*math.Sqrt(2.5)/2, want)
 	}
 }
 

@@ -208,7 +208,7 @@ func ScenarioTable(r *ScenarioResult) report.Table {
 		}
 		t.Rows = append(t.Rows, []string{s.System, fmt.Sprintf("%.2f (%.2f)", s.AvgJCTh, s.AvgJCThStd), fmt.Sprintf("%.3f (%.3f)", s.EnergyMWh, s.EnergyMWhStd),
 			fmt.Sprintf("%.1f", s.MakespanH), lim, fmt.Sprintf("%.1f", s.MaxActualW/1000), fmt.Sprintf("%.0f", s.Restarts),
-			fmt.Sprintf("%.0f", s.CostUSD), fmt.Sprintf("%.2f", s.CO2Kg/1000)})
+			fmt.Sprintf("%.2f", s.CostUSD), fmt.Sprintf("%.2f", s.CO2Kg/1000)})
 	}
 	return t
 }
