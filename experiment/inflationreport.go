@@ -178,3 +178,24 @@ func inflationDefinitions(r *InflationResult) *report.Table {
 	}
 	return &report.Table{Title: "What each figure means", Head: []string{"figure", "definition"}, Rows: rows}
 }
+
+// TotalsPanel is one quantity of TotalsBars: per name, its per-seed values.
+type TotalsPanel struct {
+	Label, Format string
+	PerSeed       [][]float64
+}
+
+// TotalsBars draws a bar per name and panel: the mean of its per-seed
+// values, with the 95% interval of that mean (Student's t, as ci95) as
+// whiskers (none with one seed).
+func TotalsBars(title string, names []string, panels []TotalsPanel) ([]byte, error) {
+	bp := report.BarPlot{Title: title, Names: names}
+	for _, p := range panels {
+		bp.Panels = append(bp.Panels, report.BarPanel{Label: p.Label, Format: p.Format})
+		for _, xs := range p.PerSeed {
+			c := ci95(xs)
+			bp.Panels[len(bp.Panels)-1].Bars = append(bp.Panels[len(bp.Panels)-1].Bars, report.Bar{Value: float64(c.Mean), Lo: float64(c.Lo), Hi: float64(c.Hi)})
+		}
+	}
+	return bp.SVG()
+}

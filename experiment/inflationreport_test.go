@@ -84,3 +84,17 @@ func TestInflationSummaryLabelsValues(t *testing.T) {
 		t.Errorf("money without a grid:\n%s", got)
 	}
 }
+
+// TotalsBars prints each bar's mean over its seeds: (1+2+3)/3 = 2.00 and
+// (10+10)/2 = 10.00.
+func TestTotalsBars(t *testing.T) {
+	svg, err := TotalsBars("t", []string{"A", "B"}, []TotalsPanel{{Label: "energy (kWh)", Format: "%.2f", PerSeed: [][]float64{{1, 2, 3}, {10, 10}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">2.00</text>", ">10.00</text>", ">energy (kWh)</text>"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("bars lack %q", want)
+		}
+	}
+}
