@@ -77,7 +77,7 @@ func yearBars(r *InflationResult, curves []CurvePoint) (Figure, error) {
 func inflationSummary(r *InflationResult, curves []CurvePoint, ps []PolicySummary) string {
 	s := r.Scenario
 	var b strings.Builder
-	fmt.Fprintf(&b, "On %d nodes with %d GPUs, tasks drawn at random from %s arrive and stay until they request %.0f%% of the cluster's GPUs; %d policies, %d seeds each (values are means over the seeds). ",
+	fmt.Fprintf(&b, "On %d nodes with %d GPUs, tasks drawn at random from the %s pod list arrive and stay until they request %.0f%% of the cluster's GPUs; %d policies, %d seeds each (values are means over the seeds). ",
 		r.Nodes, r.TotalGPUMilli/1000, s.Trace.Pods, 100*s.Target, len(s.Policies), s.Seeds)
 	best, bestW := "", math.Inf(1)
 	for _, name := range s.PolicyNames() {
