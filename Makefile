@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler nvml-agent demo test race bench bench-k8s fuzz clean prometheus gavel-compare
+.PHONY: all setup highs env build kube-scheduler nvml-agent demo test race bench bench-k8s fuzz clean prometheus gavel-compare chromium
 
 all: build
 
@@ -86,7 +86,7 @@ gavel-compare: build
 # reproductions and fuzz seeds; then the Kubernetes module's unit tests and
 # its integration tests against a real kube-apiserver (embedded etcd); then
 # the NVML agent's (its real-GPU test skips without an NVIDIA driver).
-test: setup prometheus
+test: setup prometheus chromium
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -112,6 +112,7 @@ bench-k8s: setup
 # Each fuzz target for FUZZTIME (default 30 s): make fuzz FUZZTIME=10s for a short pass.
 FUZZTIME ?= 30s
 fuzz: setup
+	$(GO) test -run '^$$' -fuzz '^FuzzBarPlotSVG$$' -fuzztime $(FUZZTIME) ./report
 	$(GO) test -run '^$$' -fuzz '^FuzzCleanDir$$' -fuzztime $(FUZZTIME) ./experiment
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/strictyaml
 	$(GO) test -run '^$$' -fuzz '^FuzzElasticEngine$$' -fuzztime $(FUZZTIME) ./sim
@@ -156,3 +157,14 @@ prometheus:
 	  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
 	    { apt-get update -qq >/dev/null && apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null; }; \
 	  prometheus --version >/dev/null 2>&1 || { echo "prometheus install failed: run apt-get install -y prometheus as root"; exit 1; }; }
+
+# Debian's chromium for the headless-browser test of the reports
+# (internal/cli TestReportsRenderInBrowser, which skips without it).
+# Skipped when chromium is already installed.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (apt-get install -y chromium)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null && apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends chromium >/dev/null; }; \
+	  command -v chromium >/dev/null 2>&1 || { echo "chromium install failed: run apt-get install -y chromium as root"; exit 1; }; }

@@ -3,6 +3,7 @@ module github.com/wattsched/wattsched
 go 1.24.0
 
 require (
+	codeberg.org/go-fonts/liberation v0.5.0
 	github.com/google/go-cmp v0.7.0
 	github.com/lanl/highs v1.0.0
 	go.yaml.in/yaml/v3 v3.0.4
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect

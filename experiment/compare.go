@@ -388,7 +388,7 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 		dist.Rows = append(dist.Rows, drow)
 		sums = append(sums, sum)
 		cdf = append(cdf, cdfSeries(name, wait))
-		powerLines = append(powerLines, powerSeries(name, rs[0].Result))
+		powerLines = append(powerLines, hourlyPowerSeries(name, rs))
 	}
 	defs := report.Table{Title: "What each figure means", Head: []string{"figure", "definition"}}
 	for _, m := range metrics {
@@ -400,11 +400,15 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 		[]string{"by week / by day [lo, hi]", fmt.Sprintf("the same difference over parts of the trace: the span cut into weeks (into days when it holds fewer than %d weeks; none when it holds fewer than %d days), each block's energy averaged over the seeds, the blocks resampled with replacement %d times (block bootstrap) and the ratio of the totals minus 1 taken each time; the 2.5th and 97.5th percentiles. It shows how the difference varies with the workload, which the seeds (tie-breaking only) do not", minBlocks, minBlocks, bootstrapDraws)},
 		[]string{"verdict", fmt.Sprintf("equivalence threshold %g%% of the reference's energy (--equivalence). The interval judged is the hull of the seeds' interval and the block interval (a verdict must hold for both), either alone when the other is missing. 'no meaningful difference': the whole interval lies within -%g%%..+%g%%; 'less energy' / 'more energy': the whole interval lies below -%g%% / above +%g%%; 'inconclusive': anything else (the interval straddles a threshold, or there is no interval)", thr, thr, thr, thr, thr)},
 		[]string{"[lo, hi]", fmt.Sprintf("95%% confidence interval of the mean over the %d seeds (Student's t); the seeds differ only in how ties between equally scored nodes are broken, so the interval measures that sensitivity, not the variation between traces", s.Seeds)})
-	cdfSVG, err := report.LinePlot{Title: "Wait time distribution (all seeds)", XLabel: "wait (s)", YLabel: "share of started tasks", Series: cdf, Steps: true, LegendBottom: true}.SVG()
+	cdfSVG, err := report.LinePlot{Title: "Wait time distribution (all seeds)", XLabel: "wait (s)", YLabel: "share of started tasks", Series: cdf, Steps: true}.SVG()
 	if err != nil {
 		return nil, err
 	}
-	powSVG, err := report.LinePlot{Title: fmt.Sprintf("Estimated cluster power (seed %d)", s.FirstSeed), XLabel: "time (h)", YLabel: "power (kW)", Series: powerLines, Steps: true, LegendBottom: true}.SVG()
+	bars, err := compareBars(s, sums, len(sets))
+	if err != nil {
+		return nil, err
+	}
+	powSVG, err := report.LinePlot{Title: fmt.Sprintf("Hourly average cluster power (mean over %d seeds)", s.Seeds), XLabel: "time (h)", YLabel: "power (kW)", Series: powerLines, Steps: true}.SVG()
 	if err != nil {
 		return nil, err
 	}
@@ -446,12 +450,13 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 	res := &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
 		Head: []string{summary, ""}, Tail: tail, Tables: tables,
 		Figures: []Figure{
+			{File: "totals.svg", Caption: fmt.Sprintf("Each policy's energy, cost and CO2: bars the mean over the %d seeds, whiskers the 95%% confidence interval of that mean (Student's t)", s.Seeds), SVG: bars},
 			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
-			{File: "power.svg", Caption: "Estimated cluster power over time (steps: power is constant between events)", SVG: powSVG},
+			{File: "power.svg", Caption: fmt.Sprintf("Estimated cluster power averaged over each hour (CPU and GPU energy of the hour / its length; the last hour over the part the run covers): the line is the mean over the %d seeds, the shaded band its 95%% confidence interval (Student's t)", s.Seeds), SVG: powSVG},
 		},
 		Footnote: "wattsched " + version,
 		Files:    map[string][]byte{"summary.json": js, "runs.csv": report.CSV(csvRows)},
-		Listing:  "summary.json, runs.csv, wait_cdf.svg, power.svg, report.html"}
+		Listing:  "summary.json, runs.csv, totals.svg, wait_cdf.svg, power.svg, report.html"}
 	// --explain (explain.go)
 	var xls []*explainLog
 	for _, r := range runs {
@@ -459,6 +464,21 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 	}
 	addExplain(res, s, xls)
 	return res, nil
+}
+
+// compareBars draws each policy's energy, cost and CO2 with their 95%
+// intervals over the seeds.
+func compareBars(s *scenario.Scenario, sums []CompareSummary, settings int) ([]byte, error) {
+	bp := report.BarPlot{Title: fmt.Sprintf("Energy, cost and CO2 (mean and 95%% interval over %d seeds)", s.Seeds),
+		Panels: []report.BarPanel{{Label: "energy (kWh)", Format: "%.1f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (kg)", Format: "%.1f"}}}
+	for _, x := range sums {
+		bp.Names = append(bp.Names, x.label(settings))
+		for k, key := range []string{"energy_kwh", "cost_usd", "co2_kg"} {
+			m := x.Metrics[key]
+			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: float64(m.Mean), Lo: float64(m.Lo), Hi: float64(m.Hi)})
+		}
+	}
+	return bp.SVG()
 }
 
 func pctCI(m MeanCI) string {
@@ -487,15 +507,40 @@ func cdfSeries(name string, xs []float64) report.Series {
 	return line
 }
 
-// powerSeries is a run's cluster power after the last event at each time.
-func powerSeries(name string, r *sim.Result) report.Series {
+// hourlyPowerSeries is a policy's average power in each hour of its runs
+// (kW: the hour's energy over the part of the hour the run covers), the
+// mean over the seeds that reach that hour with its 95% interval as the
+// band; a step line, with a last point at the end of the last hour.
+func hourlyPowerSeries(name string, runs []*CompareRun) report.Series {
 	line := report.Series{Name: name}
-	for i, p := range r.Samples {
-		if i+1 < len(r.Samples) && r.Samples[i+1].At == p.At {
+	hours := 0
+	for _, r := range runs {
+		hours = max(hours, len(r.Result.Hourly))
+	}
+	for h := 0; h < hours; h++ {
+		var xs []float64
+		for _, r := range runs {
+			if h >= len(r.Result.Hourly) {
+				continue
+			}
+			covered := min(3.6e6, float64(r.Result.End)-float64(h)*3.6e6) // ms of hour h in the run
+			if covered <= 0 {
+				continue
+			}
+			xs = append(xs, float64(r.Result.Hourly[h])/(covered/1000)/1000)
+		}
+		if len(xs) == 0 {
 			continue
 		}
-		line.X = append(line.X, float64(p.At)/3.6e6)
-		line.Y = append(line.Y, float64(p.CPUW+p.GPUW)/1000)
+		c := ci95(xs)
+		line.X = append(line.X, float64(h))
+		line.Y = append(line.Y, float64(c.Mean))
+		line.Lo = append(line.Lo, float64(c.Lo))
+		line.Hi = append(line.Hi, float64(c.Hi))
+	}
+	if n := len(line.X); n > 0 {
+		line.X = append(line.X, line.X[n-1]+1)
+		line.Y, line.Lo, line.Hi = append(line.Y, line.Y[n-1]), append(line.Lo, line.Lo[n-1]), append(line.Hi, line.Hi[n-1])
 	}
 	return line
 }

@@ -178,6 +178,7 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 			FirstGRARBelow1: nan,
 			// NaN without the point (target below the ratio)
 			EOPCAt50W: nan, EOPCAt100W: nan, CostPerYearAt50USD: nan, CO2PerYearAt50Kg: nan, CostPerYearAt100USD: nan, CO2PerYearAt100Kg: nan,
+			GRARAt100: nan, GRARGapToFGD100: nan, AllocShareAt100: nan, FragRatioAt90: nan,
 		}
 		if m := Over(s, 0.15, 0.80, saving); len(m) > 0 {
 			mean, _ := MeanStd(m)

@@ -81,10 +81,17 @@ func series(curves []CurvePoint, names []string, y func(CurvePoint) float64) []r
 	return out
 }
 
-// Plots draws the PWR paper's figures from the curves.
+// Plots draws the PWR paper's figures from the curves; EOPC and GRAR
+// carry their 95% interval over the seeds as a band.
 func Plots(s *scenario.Scenario, curves []CurvePoint) ([]Figure, error) {
 	names := s.PolicyNames()
 	ref := s.ReferencePolicy()
+	// GRAR is zoomed on saturation from 0.8 (as the paper's Fig. 7) when
+	// the run gets there; a run that stops short shows its whole range.
+	grarMin := 0.8
+	if s.Target <= grarMin {
+		grarMin = 0
+	}
 	specs := []struct {
 		file, caption string
 		lp            report.LinePlot
@@ -94,13 +101,13 @@ func Plots(s *scenario.Scenario, curves []CurvePoint) ([]Figure, error) {
 				Series: series(curves, names, func(c CurvePoint) float64 { return 100 * c.SavingVsFGD }), XMin: 0, XMax: s.Target}},
 		{"grar.svg", "GPU resource allocation ratio near saturation (pwr-fgd Fig. 7)",
 			report.LinePlot{Title: "GRAR (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / requested GPU",
-				Series: series(curves, names, func(c CurvePoint) float64 { return c.GRAR }), XMin: 0.8, XMax: s.Target, LegendLeft: true, LegendBottom: true}},
+				Series: bandSeries(curves, names, s.Seeds, func(c CurvePoint) float64 { return c.GRAR }, func(c CurvePoint) float64 { return c.GRARStd }), XMin: grarMin, XMax: s.Target}},
 		{"eopc.svg", "Estimated overall power consumption (pwr-fgd Fig. 1 shows FGD's)",
 			report.LinePlot{Title: "EOPC (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC (kW)",
-				Series: series(curves, names, func(c CurvePoint) float64 { return c.EOPCW / 1000 }), XMin: 0, XMax: s.Target, LegendBottom: true}},
+				Series: bandSeries(curves, names, s.Seeds, func(c CurvePoint) float64 { return c.EOPCW / 1000 }, func(c CurvePoint) float64 { return c.EOPCStdW / 1000 }), XMin: 0, XMax: s.Target}},
 		{"alloc.svg", "Allocated share of cluster GPUs (FGD paper Fig. 7 style)",
 			report.LinePlot{Title: "Allocated GPUs (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / cluster GPU",
-				Series: series(curves, names, func(c CurvePoint) float64 { return c.AllocShare }), XMin: 0, XMax: s.Target, LegendBottom: true}},
+				Series: series(curves, names, func(c CurvePoint) float64 { return c.AllocShare }), XMin: 0, XMax: s.Target}},
 		{"frag.svg", "GPU fragmentation ratio (FGD's definition: fragmented / idle GPU)",
 			report.LinePlot{Title: "Fragmentation ratio (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "fragmented / idle GPU",
 				Series: series(curves, names, func(c CurvePoint) float64 { return c.FragRatio }), XMin: 0, XMax: s.Target}},
@@ -125,7 +132,7 @@ func SummaryTable(ps []PolicySummary) report.Table {
 		"EOPC @0.5 (kW)", "GRAR @1.0", "GRAR gap to FGD @1.0", "first GRAR<1", "alloc share final", "failed final"}}
 	for _, p := range ps {
 		t.Rows = append(t.Rows, []string{p.Policy, PctOrDash(p.SavingMin15to80), PctOrDash(p.SavingMean15to80), PctOrDash(p.SavingMin80to90),
-			NumOrDash(p.EOPCAt50W/1000, "%.1f"), fmt.Sprintf("%.4f", float64(p.GRARAt100)), fmt.Sprintf("%.4f", float64(p.GRARGapToFGD100)),
+			NumOrDash(p.EOPCAt50W/1000, "%.1f"), NumOrDash(p.GRARAt100, "%.4f"), NumOrDash(p.GRARGapToFGD100, "%.4f"),
 			NumOrDash(p.FirstGRARBelow1, "%.2f"), fmt.Sprintf("%.4f", float64(p.AllocShareFinal)), fmt.Sprintf("%.0f", float64(p.FailedFinal))})
 	}
 	return t
@@ -136,9 +143,10 @@ func SummaryTable(ps []PolicySummary) report.Table {
 func MoneyTable(ps []PolicySummary) report.Table {
 	t := report.Table{Title: "A year at constant load: money and carbon", Head: []string{"policy", "EOPC @0.5 (kW)", "USD/yr @0.5", "t CO2/yr @0.5",
 		"EOPC @1.0 (kW)", "USD/yr @1.0", "t CO2/yr @1.0"}}
+	usd := func(v Num) string { return usdCents(float64(v)) }
 	for _, p := range ps {
-		t.Rows = append(t.Rows, []string{p.Policy, NumOrDash(p.EOPCAt50W/1000, "%.1f"), NumOrDash(p.CostPerYearAt50USD, "%.0f"),
-			NumOrDash(p.CO2PerYearAt50Kg/1000, "%.1f"), NumOrDash(p.EOPCAt100W/1000, "%.1f"), NumOrDash(p.CostPerYearAt100USD, "%.0f"), NumOrDash(p.CO2PerYearAt100Kg/1000, "%.1f")})
+		t.Rows = append(t.Rows, []string{p.Policy, NumOrDash(p.EOPCAt50W/1000, "%.1f"), usd(p.CostPerYearAt50USD),
+			NumOrDash(p.CO2PerYearAt50Kg/1000, "%.1f"), NumOrDash(p.EOPCAt100W/1000, "%.1f"), usd(p.CostPerYearAt100USD), NumOrDash(p.CO2PerYearAt100Kg/1000, "%.1f")})
 	}
 	return t
 }
@@ -180,11 +188,17 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 	if err != nil {
 		return nil, err
 	}
+	if bars, err := yearBars(r, curves); err == nil {
+		figs = append([]Figure{bars}, figs...)
+	} else if r.Scenario.Target >= 0.5 {
+		return nil, err
+	}
 	js, err := report.JSON(sum)
 	if err != nil {
 		return nil, err
 	}
-	res := &Results{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
+	summary := inflationSummary(r, curves, ps)
+	res := &Results{Title: "wattsched: " + r.Scenario.Name, Summary: summary, Head: []string{summary, ""}, Definitions: inflationDefinitions(r), Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
 		Tables: []report.Table{SummaryTable(ps), MoneyTable(ps)}, Figures: figs,
 		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs),
 		Files:    map[string][]byte{"summary.json": js, "capacity.csv": CapacityCSV(curves, usdPerW, kgPerW), "fgdsim_alloc.csv": FGDSimCSV(r)},

@@ -242,7 +242,11 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		}
 		ser = append(ser, line)
 	}
-	svg, err := report.LinePlot{Title: "Cluster power (" + s.Name + ")", XLabel: "time (h)", YLabel: "EOPC (kW)", Series: ser, LegendBottom: true}.SVG()
+	svg, err := report.LinePlot{Title: "Cluster power (" + s.Name + ")", XLabel: "time (h)", YLabel: "power (kW)", Series: ser, Steps: true}.SVG()
+	if err != nil {
+		return nil, err
+	}
+	bars, err := replayBars(runs)
 	if err != nil {
 		return nil, err
 	}
@@ -264,15 +268,31 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	}
 	res := &Results{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description}, notes...),
 		Tail: tail, Tables: []report.Table{ReplayTable(runs)},
-		Figures: []Figure{{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
+		Figures: []Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
+			{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
 		Files:   map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
-		Listing: "summary.json, jobs.csv, timeline.csv, power.svg, report.html"}
+		Listing: "summary.json, jobs.csv, timeline.csv, totals.svg, power.svg, report.html"}
 	var xls []*explainLog
 	for _, r := range runs {
 		xls = append(xls, r.explain)
 	}
 	addExplain(res, s, xls)
 	return res, nil
+}
+
+// replayBars draws each policy's energy, cost and CO2 as bars.
+func replayBars(runs []*ReplayRun) ([]byte, error) {
+	bp := report.BarPlot{Title: "Energy, cost and CO2 of the replay",
+		Panels: []report.BarPanel{{Label: "energy (kWh)", Format: "%.1f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (kg)", Format: "%.1f"}}}
+	nan := math.NaN()
+	for _, r := range runs {
+		x := r.Summarize()
+		bp.Names = append(bp.Names, r.Policy)
+		for k, v := range []Num{x.EnergyKWh, x.CostUSD, x.CO2Kg} {
+			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: float64(v), Lo: nan, Hi: nan})
+		}
+	}
+	return bp.SVG()
 }
 
 // replayNotes are the notes of a replay's or a comparison's results after
@@ -325,7 +345,7 @@ func ReplayTable(runs []*ReplayRun) report.Table {
 		x := r.Summarize()
 		row := []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
 			fmt.Sprintf("%.1f", float64(x.IdleKWh)), orDash("%.1f", x.MeanWaitS), orDash("%.0f", x.MeanJCTS), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000),
-			fmt.Sprintf("%.0f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))}
+			fmt.Sprintf("%.2f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))}
 		if x.PowerDown != nil {
 			row = append(row, fmt.Sprintf("%.0f", float64(x.PowerDown.OffNodeH)), strconv.Itoa(x.PowerDown.PowerOffs), strconv.Itoa(x.PowerDown.Wakes))
 		}

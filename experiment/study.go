@@ -96,11 +96,16 @@ type Results struct {
 	Tables []report.Table
 	// PageTables are shown in report.html only, after Tables.
 	PageTables []report.Table
-	// Title, Notes, Figures and Footnote make up report.html.
-	Title    string
-	Notes    []string
-	Figures  []Figure
-	Footnote string
+	// Title, Summary, Notes, Figures, Definitions and Footnote make up
+	// report.html: Summary is its plain-language paragraph at the top,
+	// Definitions (shown after the figures, not printed) says what each
+	// figure means.
+	Title       string
+	Summary     string
+	Notes       []string
+	Figures     []Figure
+	Definitions *report.Table
+	Footnote    string
 	// Files are the other files (summary.json, CSVs), by name.
 	Files map[string][]byte
 }
@@ -134,7 +139,7 @@ func (r *Results) Write(dir string) error {
 	for n, b := range r.Files {
 		files[n] = b
 	}
-	page := report.Page{Title: r.Title, Notes: r.Notes, Tables: append(slices.Clip(r.Tables), r.PageTables...), Footnote: r.Footnote}
+	page := report.Page{Title: r.Title, Summary: r.Summary, Notes: r.Notes, Tables: append(slices.Clip(r.Tables), r.PageTables...), Definitions: r.Definitions, Footnote: r.Footnote}
 	for _, f := range r.Figures {
 		files[f.File] = f.SVG
 		page.Figures = append(page.Figures, report.Figure{Caption: f.Caption, SVG: f.SVG})

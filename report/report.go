@@ -4,6 +4,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -16,7 +17,9 @@ import (
 	"slices"
 	"strconv"
 
+	"codeberg.org/go-fonts/liberation/liberationsansregular"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -101,29 +104,70 @@ func Exact(v float64) string {
 type Series struct {
 	Name string
 	X, Y []float64
+	// Lo and Hi, when set (as long as X), bound a band drawn shaded
+	// around the line in its colour: a 95% interval over seeds, say.
+	// Points where either bound is NaN or infinite are left out of it.
+	Lo, Hi []float64
 }
 
-// LinePlot describes a plot.
+// LinePlot describes a plot. The legend of a plot with more than one
+// series is drawn in a column right of the data area, never over it.
 type LinePlot struct {
 	Title, XLabel, YLabel string
 	Series                []Series
 	XMin, XMax            float64 // zero values: automatic
 	YMin, YMax            float64
-	// LegendLeft and LegendBottom place the legend (default: top right).
-	LegendLeft, LegendBottom bool
 	// Steps draws each series as a step function: a value holds until the
 	// next point (power between events, an empirical distribution).
 	Steps bool
 }
 
-var palette = []color.Color{
-	color.RGBA{0, 0, 0, 255}, color.RGBA{214, 39, 40, 255}, color.RGBA{255, 127, 14, 255},
-	color.RGBA{44, 160, 44, 255}, color.RGBA{31, 119, 180, 255}, color.RGBA{148, 103, 189, 255},
-	color.RGBA{140, 86, 75, 255}, color.RGBA{227, 119, 194, 255}, color.RGBA{127, 127, 127, 255},
-	color.RGBA{188, 189, 34, 255},
+// Palette is the colour of the i-th series or bar (Palette[i%9]): the
+// eight colours of Okabe and Ito's colour-blind-safe set, in an order
+// that keeps the pale yellow last, and a dark grey as the ninth. Series
+// past the ninth repeat the colours dashed.
+var Palette = []color.RGBA{
+	{0, 0, 0, 255},       // black
+	{230, 159, 0, 255},   // orange
+	{0, 114, 178, 255},   // blue
+	{0, 158, 115, 255},   // bluish green
+	{213, 94, 0, 255},    // vermillion
+	{86, 180, 233, 255},  // sky blue
+	{204, 121, 167, 255}, // reddish purple
+	{240, 228, 66, 255},  // yellow
+	{102, 102, 102, 255}, // dark grey
 }
 
-// SVG renders the plot as SVG (fonts embedded by gonum, no external URLs).
+// FontFamily is the CSS font-family of report.html and of the text in
+// every plot: the plots are laid out with the Liberation Sans metrics
+// (metric-compatible with Arial and Helvetica, the fallbacks), and the
+// page embeds Liberation Sans Regular, so the two always match.
+const FontFamily = `'Liberation Sans', Arial, Helvetica, sans-serif`
+
+// sans is the plots' typeface (gonum's Liberation collection).
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// newPlot is a plot with the page's font on every text.
+func newPlot(title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 13)
+	p.Title.Padding = vg.Points(6)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 12)
+		a.Tick.Label.Font = font.From(sans, 11)
+	}
+	p.Legend.TextStyle.Font = font.From(sans, 11)
+	return p
+}
+
+func seriesColor(i int) color.RGBA { return Palette[i%len(Palette)] }
+
+// band is a translucent fill of c.
+func band(c color.RGBA) color.NRGBA { return color.NRGBA{c.R, c.G, c.B, 56} }
+
+// SVG renders the plot as SVG (text in Liberation Sans, with FontFamily's
+// fallbacks; no external URLs).
 // Points with a NaN or infinite coordinate are left out; an axis whose
 // points span no range at a magnitude where gonum's own widening by ±1 is
 // lost to rounding (a constant series of 1e18, say) is widened by 1%
@@ -136,24 +180,47 @@ func (lp LinePlot) SVG() (out []byte, err error) {
 			out, err = nil, fmt.Errorf("plot %q: cannot draw: %v", lp.Title, r)
 		}
 	}()
-	p := plot.New()
-	p.Title.Text = lp.Title
+	p := newPlot(lp.Title)
 	p.X.Label.Text = lp.XLabel
 	p.Y.Label.Text = lp.YLabel
 	p.Add(plotter.NewGrid())
+	inRange := func(x float64) bool { return !(lp.XMax > lp.XMin) || (x >= lp.XMin && x <= lp.XMax) }
+	var lines []plot.Plotter
 	for i, s := range lp.Series {
 		pts := make(plotter.XYs, 0, len(s.X))
 		for k := range s.X {
-			if !finite(s.X[k]) || !finite(s.Y[k]) {
-				continue
-			}
-			if lp.XMax > lp.XMin && (s.X[k] < lp.XMin || s.X[k] > lp.XMax) {
+			if !finite(s.X[k]) || !finite(s.Y[k]) || !inRange(s.X[k]) {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: s.X[k], Y: s.Y[k]})
 		}
 		if len(pts) == 0 {
 			continue
+		}
+		if len(s.Lo) == len(s.X) && len(s.Hi) == len(s.X) {
+			var lo, hi plotter.XYs
+			for k := range s.X {
+				if finite(s.X[k]) && finite(s.Lo[k]) && finite(s.Hi[k]) && inRange(s.X[k]) {
+					lo = append(lo, plotter.XY{X: s.X[k], Y: s.Lo[k]})
+					hi = append(hi, plotter.XY{X: s.X[k], Y: s.Hi[k]})
+				}
+			}
+			if len(lo) > 1 {
+				if lp.Steps {
+					lo, hi = steps(lo), steps(hi)
+				}
+				ring := slices.Clone(hi)
+				for k := len(lo) - 1; k >= 0; k-- {
+					ring = append(ring, lo[k])
+				}
+				pg, err := plotter.NewPolygon(ring)
+				if err != nil {
+					return nil, err
+				}
+				pg.Color = band(seriesColor(i))
+				pg.LineStyle.Width = 0
+				p.Add(pg)
+			}
 		}
 		if lp.Steps {
 			pts = steps(pts)
@@ -162,16 +229,15 @@ func (lp LinePlot) SVG() (out []byte, err error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Color = palette[i%len(palette)]
-		l.Width = vg.Points(1.5)
-		if i >= len(palette) {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		l.Color = seriesColor(i)
+		l.Width = vg.Points(1.75)
+		if i >= len(Palette) {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(2.5)}
 		}
-		p.Add(l)
+		lines = append(lines, l)
 		p.Legend.Add(s.Name, l)
 	}
-	p.Legend.Top = !lp.LegendBottom
-	p.Legend.Left = lp.LegendLeft
+	p.Add(lines...) // lines over every band
 	if lp.XMax > lp.XMin {
 		p.X.Min, p.X.Max = lp.XMin, lp.XMax
 	}
@@ -186,13 +252,219 @@ func (lp LinePlot) SVG() (out []byte, err error) {
 			return nil, fmt.Errorf("plot %q: axis %q spans %g to %g, beyond what float64 can divide into ticks", lp.Title, a.Label.Text, a.Min, a.Max)
 		}
 	}
+	return render(p, len(lines) > 1)
+}
+
+// render draws p on an 8 x 5 inch SVG canvas; withLegend puts its legend
+// in a column right of the plot, top-aligned with the data area.
+func render(p *plot.Plot, withLegend bool) ([]byte, error) {
 	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
-	p.Draw(draw.New(c))
+	dc := draw.New(c)
+	if withLegend {
+		p.Legend.Left, p.Legend.Top = true, true
+		p.Legend.Padding = vg.Points(2)
+		r := p.Legend.Rectangle(dc)
+		w := (r.Max.X-r.Min.X)*1.15 + vg.Points(12) // slack for a fallback font
+		if max := dc.Max.X / 3; w > max {
+			w = max
+		}
+		col := draw.Crop(dc, dc.Max.X-w, 0, 0, 0)
+		plotArea := draw.Crop(dc, 0, -w, 0, 0)
+		legend := p.Legend
+		p.Legend = plot.NewLegend() // drawn beside, not inside
+		p.Draw(plotArea)
+		da := p.DataCanvas(plotArea)
+		col.Max.Y = da.Max.Y
+		col.Min.X += vg.Points(8)
+		legend.Draw(col)
+	} else {
+		p.Legend = plot.NewLegend()
+		p.Draw(dc)
+	}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return withFallbacks(b.Bytes()), nil
+}
+
+// compactTicks are gonum's default ticks with at most three labelled
+// values, written short (250k, 1.5M), so that the narrow axes of a
+// BarPlot's panels never run their labels together.
+type compactTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (compactTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	var major []int
+	for i, t := range ts {
+		if t.Label != "" {
+			major = append(major, i)
+		}
+	}
+	step := (len(major) + 2) / 3
+	for k, i := range major {
+		if k%step != 0 {
+			ts[i].Label = ""
+			continue
+		}
+		ts[i].Label = compact(ts[i].Value)
+	}
+	return ts
+}
+
+// compact writes v with a k (thousand) or M (million) suffix.
+func compact(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 4, 64) + "M"
+	case a >= 1e4:
+		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// withFallbacks names FontFamily's fallbacks after the Liberation Sans
+// that gonum writes, for an SVG opened on its own.
+func withFallbacks(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"), []byte("font-family:"+FontFamily+";"))
+}
+
+// Bar is one bar of a BarPanel: a value and, where known, its interval
+// (Lo and Hi NaN: none).
+type Bar struct {
+	Value, Lo, Hi float64
+}
+
+// BarPanel is one quantity of a BarPlot, one bar per name.
+type BarPanel struct {
+	// Label names the quantity and its one unit ("energy (kWh)").
+	Label string
+	Bars  []Bar
+	// Format prints each bar's value beside it ("%.1f").
+	Format string
+}
+
+// BarPlot draws horizontal bars, one row per name (top to bottom in the
+// order given, each in its series colour, Palette[i]), and one panel per
+// quantity side by side, each with its own axis and unit; an interval is
+// drawn as an error bar and each value is printed beside its bar.
+type BarPlot struct {
+	Title  string
+	Names  []string
+	Panels []BarPanel
+}
+
+// SVG renders the bar plot, or an error naming the plot.
+func (bp BarPlot) SVG() (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("plot %q: cannot draw: %v", bp.Title, r)
+		}
+	}()
+	n := len(bp.Names)
+	if n == 0 || len(bp.Panels) == 0 {
+		return nil, fmt.Errorf("plot %q: no bars", bp.Title)
+	}
+	// Row of name i: n-1-i, so that the first name is on top.
+	labels := make([]string, n)
+	for i, name := range bp.Names {
+		labels[n-1-i] = name
+	}
+	var plots []*plot.Plot
+	for k, pn := range bp.Panels {
+		if len(pn.Bars) != n {
+			return nil, fmt.Errorf("plot %q: panel %q has %d bars for %d names", bp.Title, pn.Label, len(pn.Bars), n)
+		}
+		p := newPlot("")
+		p.X.Label.Text = pn.Label
+		p.Add(plotter.NewGrid())
+		hiMax, loMin := 0.0, 0.0
+		var lbl plotter.XYLabels
+		var errs plotter.XYs
+		var errLo, errHi []float64
+		for i, b := range pn.Bars {
+			v := b.Value
+			if !finite(v) {
+				v = 0
+			}
+			bc, err := plotter.NewBarChart(plotter.Values{v}, vg.Points(18))
+			if err != nil {
+				return nil, err
+			}
+			bc.Horizontal = true
+			bc.XMin = float64(n - 1 - i)
+			bc.Color = seriesColor(i)
+			bc.LineStyle.Width = 0
+			p.Add(bc)
+			end := v
+			if finite(b.Lo) && finite(b.Hi) {
+				errs = append(errs, plotter.XY{X: v, Y: float64(n - 1 - i)})
+				errLo, errHi = append(errLo, v-b.Lo), append(errHi, b.Hi-v)
+				end = max(end, b.Hi)
+				loMin = min(loMin, b.Lo)
+			}
+			hiMax = max(hiMax, end)
+			loMin = min(loMin, v)
+			text := "-"
+			if finite(b.Value) {
+				text = fmt.Sprintf(pn.Format, b.Value)
+			}
+			lbl.XYs = append(lbl.XYs, plotter.XY{X: end, Y: float64(n - 1 - i)})
+			lbl.Labels = append(lbl.Labels, text)
+		}
+		if len(errs) > 0 {
+			eb := &plotter.XErrorBars{XYs: errs, XErrors: make(plotter.XErrors, len(errs)), LineStyle: plotter.DefaultLineStyle, CapWidth: vg.Points(8)}
+			for i := range errs {
+				eb.XErrors[i] = struct{ Low, High float64 }{errLo[i], errHi[i]}
+			}
+			eb.LineStyle.Width = vg.Points(1.25)
+			p.Add(eb)
+		}
+		lb, err := plotter.NewLabels(lbl)
+		if err != nil {
+			return nil, err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font = font.From(sans, 10)
+			lb.TextStyle[i].YAlign = draw.YCenter
+		}
+		lb.Offset = vg.Point{X: vg.Points(4)}
+		p.Add(lb)
+		p.NominalY(labels...)
+		if k > 0 {
+			p.NominalY(make([]string, n)...)
+		}
+		// Room right of the longest bar for its printed value.
+		span := hiMax - loMin
+		if span <= 0 {
+			span = 1
+		}
+		p.X.Min, p.X.Max = loMin, hiMax+0.3*span
+		p.X.Tick.Marker = compactTicks{}
+		p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+		plots = append(plots, p)
+	}
+	h := vg.Length(max(2.2, 0.9+0.32*float64(n))) * vg.Inch
+	c := vgsvg.New(8*vg.Inch, h)
+	dc := draw.New(c)
+	if bp.Title != "" {
+		t := newPlot(bp.Title)
+		th := t.Title.TextStyle.Height(bp.Title)
+		dc.FillText(t.Title.TextStyle, vg.Point{X: dc.Center().X, Y: dc.Max.Y - 1.5*th}, bp.Title)
+		dc = draw.Crop(dc, 0, 0, 0, -2*th-vg.Points(4))
+	}
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(14), PadTop: vg.Points(4), PadBottom: vg.Points(2), PadLeft: vg.Points(2), PadRight: vg.Points(6)}
+	cs := plot.Align([][]*plot.Plot{plots}, tiles, dc)
+	for k, p := range plots {
+		p.Draw(cs[0][k])
+	}
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return withFallbacks(b.Bytes()), nil
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -224,11 +496,16 @@ func steps(pts plotter.XYs) plotter.XYs {
 
 // Page is a self-contained HTML report.
 type Page struct {
-	Title    string
-	Notes    []string
-	Tables   []Table
-	Figures  []Figure
-	Footnote string
+	Title string
+	// Summary is the plain-language paragraph at the top ("": none).
+	Summary string
+	Notes   []string
+	Tables  []Table
+	Figures []Figure
+	// Definitions, after the figures, says what each figure of the page
+	// means (nil: none).
+	Definitions *Table
+	Footnote    string
 }
 
 // Table is a titled table.
@@ -244,16 +521,27 @@ type Figure struct {
 	SVG     []byte
 }
 
+// pageFont is Liberation Sans Regular as a data: URL, embedded once in
+// each page so that the page's text and the plots' text (laid out with
+// its metrics) are the same font on any machine.
+var pageFont = template.CSS("url(data:font/ttf;base64," + base64.StdEncoding.EncodeToString(liberationsansregular.TTF) + ")")
+
 var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{{.Title}}</title>
-<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}</style></head>
-<body><h1>{{.Title}}</h1>{{range .Notes}}<p>{{.}}</p>{{end}}
-{{range .Tables}}<h2>{{.Title}}</h2><table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Page.Title}}</title>
+<style>@font-face{font-family:'Liberation Sans';font-weight:normal;font-style:normal;src:{{.Font}} format("truetype")}
+body{font-family:{{.Family}};font-size:15px;line-height:1.45;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em}
+p.summary{font-size:1.1em;background:#f4f7fb;border-left:4px solid #0072b2;padding:.6em 1em}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td:first-child,th:first-child,td:nth-child(2):last-child,th:nth-child(2):last-child{text-align:left}
+figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{color:#444;margin-top:.3em}</style></head>
+<body><h1>{{.Page.Title}}</h1>{{with .Page.Summary}}<p class="summary">{{.}}</p>{{end}}{{range .Page.Notes}}<p>{{.}}</p>{{end}}
+{{range .Page.Tables}}<h2>{{.Title}}</h2><table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
-{{range .Figures}}<figure>{{.Inline}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
-<p><small>{{.Footnote}}</small></p></body></html>
+{{range .Page.Figures}}<figure>{{.Inline}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
+{{with .Page.Definitions}}<h2>{{.Title}}</h2><table class="defs"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
+<p><small>{{.Page.Footnote}}</small></p></body></html>
 `))
 
 // Inline returns the SVG for embedding.
@@ -268,7 +556,10 @@ func (f Figure) Inline() template.HTML {
 // HTML renders the page.
 func (p Page) HTML() ([]byte, error) {
 	var b bytes.Buffer
-	if err := pageTmpl.Execute(&b, p); err != nil {
+	if err := pageTmpl.Execute(&b, struct {
+		Page         Page
+		Font, Family template.CSS
+	}{p, pageFont, template.CSS(FontFamily)}); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

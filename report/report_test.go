@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,6 +119,130 @@ func FuzzLinePlotSVG(f *testing.F) {
 	f.Add(5e-324, 5e-324, 0.0, 0.0, true)
 	f.Fuzz(func(t *testing.T, x0, x1, y0, y1 float64, steps bool) {
 		_, err := LinePlot{Title: "fuzz", Steps: steps, Series: []Series{{Name: "a", X: []float64{x0, x1}, Y: []float64{y0, y1}}}}.SVG()
+		if err != nil && !strings.Contains(err.Error(), `plot "fuzz"`) {
+			t.Fatalf("error %v does not name the plot", err)
+		}
+	})
+}
+
+// The palette has nine colours, pairwise apart (Euclidean distance in RGB
+// over 60: the closest pair, orange and vermillion, is about 67 apart; the
+// Okabe-Ito hues were chosen to stay apart under colour blindness too).
+func TestPaletteNineDistinct(t *testing.T) {
+	if len(Palette) != 9 {
+		t.Fatalf("%d colours, want 9", len(Palette))
+	}
+	for i, a := range Palette {
+		for j, b := range Palette[:i] {
+			dr, dg, db := float64(a.R)-float64(b.R), float64(a.G)-float64(b.G), float64(a.B)-float64(b.B)
+			if d := math.Sqrt(dr*dr + dg*dg + db*db); d < 60 {
+				t.Errorf("colours %d and %d are %.0f apart", j, i, d)
+			}
+		}
+	}
+}
+
+var svgText = regexp.MustCompile(`<text x="([-0-9.e]+)"[^>]*>([^<]*)</text>`)
+
+// textX maps each text of an SVG to its x position.
+func textX(t *testing.T, svg []byte) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, m := range svgText.FindAllSubmatch(svg, -1) {
+		x, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[string(m[2])] = x
+	}
+	return out
+}
+
+// A legend sits right of the data area: every legend entry starts right
+// of the x axis' last tick label (at the data area's right edge); the
+// text is in the page's font with its fallbacks; a band adds a filled
+// path per series.
+func TestLinePlotLegendOutsideFontAndBands(t *testing.T) {
+	lp := LinePlot{Title: "t", XLabel: "x (s)", YLabel: "y (kW)", XMin: 0, XMax: 10, Series: []Series{
+		{Name: "alpha", X: []float64{0, 10}, Y: []float64{0, 10}},
+		{Name: "beta", X: []float64{0, 10}, Y: []float64{10, 0}},
+	}}
+	plain, err := lp.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := textX(t, plain)
+	if xs["alpha"] <= xs["10"] || xs["beta"] <= xs["10"] {
+		t.Errorf("legend at x %v, %v; the x axis ends at %v", xs["alpha"], xs["beta"], xs["10"])
+	}
+	if !bytes.Contains(plain, []byte("font-family:"+FontFamily+";")) {
+		t.Error("plot text is not in FontFamily")
+	}
+	lp.Series[0].Lo, lp.Series[0].Hi = []float64{-1, 9}, []float64{1, 11}
+	banded, err := lp.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(banded, []byte("fill-opacity:0.2")) || bytes.Contains(plain, []byte("fill-opacity:0.2")) {
+		t.Error("the band is not drawn as a translucent fill (or one is drawn without a band)")
+	}
+}
+
+// A bar plot prints each name once and each value in its panel's format
+// (cents for money); a panel whose bars do not match the names is an
+// error naming the plot.
+func TestBarPlot(t *testing.T) {
+	bp := BarPlot{Title: "totals", Names: []string{"FGD", "PWR"}, Panels: []BarPanel{
+		{Label: "energy (kWh)", Format: "%.1f", Bars: []Bar{{10, 9, 11}, {8, math.NaN(), math.NaN()}}},
+		{Label: "cost (USD)", Format: "%.2f", Bars: []Bar{{1.234, 1.2, 1.3}, {1.1, 1, 1.2}}},
+	}}
+	svg, err := bp.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := textX(t, svg)
+	for _, s := range []string{"totals", "FGD", "PWR", "10.0", "8.0", "1.23", "1.10", "energy (kWh)", "cost (USD)"} {
+		if _, ok := xs[s]; !ok {
+			t.Errorf("no text %q in the bar plot", s)
+		}
+	}
+	again, _ := bp.SVG()
+	if !bytes.Equal(svg, again) {
+		t.Error("same bar plot rendered twice differs")
+	}
+	bp.Panels[1].Bars = bp.Panels[1].Bars[:1]
+	if _, err := bp.SVG(); err == nil || !strings.Contains(err.Error(), `plot "totals"`) {
+		t.Errorf("mismatched panel: error %v, want one naming the plot", err)
+	}
+}
+
+// The page embeds Liberation Sans once and sets the same family as the
+// plots; summary and definitions are shown.
+func TestPageFontSummaryDefinitions(t *testing.T) {
+	h, err := Page{Title: "r", Summary: "S <b>", Definitions: &Table{Title: "What each figure means", Head: []string{"figure", "definition"}, Rows: [][]string{{"EOPC", "power"}}}}.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(h)
+	for _, want := range []string{"@font-face{font-family:'Liberation Sans'", "data:font/ttf;base64,", "font-family:" + FontFamily, `<p class="summary">S &lt;b&gt;</p>`, "<td>EOPC</td><td>power</td>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(s, "@font-face"); n != 1 {
+		t.Errorf("%d @font-face rules, want 1", n)
+	}
+}
+
+// FuzzBarPlotSVG: bars of any finite or non-finite values and intervals
+// give an SVG or an error naming the plot, never a panic.
+func FuzzBarPlotSVG(f *testing.F) {
+	f.Add(1.0, 0.5, 1.5, 2.0)
+	f.Add(math.NaN(), math.Inf(1), math.Inf(-1), 0.0)
+	f.Add(1e308, -1e308, 1e308, -1e308)
+	f.Add(0.0, 0.0, 0.0, 0.0)
+	f.Fuzz(func(t *testing.T, v, lo, hi, w float64) {
+		_, err := BarPlot{Title: "fuzz", Names: []string{"a", "b"}, Panels: []BarPanel{{Label: "x (kWh)", Format: "%.2f", Bars: []Bar{{v, lo, hi}, {w, math.NaN(), math.NaN()}}}}}.SVG()
 		if err != nil && !strings.Contains(err.Error(), `plot "fuzz"`) {
 			t.Fatalf("error %v does not name the plot", err)
 		}

@@ -353,7 +353,7 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 			main[m.System] = m
 		}
 	}
-	figs, err := Plots(s.Price[:s.Slots], Systems, main, "Price (the stand-in week) and each system's cluster power, seed 1, main workload")
+	figs, err := Plots(s.Price[:s.Slots], Systems, main, "Each system's planned cluster power over the stand-in week, seed 1, main workload")
 	if err != nil {
 		return nil, err
 	}
@@ -376,17 +376,20 @@ func RunsCSV(runs []*Metrics) []byte {
 	return report.CSV(rows)
 }
 
-// Plots draws, over the slots of price, the price and the cluster power,
-// the nodes on and the training progress of runs[name] for each of names
-// (names without a run are left out); priceCaption captions the first.
-func Plots(price []float64, names []string, runs map[string]*Metrics, priceCaption string) ([]experiment.Figure, error) {
+// Plots draws, over the slots of price, the price (a plot of its own: one
+// unit per axis) and, for runs[name] of each of names (names without a
+// run are left out), the cluster power (captioned powerCaption), the
+// nodes on and the training progress.
+func Plots(price []float64, names []string, runs map[string]*Metrics, powerCaption string) ([]experiment.Figure, error) {
 	var figs []experiment.Figure
 	var x []float64
 	for h := range price {
 		x = append(x, float64(h)/96)
 	}
-	pp := report.LinePlot{Title: "Price (USD/MWh) and planned cluster power (kW)", XLabel: "day", YLabel: "USD/MWh ; kW", Steps: true}
-	pp.Series = append(pp.Series, report.Series{Name: "price USD/MWh", X: x, Y: price})
+	// Price and power have an axis each (one unit per axis).
+	pr := report.LinePlot{Title: "Electricity price", XLabel: "day", YLabel: "price (USD/MWh)", Steps: true,
+		Series: []report.Series{{Name: "price", X: x, Y: price}}}
+	pp := report.LinePlot{Title: "Planned cluster power", XLabel: "day", YLabel: "power (kW)", Steps: true}
 	nodes := report.LinePlot{Title: "Nodes on", XLabel: "day", YLabel: "nodes", Steps: true}
 	prog := report.LinePlot{Title: "Training progress (share of arrived epochs done)", XLabel: "day", YLabel: "fraction"}
 	for _, sys := range names {
@@ -404,14 +407,15 @@ func Plots(price []float64, names []string, runs map[string]*Metrics, priceCapti
 			on = append(on, float64(n))
 			pr = append(pr, smp.Progress)
 		}
-		pp.Series = append(pp.Series, report.Series{Name: sys + " kW", X: x, Y: pw})
+		pp.Series = append(pp.Series, report.Series{Name: sys, X: x, Y: pw})
 		nodes.Series = append(nodes.Series, report.Series{Name: sys, X: x, Y: on})
 		prog.Series = append(prog.Series, report.Series{Name: sys, X: x, Y: pr})
 	}
 	for _, p := range []struct {
 		file, caption string
 		lp            report.LinePlot
-	}{{"price_power.svg", priceCaption, pp},
+	}{{"price.svg", "Electricity price of each 15-minute slot", pr},
+		{"power.svg", powerCaption, pp},
 		{"nodes_on.svg", "Nodes powered on per slot (DRS)", nodes},
 		{"training_progress.svg", "Training progress: epochs done over epochs of arrived jobs", prog}} {
 		b, err := p.lp.SVG()

@@ -470,7 +470,7 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 	for _, r := range runs[:len(systems)] {
 		first[r.System] = r
 	}
-	figs, err := Plots(setup.Price[:c.Slots], names, first, fmt.Sprintf("Price and each system's cluster power, seed %d", seeds[0]))
+	figs, err := Plots(setup.Price[:c.Slots], names, first, fmt.Sprintf("Each system's planned cluster power, seed %d", seeds[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -508,4 +508,3 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 		Footnote: "wattsched " + version, Files: map[string][]byte{"summary.json": js, "runs.csv": RunsCSV(runs), "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
 		Listing: "summary.json, runs.csv, jobs.csv, timeline.csv, *.svg, report.html"}}, nil
 }
-

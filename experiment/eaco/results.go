@@ -51,7 +51,7 @@ func settingTables(rep *Reproduction) (report.Table, report.Table) {
 		for _, u := range a.Undos {
 			und += u
 		}
-		main.Rows = append(main.Rows, []string{strconv.Itoa(a.Nodes), a.Variant, pm(a.EnergyMWh, "%.2f"), pct(a.EnergyRatio), pm(a.CostUSD, "%.0f"),
+		main.Rows = append(main.Rows, []string{strconv.Itoa(a.Nodes), a.Variant, pm(a.EnergyMWh, "%.2f"), pct(a.EnergyRatio), pm(a.CostUSD, "%.2f"),
 			pm([2]float64{a.CO2Kg[0] / 1000, a.CO2Kg[1] / 1000}, "%.2f"), pm(a.RunH, "%.2f"), pct(a.RunRatio),
 			pm(a.JTTH, "%.2f"), pct(a.JTTRatio), pm(a.ActiveNodes, "%.1f"), pct(a.ActiveRatio), fmt.Sprintf("%d, %d", sum, slices.Max(a.Misses)), strconv.Itoa(und), pm(a.Joins, "%.0f")})
 	}
@@ -103,6 +103,28 @@ func modelTable(rep *Reproduction) report.Table {
 	return model
 }
 
+// totalsFigure draws each scheduler's energy, cost and CO2 on the n-node
+// cluster: bars the mean over the seeds, whiskers its 95% interval.
+func totalsFigure(rep *Reproduction, n int) (experiment.Figure, error) {
+	seeds := rep.Options.Seeds
+	bp := report.BarPlot{Title: fmt.Sprintf("%d nodes: energy, cost and CO2 (mean and 95%% interval over %d seeds)", n, seeds),
+		Panels: []report.BarPanel{{Label: "energy (MWh)", Format: "%.2f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (t)", Format: "%.2f"}}}
+	for _, v := range Variants {
+		a := rep.Agg(n, v.Label)
+		bp.Names = append(bp.Names, v.Label)
+		for k, x := range [][2]float64{a.EnergyMWh, a.CostUSD, {a.CO2Kg[0] / 1000, a.CO2Kg[1] / 1000}} {
+			h := experiment.Half95(x[1], seeds)
+			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: x[0], Lo: x[0] - h, Hi: x[0] + h})
+		}
+	}
+	file := fmt.Sprintf("totals_%d.svg", n)
+	b, err := bp.SVG()
+	if err != nil {
+		return experiment.Figure{}, fmt.Errorf("plot %s: %w", file, err)
+	}
+	return experiment.Figure{File: file, Caption: bp.Title + ": " + rep.Label, SVG: b}, nil
+}
+
 func figures(rep *Reproduction) ([]experiment.Figure, error) {
 	var figs []experiment.Figure
 	bar := func(file, caption, ylabel string, y func(Agg) float64) error {
@@ -150,6 +172,13 @@ func figures(rep *Reproduction) ([]experiment.Figure, error) {
 			return nil, err
 		}
 		figs = append(figs, experiment.Figure{File: fmt.Sprintf("active_nodes_%d.svg", n), Caption: lp.Title, SVG: b})
+	}
+	for _, n := range Clusters {
+		f, err := totalsFigure(rep, n)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
 	}
 	return figs, nil
 }

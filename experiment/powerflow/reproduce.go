@@ -560,7 +560,7 @@ func Tables(rep *Reproduction) []report.Table {
 			lim = fmt.Sprintf("%.3f", r.MaxPredW/r.LimitW)
 		}
 		curves.Rows = append(curves.Rows, []string{r.System, report.F(r.Param), fmt.Sprintf("%.2f", r.AvgJCTh), fmt.Sprintf("%.3f", r.EnergyMWh),
-			fmt.Sprintf("%.0f", r.CostUSD), fmt.Sprintf("%.2f", r.CO2Kg/1000),
+			fmt.Sprintf("%.2f", r.CostUSD), fmt.Sprintf("%.2f", r.CO2Kg/1000),
 			fmt.Sprintf("%.3f", r.JobMWh), fmt.Sprintf("%.3f", r.IdleMWh), fmt.Sprintf("%.3f", r.PreRunMWh), fmt.Sprintf("%.0f", r.MakespanH), strconv.Itoa(r.Restarts), lim,
 			fmt.Sprintf("%.0f", r.MeanMHz), fmt.Sprintf("%.0f%%", 100*r.LargeShare), fmt.Sprintf("%.0f%%", 100*r.LargeWait), fmt.Sprintf("%.2f", r.MeanWaitH)})
 	}

@@ -208,7 +208,7 @@ func ScenarioTable(r *ScenarioResult) report.Table {
 		}
 		t.Rows = append(t.Rows, []string{s.System, fmt.Sprintf("%.2f (%.2f)", s.AvgJCTh, s.AvgJCThStd), fmt.Sprintf("%.3f (%.3f)", s.EnergyMWh, s.EnergyMWhStd),
 			fmt.Sprintf("%.1f", s.MakespanH), lim, fmt.Sprintf("%.1f", s.MaxActualW/1000), fmt.Sprintf("%.0f", s.Restarts),
-			fmt.Sprintf("%.0f", s.CostUSD), fmt.Sprintf("%.2f", s.CO2Kg/1000)})
+			fmt.Sprintf("%.2f", s.CostUSD), fmt.Sprintf("%.2f", s.CO2Kg/1000)})
 	}
 	return t
 }
@@ -246,10 +246,28 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
+	var names []string
+	panels := []experiment.TotalsPanel{{Label: "energy (MWh)", Format: "%.2f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (t)", Format: "%.2f"}}
+	for _, s := range r.Systems {
+		names = append(names, s.System)
+		var en, usd, co2 []float64
+		for _, x := range r.Runs {
+			if x.System == s.System {
+				en, usd, co2 = append(en, x.EnergyMWh), append(usd, x.CostUSD), append(co2, x.CO2Kg/1000)
+			}
+		}
+		panels[0].PerSeed, panels[1].PerSeed, panels[2].PerSeed = append(panels[0].PerSeed, en), append(panels[1].PerSeed, usd), append(panels[2].PerSeed, co2)
+	}
+	seeds := len(r.Scenario.SeedList())
+	totals, err := experiment.TotalsBars(fmt.Sprintf("Energy, cost and CO2 (mean and 95%% interval over %d seeds)", seeds), names, panels)
+	if err != nil {
+		return nil, fmt.Errorf("plot totals.svg: %w", err)
+	}
 	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Cost and carbon: " + r.Grid}, r.StandIns...),
-		Tail:     []string{"cost and carbon: " + r.Grid, ""},
-		Tables:   []report.Table{ScenarioTable(r)},
-		Figures:  []experiment.Figure{{File: "jct_vs_energy.svg", Caption: "Average JCT vs total GPU energy, one cross per seed", SVG: svg}},
+		Tail:   []string{"cost and carbon: " + r.Grid, ""},
+		Tables: []report.Table{ScenarioTable(r)},
+		Figures: []experiment.Figure{{File: "totals.svg", Caption: "Each system's energy, cost and CO2: bars the mean over the seeds, whiskers the 95% interval of that mean (Student's t)", SVG: totals},
+			{File: "jct_vs_energy.svg", Caption: "Average JCT vs total GPU energy, one cross per seed", SVG: svg}},
 		Footnote: "wattsched " + r.Version, Files: map[string][]byte{"summary.json": js, "runs.csv": report.CSV(rows)},
-		Head: experiment.StandInLines(r.StandIns), Listing: "summary.json, runs.csv, jct_vs_energy.svg, report.html"}}, nil
+		Head: experiment.StandInLines(r.StandIns), Listing: "summary.json, runs.csv, totals.svg, jct_vs_energy.svg, report.html"}}, nil
 }

@@ -430,7 +430,7 @@ func sweepPlot(title, ylabel string, rel []Relative, xs []float64, y func(Relati
 		}
 		s.X, s.Y = append(s.X, x), append(s.Y, y(a))
 	}
-	lp := report.LinePlot{Title: title, XLabel: "", YLabel: ylabel, LegendBottom: true}
+	lp := report.LinePlot{Title: title, XLabel: "", YLabel: ylabel}
 	for _, n := range order {
 		lp.Series = append(lp.Series, *bySys[n])
 	}

@@ -162,7 +162,7 @@ func ScenarioTable(r *ScenarioResult) report.Table {
 		r.Scenario.Name, r.Jobs, h.SR, 100*float64(r.OfferedLoad), limitLabel(r.Scenario), h.FirstRunRatio, h.Systems[0].Name, len(h.Workloads), len(r.Seeds)),
 		Head: []string{"system", "energy saving", "common window", "above idle", "energy MWh", "cost USD", "CO2 t", "turnaround", "throughput", "waiting", "mean wait h", "longest wait h", "max s above cap", "max excess W"}}
 	for _, a := range r.Averages {
-		t.Rows = append(t.Rows, []string{a.System, fmt.Sprintf("%.2f%%", 100*a.EnergySave), fmt.Sprintf("%.2f%%", 100*a.CommonSave), fmt.Sprintf("%.2f%%", 100*a.AboveIdleSave), fmt.Sprintf("%.3f", a.EnergyJ/3.6e9), fmt.Sprintf("%.0f", a.CostUSD), fmt.Sprintf("%.1f", a.CO2Kg/1000), fmt.Sprintf("%.3f", a.TATRatio),
+		t.Rows = append(t.Rows, []string{a.System, fmt.Sprintf("%.2f%%", 100*a.EnergySave), fmt.Sprintf("%.2f%%", 100*a.CommonSave), fmt.Sprintf("%.2f%%", 100*a.AboveIdleSave), fmt.Sprintf("%.3f", a.EnergyJ/3.6e9), fmt.Sprintf("%.2f", a.CostUSD), fmt.Sprintf("%.1f", a.CO2Kg/1000), fmt.Sprintf("%.3f", a.TATRatio),
 			fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio), fmt.Sprintf("%.2f", a.MeanWaitS/3600), fmt.Sprintf("%.1f", a.MaxWaitS/3600),
 			fmt.Sprintf("%.0f", a.ExcessS), fmt.Sprintf("%.0f", a.MaxExcessW)})
 	}

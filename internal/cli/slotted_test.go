@@ -47,7 +47,7 @@ func TestRunSlottedBaselines(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		files := map[string][]byte{}
-		for _, f := range []string{"summary.json", "runs.csv", "jobs.csv", "timeline.csv", "price_power.svg", "nodes_on.svg", "report.html"} {
+		for _, f := range []string{"summary.json", "runs.csv", "jobs.csv", "timeline.csv", "price.svg", "power.svg", "nodes_on.svg", "report.html"} {
 			b, err := os.ReadFile(filepath.Join(out, f))
 			if err != nil {
 				t.Fatal(err)
