@@ -57,7 +57,7 @@ func TestReadErrors(t *testing.T) {
 	node := `{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}}`
 	for _, c := range []struct {
 		name, in, want string
-		pod            bool // a pod error: skipped unless strict
+		pod            bool   // a pod error: skipped unless strict
 		item           string // the skipped item (default items[1])
 		kept           int    // pods kept beside it
 	}{
