@@ -252,6 +252,24 @@ func EstimateJobs(s *scenario.Scenario, what string, jobs, runs, workers int) Es
 	}
 }
 
+// EstimateStudy estimates a paper study's runs of a job engine (reproduce
+// eaco, vahrm, powerflow): jobs jobs in each run, min(workers, runs) runs
+// going at once. A finished run keeps a summary, which the job engines'
+// kept figure covers (jobKeptBytes a job); the elastic engine has no figure
+// of its own, so the job engines' (measured on hpc and coloc) stands in for
+// it. study names the command ("reproduce vahrm"), what the flag or file
+// that gives the jobs.
+func EstimateStudy(study, what string, jobs, runs, workers int) Estimate {
+	at := concurrent(runs, workers)
+	return Estimate{
+		Bytes: satAdd(baseBytes, satMul(at, satAdd(runBaseBytes, satMul(int64(jobs), jobBytes))),
+			satMul(int64(runs), satMul(int64(jobs), jobKeptBytes))),
+		What:   fmt.Sprintf("%s would run %s jobs in each of %s runs", study, commas(int64(jobs)), commas(int64(runs))),
+		Cause:  "because of " + what,
+		Remedy: "use fewer jobs or seeds",
+	}
+}
+
 // commas writes n with thousands separators (62,000,000).
 func commas(n int64) string {
 	s := strconv.FormatInt(n, 10)

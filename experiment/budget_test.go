@@ -180,6 +180,22 @@ func TestEstimateJobs(t *testing.T) {
 	}
 }
 
+// A study's runs: the same arithmetic as a scenario's, named by the
+// command and the flag that gives the jobs.
+func TestEstimateStudy(t *testing.T) {
+	// 1,000,000 jobs, 72 runs, 2 at once: base + 2 x (run + 1e6 x 4 KiB) +
+	// 72 x 1e6 x 512 B = 96 MiB + 8.192e9 B + 3.6864e10 B = 4.5157e10 B (~42.1 GiB).
+	e := EstimateStudy("reproduce vahrm", "--jobs 1000000", 1000000, 72, 2)
+	if want := int64(64*mib + 2*(16*mib+1000000*4096) + 72*1000000*512); e.Bytes != want {
+		t.Errorf("bytes %d, want %d", e.Bytes, want)
+	}
+	err := e.Check(8 * gib)
+	want := "reproduce vahrm would run 1,000,000 jobs in each of 72 runs (~42.1 GiB) because of --jobs 1000000: above --max-memory 8.0 GiB"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error\n%v\nwant it to start with\n%s", err, want)
+	}
+}
+
 func TestParseBytes(t *testing.T) {
 	for _, tc := range []struct {
 		in      string

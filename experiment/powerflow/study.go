@@ -89,6 +89,13 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 		}
 		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Philly job table %s (%d jobs in the %g h from %s)", filepath.Base(st.phillyFile), len(jobs), st.hours, from)
 	}
+	if o.Jobs != nil {
+		// The Fig. 7 sweep: a run per case (PowerFlow's etas, the baselines'
+		// frequencies, the Zeus pair) on every job of the trace.
+		if err := experiment.EstimateStudy("reproduce powerflow", o.JobsSource, len(o.Jobs), len(pfCases(Etas, Freqs)), env.Workers).Check(env.MaxMemory); err != nil {
+			return nil, err
+		}
+	}
 	env.Notef("PowerFlow reproduction: fitting models, JCT-vs-energy sweeps of 6 systems, oracle comparison, sensitivity on 100-job traces")
 	rep, err := Reproduce(env.Version, o)
 	if err != nil {

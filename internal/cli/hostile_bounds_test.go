@@ -75,4 +75,9 @@ var hostileBounds = []hostileCase{
 		errLine: "--hours 1e+09, want (0, 8784]"},
 	{name: "reproduce powerflow --nodes 2^31-1", args: []string{"reproduce", "powerflow", "-o", "{D}/out", "--nodes", "2147483647"}, code: 2,
 		errLine: "want 1..4096"},
+	// The studies of job engines are estimated too, before any run.
+	{name: "reproduce vahrm --jobs 1000000 under 1GiB", args: []string{"reproduce", "vahrm", "-o", "{D}/out", "--jobs", "1000000", "--max-memory", "1GiB"}, code: 1,
+		errLine: "reproduce vahrm would run 1,000,000 jobs in each of 72 runs"},
+	{name: "reproduce eaco --jobs 100000 under 256MiB", args: []string{"reproduce", "eaco", "-o", "{D}/out", "--jobs", "100000", "--max-memory", "256MiB"}, code: 1,
+		errLine: "reproduce eaco would run 100,000 jobs in each of"},
 }
