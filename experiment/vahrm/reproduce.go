@@ -530,6 +530,11 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		}
 		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
 	}
+	if b, err := mainBars(rep); err != nil {
+		return nil, fmt.Errorf("plot totals.svg: %w", err)
+	} else if b != nil {
+		figs = append([]experiment.Figure{{File: "totals.svg", Caption: "Main results at SR=1: each system's energy, cost and CO2 per workload (VU-FCFS, the reference of the main table, is not among these runs), the bar the mean over the workloads and the whiskers the 95% interval of that mean over them (the workloads differ in their applications: the interval shows how the totals vary with the workload, not with a seed)", SVG: b}}, figs...)
+	}
 	tables := Tables(rep)
 	return &experiment.Results{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: tables, Figures: figs,
 		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
@@ -617,3 +622,29 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 }
 
 var _ experiment.Study = (*Study)(nil)
+
+// mainBars draws the main runs' (SR=1) energy, cost and CO2 per system,
+// over the workloads (nil when there are none).
+func mainBars(rep *Reproduction) ([]byte, error) {
+	var names []string
+	idx := map[string]int{}
+	panels := []experiment.TotalsPanel{{Label: "energy (MWh)", Format: "%.2f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (kg)", Format: "%.1f"}}
+	for _, r := range rep.Main {
+		i, ok := idx[r.System]
+		if !ok {
+			i = len(names)
+			idx[r.System] = i
+			names = append(names, r.System)
+			for k := range panels {
+				panels[k].PerSeed = append(panels[k].PerSeed, nil)
+			}
+		}
+		for k, v := range []float64{r.EnergyJ / 3.6e9, r.CostUSD, r.CO2Kg} {
+			panels[k].PerSeed[i] = append(panels[k].PerSeed[i], v)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return experiment.TotalsBars("Energy, cost and CO2 at SR=1 (mean and 95% interval over the workloads)", names, panels)
+}
