@@ -200,8 +200,11 @@ type Page struct {
 // Table is a titled table.
 type Table struct {
 	Title string
-	Head  []string
-	Rows  [][]string
+	// Lead, when set, is a line shown under the title, before the rows,
+	// and at the top of the page (a claims table's "N of M claims hold").
+	Lead string
+	Head []string
+	Rows [][]string
 }
 
 // Figure is an inline SVG with a caption.
@@ -215,8 +218,8 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}</style></head>
-<body><h1>{{.Title}}</h1>{{range .Notes}}<p>{{.}}</p>{{end}}
-{{range .Tables}}<h2>{{.Title}}</h2><table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+<body><h1>{{.Title}}</h1>{{range .Tables}}{{if .Lead}}<p><strong>{{.Lead}}</strong></p>{{end}}{{end}}{{range .Notes}}<p>{{.}}</p>{{end}}
+{{range .Tables}}<h2>{{.Title}}</h2>{{if .Lead}}<p><strong>{{.Lead}}</strong></p>{{end}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
 {{range .Figures}}<figure>{{.Inline}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
 <p><small>{{.Footnote}}</small></p></body></html>

@@ -541,6 +541,12 @@ func emit(stdout io.Writer, dir string, force bool, results []*experiment.Result
 		return err
 	}
 	for _, r := range results {
+		// A claims table's verdict ("N of M claims hold") comes first.
+		for _, t := range r.Tables {
+			if t.Lead != "" {
+				fmt.Fprintln(stdout, t.Lead)
+			}
+		}
 		for _, l := range r.Head {
 			fmt.Fprintln(stdout, l)
 		}
@@ -557,6 +563,9 @@ func emit(stdout io.Writer, dir string, force bool, results []*experiment.Result
 
 func printTable(w io.Writer, t report.Table) {
 	fmt.Fprintf(w, "%s\n", t.Title)
+	if t.Lead != "" {
+		fmt.Fprintln(w, t.Lead)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(t.Head, "\t"))
 	for _, r := range t.Rows {
