@@ -304,3 +304,100 @@ func TestOverload(t *testing.T) {
 		}
 	}
 }
+
+// TestHardLatency: Problem 1 keeps eq. 29 hard for the admitted set. The
+// fast node takes 100 - 100/(100x1-1) = 98.99 req/s within the 1 s bound,
+// the slow one 50 - 50/(50x1-1) = 48.98. A job due in slot 0 needs the
+// fast node's whole slot (1 epoch; the slow node does 0.5).
+//   - 90 req/s fits on the fast node alone (no excess), but not on the
+//     slow one (excess 41.02): the job would push inference past the bound,
+//     so it is rejected, and inference keeps the fast node within it.
+//   - 150 req/s exceeds both nodes (excess 150 - 147.97 = 2.03): that
+//     slack is allowed, no more; the job still cannot take the fast node
+//     (excess 101.02) and is rejected.
+//
+// Problem 2 prices the excess instead and runs the job.
+func TestHardLatency(t *testing.T) {
+	needHiGHS(t)
+	capSum := (100 - 100.0/99) + (50 - 50.0/49)
+	for _, c := range []struct {
+		name       string
+		load       float64
+		wantExcess float64
+	}{
+		{"inference alone fits: no slack", 90, 0},
+		{"inference alone exceeds the cluster: its excess only", 150, 150 - capSum},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := Args{}.Default()
+			a.Mode, a.RelGap = Hard, 0
+			p, err := New(a, solver.HiGHS(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs := []policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 3, Deadline: 0, Epochs: 1}, Remaining: 1, LastType: -1}}
+			st := state(jobs, []float64{20})
+			st.Load[0][0] = c.load
+			ex, _, err := p.inferenceExcess(st, solver.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ex) != 1 || math.Abs(ex[0]-c.wantExcess) > 1e-6 {
+				t.Fatalf("inference excess %v, want [%.4f]", ex, c.wantExcess)
+			}
+			plan, err := p.Plan(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(plan.Reject, []int{3}) || len(plan.Slots[0].Train) != 0 {
+				t.Fatalf("rejected %v, slot 0 trains %v; want job 3 rejected", plan.Reject, plan.Slots[0].Train)
+			}
+			d := plan.Slots[0]
+			var over float64
+			for ty := range 2 {
+				if n := d.Infer[0][ty]; n > 0 {
+					over += math.Max(d.Load[0][ty]-float64(n)*st.Models.Cap(0, ty), 0)
+				}
+			}
+			if math.Abs(over-c.wantExcess) > 1e-6 {
+				t.Errorf("load over the bound %.4f req/s (infer %v, load %v), want %.4f", over, d.Infer[0], d.Load[0], c.wantExcess)
+			}
+			// Problem 2 pays for the excess and runs the job on the fast node.
+			a.Mode = Soft
+			ps, _ := New(a, solver.HiGHS(), 0)
+			sp, err := ps.Plan(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sp.Reject) != 0 || len(sp.Slots[0].Train) != 1 {
+				t.Errorf("soft: rejected %v, slot 0 trains %v; want the job run", sp.Reject, sp.Slots[0].Train)
+			}
+		})
+	}
+}
+
+// TestRejectWhenPlanCannotFinish: 3 epochs left, due in slot 1; the
+// fastest node does 1 epoch per slot, so 2 slots do 2 < 3: Problem 1
+// rejects the job in slot 0, not when slot 1 has passed. Problem 2 may run
+// it late until slot 1 + ceil(0.5 x 2) = 2, which fits 3 epochs: kept.
+func TestRejectWhenPlanCannotFinish(t *testing.T) {
+	needHiGHS(t)
+	jobs := []policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 5, Deadline: 1, Epochs: 3}, Remaining: 3, LastType: -1}}
+	for _, c := range []struct {
+		mode Mode
+		want []int
+	}{{Hard, []int{5}}, {Soft, nil}} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			a := Args{}.Default()
+			a.Mode = c.mode
+			p, _ := New(a, solver.HiGHS(), 0)
+			plan, err := p.Plan(state(jobs, []float64{20, 20, 20}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(plan.Reject, c.want) {
+				t.Fatalf("rejected %v in slot 0, want %v", plan.Reject, c.want)
+			}
+		})
+	}
+}
