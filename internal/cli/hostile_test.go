@@ -34,6 +34,7 @@ func hostileSuites() map[string][]hostileCase {
 		"solver": hostileSolver,
 		"shards": hostileShards,
 		"decode": hostileDecode,
+		"cedla":  hostileCedla,
 	}
 }
 
