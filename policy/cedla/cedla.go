@@ -649,6 +649,7 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 			}
 		}
 		repair(m, &d, busy)
+		concentrate(m, &d)
 		for t := range nt {
 			d.On[t] = min(max(ceil(c.s[t][q]), busy[t]), m.Types[t].Count)
 		}
@@ -759,6 +760,49 @@ func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
 				}
 				d.Load[i][to] += moved
 			}
+		}
+	}
+}
+
+// concentrate moves inference load between a model's node groups (its
+// nodes of one type, which share its load evenly) so that as few requests
+// as possible are served over the latency bound: the engine counts every
+// request of a group whose nodes exceed the bound (eq. 29 per node), so a
+// program's excess spread thinly over several groups, or a group left
+// over its capacity by rounding while another has room, would count far
+// more requests than the excess. Per model: load above a group's
+// latency-bound capacity (Cap x nodes) moves into the room of its other
+// groups (in type order); what finds no room goes onto the group with
+// the least load left, which alone then violates the bound.
+func concentrate(m *policy.SlotModels, d *policy.SlotDecision) {
+	for i := range m.Models {
+		over := 0.0
+		for t := range m.Types {
+			if n := d.Infer[i][t]; n > 0 {
+				if c := float64(n) * m.Cap(i, t); d.Load[i][t] > c {
+					over += d.Load[i][t] - c
+					d.Load[i][t] = c
+				}
+			}
+		}
+		if over <= 0 {
+			continue
+		}
+		for t := range m.Types {
+			if n := d.Infer[i][t]; n > 0 && over > 0 {
+				take := math.Min(float64(n)*m.Cap(i, t)-d.Load[i][t], over)
+				d.Load[i][t] += take
+				over -= take
+			}
+		}
+		if over > 0 {
+			to := -1
+			for t := range m.Types {
+				if d.Infer[i][t] > 0 && (to < 0 || d.Load[i][t] < d.Load[i][to]) {
+					to = t
+				}
+			}
+			d.Load[i][to] += over
 		}
 	}
 }
