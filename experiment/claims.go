@@ -38,9 +38,22 @@ func Evaluate[R any](cl []Claim[R], r R) []ClaimResult {
 	return out
 }
 
-// ClaimsTable renders claim results.
+// ClaimsHold is the line every reproduction prints at the top of its
+// claims table and of its report: "N of M claims hold".
+func ClaimsHold(cr []ClaimResult) string {
+	n := 0
+	for _, c := range cr {
+		if c.Holds {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d of %d claims hold", n, len(cr))
+}
+
+// ClaimsTable renders claim results, led by ClaimsHold (printed under the
+// title and at the top of the report, see report.Table.Lead).
 func ClaimsTable(cr []ClaimResult) report.Table {
-	t := report.Table{Title: "Paper claims vs measured", Head: []string{"claim", "where", "paper", "measured", "holds"}}
+	t := report.Table{Title: "Paper claims vs measured", Lead: ClaimsHold(cr), Head: []string{"claim", "where", "paper", "measured", "holds"}}
 	for _, c := range cr {
 		h := "yes"
 		if !c.Holds {

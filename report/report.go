@@ -511,8 +511,11 @@ type Page struct {
 // Table is a titled table.
 type Table struct {
 	Title string
-	Head  []string
-	Rows  [][]string
+	// Lead, when set, is a line shown under the title, before the rows,
+	// and at the top of the page (a claims table's "N of M claims hold").
+	Lead string
+	Head []string
+	Rows [][]string
 }
 
 // Figure is an inline SVG with a caption.
@@ -535,8 +538,8 @@ p.summary{font-size:1.1em;background:#f4f7fb;border-left:4px solid #0072b2;paddi
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td:first-child,th:first-child,td:nth-child(2):last-child,th:nth-child(2):last-child{text-align:left}
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{color:#444;margin-top:.3em}</style></head>
-<body><h1>{{.Page.Title}}</h1>{{with .Page.Summary}}<p class="summary">{{.}}</p>{{end}}{{range .Page.Notes}}<p>{{.}}</p>{{end}}
-{{range .Page.Tables}}<h2>{{.Title}}</h2><table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+<body><h1>{{.Page.Title}}</h1>{{range .Page.Tables}}{{if .Lead}}<p><strong>{{.Lead}}</strong></p>{{end}}{{end}}{{with .Page.Summary}}<p class="summary">{{.}}</p>{{end}}{{range .Page.Notes}}<p>{{.}}</p>{{end}}
+{{range .Page.Tables}}<h2>{{.Title}}</h2>{{if .Lead}}<p><strong>{{.Lead}}</strong></p>{{end}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
 {{range .Page.Figures}}<figure>{{.Inline}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
 {{with .Page.Definitions}}<h2>{{.Title}}</h2><table class="defs"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>

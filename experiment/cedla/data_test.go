@@ -115,7 +115,7 @@ func TestGridWeeks(t *testing.T) {
 	if len(p.Values) != 192 || len(c.Values) != 192 || p.Filled != 0 || c.Filled != 0 {
 		t.Errorf("price %d hours (%d filled), carbon %d (%d filled), want 192 each", len(p.Values), p.Filled, len(c.Values), c.Filled)
 	}
-	if p.Start.Format("2006-01-02 15") != "2020-06-01 04" || c.Start.Format("2006-01-02 15") != "2021-06-01 04" {
+	if p.Start.Format("2006-01-02 15") != "2024-03-14 04" || c.Start.Format("2006-01-02 15") != "2021-06-01 04" {
 		t.Errorf("starts %v, %v", p.Start, c.Start)
 	}
 }

@@ -18,9 +18,9 @@ import (
 
 // The study's stand-ins for what is not public, one per input.
 const (
-	standInPrices    = "prices: NYISO day-ahead hourly LBMP, zone CAPITL, 1-8 June 2020 (New York time; via Green-DCC, source NYISO) for the paper's NYISO real-time LBMP of the Syracuse generator, 1-7 June 2018 (2020 is the earliest NYISO year available); each hour's price holds for its four slots"
+	standInPrices    = "prices: NYISO day-ahead hourly LBMP, zone CAPITL, 14-21 March 2024 (New York time; via Green-DCC, source NYISO) for the paper's NYISO real-time LBMP of the Syracuse generator, 1-7 June 2018 (not available); chosen by a stated rule among every NYISO week of 2020-2024: Fig. 2's shape (dearer 10:00-18:00 than the other hours), then the share of hours in USD 0-20 / 20-30 / 30+ closest to the price-blind systems' Table 2 shares (0.29 / 0.60 / 0.11; this week 0.29 / 0.60 / 0.12); each hour's price holds for its four slots"
 	standInCarbon    = "carbon: Electricity Maps life-cycle intensity of the NYISO zone, 1-8 June 2021 (ODbL, attribution Electricity Maps; 2021 is the earliest year available); the paper reports no carbon"
-	standInJobs      = "training jobs: shortest completion times and times of day of single-GPU Philly jobs (Jeon et al. ATC'19, five embedded days), at most one day each, on a uniformly drawn day of the week; deadlines and latency bounds as the paper's Gaussian slack (mean 50%, sd 7.5%); jobs due within the week"
+	standInJobs      = "training jobs: shortest completion times and times of day of single-GPU Philly jobs of an hour or more (Jeon et al. ATC'19, five embedded days: 1,558 jobs, 83 of a day or more; the paper's jobs take hours to days), on a uniformly drawn day of the week; deadlines and latency bounds as the paper's Gaussian slack (mean 50%, sd 7.5%); jobs due within the week"
 	standInInference = "inference: requests/min split evenly over the three models with a diurnal profile (+-30%, peak 14:00) and 5% noise per slot; the paper's 'real job-trace' is not named"
 	standInPower     = "node power: the paper gives no power figures; true draw = stated assumptions over NVIDIA TDPs (data/models.csv), planners use RLS fits of eqs. 6 and 9 to noisy samples of it"
 )
@@ -283,17 +283,61 @@ func claims(rep *Reproduction, quick bool) []ClaimResult {
 	add(fmt.Sprintf("EPRONS misses more deadlines than PA-MBT and CE-DLA soft at high load (%d jobs, %.3g req/min)", xj, xr), "Sec. 3.3, Fig. 4b", "about 12% vs lower; holds if worse than both and within 7-17%",
 		fmt.Sprintf("%.1f%% (PA-MBT %.1f%%, CE-DLA soft %.1f%%)", 100*ep, 100*dv("PA-MBT", xj, xr), 100*dv("CE-DLA soft", xj, xr)),
 		ep > dv("PA-MBT", xj, xr) && ep > dv("CE-DLA soft", xj, xr) && ep >= 0.07 && ep <= 0.17, ep)
-	lv := func(sys string) float64 {
-		return mean(rep.Runs, sys, jobs, rate, func(m *Metrics) float64 { return m.LatencyViolation })
+	// Fig. 4c: latency at 175 jobs; checked at the high inference load,
+	// where the systems differ (at 1e5 req/min every system but FIFO
+	// meets the bound, a tie that checks nothing).
+	lj, lr := 175, 1.75e5
+	if quick {
+		lj, lr = 20, 1e4
 	}
-	add(fmt.Sprintf("PA-MBT has the lowest latency violation (%d jobs, %.3g req/min)", jobs, rate), "Sec. 3.3, Fig. 4c", "PA-MBT best in all cases; holds if no system is lower",
-		fmt.Sprintf("PA-MBT %.2f%%, CE-DLA soft %.2f%%, EPRONS %.2f%%, FIFO %.2f%%", 100*lv("PA-MBT"), 100*lv("CE-DLA soft"), 100*lv("EPRONS"), 100*lv("FIFO")),
-		lv("PA-MBT") <= lv("CE-DLA soft") && lv("PA-MBT") <= lv("EPRONS") && lv("PA-MBT") <= lv("FIFO"), lv("PA-MBT"))
-	fifoDV := mean(rep.Runs, "FIFO", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation })
-	add(fmt.Sprintf("FIFO has the worst deadline violation (%d jobs, %.3g req/min)", hj, hr), "Sec. 3.3, Fig. 4a", "~7%, the worst; holds if the worst",
-		fmt.Sprintf("%.1f%% (CE-DLA soft %.1f%%, EPRONS %.1f%%, PA-MBT %.1f%%)", 100*fifoDV, 100*mean(rep.Runs, "CE-DLA soft", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }),
-			100*mean(rep.Runs, "EPRONS", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }), 100*mean(rep.Runs, "PA-MBT", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation })),
-		fifoDV >= mean(rep.Runs, "CE-DLA soft", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }) && fifoDV >= mean(rep.Runs, "PA-MBT", hj, hr, func(m *Metrics) float64 { return m.DeadlineViolation }), fifoDV)
+	lv := func(sys string, j int, r float64) float64 {
+		return mean(rep.Runs, sys, j, r, func(m *Metrics) float64 { return m.LatencyViolation })
+	}
+	others := []string{"CE-DLA soft", "CE-DLA hard", "EPRONS", "FIFO"}
+	pa := lv("PA-MBT", lj, lr)
+	lowest, differ := true, false
+	meas := fmt.Sprintf("PA-MBT %.2f%%", 100*pa)
+	least := math.Inf(1)
+	for _, o := range others {
+		v := lv(o, lj, lr)
+		lowest = lowest && pa <= v
+		// FIFO alone differing is the three-way tie of the others.
+		differ = differ || o != "FIFO" && math.Abs(v-pa) > 1e-4
+		least = math.Min(least, v)
+		meas += fmt.Sprintf(", %s %.2f%%", o, 100*v)
+	}
+	meas += fmt.Sprintf(", margin %+.2f points", 100*(least-pa))
+	if !differ {
+		meas += " (no difference: nothing checked)"
+	}
+	add(fmt.Sprintf("PA-MBT has the lowest latency violation (%d jobs, %.3g req/min)", lj, lr), "Sec. 3.3, Fig. 4c", "PA-MBT best in all cases; holds if no system is lower and CE-DLA or EPRONS differ from it",
+		meas, lowest && differ, pa)
+	// Problem 1 keeps eq. 29 hard: never more requests over the bound than
+	// EPRONS, which serves inference first (Sec. 2.3, Fig. 4c: EPRONS worse
+	// than CE-DLA), at the high load, both job counts.
+	hold, hm := true, ""
+	for _, j := range []int{jobs, hj} {
+		h, e := lv("CE-DLA hard", j, lr), lv("EPRONS", j, lr)
+		hold = hold && h <= e+1e-9
+		hm += fmt.Sprintf("%s%d jobs: %.2f%% vs %.2f%%, margin %+.2f points", map[bool]string{true: "", false: "; "}[hm == ""], j, 100*h, 100*e, 100*(e-h))
+		if j == hj {
+			break
+		}
+	}
+	add(fmt.Sprintf("CE-DLA hard's latency violation is no higher than EPRONS's (%.3g req/min)", lr), "Sec. 2.3 (Problem 1, eq. 29), Fig. 4c", "CE-DLA below EPRONS; holds if not above",
+		hm, hold, lv("CE-DLA hard", hj, lr)-lv("EPRONS", hj, lr))
+	dvAt := func(sys string) float64 { return dv(sys, hj, hr) }
+	fifoDV := dvAt("FIFO")
+	worst := true
+	fm := fmt.Sprintf("%.1f%% (", 100*fifoDV)
+	most := math.Inf(-1)
+	for k, o := range []string{"CE-DLA soft", "CE-DLA hard", "EPRONS", "PA-MBT"} {
+		worst = worst && fifoDV > dvAt(o)
+		most = math.Max(most, dvAt(o))
+		fm += fmt.Sprintf("%s%s %.1f%%", map[bool]string{true: "", false: ", "}[k == 0], o, 100*dvAt(o))
+	}
+	add(fmt.Sprintf("FIFO has the worst deadline violation (%d jobs, %.3g req/min)", hj, hr), "Sec. 3.3, Fig. 4a", "~7%, the worst; holds if above every other system",
+		fm+fmt.Sprintf("), margin %+.1f points", 100*(fifoDV-most)), worst, fifoDV)
 	return out
 }
 

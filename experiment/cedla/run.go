@@ -142,7 +142,8 @@ func (s *Setup) Planner(system string) (policy.SlotPlanner, int, error) {
 	case "FIFO":
 		return slotfifo.New(), 1, nil
 	case "EPRONS":
-		return eprons.New(), 1, nil
+		p, err := eprons.New(eprons.Args{}.Default())
+		return p, 1, err
 	case "PA-MBT":
 		return pambt.New(), 1, nil
 	}

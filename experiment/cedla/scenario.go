@@ -229,7 +229,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		return fail(fmt.Errorf("grid: %w", err))
 	}
 	var fileJobs *ScenarioJobs
-	jobSrc := fmt.Sprintf("%d jobs per seed, drawn as the CE-DLA study draws them: shortest completion times and times of day of single-GPU Philly jobs (five embedded days), at most one day each, "+
+	jobSrc := fmt.Sprintf("%d jobs per seed, drawn as the CE-DLA study draws them: shortest completion times and times of day of single-GPU Philly jobs of an hour or more (five embedded days), "+
 		"arriving on a uniformly drawn day of the first week, deadlines with the paper's Gaussian slack (mean 50%%, sd 7.5%%); a draw due after the last slot is drawn again", c.Jobs.Count)
 	if c.Jobs.File != "" {
 		f, err := userfile.Open(s.Path(c.Jobs.File), userfile.Table)

@@ -633,6 +633,12 @@ func emit(stdout io.Writer, claim *experiment.DirClaim, results []*experiment.Re
 	}
 	dir := claim.Dir
 	for _, r := range results {
+		// A claims table's verdict ("N of M claims hold") comes first.
+		for _, t := range r.Tables {
+			if t.Lead != "" {
+				fmt.Fprintln(stdout, t.Lead)
+			}
+		}
 		for _, l := range r.Head {
 			fmt.Fprintln(stdout, l)
 		}
@@ -649,6 +655,9 @@ func emit(stdout io.Writer, claim *experiment.DirClaim, results []*experiment.Re
 
 func printTable(w io.Writer, t report.Table) {
 	fmt.Fprintf(w, "%s\n", t.Title)
+	if t.Lead != "" {
+		fmt.Fprintln(w, t.Lead)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(t.Head, "\t"))
 	for _, r := range t.Rows {

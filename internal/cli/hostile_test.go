@@ -41,6 +41,7 @@ func hostileSuites() map[string][]hostileCase {
 		"gavelsim": hostileGavelsim,
 		"variants": hostileVariants,
 		"explain":  hostileExplain,
+		"cedla":    hostileCedla,
 	}
 }
 

@@ -116,7 +116,7 @@ func TestSlottedBadScenario(t *testing.T) {
 		{"unknown node type", "slotted: {nodes: {A100: 2, RTX2060: 1}, jobs: {count: 5}, systems: [FIFO]}\n",
 			"slotted.nodes: unknown node type A100 (the models table has GTX1060-3GB, GTX1060-6GB, RTX2060, GTX1080)"},
 		{"series too short", "slotted: {slots: 760, lookahead: 24, jobs: {count: 5}, systems: [FIFO]}\n",
-			"grid: price_US-NY-NYIS_2020-06.csv: 192 hours, want 196 for 784 slots"},
+			"grid: price_US-NY-NYIS_2024-03.csv: 192 hours, want 196 for 784 slots"},
 		{"bad price file", "slotted: {jobs: {count: 5}, systems: [FIFO]}\ngrid: {price: prices.csv}\n",
 			`prices.csv:3: column Price (USD/MWh): "abc" is not a finite number`},
 		{"missing jobs file", "slotted: {jobs: {file: none.csv}, systems: [FIFO]}\n", "slotted.jobs.file: open "},

@@ -47,7 +47,9 @@ type Args struct {
 	LatencyPenalty float64 `yaml:"latency_penalty_usd"`
 	// HardLatencyPenalty replaces LatencyPenalty in Problem 1: inference is
 	// never rejected (paper Sec. 3.3), so when it alone exceeds the
-	// latency-bound capacity the bound gives way at this price.
+	// latency-bound capacity of the whole cluster the bound gives way, by
+	// at most that unavoidable excess (computed before the training rows),
+	// at this price; when inference alone fits, eq. 29 is hard.
 	HardLatencyPenalty float64 `yaml:"hard_latency_penalty_usd"`
 	// BinarySlots is how many leading slots of the window keep binary
 	// training placements; later slots are relaxed to [0, 1] (relax and
@@ -172,7 +174,12 @@ func (a Args) periods(h int) ([]period, []int) {
 // rejected (r_k = 1 drops its progress row) and the objective is the
 // priority-weighted count of rejections; keep lists the jobs taken (nil:
 // all).
-func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject bool, fix map[[3]int]float64) (*solver.Model, *cols) {
+//
+// In Problem 1 excess[q] (from inferenceExcess, computed before any
+// training row) caps the latency excess of period q: zero when inference
+// alone fits within the bound, so eq. 29 is hard for the admitted set;
+// nil in Problem 2, where the excess is priced (O^I).
+func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject bool, fix map[[3]int]float64, excess []float64) (*solver.Model, *cols) {
 	m := st.Models
 	nm, nt, H := len(m.Models), len(m.Types), len(st.Price)
 	md := solver.NewModel(fmt.Sprintf("cedla-%s-slot%d", p.a.Mode, st.Slot))
@@ -317,13 +324,22 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 				terms[t] = solver.Term{Var: c.lam[i][t][q], Coef: 1}
 			}
 			// Eq. 24: all of L_i(h) is served (a block: its mean load).
-			var load float64
-			for tau := pq.start; tau < pq.start+pq.n; tau++ {
-				load += st.Load[tau][i]
-			}
-			load /= float64(pq.n)
-
+			load := periodLoad(st, pq, i)
 			md.AddRow(fmt.Sprintf("load_i%d_h%d", i, st.Slot+pq.start), load, load, terms...)
+		}
+	}
+	if excess != nil {
+		// Problem 1, eq. 29 hard: the latency excess of a period may not
+		// exceed what inference alone cannot avoid (zero when it fits), so
+		// training never takes nodes that inference needs within its bound.
+		for q, pq := range per {
+			var terms []solver.Term
+			for i := range nm {
+				for t := range nt {
+					terms = append(terms, solver.Term{Var: c.v[i][t][q], Coef: 1})
+				}
+			}
+			md.AddRow(fmt.Sprintf("latency_hard_h%d", st.Slot+pq.start), math.Inf(-1), excess[q]*(1+1e-7)+1e-7, terms...)
 		}
 	}
 	c.s = make([][]solver.Var, nt)
@@ -351,6 +367,136 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 	return md, c
 }
 
+// periodLoad is model i's load (requests/s) in period pq: the mean over
+// its slots.
+func periodLoad(st *policy.SlotState, pq period, i int) float64 {
+	var load float64
+	for tau := pq.start; tau < pq.start+pq.n; tau++ {
+		load += st.Load[tau][i]
+	}
+	return load / float64(pq.n)
+}
+
+// inferenceExcess is, per period of st's window, the least latency excess
+// (requests/s above the latency-bound capacity of eq. 29, summed over the
+// models) that inference alone leaves with every node of the cluster
+// serving it: 0 when the load fits within the bound. It is computed before
+// any training row: a greedy placement (each model onto the types where a
+// node takes the most within the bound) that places everything proves 0;
+// the other periods get the least excess from a linear program (lambda <=
+// cap n + v, sum_i n <= nodes of the type, sum_t lambda = L_i; minimise
+// the sum of v). It returns the excess and the solve seconds.
+func (p *Policy) inferenceExcess(st *policy.SlotState, opts solver.Options) ([]float64, float64, error) {
+	m := st.Models
+	nm, nt := len(m.Models), len(m.Types)
+	per, _ := p.a.periods(len(st.Price))
+	excess := make([]float64, len(per))
+	var open []int // periods the greedy placement does not prove
+	for q, pq := range per {
+		left := make([]int, nt)
+		for t := range nt {
+			left[t] = m.Types[t].Count
+		}
+		fits := true
+		for i := range nm {
+			need := periodLoad(st, pq, i)
+			order := make([]int, nt)
+			for t := range order {
+				order[t] = t
+			}
+			slices.SortStableFunc(order, func(a, b int) int {
+				switch ca, cb := m.Cap(i, a), m.Cap(i, b); {
+				case ca > cb:
+					return -1
+				case ca < cb:
+					return 1
+				}
+				return 0
+			})
+			for _, t := range order {
+				c := m.Cap(i, t)
+				if need <= 1e-9 || c <= 0 {
+					continue
+				}
+				k := min(int(math.Ceil(need/c-1e-9)), left[t])
+				left[t] -= k
+				need -= float64(k) * c
+			}
+			if need > 1e-9 {
+				fits = false
+				break
+			}
+		}
+		if !fits {
+			open = append(open, q)
+		}
+	}
+	if len(open) == 0 {
+		return excess, 0, nil
+	}
+	md := solver.NewModel(fmt.Sprintf("cedla-inference-excess-slot%d", st.Slot))
+	vs := make([][]solver.Var, len(open))
+	for k, q := range open {
+		h := st.Slot + per[q].start
+		n := make([][]solver.Var, nm)
+		lam := make([][]solver.Var, nm)
+		for i := range nm {
+			n[i], lam[i] = make([]solver.Var, nt), make([]solver.Var, nt)
+			for t := range nt {
+				n[i][t] = md.AddVar(fmt.Sprintf("n_i%d_t%d_h%d", i, t, h), 0, float64(m.Types[t].Count), 0, solver.Continuous)
+				lam[i][t] = md.AddVar(fmt.Sprintf("lambda_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), 0, solver.Continuous)
+				v := md.AddVar(fmt.Sprintf("v_i%d_t%d_h%d", i, t, h), 0, math.Inf(1), 1, solver.Continuous)
+				vs[k] = append(vs[k], v)
+				md.AddRow(fmt.Sprintf("latency_i%d_t%d_h%d", i, t, h), math.Inf(-1), 0, solver.Term{Var: lam[i][t], Coef: 1}, solver.Term{Var: n[i][t], Coef: -m.Cap(i, t)}, solver.Term{Var: v, Coef: -1})
+			}
+			terms := make([]solver.Term, nt)
+			for t := range nt {
+				terms[t] = solver.Term{Var: lam[i][t], Coef: 1}
+			}
+			load := periodLoad(st, per[q], i)
+			md.AddRow(fmt.Sprintf("load_i%d_h%d", i, h), load, load, terms...)
+		}
+		for t := range nt {
+			terms := make([]solver.Term, nm)
+			for i := range nm {
+				terms[i] = solver.Term{Var: n[i][t], Coef: 1}
+			}
+			md.AddRow(fmt.Sprintf("nodes_t%d_h%d", t, h), math.Inf(-1), float64(m.Types[t].Count), terms...)
+		}
+	}
+	res, err := p.s.Solve(context.Background(), md, opts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cedla: slot %d: inference excess: %w", st.Slot, err)
+	}
+	if !res.HasSolution {
+		return nil, 0, fmt.Errorf("cedla: slot %d: inference excess: no solution (%s)", st.Slot, res.Status)
+	}
+	for k, q := range open {
+		for _, v := range vs[k] {
+			excess[q] += math.Max(res.Value(v), 0)
+		}
+	}
+	return excess, res.Time.Seconds(), nil
+}
+
+// cannotFinish reports whether j's remaining epochs exceed what the
+// fastest node type could do in every slot from now to the last slot j
+// may use (one restart lost unless it already runs on a fastest type):
+// then no plan finishes it, and it is rejected at once rather than when
+// its last slot passes.
+func (p *Policy) cannotFinish(st *policy.SlotState, j policy.SlotJobState) bool {
+	m := st.Models
+	best := 0.0
+	for t := range m.Types {
+		best = math.Max(best, m.Epochs[j.Model][t])
+	}
+	can := float64(p.lastSlot(j)-st.Slot+1) * best
+	if j.LastType < 0 || m.Epochs[j.Model][j.LastType] < best {
+		can -= best * p.RestartSeconds / policy.SlotSeconds
+	}
+	return j.Remaining > can*(1+1e-9)+1e-9
+}
+
 // lastSlot is the last slot j may run in: its deadline, in Problem 2 plus
 // the allowance.
 func (p *Policy) lastSlot(j policy.SlotJobState) int {
@@ -367,26 +513,38 @@ func (p *Policy) lastSlot(j policy.SlotJobState) int {
 func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	opts := solver.Options{TimeLimit: p.a.TimeLimit, RelGap: p.a.RelGap, Threads: p.a.Threads, Log: p.Log}
 	// A job past the last slot it may use (its deadline; in Problem 2
-	// plus the allowance) with work left cannot be planned: rejected.
+	// plus the allowance), or with more work left than the fastest node
+	// could do by then, cannot be planned: rejected now.
 	var jobs []policy.SlotJobState
 	var rejected []int
 	for _, j := range st.Jobs {
-		last := p.lastSlot(j)
-		if last < st.Slot {
+		if p.lastSlot(j) < st.Slot || p.cannotFinish(st, j) {
 			rejected = append(rejected, j.ID)
 		} else {
 			jobs = append(jobs, j)
 		}
 	}
-	md, c := p.build(st, jobs, false, nil)
+	info := &policy.PlanInfo{Slot: st.Slot}
+	// Problem 1: the latency excess inference alone cannot avoid, before
+	// any training row (build caps each period's excess by it).
+	var excess []float64
+	if p.a.Mode == Hard {
+		var secs float64
+		var err error
+		if excess, secs, err = p.inferenceExcess(st, opts); err != nil {
+			return nil, err
+		}
+		info.Seconds += secs
+	}
+	md, c := p.build(st, jobs, false, nil, excess)
 	res, err := p.s.Solve(context.Background(), md, opts)
 	if err != nil {
 		return nil, err
 	}
-	info := &policy.PlanInfo{Slot: st.Slot, Vars: md.NumVars(), Rows: md.NumRows()}
+	info.Vars, info.Rows = md.NumVars(), md.NumRows()
 	if res.Status == solver.Infeasible || res.Status == solver.InfeasibleOrUnbounded || res.Status == solver.TimeLimit && !res.HasSolution {
 		info.Infeasible = res.Status != solver.TimeLimit
-		rm, rc := p.build(st, jobs, true, nil)
+		rm, rc := p.build(st, jobs, true, nil, excess)
 		rr, err := p.s.Solve(context.Background(), rm, opts)
 		if err != nil {
 			return nil, err
@@ -403,7 +561,7 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 			}
 		}
 		jobs = keep
-		md, c = p.build(st, jobs, false, nil)
+		md, c = p.build(st, jobs, false, nil, excess)
 		if res, err = p.s.Solve(context.Background(), md, opts); err != nil {
 			return nil, err
 		}
@@ -424,7 +582,7 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 				fix[k] = math.Round(res.Value(v))
 			}
 		}
-		pm, pc := p.build(st, jobs, false, fix)
+		pm, pc := p.build(st, jobs, false, fix, excess)
 		pr, err := p.s.Solve(context.Background(), pm, opts)
 		if err != nil {
 			return nil, err
@@ -491,6 +649,7 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 			}
 		}
 		repair(m, &d, busy)
+		concentrate(m, &d)
 		for t := range nt {
 			d.On[t] = min(max(ceil(c.s[t][q]), busy[t]), m.Types[t].Count)
 		}
@@ -601,6 +760,49 @@ func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
 				}
 				d.Load[i][to] += moved
 			}
+		}
+	}
+}
+
+// concentrate moves inference load between a model's node groups (its
+// nodes of one type, which share its load evenly) so that as few requests
+// as possible are served over the latency bound: the engine counts every
+// request of a group whose nodes exceed the bound (eq. 29 per node), so a
+// program's excess spread thinly over several groups, or a group left
+// over its capacity by rounding while another has room, would count far
+// more requests than the excess. Per model: load above a group's
+// latency-bound capacity (Cap x nodes) moves into the room of its other
+// groups (in type order); what finds no room goes onto the group with
+// the least load left, which alone then violates the bound.
+func concentrate(m *policy.SlotModels, d *policy.SlotDecision) {
+	for i := range m.Models {
+		over := 0.0
+		for t := range m.Types {
+			if n := d.Infer[i][t]; n > 0 {
+				if c := float64(n) * m.Cap(i, t); d.Load[i][t] > c {
+					over += d.Load[i][t] - c
+					d.Load[i][t] = c
+				}
+			}
+		}
+		if over <= 0 {
+			continue
+		}
+		for t := range m.Types {
+			if n := d.Infer[i][t]; n > 0 && over > 0 {
+				take := math.Min(float64(n)*m.Cap(i, t)-d.Load[i][t], over)
+				d.Load[i][t] += take
+				over -= take
+			}
+		}
+		if over > 0 {
+			to := -1
+			for t := range m.Types {
+				if d.Infer[i][t] > 0 && (to < 0 || d.Load[i][t] < d.Load[i][to]) {
+					to = t
+				}
+			}
+			d.Load[i][to] += over
 		}
 	}
 }

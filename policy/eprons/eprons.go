@@ -1,11 +1,14 @@
 // Package eprons is the CE-DLA paper's EPRONS baseline (Sec. 3.2 (2),
 // after Zhou et al., IPDPS 2018): the fewest watts of powered servers that
 // keep inference within its latency bound (min N x P_server subject to the
-// bound), idle servers off; training jobs in arrival order on the nodes
-// that draw the least power, run without pause; no prices, no deadlines.
+// bound), idle servers off; training jobs in arrival order on the free
+// node type of least energy per epoch (the paper's "nodes that require the
+// low energy consumption", Sec. 3.3; or, as an option, of least power),
+// run without pause; no prices, no deadlines.
 package eprons
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/wattsched/wattsched/policy"
@@ -15,28 +18,52 @@ import (
 const Name = "eprons"
 
 // Policy is the EPRONS baseline.
-type Policy struct{}
+type Policy struct{ a Args }
 
 var _ policy.SlotPlanner = (*Policy)(nil)
 
-// Args configures the EPRONS baseline: it has no arguments (the paper gives it
-// none), so a scenario may only leave them empty.
-type Args struct{}
+// Training is how EPRONS picks the node type of a new training job.
+type Training string
 
-// Default implements policy.Args.
-func (Args) Default() Args { return Args{} }
+// The readings of the paper's "low energy consumption".
+const (
+	// LeastEnergy: the least predicted energy per epoch (training draw over
+	// epochs per slot), the default.
+	LeastEnergy Training = "least-energy"
+	// LeastPower: the least predicted training draw (the slowest, most
+	// frugal GPUs), this project's reading before issue 26.
+	LeastPower Training = "least-power"
+)
+
+// Args configures the EPRONS baseline.
+type Args struct {
+	Training Training `yaml:"training"`
+}
+
+// Default implements policy.Args: least energy per epoch.
+func (Args) Default() Args { return Args{Training: LeastEnergy} }
 
 // Validate implements policy.Args.
-func (Args) Validate() error { return nil }
+func (a Args) Validate() error {
+	if a.Training != LeastEnergy && a.Training != LeastPower {
+		return fmt.Errorf("eprons.training: %q, want %q or %q", a.Training, LeastEnergy, LeastPower)
+	}
+	return nil
+}
 
 // Build is New for the slotted registry family (policy/builtin).
-func Build(Args, policy.SlotDeps) (*Policy, error) { return New(), nil }
+func Build(a Args, _ policy.SlotDeps) (*Policy, error) { return New(a) }
 
 // New returns the EPRONS baseline.
-func New() *Policy { return &Policy{} }
+func New(a Args) (*Policy, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	return &Policy{a: a}, nil
+}
 
 // Plan implements policy.SlotPlanner for one slot.
-func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
+func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	m := st.Models
 	nt := len(m.Types)
 	d := policy.NewSlotDecision(m)
@@ -72,7 +99,7 @@ func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		policy.ServeInference(m, one, free, order, 1, &d)
 	}
 	// Training: running jobs keep their type; new ones in arrival order on
-	// the free node type with the least training draw.
+	// the free node type of least energy per epoch (or least draw).
 	for _, j := range st.Jobs {
 		if j.LastType >= 0 && free[j.LastType] > 0 {
 			d.Train = append(d.Train, policy.SlotRun{Job: j.ID, Type: j.LastType})
@@ -83,9 +110,15 @@ func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		if j.LastType >= 0 {
 			continue
 		}
+		cost := func(t int) float64 {
+			if p.a.Training == LeastPower {
+				return float64(m.TrainW[j.Model][t])
+			}
+			return float64(m.TrainW[j.Model][t]) / m.Epochs[j.Model][t]
+		}
 		best := -1
 		for t := range nt {
-			if free[t] > 0 && (best < 0 || m.TrainW[j.Model][t] < m.TrainW[j.Model][best]) {
+			if free[t] > 0 && (best < 0 || cost(t) < cost(best)) {
 				best = t
 			}
 		}

@@ -3,14 +3,57 @@ package eprons
 import (
 	"testing"
 
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/slottest"
 )
 
+func mustNew(t *testing.T, tr Training) *Policy {
+	t.Helper()
+	p, err := New(Args{Training: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestTraining: a new job goes to the free type of least energy per epoch
+// (fast: 250 W / 1 epoch per slot = 250 < slow: 150 W / 0.4 = 375), or,
+// with least-power, to the type of least draw (slow: 150 < 250 W); the
+// 30 req/s of inference take one fast node first (3.75 W per req/s).
+func TestTraining(t *testing.T) {
+	m := &policy.SlotModels{
+		Models: []string{"m"},
+		Types:  []policy.SlotType{{Name: "fast", Count: 3, F: 2, Idle: 50}, {Name: "slow", Count: 3, F: 1, Idle: 40}},
+		Epochs: [][]float64{{1, 0.4}}, Mu: [][]float64{{40, 20}}, Bound: []float64{0.2},
+		TrainW: [][]hw.Watts{{250, 150}}, InferBaseW: [][]float64{{60, 45}}, InferPerReqW: [][]float64{{2, 3}},
+	}
+	st := &policy.SlotState{Models: m, Horizon: 1, Load: [][]float64{{30}}, Price: []float64{25}, On: []int{0, 0},
+		Jobs: []policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 4, Deadline: 5, Epochs: 2}, Remaining: 2, LastType: -1}}}
+	for _, c := range []struct {
+		tr   Training
+		want int
+	}{{LeastEnergy, 0}, {LeastPower, 1}} {
+		t.Run(string(c.tr), func(t *testing.T) {
+			plan, err := mustNew(t, c.tr).Plan(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plan.Slots[0].Train; len(got) != 1 || got[0] != (policy.SlotRun{Job: 4, Type: c.want}) {
+				t.Errorf("trains %v, want job 4 on type %d", got, c.want)
+			}
+		})
+	}
+	if _, err := New(Args{Training: "fastest"}); err == nil {
+		t.Error(`New(training "fastest"): no error`)
+	}
+}
+
 // TestEPRONS: inference goes to the type with the fewest watts per
-// request/s within the bound, idle nodes are off, and jobs run on the
-// frugal (slow) type without pause.
+// request/s within the bound, idle nodes are off, and jobs run without
+// pause.
 func TestEPRONS(t *testing.T) {
-	r := slottest.Week(t, New())
+	r := slottest.Week(t, mustNew(t, LeastEnergy))
 	last := r.Samples[len(r.Samples)-1]
 	// Slot 15, jobs done: only inference nodes are on. Cap fast = 40 -
 	// 40/(0.2*40-1) = 34.3 req/s, 60 + 2*34.3 W = 128.6 W -> 3.75 W per
@@ -33,7 +76,7 @@ func TestEPRONS(t *testing.T) {
 // models, every plan is valid and every request violates the bound.
 func TestOverload(t *testing.T) {
 	for _, c := range slottest.Clusters {
-		r := slottest.Overload(t, New(), c[0], c[1], 1, slottest.MaxLoad)
+		r := slottest.Overload(t, mustNew(t, LeastEnergy), c[0], c[1], 1, slottest.MaxLoad)
 		if r.Requests == 0 || r.ViolatingRequests != r.Requests {
 			t.Errorf("%v nodes: %v of %v requests violate the bound, want all", c, r.ViolatingRequests, r.Requests)
 		}

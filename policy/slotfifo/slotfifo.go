@@ -1,6 +1,8 @@
 // Package slotfifo is the CE-DLA paper's baseline (Sec. 3.2 (1)): training jobs
-// start in arrival order on the first free nodes in the cluster's node
-// order and run without pause until done; inference is spread over every
+// start in arrival order, each on a free node of the type with the most
+// free nodes (ties: the cluster's order of types), so that training is
+// spread over the types and gets the cluster's mean speed, neither the
+// slowest nor the fastest first, and run without pause until done; inference is spread over every
 // other node; no node is ever turned off; deadlines, latency bounds, power
 // and prices are not looked at.
 package slotfifo
@@ -71,13 +73,16 @@ func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		if j.LastType >= 0 || avail == 0 {
 			continue
 		}
-		for t := range m.Types {
-			if free[t] > 0 {
-				d.Train = append(d.Train, policy.SlotRun{Job: j.ID, Type: t})
-				free[t]--
-				avail--
-				break
+		t := 0
+		for u := range m.Types {
+			if free[u] > free[t] {
+				t = u
 			}
+		}
+		if free[t] > 0 {
+			d.Train = append(d.Train, policy.SlotRun{Job: j.ID, Type: t})
+			free[t]--
+			avail--
 		}
 	}
 	policy.SpreadInference(m, st.Load[0], free, false, &d)
