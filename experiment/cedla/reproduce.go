@@ -401,6 +401,12 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b, n, err := mainBars(rep); err != nil {
+		return nil, fmt.Errorf("plot totals.svg: %w", err)
+	} else if b != nil {
+		caption := fmt.Sprintf("Main workload (%d jobs, %.4g req/min): each system's energy, cost and CO2 over the week, the bar the mean over the %d seeds and the whiskers the 95%% interval of that mean (Student's t; none with one seed)", rep.Runs[0].Jobs, rep.Runs[0].ReqPerMin, n)
+		figs = append([]experiment.Figure{{File: "totals.svg", Caption: caption, SVG: b}}, figs...)
+	}
 	return &experiment.Results{Title: "wattsched: CE-DLA reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
 		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
 		Listing: "summary.json, runs.csv, *.svg, report.html"}, nil
@@ -552,3 +558,35 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 }
 
 var _ experiment.Study = (*Study)(nil)
+
+// mainBars draws the main workload's (the first run's jobs and rate)
+// energy, cost and CO2 per system over the seeds; n is the seeds drawn.
+func mainBars(rep *Reproduction) (svg []byte, n int, err error) {
+	if len(rep.Runs) == 0 {
+		return nil, 0, nil
+	}
+	first := rep.Runs[0]
+	var names []string
+	idx := map[string]int{}
+	panels := []experiment.TotalsPanel{{Label: "energy (kWh)", Format: "%.1f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (kg)", Format: "%.1f"}}
+	for _, m := range rep.Runs {
+		if m.Jobs != first.Jobs || m.ReqPerMin != first.ReqPerMin {
+			continue
+		}
+		i, ok := idx[m.System]
+		if !ok {
+			i = len(names)
+			idx[m.System] = i
+			names = append(names, m.System)
+			for k := range panels {
+				panels[k].PerSeed = append(panels[k].PerSeed, nil)
+			}
+		}
+		for k, v := range []float64{m.EnergyKWh, m.CostUSD, m.CO2Kg} {
+			panels[k].PerSeed[i] = append(panels[k].PerSeed[i], v)
+		}
+		n = max(n, len(panels[0].PerSeed[i]))
+	}
+	svg, err = experiment.TotalsBars("Energy, cost and CO2 of the main workload (mean and 95% interval over the seeds)", names, panels)
+	return svg, n, err
+}
