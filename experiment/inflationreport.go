@@ -185,6 +185,44 @@ type TotalsPanel struct {
 	PerSeed       [][]float64
 }
 
+// Totals gathers runs' values by name, names in the order they first
+// come, for TotalsBars: Add appends one run's value to each panel.
+type Totals struct {
+	Names  []string
+	Panels []TotalsPanel
+	idx    map[string]int
+}
+
+// NewTotals starts gathering for the given panels (their labels and
+// formats; PerSeed empty).
+func NewTotals(panels ...TotalsPanel) *Totals {
+	return &Totals{Panels: panels, idx: map[string]int{}}
+}
+
+// Add records one run of name: values[k] joins panel k.
+func (t *Totals) Add(name string, values ...float64) {
+	i, ok := t.idx[name]
+	if !ok {
+		i = len(t.Names)
+		t.idx[name] = i
+		t.Names = append(t.Names, name)
+		for k := range t.Panels {
+			t.Panels[k].PerSeed = append(t.Panels[k].PerSeed, nil)
+		}
+	}
+	for k, v := range values {
+		t.Panels[k].PerSeed[i] = append(t.Panels[k].PerSeed[i], v)
+	}
+}
+
+// SVG is TotalsBars of what was gathered (nil when nothing was).
+func (t *Totals) SVG(title string) ([]byte, error) {
+	if len(t.Names) == 0 {
+		return nil, nil
+	}
+	return TotalsBars(title, t.Names, t.Panels)
+}
+
 // TotalsBars draws a bar per name and panel: the mean of its per-seed
 // values, with the 95% interval of that mean (Student's t, as ci95) as
 // whiskers (none with one seed).

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/scenario"
 )
@@ -96,5 +98,26 @@ func TestTotalsBars(t *testing.T) {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("bars lack %q", want)
 		}
+	}
+}
+
+// Totals groups runs by name in first-seen order: A's runs 1 and 3 give
+// panel 0 the values {1, 3}, B's run 2 gives {2}.
+func TestTotalsGroupsByName(t *testing.T) {
+	tot := NewTotals(TotalsPanel{Label: "energy (kWh)", Format: "%.1f"}, TotalsPanel{Label: "cost (USD)", Format: "%.2f"})
+	tot.Add("A", 1, 10)
+	tot.Add("B", 2, 20)
+	tot.Add("A", 3, 30)
+	if diff := cmp.Diff([]string{"A", "B"}, tot.Names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	want := [][][]float64{{{1, 3}, {2}}, {{10, 30}, {20}}}
+	for k, p := range tot.Panels {
+		if diff := cmp.Diff(want[k], p.PerSeed); diff != "" {
+			t.Errorf("panel %d (-want +got):\n%s", k, diff)
+		}
+	}
+	if svg, err := NewTotals(TotalsPanel{Label: "x"}).SVG("empty"); svg != nil || err != nil {
+		t.Errorf("empty: %d bytes, %v; want nothing", len(svg), err)
 	}
 }

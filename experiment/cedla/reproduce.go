@@ -566,27 +566,15 @@ func mainBars(rep *Reproduction) (svg []byte, n int, err error) {
 		return nil, 0, nil
 	}
 	first := rep.Runs[0]
-	var names []string
-	idx := map[string]int{}
-	panels := []experiment.TotalsPanel{{Label: "energy (kWh)", Format: "%.1f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (kg)", Format: "%.1f"}}
+	t := experiment.NewTotals(experiment.TotalsPanel{Label: "energy (kWh)", Format: "%.1f"}, experiment.TotalsPanel{Label: "cost (USD)", Format: "%.2f"}, experiment.TotalsPanel{Label: "CO2 (kg)", Format: "%.1f"})
 	for _, m := range rep.Runs {
-		if m.Jobs != first.Jobs || m.ReqPerMin != first.ReqPerMin {
-			continue
+		if m.Jobs == first.Jobs && m.ReqPerMin == first.ReqPerMin {
+			t.Add(m.System, m.EnergyKWh, m.CostUSD, m.CO2Kg)
 		}
-		i, ok := idx[m.System]
-		if !ok {
-			i = len(names)
-			idx[m.System] = i
-			names = append(names, m.System)
-			for k := range panels {
-				panels[k].PerSeed = append(panels[k].PerSeed, nil)
-			}
-		}
-		for k, v := range []float64{m.EnergyKWh, m.CostUSD, m.CO2Kg} {
-			panels[k].PerSeed[i] = append(panels[k].PerSeed[i], v)
-		}
-		n = max(n, len(panels[0].PerSeed[i]))
 	}
-	svg, err = experiment.TotalsBars("Energy, cost and CO2 of the main workload (mean and 95% interval over the seeds)", names, panels)
+	for _, xs := range t.Panels[0].PerSeed {
+		n = max(n, len(xs))
+	}
+	svg, err = t.SVG("Energy, cost and CO2 of the main workload (mean and 95% interval over the seeds)")
 	return svg, n, err
 }

@@ -246,20 +246,16 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
-	var names []string
-	panels := []experiment.TotalsPanel{{Label: "energy (MWh)", Format: "%.2f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (t)", Format: "%.2f"}}
+	t := experiment.NewTotals(experiment.TotalsPanel{Label: "energy (MWh)", Format: "%.2f"}, experiment.TotalsPanel{Label: "cost (USD)", Format: "%.2f"}, experiment.TotalsPanel{Label: "CO2 (t)", Format: "%.2f"})
 	for _, s := range r.Systems {
-		names = append(names, s.System)
-		var en, usd, co2 []float64
 		for _, x := range r.Runs {
 			if x.System == s.System {
-				en, usd, co2 = append(en, x.EnergyMWh), append(usd, x.CostUSD), append(co2, x.CO2Kg/1000)
+				t.Add(s.System, x.EnergyMWh, x.CostUSD, x.CO2Kg/1000)
 			}
 		}
-		panels[0].PerSeed, panels[1].PerSeed, panels[2].PerSeed = append(panels[0].PerSeed, en), append(panels[1].PerSeed, usd), append(panels[2].PerSeed, co2)
 	}
 	seeds := len(r.Scenario.SeedList())
-	totals, err := experiment.TotalsBars(fmt.Sprintf("Energy, cost and CO2 (mean and 95%% interval over %d seeds)", seeds), names, panels)
+	totals, err := t.SVG(fmt.Sprintf("Energy, cost and CO2 (mean and 95%% interval over %d seeds)", seeds))
 	if err != nil {
 		return nil, fmt.Errorf("plot totals.svg: %w", err)
 	}

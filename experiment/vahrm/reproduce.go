@@ -626,25 +626,9 @@ var _ experiment.Study = (*Study)(nil)
 // mainBars draws the main runs' (SR=1) energy, cost and CO2 per system,
 // over the workloads (nil when there are none).
 func mainBars(rep *Reproduction) ([]byte, error) {
-	var names []string
-	idx := map[string]int{}
-	panels := []experiment.TotalsPanel{{Label: "energy (MWh)", Format: "%.2f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (kg)", Format: "%.1f"}}
+	t := experiment.NewTotals(experiment.TotalsPanel{Label: "energy (MWh)", Format: "%.2f"}, experiment.TotalsPanel{Label: "cost (USD)", Format: "%.2f"}, experiment.TotalsPanel{Label: "CO2 (kg)", Format: "%.1f"})
 	for _, r := range rep.Main {
-		i, ok := idx[r.System]
-		if !ok {
-			i = len(names)
-			idx[r.System] = i
-			names = append(names, r.System)
-			for k := range panels {
-				panels[k].PerSeed = append(panels[k].PerSeed, nil)
-			}
-		}
-		for k, v := range []float64{r.EnergyJ / 3.6e9, r.CostUSD, r.CO2Kg} {
-			panels[k].PerSeed[i] = append(panels[k].PerSeed[i], v)
-		}
+		t.Add(r.System, r.EnergyJ/3.6e9, r.CostUSD, r.CO2Kg)
 	}
-	if len(names) == 0 {
-		return nil, nil
-	}
-	return experiment.TotalsBars("Energy, cost and CO2 at SR=1 (mean and 95% interval over the workloads)", names, panels)
+	return t.SVG("Energy, cost and CO2 at SR=1 (mean and 95% interval over the workloads)")
 }
