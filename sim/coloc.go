@@ -178,18 +178,60 @@ type colocEngine struct {
 	jobs   []cjob
 	sets   []*cset // by id; nil once released
 	gpuSet [][]int // node, gpu -> set id or -1
-	led    Ledger
-	cAct   int
-	cIdle  int
-	cSleep int
+	colocNodes
 	obs    []policy.ColocObservation
 	res    *ColocResult
 	active []int // active job IDs (arrived, not done), ascending
 
-	nodeW                                     []hw.Watts
-	nodeBusy                                  []bool
-	actNodeMs, busyGPUms, coreGPUms, memGPUms float64
-	lastPoint                                 ColocPoint
+	busyGPUms, coreGPUms, memGPUms float64
+}
+
+// colocNodes is what both timing rules of the co-location engine keep of
+// the nodes: their power and state, the energy ledger split into active,
+// idle and sleeping nodes, the active node time and the last timeline
+// point.
+type colocNodes struct {
+	led                 Ledger
+	cAct, cIdle, cSleep int
+	nodeW               []hw.Watts
+	nodeBusy            []bool
+	actNodeMs           float64
+	lastPoint           ColocPoint
+}
+
+// newColocNodes starts nodes nodes, all idle at 0 W.
+func newColocNodes(nodes int) colocNodes {
+	c := colocNodes{nodeW: make([]hw.Watts, nodes), nodeBusy: make([]bool, nodes)}
+	c.cAct, c.cIdle, c.cSleep = c.led.Add("active nodes"), c.led.Add("idle nodes"), c.led.Add("sleeping nodes")
+	return c
+}
+
+// accrue charges each node's power from from to to: active when busy,
+// else sleeping (sleepIdle) or idle.
+func (c *colocNodes) accrue(from, to job.Time, sleepIdle bool) {
+	ms := float64(to - from)
+	for n := range c.nodeW {
+		comp := c.cAct
+		switch {
+		case c.nodeBusy[n]:
+			c.actNodeMs += ms
+		case sleepIdle:
+			comp = c.cSleep
+		default:
+			comp = c.cIdle
+		}
+		c.led.Accrue(comp, c.nodeW[n], from, to)
+	}
+}
+
+// point appends pt to the timeline of r unless it repeats the last point.
+func (c *colocNodes) point(r *ColocResult, pt ColocPoint) {
+	last := c.lastPoint
+	last.At = pt.At
+	if len(r.Timeline) == 0 || last != pt {
+		r.Timeline = append(r.Timeline, pt)
+		c.lastPoint = pt
+	}
 }
 
 // RunColoc replays jobs (IDs 0..len-1, any order of Submit) under s. With
@@ -206,13 +248,11 @@ func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (
 		}
 		return runRounds(jobs, a, o)
 	}
-	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
-	e.cAct, e.cIdle, e.cSleep = e.led.Add("active nodes"), e.led.Add("idle nodes"), e.led.Add("sleeping nodes")
+	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes)}
 	e.gpuSet = make([][]int, o.Nodes)
 	for n := range e.gpuSet {
 		e.gpuSet[n] = slices.Repeat([]int{-1}, o.GPUsPerNode)
 	}
-	e.nodeW, e.nodeBusy = make([]hw.Watts, o.Nodes), make([]bool, o.Nodes)
 	e.jobs = make([]cjob, len(jobs))
 	for i := range jobs {
 		j := &jobs[i]
@@ -257,19 +297,8 @@ func (e *colocEngine) advance(from, to job.Time) {
 			j.view.Done = math.Min(j.j.Steps, j.view.Done+j.view.Rate*dt)
 		}
 	}
+	e.accrue(from, to, e.o.SleepIdle)
 	ms := float64(to - from)
-	for n := range e.nodeW {
-		c := e.cAct
-		switch {
-		case e.nodeBusy[n]:
-			e.actNodeMs += ms
-		case e.o.SleepIdle:
-			c = e.cSleep
-		default:
-			c = e.cIdle
-		}
-		e.led.Accrue(c, e.nodeW[n], from, to)
-	}
 	for _, s := range e.sets {
 		if s != nil {
 			g := float64(len(s.gpus)) * ms
@@ -626,12 +655,7 @@ func (e *colocEngine) settled() error {
 				pt.SharedSets++
 			}
 		}
-		last := e.lastPoint
-		last.At = pt.At
-		if len(e.res.Timeline) == 0 || last != pt {
-			e.res.Timeline = append(e.res.Timeline, pt)
-			e.lastPoint = pt
-		}
+		e.point(e.res, pt)
 	}
 	return nil
 }
@@ -647,7 +671,7 @@ func (e *colocEngine) finish() *ColocResult {
 		}
 		jr.PeakCore, jr.PeakMem = cj.corePeak, cj.memPeak
 	}
-	r.totals(&e.led, e.cAct, e.cIdle, e.cSleep, e.actNodeMs)
+	r.totals(&e.colocNodes)
 	if e.busyGPUms > 0 {
 		r.MeanCoreUtil, r.MeanMemUtil = e.coreGPUms/e.busyGPUms, e.memGPUms/e.busyGPUms
 	}
@@ -657,10 +681,10 @@ func (e *colocEngine) finish() *ColocResult {
 }
 
 // totals sets r's makespan, deadline misses and mean run, job total and
-// wait times from its jobs, its energy and the parts of it from led
-// (components act, idle and sleep), and the mean active nodes from the
-// active node time actNodeMs. Both timing rules of the engine end with it.
-func (r *ColocResult) totals(led *Ledger, act, idle, sleep int, actNodeMs float64) {
+// wait times from its jobs, and its energy, the parts of it and the mean
+// active nodes from the nodes' ledger. Both timing rules of the engine end
+// with it.
+func (r *ColocResult) totals(c *colocNodes) {
 	var run, jtt, wait float64
 	for i := range r.Jobs {
 		jr := &r.Jobs[i]
@@ -675,9 +699,9 @@ func (r *ColocResult) totals(led *Ledger, act, idle, sleep int, actNodeMs float6
 	if n := float64(len(r.Jobs)); n > 0 {
 		r.AvgRunSec, r.AvgJTTSec, r.AvgWaitSec = run/n, jtt/n, wait/n
 	}
-	r.Energy = led.Total()
-	r.ActiveEnergy, r.IdleEnergy, r.SleepEnergy = led.Energy(act), led.Energy(idle), led.Energy(sleep)
+	r.Energy = c.led.Total()
+	r.ActiveEnergy, r.IdleEnergy, r.SleepEnergy = c.led.Energy(c.cAct), c.led.Energy(c.cIdle), c.led.Energy(c.cSleep)
 	if r.Makespan > 0 {
-		r.AvgActiveNodes = actNodeMs / float64(r.Makespan)
+		r.AvgActiveNodes = c.actNodeMs / float64(r.Makespan)
 	}
 }

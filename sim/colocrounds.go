@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 )
@@ -109,18 +108,12 @@ type roundEngine struct {
 	haveEnd              bool
 	rounds               int // schedule passes so far
 
-	gpuUtil  [][]float64 // node, gpu -> core utilisation (%), -1 free
-	gpuJobs  [][]int     // node, gpu -> jobs on it
-	led      Ledger
-	cAct     int
-	cIdle    int
-	cSleep   int
-	nodeW    []hw.Watts
-	nodeBusy []bool
-	res      *ColocResult
+	gpuUtil [][]float64 // node, gpu -> core utilisation (%), -1 free
+	gpuJobs [][]int     // node, gpu -> jobs on it
+	colocNodes
+	res *ColocResult
 
-	actNodeMs, busyGPUms, coreGPUms float64
-	lastPoint                       ColocPoint
+	busyGPUms, coreGPUms float64
 }
 
 func runRounds(jobs []policy.ColocJob, a policy.RoundAllocator, o ColocOptions) (*ColocResult, error) {
@@ -130,14 +123,12 @@ func runRounds(jobs []policy.ColocJob, a policy.RoundAllocator, o ColocOptions) 
 	gpus := o.Nodes * o.GPUsPerNode
 	e := &roundEngine{o: o, a: a, rules: a.RoundRules(), round: o.Rounds.Round.Seconds(), reset: o.Rounds.Reset.Seconds(),
 		byKey: map[policy.Combo]*combo{},
-		res:   &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}}
-	e.cAct, e.cIdle, e.cSleep = e.led.Add("active nodes"), e.led.Add("idle nodes"), e.led.Add("sleeping nodes")
+		res:   &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes)}
 	e.gpuUtil, e.gpuJobs = make([][]float64, o.Nodes), make([][]int, o.Nodes)
 	for n := range e.gpuUtil {
 		e.gpuUtil[n] = slices.Repeat([]float64{-1}, o.GPUsPerNode)
 		e.gpuJobs[n] = make([]int, o.GPUsPerNode)
 	}
-	e.nodeW, e.nodeBusy = make([]hw.Watts, o.Nodes), make([]bool, o.Nodes)
 	e.jobs = make([]rjob, len(jobs))
 	for i := range jobs {
 		j := &jobs[i]
@@ -171,18 +162,9 @@ func runRounds(jobs []policy.ColocJob, a policy.RoundAllocator, o ColocOptions) 
 func (e *roundEngine) stale(roundEvent) bool { return false }
 
 func (e *roundEngine) advance(from, to job.Time) {
+	e.accrue(from, to, e.o.SleepIdle)
 	ms := float64(to - from)
 	for n := range e.nodeW {
-		c := e.cAct
-		switch {
-		case e.nodeBusy[n]:
-			e.actNodeMs += ms
-		case e.o.SleepIdle:
-			c = e.cSleep
-		default:
-			c = e.cIdle
-		}
-		e.led.Accrue(c, e.nodeW[n], from, to)
 		for _, u := range e.gpuUtil[n] {
 			if u >= 0 {
 				e.busyGPUms += ms
@@ -607,12 +589,7 @@ func (e *roundEngine) settled() error {
 		}
 		pt.Running = len(running)
 		pt.Waiting = len(e.active) - pt.Running
-		last := e.lastPoint
-		last.At = pt.At
-		if len(e.res.Timeline) == 0 || last != pt {
-			e.res.Timeline = append(e.res.Timeline, pt)
-			e.lastPoint = pt
-		}
+		e.point(e.res, pt)
 	}
 	return nil
 }
@@ -625,7 +602,7 @@ func (e *roundEngine) finish() *ColocResult {
 			r.Jobs[i].MaxShare = 2
 		}
 	}
-	r.totals(&e.led, e.cAct, e.cIdle, e.cSleep, e.actNodeMs)
+	r.totals(&e.colocNodes)
 	if e.busyGPUms > 0 {
 		r.MeanCoreUtil = e.coreGPUms / e.busyGPUms
 	}
