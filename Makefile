@@ -113,7 +113,7 @@ bench-k8s: setup
 FUZZTIME ?= 30s
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz '^FuzzBarPlotSVG$$' -fuzztime $(FUZZTIME) ./report
-	$(GO) test -run '^$$' -fuzz '^FuzzCleanDir$$' -fuzztime $(FUZZTIME) ./experiment
+	$(GO) test -run '^$$' -fuzz '^FuzzCleanDir$$' -fuzztime $(FUZZTIME) ./experiment/outdir
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/strictyaml
 	$(GO) test -run '^$$' -fuzz '^FuzzElasticEngine$$' -fuzztime $(FUZZTIME) ./sim
 	$(GO) test -run '^$$' -fuzz '^FuzzHPCEngine$$' -fuzztime $(FUZZTIME) ./sim

@@ -1,11 +1,11 @@
 // Package experiment is the shared kit of wattsched's experiments: claims
 // checked against a paper's figures, the results builder (files, plots and
 // report.html of one run), the worker pool, shards, memory estimates, and
-// the Study interface every paper's reproduction implements. Each job
-// model's runner and each paper's study lives in its own package
-// (experiment/tasks, experiment/pwr, experiment/vahrm, experiment/powerflow,
-// experiment/eaco, experiment/cedla) and the CLI runs any of them the same
-// way.
+// the Study interface every paper's reproduction implements; its result
+// directories are package experiment/outdir. Each job model's runner and
+// each paper's study lives in its own package (experiment/tasks,
+// experiment/pwr, experiment/vahrm, experiment/powerflow, experiment/eaco,
+// experiment/cedla) and the CLI runs any of them the same way.
 package experiment
 
 import (
@@ -129,7 +129,8 @@ type Figure struct {
 }
 
 // Write writes the files, the figures and report.html into dir, which
-// exists (Publish writes every result into a fresh directory).
+// exists (outdir.DirClaim.Publish writes every result into a fresh
+// directory).
 func (r *Results) Write(dir string) error {
 	if r.Dir != "" {
 		dir = filepath.Join(dir, r.Dir)

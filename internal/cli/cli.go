@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy/builtin"
@@ -127,7 +128,7 @@ func HandleSignals(stderr io.Writer) {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
-		experiment.Abandon()
+		outdir.Abandon()
 		fmt.Fprintf(stderr, "wattsched: %v: stopped; no partial results were written\n", s)
 		os.Exit(130)
 	}()
@@ -196,7 +197,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	claim, err := experiment.ClaimDir(*out, *force)
+	claim, err := outdir.ClaimDir(*out, *force)
 	if err != nil {
 		return err
 	}
@@ -343,7 +344,7 @@ type scenarioRun struct {
 	e *experiment.Env
 	// claim is the output directory, claimed before any work: the
 	// command releases it (emit publishes into it).
-	claim *experiment.DirClaim
+	claim *outdir.DirClaim
 	// solverLog is --solver-log: the file for the MILP solver's log.
 	solverLog string
 	// equivalence is compare's --equivalence as a fraction (0: not
@@ -525,7 +526,7 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 	}
 	// The claim comes last: every check that can fail goes above it, and
 	// the caller releases it (defer r.claim.Release()).
-	if r.claim, err = experiment.ClaimDir(*out, *force); err != nil {
+	if r.claim, err = outdir.ClaimDir(*out, *force); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -628,7 +629,7 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 
 // emit publishes the results into the claimed directory, then prints what
 // each holds.
-func emit(stdout io.Writer, claim *experiment.DirClaim, results []*experiment.Results) error {
+func emit(stdout io.Writer, claim *outdir.DirClaim, results []*experiment.Results) error {
 	if err := claim.Publish(Version, results); err != nil {
 		return err
 	}
@@ -717,7 +718,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if e.Shards != nil && !slices.Contains(shardable, st.Name()) {
 		return usageError{fmt.Errorf("reproduce %s: --shard is supported for %s, not yet for %s", st.Name(), strings.Join(shardable, ", "), st.Name())}
 	}
-	claim, err := experiment.ClaimDir(*out, *force)
+	claim, err := outdir.ClaimDir(*out, *force)
 	if err != nil {
 		return err
 	}
