@@ -380,10 +380,6 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		return nil, err
 	}
 	summary := compareSentence(s, in, sums, len(sets), opt.Equivalence)
-	notes, tail, err := replayNotes(s, in)
-	if err != nil {
-		return nil, err
-	}
 	models, err := modelsUsed(sets)
 	if err != nil {
 		return nil, err
@@ -393,7 +389,7 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	for _, st := range sets {
 		variants = append(variants, st.spec)
 	}
-	js, err := report.JSON(struct {
+	res, err := experiment.NewResults(s.Name, version, struct {
 		Version     string                 `json:"version"`
 		Scenario    *scenario.Scenario     `json:"scenario"`
 		Source      string                 `json:"data_source"`
@@ -409,21 +405,23 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	if err != nil {
 		return nil, err
 	}
-	tables := []report.Table{means, dist}
-	if multi || opt.CatalogFile != "" {
-		tables = append(tables, settingsT)
+	res.Title = "wattsched compare: " + s.Name
+	res.Head = []string{summary, ""}
+	res.AddNotes(summary, s.Description)
+	if err := addReplayNotes(res, s, in); err != nil {
+		return nil, err
 	}
-	tables = append(tables, hwT, defs)
-	res := &experiment.Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
-		Head: []string{summary, ""}, Tail: tail, Tables: tables,
-		Figures: []experiment.Figure{
-			{File: "totals.svg", Caption: fmt.Sprintf("Each policy's energy, cost and CO2: bars the mean over the %d seeds, whiskers the 95%% confidence interval of that mean (Student's t)", s.Seeds), SVG: bars},
-			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
-			{File: "power.svg", Caption: fmt.Sprintf("Estimated cluster power averaged over each hour (CPU and GPU energy of the hour / its length; the last hour over the part the run covers): the line is the mean over the %d seeds, the shaded band its 95%% confidence interval (Student's t)", s.Seeds), SVG: powSVG},
-		},
-		Footnote: "wattsched " + version,
-		Files:    map[string][]byte{"summary.json": js, "runs.csv": report.CSV(csvRows)},
-		Listing:  "summary.json, runs.csv, totals.svg, wait_cdf.svg, power.svg, report.html"}
+	res.Tables = []report.Table{means, dist}
+	if multi || opt.CatalogFile != "" {
+		res.Tables = append(res.Tables, settingsT)
+	}
+	res.Tables = append(res.Tables, hwT, defs)
+	res.Figures = []experiment.Figure{
+		{File: "totals.svg", Caption: fmt.Sprintf("Each policy's energy, cost and CO2: bars the mean over the %d seeds, whiskers the 95%% confidence interval of that mean (Student's t)", s.Seeds), SVG: bars},
+		{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
+		{File: "power.svg", Caption: fmt.Sprintf("Estimated cluster power averaged over each hour (CPU and GPU energy of the hour / its length; the last hour over the part the run covers): the line is the mean over the %d seeds, the shaded band its 95%% confidence interval (Student's t)", s.Seeds), SVG: powSVG},
+	}
+	res.Files["runs.csv"], res.Listing = report.CSV(csvRows), "summary.json, runs.csv, totals.svg, wait_cdf.svg, power.svg, report.html"
 	// --explain (explain.go)
 	var xls []*explainLog
 	for _, r := range runs {

@@ -93,38 +93,27 @@ func Plots(s *scenario.Scenario, curves []CurvePoint) ([]experiment.Figure, erro
 	if s.Target <= grarMin {
 		grarMin = 0
 	}
-	specs := []struct {
-		file, caption string
-		lp            report.LinePlot
-	}{
-		{"power_saving.svg", "Power saving vs FGD (EOPC) over requested GPU capacity (pwr-fgd Fig. 3)",
-			report.LinePlot{Title: "Power saving vs " + ref + " (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC saving vs FGD (%)",
+	specs := []experiment.Plot{
+		{File: "power_saving.svg", Caption: "Power saving vs FGD (EOPC) over requested GPU capacity (pwr-fgd Fig. 3)",
+			Plot: report.LinePlot{Title: "Power saving vs " + ref + " (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC saving vs FGD (%)",
 				Series: series(curves, names, func(c CurvePoint) float64 { return 100 * c.SavingVsFGD }), XMin: 0, XMax: s.Target}},
-		{"grar.svg", "GPU resource allocation ratio near saturation (pwr-fgd Fig. 7)",
-			report.LinePlot{Title: "GRAR (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / requested GPU",
+		{File: "grar.svg", Caption: "GPU resource allocation ratio near saturation (pwr-fgd Fig. 7)",
+			Plot: report.LinePlot{Title: "GRAR (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / requested GPU",
 				Series: bandSeries(curves, names, s.Seeds, func(c CurvePoint) float64 { return c.GRAR }, func(c CurvePoint) float64 { return c.GRARStd }), XMin: grarMin, XMax: s.Target}},
-		{"eopc.svg", "Estimated overall power consumption (pwr-fgd Fig. 1 shows FGD's)",
-			report.LinePlot{Title: "EOPC (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC (kW)",
+		{File: "eopc.svg", Caption: "Estimated overall power consumption (pwr-fgd Fig. 1 shows FGD's)",
+			Plot: report.LinePlot{Title: "EOPC (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC (kW)",
 				Series: bandSeries(curves, names, s.Seeds, func(c CurvePoint) float64 { return c.EOPCW / 1000 }, func(c CurvePoint) float64 { return c.EOPCStdW / 1000 }), XMin: 0, XMax: s.Target}},
-		{"alloc.svg", "Allocated share of cluster GPUs (FGD paper Fig. 7 style)",
-			report.LinePlot{Title: "Allocated GPUs (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / cluster GPU",
+		{File: "alloc.svg", Caption: "Allocated share of cluster GPUs (FGD paper Fig. 7 style)",
+			Plot: report.LinePlot{Title: "Allocated GPUs (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / cluster GPU",
 				Series: series(curves, names, func(c CurvePoint) float64 { return c.AllocShare }), XMin: 0, XMax: s.Target}},
-		{"frag.svg", "GPU fragmentation ratio (FGD's definition: fragmented / idle GPU)",
-			report.LinePlot{Title: "Fragmentation ratio (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "fragmented / idle GPU",
+		{File: "frag.svg", Caption: "GPU fragmentation ratio (FGD's definition: fragmented / idle GPU)",
+			Plot: report.LinePlot{Title: "Fragmentation ratio (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "fragmented / idle GPU",
 				Series: series(curves, names, func(c CurvePoint) float64 { return c.FragRatio }), XMin: 0, XMax: s.Target}},
 	}
 	if ref == "" {
 		specs = specs[1:]
 	}
-	var figs []experiment.Figure
-	for _, sp := range specs {
-		b, err := sp.lp.SVG()
-		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", sp.file, err)
-		}
-		figs = append(figs, experiment.Figure{File: sp.file, Caption: sp.caption, SVG: b})
-	}
-	return figs, nil
+	return experiment.Draw(specs...)
 }
 
 // SummaryTable renders the policy summaries as a text/HTML table.
@@ -194,16 +183,18 @@ func InflationResults(version string, r *InflationResult, claims []experiment.Cl
 	} else if r.Scenario.Target >= 0.5 {
 		return nil, err
 	}
-	js, err := report.JSON(sum)
+	res, err := experiment.NewResults(r.Scenario.Name, version, sum)
 	if err != nil {
 		return nil, err
 	}
 	summary := inflationSummary(r, curves, ps)
-	res := &experiment.Results{Title: "wattsched: " + r.Scenario.Name, Summary: summary, Head: []string{summary, ""}, Definitions: inflationDefinitions(r), Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
-		Tables: []report.Table{SummaryTable(ps), MoneyTable(ps)}, Figures: figs,
-		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs),
-		Files:    map[string][]byte{"summary.json": js, "capacity.csv": CapacityCSV(curves, usdPerW, kgPerW), "fgdsim_alloc.csv": FGDSimCSV(r)},
-		Listing:  "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"}
+	res.Summary, res.Head, res.Definitions = summary, []string{summary, ""}, inflationDefinitions(r)
+	res.AddNotes(r.Scenario.Description, "Data: "+sum.Source)
+	res.AddNotes(sum.StandIns...)
+	res.Tables, res.Figures = []report.Table{SummaryTable(ps), MoneyTable(ps)}, figs
+	res.Footnote = fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs)
+	res.Files["capacity.csv"], res.Files["fgdsim_alloc.csv"] = CapacityCSV(curves, usdPerW, kgPerW), FGDSimCSV(r)
+	res.Listing = "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"
 	if len(cr) > 0 {
 		res.Tables = append(res.Tables, experiment.ClaimsTable(cr))
 	}

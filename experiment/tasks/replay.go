@@ -251,28 +251,26 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err != nil {
 		return nil, err
 	}
-	sum := struct {
+	res, err := experiment.NewResults(s.Name, version, struct {
 		Version    string             `json:"version"`
 		Scenario   *scenario.Scenario `json:"scenario"`
 		Source     string             `json:"data_source"`
 		JobSpeed   string             `json:"job_speed"`
 		NeverStart *NeverStart        `json:"never_start,omitempty"`
 		Policies   []ReplaySummary    `json:"policies"`
-	}{version, s, in.Source, in.JobSpeed, in.NeverStart, sums}
-	js, err := report.JSON(sum)
+	}{version, s, in.Source, in.JobSpeed, in.NeverStart, sums})
 	if err != nil {
 		return nil, err
 	}
-	notes, tail, err := replayNotes(s, in)
-	if err != nil {
+	res.AddNotes(s.Description)
+	if err := addReplayNotes(res, s, in); err != nil {
 		return nil, err
 	}
-	res := &experiment.Results{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description}, notes...),
-		Tail: tail, Tables: []report.Table{ReplayTable(runs)},
-		Figures: []experiment.Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
-			{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
-		Files:   map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
-		Listing: "summary.json, jobs.csv, timeline.csv, totals.svg, power.svg, report.html"}
+	res.Tables = []report.Table{ReplayTable(runs)}
+	res.Figures = []experiment.Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
+		{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}
+	res.Files["jobs.csv"], res.Files["timeline.csv"] = report.CSV(jobs), report.CSV(timeline)
+	res.Listing = "summary.json, jobs.csv, timeline.csv, totals.svg, power.svg, report.html"
 	var xls []*explainLog
 	for _, r := range runs {
 		xls = append(xls, r.explain)
@@ -296,30 +294,36 @@ func replayBars(runs []*ReplayRun) ([]byte, error) {
 	return bp.SVG()
 }
 
-// replayNotes are the notes of a replay's or a comparison's results after
-// its description (the data, the grid's sources, the recorded readings),
-// and the lines printed after its tables.
-func replayNotes(s *scenario.Scenario, in *Inputs) (notes, tail []string, err error) {
+// addReplayNotes adds the notes of a replay's or a comparison's results
+// after its description (the data, the job speed, the grid's sources, the
+// pods that can never start, the recorded readings), and the lines
+// printed after its tables.
+func addReplayNotes(res *experiment.Results, s *scenario.Scenario, in *Inputs) error {
 	acct, err := s.Account()
 	if err != nil {
-		return nil, nil, err
-	}
-	notes = []string{"Data: " + in.Source, in.JobSpeed, "Cost and carbon: " + acct.Where}
-	tail = []string{in.JobSpeed, "cost and carbon: " + acct.Where, ""}
-	if ns := in.NeverStart; ns != nil {
-		const counted = "; they count in tasks, never in started, and the waits and completion times are over the pods that started"
-		notes = append(notes, "Warning: "+ns.Line(len(in.Pods))+counted+".")
-		tail = append([]string{"warning: " + ns.Line(len(in.Pods)) + counted}, tail...)
+		return err
 	}
 	rec, err := loadRecorded(s, in)
 	if err != nil {
-		return nil, nil, err
+		return err
+	}
+	var warn []string
+	if rec != nil {
+		res.Tail = append(res.Tail, rec.note)
+	}
+	if ns := in.NeverStart; ns != nil {
+		const counted = "; they count in tasks, never in started, and the waits and completion times are over the pods that started"
+		res.Tail = append(res.Tail, "warning: "+ns.Line(len(in.Pods))+counted)
+		warn = append(warn, "Warning: "+ns.Line(len(in.Pods))+counted+".")
 	}
 	if rec != nil {
-		notes = append(notes, rec.note)
-		tail = append([]string{rec.note}, tail...)
+		warn = append(warn, rec.note)
 	}
-	return notes, tail, nil
+	res.AddNotes("Data: "+in.Source, in.JobSpeed)
+	res.Tail = append(res.Tail, in.JobSpeed)
+	res.AddGrid(acct.Where)
+	res.AddNotes(warn...)
+	return nil
 }
 
 // orDash formats n, or "-" for NaN (no task to average over).
