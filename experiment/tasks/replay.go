@@ -1,10 +1,11 @@
-package experiment
+package tasks
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 
+	"github.com/wattsched/wattsched/experiment"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
@@ -31,21 +32,21 @@ type ReplayRun struct {
 
 // ReplaySummary condenses one replay.
 type ReplaySummary struct {
-	Policy     string `json:"policy"`
-	Tasks      int    `json:"tasks"`
-	Started    int    `json:"started"`
-	EnergyKWh  Num    `json:"energy_kwh"`
-	CPUKWh     Num    `json:"cpu_kwh"`
-	GPUKWh     Num    `json:"gpu_kwh"`
-	IdleKWh    Num    `json:"idle_kwh"`
-	DynamicKWh Num    `json:"dynamic_kwh"`
-	MeanWaitS  Num    `json:"mean_wait_s"`
-	MeanJCTS   Num    `json:"mean_jct_s"`
-	MakespanS  Num    `json:"makespan_s"`
-	PeakPowerW Num    `json:"peak_power_w"`
-	MeanPowerW Num    `json:"mean_power_w"`
-	CostUSD    Num    `json:"cost_usd"`
-	CO2Kg      Num    `json:"co2_kg"`
+	Policy     string         `json:"policy"`
+	Tasks      int            `json:"tasks"`
+	Started    int            `json:"started"`
+	EnergyKWh  experiment.Num `json:"energy_kwh"`
+	CPUKWh     experiment.Num `json:"cpu_kwh"`
+	GPUKWh     experiment.Num `json:"gpu_kwh"`
+	IdleKWh    experiment.Num `json:"idle_kwh"`
+	DynamicKWh experiment.Num `json:"dynamic_kwh"`
+	MeanWaitS  experiment.Num `json:"mean_wait_s"`
+	MeanJCTS   experiment.Num `json:"mean_jct_s"`
+	MakespanS  experiment.Num `json:"makespan_s"`
+	PeakPowerW experiment.Num `json:"peak_power_w"`
+	MeanPowerW experiment.Num `json:"mean_power_w"`
+	CostUSD    experiment.Num `json:"cost_usd"`
+	CO2Kg      experiment.Num `json:"co2_kg"`
 	// PowerDown is set when the scenario powers idle nodes off.
 	PowerDown *PowerDownSummary `json:"power_down,omitempty"`
 	// Measured is set when the scenario replays measured power.
@@ -54,9 +55,9 @@ type ReplaySummary struct {
 
 // PowerDownSummary is what node power management did in one run.
 type PowerDownSummary struct {
-	OffNodeH  Num `json:"off_node_hours"`
-	PowerOffs int `json:"power_offs"`
-	Wakes     int `json:"wakes"`
+	OffNodeH  experiment.Num `json:"off_node_hours"`
+	PowerOffs int            `json:"power_offs"`
+	Wakes     int            `json:"wakes"`
 }
 
 // powerDown is the scenario's node power management for the engine.
@@ -79,7 +80,7 @@ type replayed struct {
 // replayOnce replays the pod list under one policy with the given seed
 // (and, with seededTies, ties broken by that seed's node order, as compare
 // does), with the recorded readings if any, and prices its energy.
-func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, rec *recorded, seed uint64, seededTies bool) (*replayed, error) {
+func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, rec *recorded, seed uint64, seededTies bool) (*replayed, error) {
 	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func replayOnce(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inp
 
 // RunReplay replays the scenario's pod list under each policy. Replay is
 // deterministic: it runs once per policy whatever the seed count.
-func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error) {
+func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error) {
 	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: mode %q is not replay", s.Name, s.Mode)
 	}
@@ -141,7 +142,7 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	if err := EstimateReplay(s, in).Check(env.MaxMemory); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	out, errs := ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
+	out, errs := experiment.ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
 		ps := &s.Policies[i]
 		r, err := replayOnce(env, s, ps, in, acct, rec, s.FirstSeed, false)
 		if err != nil {
@@ -157,7 +158,7 @@ func RunReplay(env *Env, s *scenario.Scenario, in *Inputs) ([]*ReplayRun, error)
 	return out, nil
 }
 
-func kwh(j interface{ KWh() float64 }) Num { return Num(j.KWh()) }
+func kwh(j interface{ KWh() float64 }) experiment.Num { return experiment.Num(j.KWh()) }
 
 // Summarize condenses a replay.
 func (r *ReplayRun) Summarize() ReplaySummary {
@@ -166,9 +167,9 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 		EnergyKWh: kwh(res.CPUEnergy + res.GPUEnergy), CPUKWh: kwh(res.CPUEnergy), GPUKWh: kwh(res.GPUEnergy),
 		IdleKWh:    kwh(res.IdleEnergy),
 		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy),
-		MakespanS:  Num(float64(res.End) / 1000), CostUSD: Num(r.CostUSD), CO2Kg: Num(r.CO2Kg)}
+		MakespanS:  experiment.Num(float64(res.End) / 1000), CostUSD: experiment.Num(r.CostUSD), CO2Kg: experiment.Num(r.CO2Kg)}
 	if r.PowerDown {
-		s.PowerDown = &PowerDownSummary{OffNodeH: Num(res.OffNodeSeconds / 3600), PowerOffs: res.PowerOffs, Wakes: res.Wakes}
+		s.PowerDown = &PowerDownSummary{OffNodeH: experiment.Num(res.OffNodeSeconds / 3600), PowerOffs: res.PowerOffs, Wakes: res.Wakes}
 	}
 	s.Measured = r.Measured
 	var wait, jct float64
@@ -185,27 +186,27 @@ func (r *ReplayRun) Summarize() ReplaySummary {
 	}
 	// Over the tasks that started (ended): none gives no mean (null in
 	// summary.json, "-" in the table), never a 0 that reads as no wait.
-	s.MeanWaitS, s.MeanJCTS = Num(math.NaN()), Num(math.NaN())
+	s.MeanWaitS, s.MeanJCTS = experiment.Num(math.NaN()), experiment.Num(math.NaN())
 	if s.Started > 0 {
-		s.MeanWaitS = Num(wait / float64(s.Started) / 1000)
+		s.MeanWaitS = experiment.Num(wait / float64(s.Started) / 1000)
 	}
 	if ended > 0 {
-		s.MeanJCTS = Num(jct / float64(ended) / 1000)
+		s.MeanJCTS = experiment.Num(jct / float64(ended) / 1000)
 	}
 	var peak float64
 	for _, p := range res.Samples {
 		peak = max(peak, float64(p.CPUW+p.GPUW))
 	}
-	s.PeakPowerW = Num(peak)
+	s.PeakPowerW = experiment.Num(peak)
 	if res.End > 0 {
-		s.MeanPowerW = Num(float64(res.CPUEnergy+res.GPUEnergy) / (float64(res.End) / 1000))
+		s.MeanPowerW = experiment.Num(float64(res.CPUEnergy+res.GPUEnergy) / (float64(res.End) / 1000))
 	}
 	return s
 }
 
 // ReplayResults renders a replay: summary.json, jobs.csv, timeline.csv,
 // power.svg and report.html.
-func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*ReplayRun) (*Results, error) {
+func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*ReplayRun) (*experiment.Results, error) {
 	var sums []ReplaySummary
 	jobs := [][]string{{"policy", "task", "name", "submit_s", "start_s", "end_s", "wait_s", "node", "energy_j"}}
 	timeline := [][]string{{"policy", "time_s", "cpu_w", "gpu_w", "active_nodes", "alloc_gpu_milli", "arrived"}}
@@ -250,28 +251,26 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err != nil {
 		return nil, err
 	}
-	sum := struct {
+	res, err := experiment.NewResults(s.Name, version, struct {
 		Version    string             `json:"version"`
 		Scenario   *scenario.Scenario `json:"scenario"`
 		Source     string             `json:"data_source"`
 		JobSpeed   string             `json:"job_speed"`
 		NeverStart *NeverStart        `json:"never_start,omitempty"`
 		Policies   []ReplaySummary    `json:"policies"`
-	}{version, s, in.Source, in.JobSpeed, in.NeverStart, sums}
-	js, err := report.JSON(sum)
+	}{version, s, in.Source, in.JobSpeed, in.NeverStart, sums})
 	if err != nil {
 		return nil, err
 	}
-	notes, tail, err := replayNotes(s, in)
-	if err != nil {
+	res.AddNotes(s.Description)
+	if err := addReplayNotes(res, s, in); err != nil {
 		return nil, err
 	}
-	res := &Results{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description}, notes...),
-		Tail: tail, Tables: []report.Table{ReplayTable(runs)},
-		Figures: []Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
-			{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}, Footnote: "wattsched " + version,
-		Files:   map[string][]byte{"summary.json": js, "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
-		Listing: "summary.json, jobs.csv, timeline.csv, totals.svg, power.svg, report.html"}
+	res.Tables = []report.Table{ReplayTable(runs)}
+	res.Figures = []experiment.Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
+		{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}
+	res.Files["jobs.csv"], res.Files["timeline.csv"] = report.CSV(jobs), report.CSV(timeline)
+	res.Listing = "summary.json, jobs.csv, timeline.csv, totals.svg, power.svg, report.html"
 	var xls []*explainLog
 	for _, r := range runs {
 		xls = append(xls, r.explain)
@@ -288,41 +287,47 @@ func replayBars(runs []*ReplayRun) ([]byte, error) {
 	for _, r := range runs {
 		x := r.Summarize()
 		bp.Names = append(bp.Names, r.Policy)
-		for k, v := range []Num{x.EnergyKWh, x.CostUSD, x.CO2Kg} {
+		for k, v := range []experiment.Num{x.EnergyKWh, x.CostUSD, x.CO2Kg} {
 			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: float64(v), Lo: nan, Hi: nan})
 		}
 	}
 	return bp.SVG()
 }
 
-// replayNotes are the notes of a replay's or a comparison's results after
-// its description (the data, the grid's sources, the recorded readings),
-// and the lines printed after its tables.
-func replayNotes(s *scenario.Scenario, in *Inputs) (notes, tail []string, err error) {
+// addReplayNotes adds the notes of a replay's or a comparison's results
+// after its description (the data, the job speed, the grid's sources, the
+// pods that can never start, the recorded readings), and the lines
+// printed after its tables.
+func addReplayNotes(res *experiment.Results, s *scenario.Scenario, in *Inputs) error {
 	acct, err := s.Account()
 	if err != nil {
-		return nil, nil, err
-	}
-	notes = []string{"Data: " + in.Source, in.JobSpeed, "Cost and carbon: " + acct.Where}
-	tail = []string{in.JobSpeed, "cost and carbon: " + acct.Where, ""}
-	if ns := in.NeverStart; ns != nil {
-		const counted = "; they count in tasks, never in started, and the waits and completion times are over the pods that started"
-		notes = append(notes, "Warning: "+ns.Line(len(in.Pods))+counted+".")
-		tail = append([]string{"warning: " + ns.Line(len(in.Pods)) + counted}, tail...)
+		return err
 	}
 	rec, err := loadRecorded(s, in)
 	if err != nil {
-		return nil, nil, err
+		return err
+	}
+	var warn []string
+	if rec != nil {
+		res.Tail = append(res.Tail, rec.note)
+	}
+	if ns := in.NeverStart; ns != nil {
+		const counted = "; they count in tasks, never in started, and the waits and completion times are over the pods that started"
+		res.Tail = append(res.Tail, "warning: "+ns.Line(len(in.Pods))+counted)
+		warn = append(warn, "Warning: "+ns.Line(len(in.Pods))+counted+".")
 	}
 	if rec != nil {
-		notes = append(notes, rec.note)
-		tail = append([]string{rec.note}, tail...)
+		warn = append(warn, rec.note)
 	}
-	return notes, tail, nil
+	res.AddNotes("Data: "+in.Source, in.JobSpeed)
+	res.Tail = append(res.Tail, in.JobSpeed)
+	res.AddGrid(acct.Where)
+	res.AddNotes(warn...)
+	return nil
 }
 
 // orDash formats n, or "-" for NaN (no task to average over).
-func orDash(format string, n Num) string {
+func orDash(format string, n experiment.Num) string {
 	if math.IsNaN(float64(n)) {
 		return "-"
 	}

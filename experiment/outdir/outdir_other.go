@@ -1,6 +1,6 @@
 //go:build !unix
 
-package experiment
+package outdir
 
 import "os"
 

@@ -1,4 +1,9 @@
-package experiment
+// Package outdir is the result directories of wattsched's commands: every
+// -o path cleaned, then claimed before any work with a lock beside it
+// (ClaimDir), results written into a temporary directory and renamed into
+// place only when complete (DirClaim.Publish), --force only over earlier
+// results (ManifestFile), killed runs' temporaries swept.
+package outdir
 
 import (
 	"bufio"
@@ -15,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/report"
 )
 
@@ -438,7 +444,7 @@ func Abandon() {
 // Publish claims dir (ClaimDir), writes the results into it and releases
 // it: the whole life of a claim in one call, for callers that have no work
 // between the check and the results.
-func Publish(dir string, force bool, version string, results []*Results) error {
+func Publish(dir string, force bool, version string, results []*experiment.Results) error {
 	c, err := ClaimDir(dir, force)
 	if err != nil {
 		return err
@@ -455,7 +461,7 @@ func Publish(dir string, force bool, version string, results []*Results) error {
 // says so. An earlier result (with force) is moved aside and replaced; an
 // empty directory is replaced in one rename; on any failure, or Abandon,
 // the directory keeps what it held. version is recorded in the manifest.
-func (c *DirClaim) Publish(version string, results []*Results) error {
+func (c *DirClaim) Publish(version string, results []*experiment.Results) error {
 	defer c.Release()
 	claims.Lock()
 	ok := c.lock != nil && !c.done

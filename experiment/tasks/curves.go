@@ -1,9 +1,10 @@
-package experiment
+package tasks
 
 import (
 	"math"
 	"slices"
 
+	"github.com/wattsched/wattsched/experiment"
 	elgrid "github.com/wattsched/wattsched/grid"
 )
 
@@ -43,14 +44,14 @@ func (r *InflationResult) Curves() []CurvePoint {
 				return xs
 			}
 			p := CurvePoint{Policy: name, Ratio: runs[0].Grid[k].Ratio}
-			p.EOPCW, p.EOPCStdW = MeanStd(col(func(g GridPoint) float64 { return float64(g.EOPCW) }))
-			p.CPUW, _ = MeanStd(col(func(g GridPoint) float64 { return float64(g.CPUW) }))
-			p.GPUW, _ = MeanStd(col(func(g GridPoint) float64 { return float64(g.GPUW) }))
-			p.GRAR, p.GRARStd = MeanStd(col(func(g GridPoint) float64 { return g.GRAR }))
-			p.AllocShare, _ = MeanStd(col(func(g GridPoint) float64 { return g.AllocShare }))
-			p.FragRatio, _ = MeanStd(col(func(g GridPoint) float64 { return g.FragRatio }))
-			p.FragGPUMilli, _ = MeanStd(col(func(g GridPoint) float64 { return g.FragGPUMilli }))
-			p.Failed, _ = MeanStd(col(func(g GridPoint) float64 { return float64(g.Failed) }))
+			p.EOPCW, p.EOPCStdW = experiment.MeanStd(col(func(g GridPoint) float64 { return float64(g.EOPCW) }))
+			p.CPUW, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return float64(g.CPUW) }))
+			p.GPUW, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return float64(g.GPUW) }))
+			p.GRAR, p.GRARStd = experiment.MeanStd(col(func(g GridPoint) float64 { return g.GRAR }))
+			p.AllocShare, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return g.AllocShare }))
+			p.FragRatio, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return g.FragRatio }))
+			p.FragGPUMilli, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return g.FragGPUMilli }))
+			p.Failed, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return float64(g.Failed) }))
 			if name == refName {
 				ref[k] = p.EOPCW
 			}
@@ -120,30 +121,30 @@ func At(s []CurvePoint, ratio float64) (CurvePoint, bool) {
 type PolicySummary struct {
 	Policy string `json:"policy"`
 	// Savings vs FGD (fractions) over ranges of requested capacity.
-	SavingMin15to80  Num `json:"saving_min_0.15_0.80"`
-	SavingMean15to80 Num `json:"saving_mean_0.15_0.80"`
-	SavingMin80to90  Num `json:"saving_min_0.80_0.90"`
-	SavingMax0to100  Num `json:"saving_max_0_1.00"`
-	EOPCAt50W        Num `json:"eopc_w_at_0.50"`
-	EOPCAt100W       Num `json:"eopc_w_at_1.00"`
+	SavingMin15to80  experiment.Num `json:"saving_min_0.15_0.80"`
+	SavingMean15to80 experiment.Num `json:"saving_mean_0.15_0.80"`
+	SavingMin80to90  experiment.Num `json:"saving_min_0.80_0.90"`
+	SavingMax0to100  experiment.Num `json:"saving_max_0_1.00"`
+	EOPCAt50W        experiment.Num `json:"eopc_w_at_0.50"`
+	EOPCAt100W       experiment.Num `json:"eopc_w_at_1.00"`
 	// Money (USD) and carbon (kg CO2eq) of a year at the EOPC of 0.5 and
 	// 1.0 requested capacity: that power for the 8,760 hours from the
 	// grid's start, each hour at its price and carbon intensity, times the
 	// PUE.
-	CostPerYearAt50USD  Num `json:"cost_usd_per_year_at_0.50"`
-	CO2PerYearAt50Kg    Num `json:"co2_kg_per_year_at_0.50"`
-	CostPerYearAt100USD Num `json:"cost_usd_per_year_at_1.00"`
-	CO2PerYearAt100Kg   Num `json:"co2_kg_per_year_at_1.00"`
-	GRARAt100           Num `json:"grar_at_1.00"`
-	GRARGapToFGD100     Num `json:"grar_gap_to_fgd_at_1.00"`
-	GRARGapToFGDMax     Num `json:"grar_gap_to_fgd_max_0.85_1.00"`
-	FirstGRARBelow1     Num `json:"first_ratio_grar_below_0.999"`
-	AllocShareFinal     Num `json:"alloc_share_final"`
-	AllocShareAt100     Num `json:"alloc_share_at_1.00"`
-	FragRatioAt90       Num `json:"frag_ratio_at_0.90"`
-	FailedFinal         Num `json:"failed_tasks_final"`
-	Tasks               Num `json:"tasks_mean"`
-	DecisionsPerTask    Num `json:"decisions_per_task"`
+	CostPerYearAt50USD  experiment.Num `json:"cost_usd_per_year_at_0.50"`
+	CO2PerYearAt50Kg    experiment.Num `json:"co2_kg_per_year_at_0.50"`
+	CostPerYearAt100USD experiment.Num `json:"cost_usd_per_year_at_1.00"`
+	CO2PerYearAt100Kg   experiment.Num `json:"co2_kg_per_year_at_1.00"`
+	GRARAt100           experiment.Num `json:"grar_at_1.00"`
+	GRARGapToFGD100     experiment.Num `json:"grar_gap_to_fgd_at_1.00"`
+	GRARGapToFGDMax     experiment.Num `json:"grar_gap_to_fgd_max_0.85_1.00"`
+	FirstGRARBelow1     experiment.Num `json:"first_ratio_grar_below_0.999"`
+	AllocShareFinal     experiment.Num `json:"alloc_share_final"`
+	AllocShareAt100     experiment.Num `json:"alloc_share_at_1.00"`
+	FragRatioAt90       experiment.Num `json:"frag_ratio_at_0.90"`
+	FailedFinal         experiment.Num `json:"failed_tasks_final"`
+	Tasks               experiment.Num `json:"tasks_mean"`
+	DecisionsPerTask    experiment.Num `json:"decisions_per_task"`
 }
 
 // YearPerWatt is the money (USD) and carbon (kg) of drawing 1 W for a
@@ -164,7 +165,7 @@ func (r *InflationResult) YearPerWatt() (usd, kg float64) {
 // Summaries condenses every policy's curve.
 func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 	usdPerW, kgPerW := r.YearPerWatt()
-	nan := Num(math.NaN())
+	nan := experiment.Num(math.NaN())
 	refName := r.Scenario.ReferencePolicy()
 	ref := Series(curves, refName)
 	var out []PolicySummary
@@ -172,30 +173,30 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 		s := Series(curves, name)
 		saving := func(c CurvePoint) float64 { return c.SavingVsFGD }
 		ps := PolicySummary{Policy: name,
-			SavingMin15to80: Num(MinOf(Over(s, 0.15, 0.80, saving))),
-			SavingMin80to90: Num(MinOf(Over(s, 0.80, 0.90, saving))),
-			SavingMax0to100: Num(MaxOf(Over(s, 0.01, 1.00, saving))),
+			SavingMin15to80: experiment.Num(MinOf(Over(s, 0.15, 0.80, saving))),
+			SavingMin80to90: experiment.Num(MinOf(Over(s, 0.80, 0.90, saving))),
+			SavingMax0to100: experiment.Num(MaxOf(Over(s, 0.01, 1.00, saving))),
 			FirstGRARBelow1: nan,
 			// NaN without the point (target below the ratio)
 			EOPCAt50W: nan, EOPCAt100W: nan, CostPerYearAt50USD: nan, CO2PerYearAt50Kg: nan, CostPerYearAt100USD: nan, CO2PerYearAt100Kg: nan,
 			GRARAt100: nan, GRARGapToFGD100: nan, AllocShareAt100: nan, FragRatioAt90: nan,
 		}
 		if m := Over(s, 0.15, 0.80, saving); len(m) > 0 {
-			mean, _ := MeanStd(m)
-			ps.SavingMean15to80 = Num(mean)
+			mean, _ := experiment.MeanStd(m)
+			ps.SavingMean15to80 = experiment.Num(mean)
 		}
 		if c, ok := At(s, 0.5); ok {
-			ps.EOPCAt50W, ps.CostPerYearAt50USD, ps.CO2PerYearAt50Kg = Num(c.EOPCW), Num(c.EOPCW*usdPerW), Num(c.EOPCW*kgPerW)
+			ps.EOPCAt50W, ps.CostPerYearAt50USD, ps.CO2PerYearAt50Kg = experiment.Num(c.EOPCW), experiment.Num(c.EOPCW*usdPerW), experiment.Num(c.EOPCW*kgPerW)
 		}
 		if c, ok := At(s, 1.0); ok {
-			ps.EOPCAt100W, ps.GRARAt100, ps.AllocShareAt100 = Num(c.EOPCW), Num(c.GRAR), Num(c.AllocShare)
-			ps.CostPerYearAt100USD, ps.CO2PerYearAt100Kg = Num(c.EOPCW*usdPerW), Num(c.EOPCW*kgPerW)
+			ps.EOPCAt100W, ps.GRARAt100, ps.AllocShareAt100 = experiment.Num(c.EOPCW), experiment.Num(c.GRAR), experiment.Num(c.AllocShare)
+			ps.CostPerYearAt100USD, ps.CO2PerYearAt100Kg = experiment.Num(c.EOPCW*usdPerW), experiment.Num(c.EOPCW*kgPerW)
 			if rc, ok := At(ref, 1.0); ok {
-				ps.GRARGapToFGD100 = Num(rc.GRAR - c.GRAR)
+				ps.GRARGapToFGD100 = experiment.Num(rc.GRAR - c.GRAR)
 			}
 		}
 		if c, ok := At(s, 0.9); ok {
-			ps.FragRatioAt90 = Num(c.FragRatio)
+			ps.FragRatioAt90 = experiment.Num(c.FragRatio)
 		}
 		gap := math.Inf(-1)
 		for _, c := range s {
@@ -205,13 +206,13 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 				}
 			}
 			if math.IsNaN(float64(ps.FirstGRARBelow1)) && c.GRAR < 0.999 {
-				ps.FirstGRARBelow1 = Num(c.Ratio)
+				ps.FirstGRARBelow1 = experiment.Num(c.Ratio)
 			}
 		}
-		ps.GRARGapToFGDMax = Num(gap)
+		ps.GRARGapToFGDMax = experiment.Num(gap)
 		if len(s) > 0 {
 			last := s[len(s)-1]
-			ps.AllocShareFinal, ps.FailedFinal = Num(last.AllocShare), Num(last.Failed)
+			ps.AllocShareFinal, ps.FailedFinal = experiment.Num(last.AllocShare), experiment.Num(last.Failed)
 		}
 		runs := r.RunsOf(name)
 		var tasks, dec float64
@@ -220,8 +221,8 @@ func (r *InflationResult) Summaries(curves []CurvePoint) []PolicySummary {
 			dec += float64(run.Decisions)
 		}
 		if len(runs) > 0 && tasks > 0 {
-			ps.Tasks = Num(tasks / float64(len(runs)))
-			ps.DecisionsPerTask = Num(dec / tasks)
+			ps.Tasks = experiment.Num(tasks / float64(len(runs)))
+			ps.DecisionsPerTask = experiment.Num(dec / tasks)
 		}
 		if refName == "" {
 			ps.SavingMin15to80, ps.SavingMin80to90, ps.SavingMax0to100, ps.SavingMean15to80 = nan, nan, nan, nan

@@ -1,4 +1,4 @@
-package experiment_test
+package tasks_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/scenario"
 )
 
@@ -53,39 +53,39 @@ func TestNeverStart(t *testing.T) {
 	cases := []struct {
 		name     string
 		pods     string
-		want     *experiment.NeverStart
+		want     *tasks.NeverStart
 		meanWait any // summary.json's mean_wait_s
 	}{
 		{"all fit", checkPodsHead + ok, nil, 0.0},
-		{"seven never start", pods + ok, &experiment.NeverStart{Count: 7, NoNode: 7, First: []string{"t4-0", "t4-1", "t4-2", "t4-3", "t4-4"},
+		{"seven never start", pods + ok, &tasks.NeverStart{Count: 7, NoNode: 7, First: []string{"t4-0", "t4-1", "t4-2", "t4-3", "t4-4"},
 			Why: "t4-0: fits no node: GPU model not accepted on 1 of 1 nodes"}, 0.0},
-		{"none starts", pods, &experiment.NeverStart{Count: 7, NoNode: 7, First: []string{"t4-0", "t4-1", "t4-2", "t4-3", "t4-4"},
+		{"none starts", pods, &tasks.NeverStart{Count: 7, NoNode: 7, First: []string{"t4-0", "t4-1", "t4-2", "t4-3", "t4-4"},
 			Why: "t4-0: fits no node: GPU model not accepted on 1 of 1 nodes"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := writeScenario(t, files(c.pods))
-			in, err := experiment.LoadInputs(s)
+			in, err := tasks.LoadInputs(s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var notes []string
 			env := testEnv()
 			env.Note = func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }
-			runs, err := experiment.RunReplay(env, s, in)
+			runs, err := tasks.RunReplay(env, s, in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(c.want, in.NeverStart); diff != "" {
 				t.Errorf("NeverStart (-want +got):\n%s", diff)
 			}
-			res, err := experiment.ReplayResults("test", s, in, runs)
+			res, err := tasks.ReplayResults("test", s, in, runs)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var sum struct {
-				NeverStart *experiment.NeverStart `json:"never_start"`
-				Policies   []map[string]any       `json:"policies"`
+				NeverStart *tasks.NeverStart `json:"never_start"`
+				Policies   []map[string]any  `json:"policies"`
 			}
 			if err := json.Unmarshal(res.Files["summary.json"], &sum); err != nil {
 				t.Fatal(err)
@@ -102,7 +102,7 @@ func TestNeverStart(t *testing.T) {
 				t.Errorf("warning printed %v, in the report %v; want %v", warned, noted, want)
 			}
 			env.Strict = true
-			_, err = experiment.RunReplay(env, s, in)
+			_, err = tasks.RunReplay(env, s, in)
 			if want := c.want != nil; (err != nil) != want || want && !strings.Contains(err.Error(), "--strict: 7 of ") {
 				t.Errorf("strict: %v, want an error %v", err, want)
 			}
@@ -113,7 +113,7 @@ func TestNeverStart(t *testing.T) {
 // A measured recording that ends before simulated time 0 is refused before
 // the run; one that covers it is accepted.
 func TestRecordingMustReachTheRun(t *testing.T) {
-	rec, err := os.ReadFile("../examples/data/measured-dcgm.json")
+	rec, err := os.ReadFile("../../examples/data/measured-dcgm.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +128,11 @@ func TestRecordingMustReachTheRun(t *testing.T) {
 				"pods.csv": checkPodsHead + "p,1000,1024,1,1000,,LS,Running,0,60,0\n",
 				"m.json":   string(rec),
 			})
-			in, err := experiment.LoadInputs(s)
+			in, err := tasks.LoadInputs(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = experiment.RunReplay(testEnv(), s, in)
+			_, err = tasks.RunReplay(testEnv(), s, in)
 			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}

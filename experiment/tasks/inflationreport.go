@@ -1,25 +1,13 @@
-package experiment
+package tasks
 
 import (
 	"fmt"
 	"math"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/report"
 )
-
-// Half95 is the half-width of the two-sided 95% confidence interval of a
-// mean over n seeds with sample standard deviation sd (Student's t with
-// n-1 degrees of freedom), as ci95 computes it; NaN for fewer than two.
-func Half95(sd float64, n int) float64 {
-	if n < 2 {
-		return math.NaN()
-	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
-	return t * sd / math.Sqrt(float64(n))
-}
 
 // bandSeries is series with each point's 95% interval over n seeds
 // (sd: the standard deviation over seeds, in y's unit) as its band.
@@ -27,7 +15,7 @@ func bandSeries(curves []CurvePoint, names []string, n int, y, sd func(CurvePoin
 	out := series(curves, names, y)
 	for i, name := range names {
 		for _, c := range Series(curves, name) {
-			h := Half95(sd(c), n)
+			h := experiment.Half95(sd(c), n)
 			out[i].Lo = append(out[i].Lo, y(c)-h)
 			out[i].Hi = append(out[i].Hi, y(c)+h)
 		}
@@ -38,7 +26,7 @@ func bandSeries(curves []CurvePoint, names []string, n int, y, sd func(CurvePoin
 // yearBars draws each policy's EOPC at half the cluster's GPUs requested
 // and, with a grid, the money and carbon of a year at that power, with
 // their 95% intervals over the seeds.
-func yearBars(r *InflationResult, curves []CurvePoint) (Figure, error) {
+func yearBars(r *InflationResult, curves []CurvePoint) (experiment.Figure, error) {
 	usdPerW, kgPerW := r.YearPerWatt()
 	names := r.Scenario.PolicyNames()
 	eopc := report.BarPanel{Label: "EOPC (kW)", Format: "%.1f"}
@@ -47,9 +35,9 @@ func yearBars(r *InflationResult, curves []CurvePoint) (Figure, error) {
 	for _, name := range names {
 		c, ok := At(Series(curves, name), 0.5)
 		if !ok {
-			return Figure{}, fmt.Errorf("plot year_bars.svg: policy %s has no point at 0.5 requested", name)
+			return experiment.Figure{}, fmt.Errorf("plot year_bars.svg: policy %s has no point at 0.5 requested", name)
 		}
-		h := Half95(c.EOPCStdW, r.Scenario.Seeds)
+		h := experiment.Half95(c.EOPCStdW, r.Scenario.Seeds)
 		bar := func(scale float64) report.Bar {
 			return report.Bar{Value: c.EOPCW * scale, Lo: (c.EOPCW - h) * scale, Hi: (c.EOPCW + h) * scale}
 		}
@@ -63,10 +51,10 @@ func yearBars(r *InflationResult, curves []CurvePoint) (Figure, error) {
 	}
 	svg, err := bp.SVG()
 	if err != nil {
-		return Figure{}, fmt.Errorf("plot year_bars.svg: %w", err)
+		return experiment.Figure{}, fmt.Errorf("plot year_bars.svg: %w", err)
 	}
 	caption := "Each policy's estimated power (EOPC) when the tasks that arrived request half the cluster's GPUs; with a grid, the money and CO2 of a year at that power. Bars: mean over the seeds; whiskers: 95% interval (Student's t) over the seeds."
-	return Figure{File: "year_bars.svg", Caption: caption, SVG: svg}, nil
+	return experiment.Figure{File: "year_bars.svg", Caption: caption, SVG: svg}, nil
 }
 
 // inflationSummary is the plain-language paragraph at the top of an
@@ -177,63 +165,4 @@ func inflationDefinitions(r *InflationResult) *report.Table {
 		{"shaded band, whiskers", fmt.Sprintf("the 95%% confidence interval of the mean over the %d seeds (Student's t); the seeds differ in which tasks are drawn and how ties between equally scored nodes are broken. No band with one seed.", n)},
 	}
 	return &report.Table{Title: "What each figure means", Head: []string{"figure", "definition"}, Rows: rows}
-}
-
-// TotalsPanel is one quantity of TotalsBars: per name, its per-seed values.
-type TotalsPanel struct {
-	Label, Format string
-	PerSeed       [][]float64
-}
-
-// Totals gathers runs' values by name, names in the order they first
-// come, for TotalsBars: Add appends one run's value to each panel.
-type Totals struct {
-	Names  []string
-	Panels []TotalsPanel
-	idx    map[string]int
-}
-
-// NewTotals starts gathering for the given panels (their labels and
-// formats; PerSeed empty).
-func NewTotals(panels ...TotalsPanel) *Totals {
-	return &Totals{Panels: panels, idx: map[string]int{}}
-}
-
-// Add records one run of name: values[k] joins panel k.
-func (t *Totals) Add(name string, values ...float64) {
-	i, ok := t.idx[name]
-	if !ok {
-		i = len(t.Names)
-		t.idx[name] = i
-		t.Names = append(t.Names, name)
-		for k := range t.Panels {
-			t.Panels[k].PerSeed = append(t.Panels[k].PerSeed, nil)
-		}
-	}
-	for k, v := range values {
-		t.Panels[k].PerSeed[i] = append(t.Panels[k].PerSeed[i], v)
-	}
-}
-
-// SVG is TotalsBars of what was gathered (nil when nothing was).
-func (t *Totals) SVG(title string) ([]byte, error) {
-	if len(t.Names) == 0 {
-		return nil, nil
-	}
-	return TotalsBars(title, t.Names, t.Panels)
-}
-
-// TotalsBars draws a bar per name and panel: the mean of its per-seed
-// values, with the 95% interval of that mean (Student's t, as ci95) as
-// whiskers (none with one seed).
-func TotalsBars(title string, names []string, panels []TotalsPanel) ([]byte, error) {
-	bp := report.BarPlot{Title: title, Names: names}
-	for _, p := range panels {
-		bp.Panels = append(bp.Panels, report.BarPanel{Label: p.Label, Format: p.Format})
-		for _, xs := range p.PerSeed {
-			c := ci95(xs)
-			bp.Panels[len(bp.Panels)-1].Bars = append(bp.Panels[len(bp.Panels)-1].Bars, report.Bar{Value: float64(c.Mean), Lo: float64(c.Lo), Hi: float64(c.Hi)})
-		}
-	}
-	return bp.SVG()
 }

@@ -1,14 +1,16 @@
-package experiment
+package outdir
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wattsched/wattsched/experiment"
 )
 
-func res(files map[string][]byte) []*Results {
-	return []*Results{{Title: "t", Files: files}}
+func res(files map[string][]byte) []*experiment.Results {
+	return []*experiment.Results{{Title: "t", Files: files}}
 }
 
 // --force replaces only an earlier wattsched result: never a symbolic

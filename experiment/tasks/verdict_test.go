@@ -1,9 +1,10 @@
-package experiment
+package tasks
 
 import (
 	"math"
 	"testing"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
 )
 
@@ -76,12 +77,12 @@ func TestBlockInterval(t *testing.T) {
 
 // The interval judged is the hull of the seeds' and the blocks'.
 func TestIntervalHull(t *testing.T) {
-	x := CompareSummary{EnergyVsBaseline: MeanCI{Mean: -0.1, Lo: -0.12, Hi: -0.08, N: 3},
+	x := CompareSummary{EnergyVsBaseline: experiment.MeanCI{Mean: -0.1, Lo: -0.12, Hi: -0.08, N: 3},
 		EnergyByBlock: &BlockCI{Block: "week", Blocks: 9, Mean: -0.1, Lo: -0.15, Hi: -0.09}}
 	if lo, hi, _ := x.interval(); lo != -0.15 || hi != -0.08 {
 		t.Errorf("hull = [%v, %v], want [-0.15, -0.08]", lo, hi)
 	}
-	x.EnergyVsBaseline = MeanCI{Mean: -0.1, Lo: Num(math.NaN()), Hi: Num(math.NaN()), N: 1}
+	x.EnergyVsBaseline = experiment.MeanCI{Mean: -0.1, Lo: experiment.Num(math.NaN()), Hi: experiment.Num(math.NaN()), N: 1}
 	if lo, hi, _ := x.interval(); lo != -0.15 || hi != -0.09 {
 		t.Errorf("one seed: [%v, %v], want the blocks' [-0.15, -0.09]", lo, hi)
 	}

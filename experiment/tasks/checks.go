@@ -1,4 +1,4 @@
-package experiment
+package tasks
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/experiment"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
@@ -56,7 +57,7 @@ func (n *NeverStart) Line(pods int) string {
 // warning through env.Note, kept in in.NeverStart for the results), and
 // in replay that the price and carbon series and the measured recording
 // cover the run's time.
-func checkTasks(env *Env, s *scenario.Scenario, in *Inputs) error {
+func checkTasks(env *experiment.Env, s *scenario.Scenario, in *Inputs) error {
 	c, err := cluster.New(env.Catalog, in.Nodes)
 	if err != nil {
 		return err

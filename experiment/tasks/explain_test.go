@@ -1,10 +1,11 @@
-package experiment
+package tasks
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/wattsched/wattsched/cluster/clustertest"
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/scenario"
@@ -32,7 +33,7 @@ func TestExplainBudget(t *testing.T) {
 	// the line printed after the tables says so.
 	c := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "T4").Build()
 	s := &scenario.Scenario{Policies: []scenario.PolicySpec{{Name: "P", Scorers: []scenario.ScorerSpec{{Policy: "pwr", Weight: 2}}}}}
-	env := &Env{ExplainDecisions: 2}
+	env := &experiment.Env{ExplainDecisions: 2}
 	l := newExplainLog(env, s, &s.Policies[0], 42, c)
 	x := &policy.Explanation{Scorers: []policy.Weighted{{Name: "pwr", Weight: 2}}, Feasible: 2,
 		Nodes: []policy.NodeScore{
@@ -41,7 +42,7 @@ func TestExplainBudget(t *testing.T) {
 	for i := range 5 {
 		l.record(job.Time(i*1000), &job.Task{ID: job.ID(i), Name: "p"}, x)
 	}
-	res := &Results{Files: map[string][]byte{}, Listing: "jobs.csv, report.html"}
+	res := &experiment.Results{Files: map[string][]byte{}, Listing: "jobs.csv, report.html"}
 	addExplain(res, s, []*explainLog{l})
 	want := "policy,seed,time_s,task,name,rank,node,gpu_model,total,pwr_raw,pwr_score,pwr_weighted,feasible_nodes,filtered_out\n" +
 		"P,42,0.000,0,p,1,b,T4,200,-60,100,200,2,\n" + // weighted: 2 x 100
@@ -65,17 +66,17 @@ func TestExplainBudget(t *testing.T) {
 	y := &policy.Explanation{Scorers: []policy.Weighted{{Name: "fgd", Weight: 1}, {Name: "pwr", Weight: 2}},
 		Nodes: []policy.NodeScore{{Node: 0, Rank: 1, Raw: []int64{7, -270}, Score: []int64{7, 100}, Total: 207}}, Feasible: 1}
 	l.record(0, &job.Task{ID: 0, Name: "p"}, y)
-	res = &Results{Files: map[string][]byte{}}
+	res = &experiment.Results{Files: map[string][]byte{}}
 	addExplain(res, s, []*explainLog{l})
 	if got, want := string(res.Files[ExplainFile]), "P with gate,42,0.000,0,p,1,a,T4,207,-270,100,200,1,\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("explain.csv:\n%s\nwant it to end with:\n%s", got, want)
 	}
 
 	// Without --explain: no log, no file, no line.
-	if newExplainLog(&Env{}, s, &s.Policies[0], 42, c) != nil {
+	if newExplainLog(&experiment.Env{}, s, &s.Policies[0], 42, c) != nil {
 		t.Errorf("a log without --explain")
 	}
-	res = &Results{Files: map[string][]byte{}}
+	res = &experiment.Results{Files: map[string][]byte{}}
 	addExplain(res, s, []*explainLog{nil})
 	if len(res.Files) != 0 || len(res.Tail) != 0 {
 		t.Errorf("without --explain: files %v, tail %q", res.Files, res.Tail)

@@ -1,4 +1,4 @@
-package experiment
+package tasks
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/experiment"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/internal/userfile"
@@ -164,7 +165,7 @@ func (r *InflationResult) RunsOf(policyName string) []*Run {
 }
 
 // RunInflation runs every policy of s over every seed.
-func RunInflation(env *Env, s *scenario.Scenario, in *Inputs) (*InflationResult, error) {
+func RunInflation(env *experiment.Env, s *scenario.Scenario, in *Inputs) (*InflationResult, error) {
 	if s.Mode != scenario.Inflation {
 		return nil, fmt.Errorf("scenario %s: mode %q is not inflation", s.Name, s.Mode)
 	}
@@ -192,7 +193,7 @@ func RunInflation(env *Env, s *scenario.Scenario, in *Inputs) (*InflationResult,
 		}
 	}
 	var errs []error
-	res.Runs, errs = ShardedRun(env.Shards, len(jobs), env.Workers, func(i int) (*Run, error) {
+	res.Runs, errs = experiment.ShardedRun(env.Shards, len(jobs), env.Workers, func(i int) (*Run, error) {
 		j := jobs[i]
 		return runOne(env, s, &s.Policies[j.p], s.FirstSeed+uint64(j.k), in)
 	}, env.Progress, func(i int) string {
@@ -227,7 +228,7 @@ func BuildPlacer(r *policy.Registries, ps *scenario.PolicySpec, deps policy.Deps
 
 // setup builds a fresh cluster, the PWR power model and the policy's
 // Placer, with the trace's pods as the policies' workload.
-func setup(env *Env, ps *scenario.PolicySpec, in *Inputs) (*cluster.Cluster, power.Model, *policy.Placer, error) {
+func setup(env *experiment.Env, ps *scenario.PolicySpec, in *Inputs) (*cluster.Cluster, power.Model, *policy.Placer, error) {
 	c, err := cluster.New(env.Catalog, in.Nodes)
 	if err != nil {
 		return nil, nil, nil, err
@@ -246,7 +247,7 @@ func TieRank(n int, seed uint64) []int {
 	return rand.New(rand.NewPCG(seed, 0x74696573)).Perm(n)
 }
 
-func runOne(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, in *Inputs) (*Run, error) {
+func runOne(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, in *Inputs) (*Run, error) {
 	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package experiment
+package tasks
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/report"
@@ -40,7 +40,7 @@ type CompareRun struct {
 // RunCompare replays the scenario's trace under every policy and setting
 // (CompareSystems) on every seed (mode replay). Every setting is checked
 // before any run.
-func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, error) {
+func RunCompare(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, error) {
 	if s.Mode != scenario.Replay {
 		return nil, fmt.Errorf("scenario %s: compare replays a trace at its recorded times: mode %q, want replay", s.Name, s.Mode)
 	}
@@ -62,7 +62,7 @@ func RunCompare(env *Env, s *scenario.Scenario, in *Inputs) ([]*CompareRun, erro
 		}
 		return fmt.Sprintf("%s seed %d", name, s.FirstSeed+uint64(i%s.Seeds))
 	}
-	out, errs := ShardedRun(env.Shards, len(systems)*s.Seeds, env.Workers, func(i int) (*CompareRun, error) {
+	out, errs := experiment.ShardedRun(env.Shards, len(systems)*s.Seeds, env.Workers, func(i int) (*CompareRun, error) {
 		sys := systems[i/s.Seeds]
 		st, ps := sets[sys.Variant], &s.Policies[sys.Policy]
 		seed := s.FirstSeed + uint64(i%s.Seeds)
@@ -175,57 +175,24 @@ var powerDownMetrics = []compareMetric{
 		func(r *CompareRun) float64 { return float64(r.Result.Wakes) }},
 }
 
-// MeanCI is a mean over seeds with its two-sided 95% confidence interval
-// (Student's t with n-1 degrees of freedom; NaN bounds for one seed).
-type MeanCI struct {
-	Mean Num `json:"mean"`
-	Lo   Num `json:"ci95_lo"`
-	Hi   Num `json:"ci95_hi"`
-	N    int `json:"n"`
-}
-
-// ci95 summarises xs.
-func ci95(xs []float64) MeanCI {
-	m := MeanCI{Mean: Num(mean(xs)), Lo: Num(math.NaN()), Hi: Num(math.NaN()), N: len(xs)}
-	if len(xs) < 2 {
-		return m
-	}
-	sd := stat.StdDev(xs, nil)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
-	h := t * sd / math.Sqrt(float64(len(xs)))
-	m.Lo, m.Hi = m.Mean-Num(h), m.Mean+Num(h)
-	return m
-}
-
-func (m MeanCI) format(f string) string {
-	if math.IsNaN(float64(m.Mean)) {
-		return "-"
-	}
-	s := fmt.Sprintf(f, float64(m.Mean))
-	if !math.IsNaN(float64(m.Lo)) {
-		s += fmt.Sprintf(" ["+f+", "+f+"]", float64(m.Lo), float64(m.Hi))
-	}
-	return s
-}
-
 // CompareSummary is one system's figures over the seeds: a policy under
 // one setting.
 type CompareSummary struct {
 	Policy string `json:"policy"`
 	// Variant names the setting (scenario.BaseVariant: the scenario's own).
-	Variant string            `json:"variant"`
-	Metrics map[string]MeanCI `json:"metrics"`
+	Variant string                       `json:"variant"`
+	Metrics map[string]experiment.MeanCI `json:"metrics"`
 	// EnergyVsBaseline is the per-seed paired relative energy difference
 	// to the first system, the reference (negative: less energy).
-	EnergyVsBaseline MeanCI `json:"energy_vs_first_policy"`
+	EnergyVsBaseline experiment.MeanCI `json:"energy_vs_first_policy"`
 	// EnergyByBlock is the same difference's interval over parts of the
 	// trace (nil: the trace is too short for blocks).
 	EnergyByBlock *BlockCI `json:"energy_vs_reference_by_block,omitempty"`
 	// Verdict is what the interval says against the threshold.
 	Verdict Verdict `json:"verdict"`
 	// Wait and JCT quantiles over every task of every seed (s).
-	WaitQuantiles map[string]Num `json:"wait_quantiles_s"`
-	JCTQuantiles  map[string]Num `json:"jct_quantiles_s"`
+	WaitQuantiles map[string]experiment.Num `json:"wait_quantiles_s"`
+	JCTQuantiles  map[string]experiment.Num `json:"jct_quantiles_s"`
 	// Measured sums the seeds' lookups of recorded readings (scenario
 	// measured).
 	Measured *MeasuredSummary `json:"measured,omitempty"`
@@ -259,7 +226,7 @@ type CompareOptions struct {
 // and JCT quantiles, their distributions and the power over time as step
 // plots, the settings and hardware models used, metric definitions, and a
 // plain-language summary at the top of report.html.
-func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, runs []*CompareRun, opt CompareOptions) (*Results, error) {
+func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, in *Inputs, runs []*CompareRun, opt CompareOptions) (*experiment.Results, error) {
 	if opt.Equivalence == 0 {
 		opt.Equivalence = DefaultEquivalence
 	}
@@ -321,7 +288,7 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 	for _, sys := range systems {
 		ps, vs := s.Policies[sys.Policy], sets[sys.Variant].spec
 		rs := bySystem[key{vs.Name, ps.Name}]
-		sum := CompareSummary{Policy: ps.Name, Variant: vs.Name, Metrics: map[string]MeanCI{}, WaitQuantiles: map[string]Num{}, JCTQuantiles: map[string]Num{}}
+		sum := CompareSummary{Policy: ps.Name, Variant: vs.Name, Metrics: map[string]experiment.MeanCI{}, WaitQuantiles: map[string]experiment.Num{}, JCTQuantiles: map[string]experiment.Num{}}
 		name := sum.label(len(sets))
 		row := []string{ps.Name}
 		if multi {
@@ -332,9 +299,9 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 			for _, r := range rs {
 				xs = append(xs, m.of(r))
 			}
-			c := ci95(xs)
+			c := experiment.CI95(xs)
 			sum.Metrics[m.key] = c
-			row = append(row, c.format(m.format))
+			row = append(row, c.Format(m.format))
 		}
 		var rel []float64
 		var hourly [][]hw.Joules
@@ -343,7 +310,7 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 			rel = append(rel, metrics[0].of(r)/b-1)
 			hourly = append(hourly, r.Result.Hourly)
 		}
-		sum.EnergyVsBaseline = ci95(rel)
+		sum.EnergyVsBaseline = experiment.CI95(rel)
 		sum.EnergyByBlock = blockInterval(hourly, baseHourly)
 		lo, hi, _ := sum.interval()
 		sum.Verdict = judge(lo, hi, opt.Equivalence)
@@ -377,12 +344,12 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 		drow := slices.Clone(row[:len(lead)])
 		for _, q := range quantiles {
 			v := quantile(wait, q.q)
-			sum.WaitQuantiles[q.name] = Num(v)
+			sum.WaitQuantiles[q.name] = experiment.Num(v)
 			drow = append(drow, fmt.Sprintf("%.1f", v))
 		}
 		for _, q := range quantiles {
 			v := quantile(jct, q.q)
-			sum.JCTQuantiles[q.name] = Num(v)
+			sum.JCTQuantiles[q.name] = experiment.Num(v)
 			drow = append(drow, fmt.Sprintf("%.0f", v))
 		}
 		dist.Rows = append(dist.Rows, drow)
@@ -413,10 +380,6 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 		return nil, err
 	}
 	summary := compareSentence(s, in, sums, len(sets), opt.Equivalence)
-	notes, tail, err := replayNotes(s, in)
-	if err != nil {
-		return nil, err
-	}
 	models, err := modelsUsed(sets)
 	if err != nil {
 		return nil, err
@@ -426,37 +389,39 @@ func CompareResults(version string, env *Env, s *scenario.Scenario, in *Inputs, 
 	for _, st := range sets {
 		variants = append(variants, st.spec)
 	}
-	js, err := report.JSON(struct {
+	res, err := experiment.NewResults(s.Name, version, struct {
 		Version     string                 `json:"version"`
 		Scenario    *scenario.Scenario     `json:"scenario"`
 		Source      string                 `json:"data_source"`
 		Summary     string                 `json:"summary"`
 		JobSpeed    string                 `json:"job_speed"`
-		Equivalence Num                    `json:"equivalence_threshold"`
+		Equivalence experiment.Num         `json:"equivalence_threshold"`
 		CatalogFile string                 `json:"catalog_file,omitempty"`
 		Settings    []scenario.VariantSpec `json:"settings"`
 		Models      []ModelUsed            `json:"models_used"`
 		NeverStart  *NeverStart            `json:"never_start,omitempty"`
 		Policies    []CompareSummary       `json:"policies"`
-	}{version, s, in.Source, summary, in.JobSpeed, Num(opt.Equivalence), opt.CatalogFile, variants, models, in.NeverStart, sums})
+	}{version, s, in.Source, summary, in.JobSpeed, experiment.Num(opt.Equivalence), opt.CatalogFile, variants, models, in.NeverStart, sums})
 	if err != nil {
 		return nil, err
 	}
-	tables := []report.Table{means, dist}
-	if multi || opt.CatalogFile != "" {
-		tables = append(tables, settingsT)
+	res.Title = "wattsched compare: " + s.Name
+	res.Head = []string{summary, ""}
+	res.AddNotes(summary, s.Description)
+	if err := addReplayNotes(res, s, in); err != nil {
+		return nil, err
 	}
-	tables = append(tables, hwT, defs)
-	res := &Results{Title: "wattsched compare: " + s.Name, Notes: append([]string{summary, s.Description}, notes...),
-		Head: []string{summary, ""}, Tail: tail, Tables: tables,
-		Figures: []Figure{
-			{File: "totals.svg", Caption: fmt.Sprintf("Each policy's energy, cost and CO2: bars the mean over the %d seeds, whiskers the 95%% confidence interval of that mean (Student's t)", s.Seeds), SVG: bars},
-			{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
-			{File: "power.svg", Caption: fmt.Sprintf("Estimated cluster power averaged over each hour (CPU and GPU energy of the hour / its length; the last hour over the part the run covers): the line is the mean over the %d seeds, the shaded band its 95%% confidence interval (Student's t)", s.Seeds), SVG: powSVG},
-		},
-		Footnote: "wattsched " + version,
-		Files:    map[string][]byte{"summary.json": js, "runs.csv": report.CSV(csvRows)},
-		Listing:  "summary.json, runs.csv, totals.svg, wait_cdf.svg, power.svg, report.html"}
+	res.Tables = []report.Table{means, dist}
+	if multi || opt.CatalogFile != "" {
+		res.Tables = append(res.Tables, settingsT)
+	}
+	res.Tables = append(res.Tables, hwT, defs)
+	res.Figures = []experiment.Figure{
+		{File: "totals.svg", Caption: fmt.Sprintf("Each policy's energy, cost and CO2: bars the mean over the %d seeds, whiskers the 95%% confidence interval of that mean (Student's t)", s.Seeds), SVG: bars},
+		{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
+		{File: "power.svg", Caption: fmt.Sprintf("Estimated cluster power averaged over each hour (CPU and GPU energy of the hour / its length; the last hour over the part the run covers): the line is the mean over the %d seeds, the shaded band its 95%% confidence interval (Student's t)", s.Seeds), SVG: powSVG},
+	}
+	res.Files["runs.csv"], res.Listing = report.CSV(csvRows), "summary.json, runs.csv, totals.svg, wait_cdf.svg, power.svg, report.html"
 	// --explain (explain.go)
 	var xls []*explainLog
 	for _, r := range runs {
@@ -481,7 +446,7 @@ func compareBars(s *scenario.Scenario, sums []CompareSummary, settings int) ([]b
 	return bp.SVG()
 }
 
-func pctCI(m MeanCI) string {
+func pctCI(m experiment.MeanCI) string {
 	if math.IsNaN(float64(m.Mean)) {
 		return "-"
 	}
@@ -532,7 +497,7 @@ func hourlyPowerSeries(name string, runs []*CompareRun) report.Series {
 		if len(xs) == 0 {
 			continue
 		}
-		c := ci95(xs)
+		c := experiment.CI95(xs)
 		line.X = append(line.X, float64(h))
 		line.Y = append(line.Y, float64(c.Mean))
 		line.Lo = append(line.Lo, float64(c.Lo))

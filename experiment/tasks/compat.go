@@ -1,4 +1,4 @@
-package experiment
+package tasks
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/sim"
 )
@@ -224,5 +225,5 @@ func CompareFGDSim(r *InflationResult) (*FGDSimCompare, error) {
 		}
 	}
 	return &FGDSimCompare{Note: fmt.Sprintf("FGD, %d seeds here vs the FGD simulator's published seeds 42-51: mean allocated-GPU %% at each requested %% (0..130)", len(runs)),
-		MaxAbsDiff: Num(worst), AtPercent: at}, nil
+		MaxAbsDiff: experiment.Num(worst), AtPercent: at}, nil
 }

@@ -1,4 +1,4 @@
-package experiment
+package tasks
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/scenario"
@@ -89,7 +90,7 @@ type explainLog struct {
 
 // newExplainLog starts the log of one run of policy ps (one of s's), or
 // returns nil when env does not explain.
-func newExplainLog(env *Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, c *cluster.Cluster) *explainLog {
+func newExplainLog(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, c *cluster.Cluster) *explainLog {
 	if env.ExplainDecisions <= 0 {
 		return nil
 	}
@@ -147,7 +148,7 @@ func (l *explainLog) cut() bool { return l.kept < l.seen }
 
 // addExplain adds explain.csv to res from the runs' logs (nothing when no
 // log was kept), and a line saying what it holds.
-func addExplain(res *Results, s *scenario.Scenario, logs []*explainLog) {
+func addExplain(res *experiment.Results, s *scenario.Scenario, logs []*explainLog) {
 	var b bytes.Buffer
 	size := 0
 	for _, l := range logs {

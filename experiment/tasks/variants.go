@@ -1,4 +1,4 @@
-package experiment
+package tasks
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/experiment"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/report"
@@ -45,7 +46,7 @@ func CompareSystems(s *scenario.Scenario) []CompareSystem {
 type setting struct {
 	spec scenario.VariantSpec
 	s    *scenario.Scenario
-	env  *Env
+	env  *experiment.Env
 	in   *Inputs
 	acct *elgrid.Account
 	rec  *recorded
@@ -54,7 +55,7 @@ type setting struct {
 // prepareSettings applies each variant and makes every check of a run on
 // it (catalog, power limit, series coverage, pods that can never start,
 // recorded readings) before any run; an error names the variant.
-func prepareSettings(env *Env, s *scenario.Scenario, in *Inputs) ([]*setting, error) {
+func prepareSettings(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*setting, error) {
 	var out []*setting
 	for i, v := range s.CompareVariants() {
 		st, err := prepareSetting(env, s, in, v, i == 0)
@@ -69,7 +70,7 @@ func prepareSettings(env *Env, s *scenario.Scenario, in *Inputs) ([]*setting, er
 	return out, nil
 }
 
-func prepareSetting(env *Env, s *scenario.Scenario, in *Inputs, v scenario.VariantSpec, base bool) (*setting, error) {
+func prepareSetting(env *experiment.Env, s *scenario.Scenario, in *Inputs, v scenario.VariantSpec, base bool) (*setting, error) {
 	vs := s.WithVariant(v)
 	e := *env
 	var err error
@@ -209,7 +210,7 @@ func variantNames(sets []*setting) []string {
 // catalogFor is the catalog of a setting: the environment's, or, when the
 // variant names its own catalog or hardware, the base catalog (embedded
 // models and --catalog) with the variant's scenario's added.
-func catalogFor(env *Env, vs *scenario.Scenario, v scenario.VariantSpec) (*hw.Catalog, error) {
+func catalogFor(env *experiment.Env, vs *scenario.Scenario, v scenario.VariantSpec) (*hw.Catalog, error) {
 	if v.Catalog == "" && v.Hardware == nil {
 		return env.Catalog, nil
 	}
@@ -222,7 +223,7 @@ func catalogFor(env *Env, vs *scenario.Scenario, v scenario.VariantSpec) (*hw.Ca
 
 // settingCatalogs is every setting with its catalog, for the results
 // (RunCompare has made the checks).
-func settingCatalogs(env *Env, s *scenario.Scenario, in *Inputs) ([]*setting, error) {
+func settingCatalogs(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*setting, error) {
 	var out []*setting
 	for _, v := range s.CompareVariants() {
 		vs := s.WithVariant(v)

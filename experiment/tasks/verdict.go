@@ -1,4 +1,4 @@
-package experiment
+package tasks
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
 )
 
@@ -57,12 +58,12 @@ func judge(lo, hi, t float64) Verdict {
 // percentile interval), so that it reflects how the difference varies
 // with the workload, not only with tie-breaking.
 type BlockCI struct {
-	Block  string `json:"block"`
-	BlockH int    `json:"block_hours"`
-	Blocks int    `json:"blocks"`
-	Mean   Num    `json:"mean"`
-	Lo     Num    `json:"ci95_lo"`
-	Hi     Num    `json:"ci95_hi"`
+	Block  string         `json:"block"`
+	BlockH int            `json:"block_hours"`
+	Blocks int            `json:"blocks"`
+	Mean   experiment.Num `json:"mean"`
+	Lo     experiment.Num `json:"ci95_lo"`
+	Hi     experiment.Num `json:"ci95_hi"`
 }
 
 // bootstrapDraws is the number of resamples of a block bootstrap, and
@@ -132,8 +133,8 @@ func blockInterval(a, b [][]hw.Joules) *BlockCI {
 		draws = append(draws, ratio(func(int) int { return r.IntN(blocks) }))
 	}
 	slices.Sort(draws)
-	return &BlockCI{Block: name, BlockH: size, Blocks: blocks, Mean: Num(m),
-		Lo: Num(quantile(draws, 0.025)), Hi: Num(quantile(draws, 0.975))}
+	return &BlockCI{Block: name, BlockH: size, Blocks: blocks, Mean: experiment.Num(m),
+		Lo: experiment.Num(quantile(draws, 0.025)), Hi: experiment.Num(quantile(draws, 0.975))}
 }
 
 // interval is the interval a verdict is made on: the hull of the seeds'

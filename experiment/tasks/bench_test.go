@@ -1,10 +1,10 @@
-package experiment_test
+package tasks_test
 
 import (
 	"runtime"
 	"testing"
 
-	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/scenario"
 )
 
@@ -17,7 +17,7 @@ func BenchmarkInflationDefault(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.Seeds = 1
-	in, err := experiment.LoadInputs(s)
+	in, err := tasks.LoadInputs(s)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,15 +29,15 @@ func BenchmarkInflationDefault(b *testing.B) {
 		b.Run(p.Name, func(b *testing.B) {
 			one := *s
 			one.Policies = []scenario.PolicySpec{p}
-			tasks := 0
+			ntasks := 0
 			for b.Loop() {
-				res, err := experiment.RunInflation(env, &one, in)
+				res, err := tasks.RunInflation(env, &one, in)
 				if err != nil {
 					b.Fatal(err)
 				}
-				tasks += res.Runs[0].Tasks
+				ntasks += res.Runs[0].Tasks
 			}
-			b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "decisions/s")
+			b.ReportMetric(float64(ntasks)/b.Elapsed().Seconds(), "decisions/s")
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package experiment_test
+package tasks_test
 
 import (
 	"encoding/csv"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/scenario"
@@ -21,7 +22,7 @@ func testEnv() *experiment.Env {
 
 func expectedFGDSim(t *testing.T) map[uint64][]float64 {
 	t.Helper()
-	m, err := experiment.FGDSimPublished()
+	m, err := tasks.FGDSimPublished()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,13 +32,13 @@ func expectedFGDSim(t *testing.T) map[uint64][]float64 {
 	return m
 }
 
-func runScenario(t *testing.T, s *scenario.Scenario) *experiment.InflationResult {
+func runScenario(t *testing.T, s *scenario.Scenario) *tasks.InflationResult {
 	t.Helper()
-	in, err := experiment.LoadInputs(s)
+	in, err := tasks.LoadInputs(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiment.RunInflation(testEnv(), s, in)
+	res, err := tasks.RunInflation(testEnv(), s, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestDefaultModeWithinOnePointOfFGDSim(t *testing.T) {
 	}
 	s := fgdScenario(t, scenario.CompatNone, 10)
 	res := runScenario(t, s)
-	cmp, err := experiment.CompareFGDSim(res)
+	cmp, err := tasks.CompareFGDSim(res)
 	if err != nil || cmp == nil {
 		t.Fatalf("CompareFGDSim = %v, %v", cmp, err)
 	}

@@ -1,26 +1,27 @@
-package experiment
+package tasks
 
 import (
 	"fmt"
 	"strconv"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 )
 
 // Summary is what summary.json holds.
 type Summary struct {
-	Version       string             `json:"version"`
-	Scenario      *scenario.Scenario `json:"scenario"`
-	Seeds         []uint64           `json:"seeds"`
-	Source        string             `json:"data_source"`
-	StandIns      []string           `json:"stand_ins,omitempty"`
-	Nodes         int                `json:"nodes"`
-	ClusterGPUs   int64              `json:"cluster_gpus"`
-	Reference     string             `json:"saving_reference_policy"`
-	Policies      []PolicySummary    `json:"policies"`
-	Claims        []ClaimResult      `json:"paper_claims,omitempty"`
-	FGDSimCompare *FGDSimCompare     `json:"fgd_sim_compare,omitempty"`
+	Version       string                   `json:"version"`
+	Scenario      *scenario.Scenario       `json:"scenario"`
+	Seeds         []uint64                 `json:"seeds"`
+	Source        string                   `json:"data_source"`
+	StandIns      []string                 `json:"stand_ins,omitempty"`
+	Nodes         int                      `json:"nodes"`
+	ClusterGPUs   int64                    `json:"cluster_gpus"`
+	Reference     string                   `json:"saving_reference_policy"`
+	Policies      []PolicySummary          `json:"policies"`
+	Claims        []experiment.ClaimResult `json:"paper_claims,omitempty"`
+	FGDSimCompare *FGDSimCompare           `json:"fgd_sim_compare,omitempty"`
 	// NeverStart counts the pods of the list that fit no node even on the
 	// empty cluster (every draw of one fails).
 	NeverStart *NeverStart `json:"never_start,omitempty"`
@@ -29,9 +30,9 @@ type Summary struct {
 // FGDSimCompare compares FGD's allocation curve in the FGD simulator's own
 // reduction with the simulator's published mean over seeds 42-51.
 type FGDSimCompare struct {
-	Note       string `json:"note"`
-	MaxAbsDiff Num    `json:"max_abs_diff_points"`
-	AtPercent  int    `json:"at_percent"`
+	Note       string         `json:"note"`
+	MaxAbsDiff experiment.Num `json:"max_abs_diff_points"`
+	AtPercent  int            `json:"at_percent"`
 }
 
 // CapacityCSV renders capacity.csv: one row per (policy, requested ratio),
@@ -83,7 +84,7 @@ func series(curves []CurvePoint, names []string, y func(CurvePoint) float64) []r
 
 // Plots draws the PWR paper's figures from the curves; EOPC and GRAR
 // carry their 95% interval over the seeds as a band.
-func Plots(s *scenario.Scenario, curves []CurvePoint) ([]Figure, error) {
+func Plots(s *scenario.Scenario, curves []CurvePoint) ([]experiment.Figure, error) {
 	names := s.PolicyNames()
 	ref := s.ReferencePolicy()
 	// GRAR is zoomed on saturation from 0.8 (as the paper's Fig. 7) when
@@ -92,38 +93,27 @@ func Plots(s *scenario.Scenario, curves []CurvePoint) ([]Figure, error) {
 	if s.Target <= grarMin {
 		grarMin = 0
 	}
-	specs := []struct {
-		file, caption string
-		lp            report.LinePlot
-	}{
-		{"power_saving.svg", "Power saving vs FGD (EOPC) over requested GPU capacity (pwr-fgd Fig. 3)",
-			report.LinePlot{Title: "Power saving vs " + ref + " (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC saving vs FGD (%)",
+	specs := []experiment.Plot{
+		{File: "power_saving.svg", Caption: "Power saving vs FGD (EOPC) over requested GPU capacity (pwr-fgd Fig. 3)",
+			Plot: report.LinePlot{Title: "Power saving vs " + ref + " (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC saving vs FGD (%)",
 				Series: series(curves, names, func(c CurvePoint) float64 { return 100 * c.SavingVsFGD }), XMin: 0, XMax: s.Target}},
-		{"grar.svg", "GPU resource allocation ratio near saturation (pwr-fgd Fig. 7)",
-			report.LinePlot{Title: "GRAR (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / requested GPU",
+		{File: "grar.svg", Caption: "GPU resource allocation ratio near saturation (pwr-fgd Fig. 7)",
+			Plot: report.LinePlot{Title: "GRAR (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / requested GPU",
 				Series: bandSeries(curves, names, s.Seeds, func(c CurvePoint) float64 { return c.GRAR }, func(c CurvePoint) float64 { return c.GRARStd }), XMin: grarMin, XMax: s.Target}},
-		{"eopc.svg", "Estimated overall power consumption (pwr-fgd Fig. 1 shows FGD's)",
-			report.LinePlot{Title: "EOPC (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC (kW)",
+		{File: "eopc.svg", Caption: "Estimated overall power consumption (pwr-fgd Fig. 1 shows FGD's)",
+			Plot: report.LinePlot{Title: "EOPC (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "EOPC (kW)",
 				Series: bandSeries(curves, names, s.Seeds, func(c CurvePoint) float64 { return c.EOPCW / 1000 }, func(c CurvePoint) float64 { return c.EOPCStdW / 1000 }), XMin: 0, XMax: s.Target}},
-		{"alloc.svg", "Allocated share of cluster GPUs (FGD paper Fig. 7 style)",
-			report.LinePlot{Title: "Allocated GPUs (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / cluster GPU",
+		{File: "alloc.svg", Caption: "Allocated share of cluster GPUs (FGD paper Fig. 7 style)",
+			Plot: report.LinePlot{Title: "Allocated GPUs (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "allocated / cluster GPU",
 				Series: series(curves, names, func(c CurvePoint) float64 { return c.AllocShare }), XMin: 0, XMax: s.Target}},
-		{"frag.svg", "GPU fragmentation ratio (FGD's definition: fragmented / idle GPU)",
-			report.LinePlot{Title: "Fragmentation ratio (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "fragmented / idle GPU",
+		{File: "frag.svg", Caption: "GPU fragmentation ratio (FGD's definition: fragmented / idle GPU)",
+			Plot: report.LinePlot{Title: "Fragmentation ratio (" + s.Trace.Pods + ")", XLabel: "requested GPU capacity (fraction of cluster)", YLabel: "fragmented / idle GPU",
 				Series: series(curves, names, func(c CurvePoint) float64 { return c.FragRatio }), XMin: 0, XMax: s.Target}},
 	}
 	if ref == "" {
 		specs = specs[1:]
 	}
-	var figs []Figure
-	for _, sp := range specs {
-		b, err := sp.lp.SVG()
-		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", sp.file, err)
-		}
-		figs = append(figs, Figure{File: sp.file, Caption: sp.caption, SVG: b})
-	}
-	return figs, nil
+	return experiment.Draw(specs...)
 }
 
 // SummaryTable renders the policy summaries as a text/HTML table.
@@ -131,9 +121,9 @@ func SummaryTable(ps []PolicySummary) report.Table {
 	t := report.Table{Title: "Policies", Head: []string{"policy", "saving min 0.15-0.80", "saving mean 0.15-0.80", "saving min 0.80-0.90",
 		"EOPC @0.5 (kW)", "GRAR @1.0", "GRAR gap to FGD @1.0", "first GRAR<1", "alloc share final", "failed final"}}
 	for _, p := range ps {
-		t.Rows = append(t.Rows, []string{p.Policy, PctOrDash(p.SavingMin15to80), PctOrDash(p.SavingMean15to80), PctOrDash(p.SavingMin80to90),
-			NumOrDash(p.EOPCAt50W/1000, "%.1f"), NumOrDash(p.GRARAt100, "%.4f"), NumOrDash(p.GRARGapToFGD100, "%.4f"),
-			NumOrDash(p.FirstGRARBelow1, "%.2f"), fmt.Sprintf("%.4f", float64(p.AllocShareFinal)), fmt.Sprintf("%.0f", float64(p.FailedFinal))})
+		t.Rows = append(t.Rows, []string{p.Policy, experiment.PctOrDash(p.SavingMin15to80), experiment.PctOrDash(p.SavingMean15to80), experiment.PctOrDash(p.SavingMin80to90),
+			experiment.NumOrDash(p.EOPCAt50W/1000, "%.1f"), experiment.NumOrDash(p.GRARAt100, "%.4f"), experiment.NumOrDash(p.GRARGapToFGD100, "%.4f"),
+			experiment.NumOrDash(p.FirstGRARBelow1, "%.2f"), fmt.Sprintf("%.4f", float64(p.AllocShareFinal)), fmt.Sprintf("%.0f", float64(p.FailedFinal))})
 	}
 	return t
 }
@@ -143,10 +133,10 @@ func SummaryTable(ps []PolicySummary) report.Table {
 func MoneyTable(ps []PolicySummary) report.Table {
 	t := report.Table{Title: "A year at constant load: money and carbon", Head: []string{"policy", "EOPC @0.5 (kW)", "USD/yr @0.5", "t CO2/yr @0.5",
 		"EOPC @1.0 (kW)", "USD/yr @1.0", "t CO2/yr @1.0"}}
-	usd := func(v Num) string { return usdCents(float64(v)) }
+	usd := func(v experiment.Num) string { return usdCents(float64(v)) }
 	for _, p := range ps {
-		t.Rows = append(t.Rows, []string{p.Policy, NumOrDash(p.EOPCAt50W/1000, "%.1f"), usd(p.CostPerYearAt50USD),
-			NumOrDash(p.CO2PerYearAt50Kg/1000, "%.1f"), NumOrDash(p.EOPCAt100W/1000, "%.1f"), usd(p.CostPerYearAt100USD), NumOrDash(p.CO2PerYearAt100Kg/1000, "%.1f")})
+		t.Rows = append(t.Rows, []string{p.Policy, experiment.NumOrDash(p.EOPCAt50W/1000, "%.1f"), usd(p.CostPerYearAt50USD),
+			experiment.NumOrDash(p.CO2PerYearAt50Kg/1000, "%.1f"), experiment.NumOrDash(p.EOPCAt100W/1000, "%.1f"), usd(p.CostPerYearAt100USD), experiment.NumOrDash(p.CO2PerYearAt100Kg/1000, "%.1f")})
 	}
 	return t
 }
@@ -173,11 +163,11 @@ func MoneyNote(r *InflationResult) string {
 // checked on the curves, the comparison with the FGD simulator's published
 // curves where it applies (FGD on the Default trace to 1.3x), summary.json,
 // capacity.csv, fgdsim_alloc.csv, SVG plots and report.html.
-func InflationResults(version string, r *InflationResult, claims []Claim[[]CurvePoint]) (*Results, error) {
+func InflationResults(version string, r *InflationResult, claims []experiment.Claim[[]CurvePoint]) (*experiment.Results, error) {
 	curves := r.Curves()
 	ps := r.Summaries(curves)
 	usdPerW, kgPerW := r.YearPerWatt()
-	cr := Evaluate(claims, curves)
+	cr := experiment.Evaluate(claims, curves)
 	sum := NewSummary(version, r, ps, cr)
 	cmp, err := CompareFGDSim(r)
 	if err != nil {
@@ -189,22 +179,24 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 		return nil, err
 	}
 	if bars, err := yearBars(r, curves); err == nil {
-		figs = append([]Figure{bars}, figs...)
+		figs = append([]experiment.Figure{bars}, figs...)
 	} else if r.Scenario.Target >= 0.5 {
 		return nil, err
 	}
-	js, err := report.JSON(sum)
+	res, err := experiment.NewResults(r.Scenario.Name, version, sum)
 	if err != nil {
 		return nil, err
 	}
 	summary := inflationSummary(r, curves, ps)
-	res := &Results{Title: "wattsched: " + r.Scenario.Name, Summary: summary, Head: []string{summary, ""}, Definitions: inflationDefinitions(r), Notes: append([]string{r.Scenario.Description, "Data: " + sum.Source}, sum.StandIns...),
-		Tables: []report.Table{SummaryTable(ps), MoneyTable(ps)}, Figures: figs,
-		Footnote: fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs),
-		Files:    map[string][]byte{"summary.json": js, "capacity.csv": CapacityCSV(curves, usdPerW, kgPerW), "fgdsim_alloc.csv": FGDSimCSV(r)},
-		Listing:  "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"}
+	res.Summary, res.Head, res.Definitions = summary, []string{summary, ""}, inflationDefinitions(r)
+	res.AddNotes(r.Scenario.Description, "Data: "+sum.Source)
+	res.AddNotes(sum.StandIns...)
+	res.Tables, res.Figures = []report.Table{SummaryTable(ps), MoneyTable(ps)}, figs
+	res.Footnote = fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs)
+	res.Files["capacity.csv"], res.Files["fgdsim_alloc.csv"] = CapacityCSV(curves, usdPerW, kgPerW), FGDSimCSV(r)
+	res.Listing = "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"
 	if len(cr) > 0 {
-		res.Tables = append(res.Tables, ClaimsTable(cr))
+		res.Tables = append(res.Tables, experiment.ClaimsTable(cr))
 	}
 	if cmp != nil {
 		res.Tail = []string{fmt.Sprintf("FGD vs the FGD simulator's published curves: largest gap %.3f points at %d%% requested (%s)",
@@ -228,7 +220,7 @@ func InflationResults(version string, r *InflationResult, claims []Claim[[]Curve
 }
 
 // NewSummary assembles summary.json's content.
-func NewSummary(version string, r *InflationResult, ps []PolicySummary, claims []ClaimResult) *Summary {
+func NewSummary(version string, r *InflationResult, ps []PolicySummary, claims []experiment.ClaimResult) *Summary {
 	return &Summary{Version: version, Scenario: r.Scenario, Seeds: r.Scenario.SeedList(), Source: r.Source, Nodes: r.Nodes,
 		ClusterGPUs: r.TotalGPUMilli / 1000, Reference: r.Scenario.ReferencePolicy(), Policies: ps, Claims: claims, NeverStart: r.NeverStart}
 }
