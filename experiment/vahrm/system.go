@@ -288,6 +288,10 @@ type GPUFit struct {
 	// MAPE is the model's error on one more simulated run per simulated
 	// pair (not trained on).
 	MAPE float64
+	// AtBaseline counts the (GPU, application) predictions equal to
+	// stage 1's baseline although the GPU's history differs from it (a
+	// GPU predicted as if it had no history).
+	AtBaseline int
 }
 
 // runCV is the pooled within-device coefficient of variation of an
@@ -390,6 +394,9 @@ func FittedGPU(runs []gpuvar.Run, truth *power.HPCNodes, seed uint64) (*GPUFit, 
 			out.Pred[d][3+k] = math.Max(vahrmGPUIdleW, ts.Predict(name(d), prof[app]))
 			if h := hist[key{name(d), k}]; h[1] > 0 {
 				out.HistMean[d][k] = h[0] / h[1]
+			}
+			if out.Pred[d][3+k] == out.Baseline[k] && out.HistMean[d][k] != out.Baseline[k] {
+				out.AtBaseline++
 			}
 		}
 	}
