@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -154,6 +155,8 @@ func TestChartOnAPIServer(t *testing.T) {
 	srv := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{
 		// No service accounts to mount, no taints added to new nodes.
 		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority,StorageObjectInUseProtection",
+		// The chart's RBAC is what the scheduler may do.
+		"--authorization-mode=RBAC",
 	}, framework.SharedEtcd())
 	t.Cleanup(srv.TearDownFn)
 	rc := srv.ClientConfig
@@ -184,8 +187,15 @@ func TestChartOnAPIServer(t *testing.T) {
 	if !ok {
 		t.FailNow()
 	}
+	// The replicas run as the chart's ServiceAccount, with a token the
+	// API server issues for it (in the cluster: the projected token).
+	tok, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), fullname,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	kubeconfig := writeKubeconfig(t, rc, dir)
+	kubeconfig := writeKubeconfig(t, rc, tok.Status.Token, dir)
 	var leader *replica
 	parent := t
 	ok = t.Run("scheduler", func(t *testing.T) {
@@ -312,12 +322,12 @@ func applyErr(dyn dynamic.Interface, mapper meta.RESTMapper, o *unstructured.Uns
 		metav1.PatchOptions{FieldManager: "wattsched-chart-test", Force: &force, FieldValidation: "Strict"})
 }
 
-func writeKubeconfig(t *testing.T, rc *rest.Config, dir string) string {
+// writeKubeconfig is a kubeconfig for the API server of rc with token.
+func writeKubeconfig(t *testing.T, rc *rest.Config, token, dir string) string {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.CAFile, CertificateAuthorityData: rc.CAData,
 		InsecureSkipTLSVerify: rc.Insecure, TLSServerName: rc.ServerName}
-	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{Token: rc.BearerToken, TokenFile: rc.BearerTokenFile,
-		ClientCertificate: rc.CertFile, ClientCertificateData: rc.CertData, ClientKey: rc.KeyFile, ClientKeyData: rc.KeyData}
+	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{Token: token}
 	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test"}
 	kc.CurrentContext = "test"
 	f := filepath.Join(dir, "kubeconfig")
