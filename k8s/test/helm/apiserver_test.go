@@ -461,6 +461,14 @@ func startReplica(t, owner *testing.T, bin string, objs []*unstructured.Unstruct
 	// The process outlives the subtest that starts it: owner stops it.
 	owner.Cleanup(func() {
 		r.kill()
+		// The chart's RBAC must cover everything the scheduler does: a
+		// refusal it tolerates (a lookup, an event) is a failure too.
+		for _, line := range strings.Split(r.logs.String(), "\n") {
+			if strings.Contains(line, "is forbidden") {
+				owner.Errorf("the scheduler was refused by the API server's RBAC: %s", line)
+				break
+			}
+		}
 		if owner.Failed() {
 			owner.Logf("scheduler %v output:\n%s", args, r.logs.String())
 		}
