@@ -60,6 +60,10 @@ type ElasticView struct {
 	LastStart, PlacedAt, QueuedSince job.Time
 	// Started says whether it has ever run.
 	Started bool
+	// PowerW is the power its GPUs draw now, as a power meter reads it (W,
+	// all its GPUs): set while it runs at its chosen frequency, 0 while it
+	// waits, pauses for a restart or runs a profiling window.
+	PowerW float64
 }
 
 // Profiled reports whether profiling has measured the job on n GPUs.

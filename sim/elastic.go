@@ -426,6 +426,10 @@ func (e *elasticEngine) decide() error {
 	e.st.Now = now
 	e.st.Jobs = e.st.Jobs[:0]
 	for _, j := range e.active {
+		j.view.PowerW = 0
+		if j.running && j.slice < 0 && now >= j.restartTo {
+			j.view.PowerW = e.jobPower(j)
+		}
 		e.st.Jobs = append(e.st.Jobs, &j.view)
 	}
 	d := e.s.ScheduleElastic(&e.st)

@@ -57,3 +57,43 @@ func TestGrowthAblation(t *testing.T) {
 	r := run("Gandiva", 1410, jobs)
 	fmt.Printf("mean GPU power of running jobs at 1410 MHz (Gandiva, no restarts): %.1f W\n", r.JobMWh*1e6/r.GPUHours)
 }
+
+// TestPowerCorrectionAblation measures what docs/reproduce-powerflow.md
+// says about the power limit: PowerFlow with its correction from metered
+// power (correct_power, the default) and without it, the power drawn
+// against the limit and what the correction costs. About 1 min; run with
+//
+//	go test ./experiment/powerflow -run PowerCorrectionAblation -v -args -ablation
+func TestPowerCorrectionAblation(t *testing.T) {
+	if !*ablation {
+		t.Skip("measurement for the docs: pass -args -ablation")
+	}
+	env, err := powerflow.NewEnv(builtin.Registries(), powerflow.DefaultSetup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gj, err := philly.Day()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := env.Jobs(gj, 42)
+	fmt.Println("| eta | corrected: JCT h / MWh | max actual / limit | h above limit | kWh above | restarts | models only: JCT h / MWh | max actual / limit | h above limit | kWh above | restarts |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, eta := range []float64{0.1, 0.2, 0.3, 0.5, 0.95} {
+		var rs [2]*powerflow.RunResult
+		for i, correct := range []bool{true, false} {
+			sys, err := powerflow.System(powerflow.NamePowerFlow, eta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rs[i], err = env.Run(sys.WithArg("correct_power", correct), jobs, 0, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row := fmt.Sprintf("| %g", eta)
+		for _, r := range rs {
+			row += fmt.Sprintf(" | %.2f / %.3f | %.4f | %.1f | %.1f | %d", r.AvgJCTh, r.EnergyMWh, r.MaxActualW/r.LimitW, r.AboveLimitH, r.AboveLimitKWh, r.Restarts)
+		}
+		fmt.Println(row + " |")
+	}
+}

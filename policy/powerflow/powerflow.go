@@ -34,11 +34,17 @@ type Args struct {
 	// checkpoint/restart cost per change that would restart jobs at
 	// nearly every event.
 	MinRescaleSec float64 `yaml:"min_rescale_s"`
+	// CorrectPower scales the predicted power of every job by the ratio
+	// of the metered to the predicted power of the jobs running at their
+	// chosen frequencies, when the models under-predict (ratio above 1):
+	// the limit then holds on the power drawn, not only on the models'
+	// prediction. The paper is silent; its limit is on predicted power.
+	CorrectPower bool `yaml:"correct_power"`
 }
 
 // Default returns the setting of `reproduce powerflow`.
 func (Args) Default() Args {
-	return Args{ProfileNewCounts: true, MinRescaleSec: 600}
+	return Args{ProfileNewCounts: true, MinRescaleSec: 600, CorrectPower: true}
 }
 
 // Validate checks the arguments.
@@ -283,16 +289,21 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	free := g
 	var jobW float64
 	busy := 0
-	// Predicted cluster power with busy GPUs packed on ceil(busy/gpn) nodes.
-	total := func(jw float64, b int) float64 {
-		on := (b + st.GPUsPerNode - 1) / st.GPUsPerNode * st.GPUsPerNode
-		return jw + float64(on-b)*float64(st.IdleGPU)
-	}
 	for i, v := range st.Jobs {
 		tb := p.table(v, freqs)
 		tb.remain = v.Remaining
 		tb.row(0, freqs)
 		plans[i] = plan{v: v, tb: tb, k: -1}
+	}
+	corr := 1.0
+	if p.args.CorrectPower {
+		corr = p.correction(st, freqs)
+	}
+	// Predicted cluster power with busy GPUs packed on ceil(busy/gpn)
+	// nodes, the jobs' predictions corrected by the metered power.
+	total := func(jw float64, b int) float64 {
+		on := (b + st.GPUsPerNode - 1) / st.GPUsPerNode * st.GPUsPerNode
+		return jw*corr + float64(on-b)*float64(st.IdleGPU)
 	}
 	// GPU allocation (Algorithm 1 lines 2-20). A job's first GPU has
 	// infinite marginal return (shortest predicted remaining time first);
@@ -464,7 +475,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	}
 	places := policy.Pack(reqs, st.Nodes, st.GPUsPerNode, st.NodeOn, true)
 	over := func() bool {
-		return !within(jobW + float64(nodesUsed(places, st.Nodes)*st.GPUsPerNode-busy)*float64(st.IdleGPU))
+		return !within(jobW*corr + float64(nodesUsed(places, st.Nodes)*st.GPUsPerNode-busy)*float64(st.IdleGPU))
 	}
 	if over() {
 		// Kept placements fragment the cluster so much that the idle GPUs
@@ -494,9 +505,31 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		for _, ns := range places[r] {
 			d.NodeOn[ns.Node] = true
 		}
-		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: pl.v.Job.ID, Nodes: places[r], FreqIdx: pl.fi, Pred: hw.Watts(pl.watts), Profile: pl.prof})
+		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: pl.v.Job.ID, Nodes: places[r], FreqIdx: pl.fi, Pred: hw.Watts(pl.watts * corr), Profile: pl.prof})
 	}
 	return d
+}
+
+// correction is the metered over the predicted power of the jobs running
+// at their chosen frequency (PowerW set), at least 1: 1 when none runs.
+func (p *Policy) correction(st *policy.ElasticState, freqs int) float64 {
+	var metered, predicted float64
+	for _, v := range st.Jobs {
+		if v.PowerW <= 0 || v.GPUs <= 0 || v.FreqIdx < 0 || v.FreqIdx >= freqs {
+			continue
+		}
+		tb := p.table(v, freqs)
+		k := log2(v.GPUs)
+		if 1<<k != v.GPUs || !tb.row(k, freqs) {
+			continue
+		}
+		metered += v.PowerW
+		predicted += tb.e[k][v.FreqIdx] / tb.t[k][v.FreqIdx]
+	}
+	if predicted <= 0 {
+		return 1
+	}
+	return math.Max(1, metered/predicted)
 }
 
 func nodesUsed(places [][]policy.NodeShare, nodes int) int {
