@@ -369,6 +369,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 				return nil, err
 			}
 			fr = *r
+			rep.Checks.observe([]RunResult{fr})
 		}
 		at, beyond := curveAtBudget(oruns, NameOracle, fr.EnergyMWh)
 		if beyond {
