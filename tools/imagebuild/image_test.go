@@ -281,6 +281,11 @@ func unpack(t *testing.T, img v1.Image, root string) {
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
+			// Extract writes the archive's end before its error: read
+			// on to get it (an unreadable layer, say).
+			if _, err := io.Copy(io.Discard, rc); err != nil {
+				t.Fatalf("unpacking the image: %v", err)
+			}
 			break
 		}
 		if err != nil {

@@ -183,7 +183,18 @@ func build(o options, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "%s %s\n", ref, d)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	// Readable by all (the layout's blobs are written 0600, index.json
+	// 0755): whoever pushes them need not be the user who built them.
+	err = filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(p, 0o755)
+		}
+		return os.Chmod(p, 0o644)
+	})
+	if err != nil {
 		return err
 	}
 	if err := os.RemoveAll(o.out); err != nil {
