@@ -429,7 +429,7 @@ func sharedLibraries(ef *elf.File, interp, arch string) ([]file, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, file{path: interp, link: rel})
+		out = append(out, file{path: interp, mode: 0o777, link: rel})
 	} else {
 		b, err := os.ReadFile(interp)
 		if err != nil {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input: one error naming the flag or file, and nothing written.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "images")
+	good := func() map[string]string {
+		return map[string]string{"o": out, "registry": "example.com/w", "version": "1.2.3", "revision": strings.Repeat("a", 40),
+			"created": "2026-01-02T03:04:05Z", "source": "https://example.com/w", "ca-certs": "/dev/null", "license": "/dev/null",
+			"highs-license": "/dev/null", "wattsched": "/bin/sh", "kube-scheduler": "/bin/sh", "nvml-agent": "/bin/sh"}
+	}
+	args := func(m map[string]string) []string {
+		var a []string
+		for k, v := range m {
+			a = append(a, "-"+k, v)
+		}
+		return a
+	}
+	certs := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(certs, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"version": ""}, "-version is required"},
+		{map[string]string{"version": "v1.2"}, `-version "v1.2"`},
+		{map[string]string{"revision": "main"}, `-revision "main"`},
+		{map[string]string{"created": "yesterday"}, `-created "yesterday"`},
+		{map[string]string{"source": "github.com/w"}, "want an https URL"},
+		{map[string]string{"ca-certs": "/dev/null"}, "no PEM certificate"},
+		{map[string]string{"ca-certs": certs, "kube-scheduler": "/nonexistent/kube-scheduler"}, "/nonexistent/kube-scheduler"},
+		// /bin/sh is dynamically linked: refused where the image has no libc.
+		{map[string]string{"ca-certs": certs}, "/bin/sh is dynamically linked"},
+	} {
+		m := good()
+		for k, v := range c.set {
+			m[k] = v
+		}
+		err := run(args(m), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.set, err, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("%v: %s written", c.set, out)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, ".images-*")); len(left) > 0 {
+			t.Fatalf("%v: left %v", c.set, left)
+		}
+	}
+}
