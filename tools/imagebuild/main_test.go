@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,5 +57,56 @@ func TestBadInput(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(dir, ".images-*")); len(left) > 0 {
 			t.Fatalf("%v: left %v", c.set, left)
 		}
+	}
+}
+
+// Two builds of the same inputs give the same bytes (every time is the
+// commit's), and another commit time gives another image.
+func TestReproducible(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"go.mod": "module example.com/hello\n\ngo 1.24\n", "main.go": "package main\n\nfunc main() { println(\"hello\") }\n"} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	static := filepath.Join(dir, "hello")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", static, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	certs := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(certs, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index := func(out, created string) string {
+		t.Helper()
+		err := run([]string{"-o", filepath.Join(dir, out), "-registry", "example.com/w", "-version", "1.2.3", "-revision", strings.Repeat("b", 40),
+			"-created", created, "-source", "https://example.com/w", "-ca-certs", certs, "-license", certs, "-highs-license", certs,
+			"-wattsched", static, "-kube-scheduler", static, "-nvml-agent", static}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []byte
+		for _, name := range []string{"kube-scheduler", "wattsched", "wattsched-nvml-agent"} {
+			b, err := os.ReadFile(filepath.Join(dir, out, name, "index.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		return string(all)
+	}
+	a, b := index("a", "2026-01-02T03:04:05Z"), index("b", "2026-01-02T03:04:05Z")
+	if a != b {
+		t.Errorf("two builds differ:\n%s\n%s", a, b)
+	}
+	if c := index("c", "2026-01-02T03:04:06Z"); c == a {
+		t.Error("another commit time gave the same images")
 	}
 }
