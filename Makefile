@@ -80,9 +80,12 @@ K8S_LDFLAGS := $(VERSION_LDFLAGS) -X $(KV).gitVersion=$(K8S_VERSION) -X $(KV).gi
 
 # wattsched links HiGHS (C++) through cgo: linked statically (glibc's static
 # libc, Go's own DNS resolver and user lookup), it runs on any Linux and in
-# an image with no libc.
+# an image with no libc. Its version is internal/cli's Version constant;
+# -buildvcs=true puts the commit in its build information, which
+# `wattsched version` prints (where Go finds the repository: not in a git
+# worktree).
 build: setup
-	$(GO) build -trimpath -tags highs,netgo,osusergo -ldflags '-s -w -linkmode external -extldflags "-static"' \
+	$(GO) build -trimpath -buildvcs=true -tags highs,netgo,osusergo -ldflags '-s -w -linkmode external -extldflags "-static"' \
 	  -o bin/wattsched ./cmd/wattsched
 
 # kube-scheduler 1.34 with wattsched's plugins (module k8s/), without cgo:

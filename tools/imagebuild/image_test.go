@@ -61,6 +61,14 @@ func TestImages(t *testing.T) {
 			if err != nil || !strings.HasPrefix(out, "wattsched "+version+" ") {
 				t.Errorf("--version: %v, printed %q, want wattsched %s", err, out, version)
 			}
+			// The commit, where Go stamped it (make build asks; Go finds
+			// no repository in a git worktree): the label's.
+			rev := labels["org.opencontainers.image.revision"]
+			if m := regexp.MustCompile(`revision ([0-9a-f]{40})`).FindStringSubmatch(out); m != nil {
+				if m[1] != strings.TrimSuffix(rev, "-dirty") || strings.HasSuffix(rev, "-dirty") != strings.Contains(out, "modified") {
+					t.Errorf("--version printed %q, the image's revision label is %s", out, rev)
+				}
+			}
 			bi, err := buildinfo.ReadFile(filepath.Join(root, "wattsched"))
 			if err != nil {
 				t.Fatal(err)
