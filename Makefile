@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler nvml-agent demo test race bench bench-k8s fuzz clean prometheus gavel-compare chromium
+.PHONY: all setup highs env build kube-scheduler nvml-agent images images-test demo test race bench bench-k8s fuzz clean prometheus gavel-compare chromium
 
 all: build
 
@@ -59,18 +59,68 @@ env:
 	@echo 'export GOFLAGS="$(GOFLAGS)"'
 	@$(if $(PKG_CONFIG),echo 'export PKG_CONFIG=$(PKG_CONFIG)')
 
-build: setup
-	$(GO) build -o bin/wattsched ./cmd/wattsched
+# Version stamps. VERSION is internal/cli's Version (what every result
+# records and `wattsched version` prints); COMMIT the commit; REVISION it, with -dirty
+# when the work tree has changes; BUILD_DATE the commit's time in UTC (not the
+# clock, so that two builds of one commit are identical); K8S_VERSION the
+# k8s.io/kubernetes version k8s/go.mod pins. The binaries below are the ones
+# the images carry: -trimpath, static where they can be.
+VERSION := $(shell sed -n 's/^[[:space:]]*\(const[[:space:]]\{1,\}\)\{0,1\}Version[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\2/p' internal/cli/*.go | head -n 1)
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+REVISION := $(COMMIT)$(shell [ -z "$$(git status --porcelain 2>/dev/null)" ] || echo -dirty)
+BUILD_DATE := $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
+K8S_VERSION := $(shell sed -n 's/^[[:space:]]*k8s.io\/kubernetes[[:space:]]\{1,\}\(v[0-9][^[:space:]]*\).*/\1/p' k8s/go.mod | head -n 1)
+K8S_MAJOR := $(word 1,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION))))
+K8S_MINOR := $(word 2,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION))))
+KV := k8s.io/component-base/version
+VERSION_LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION)
+K8S_LDFLAGS := $(VERSION_LDFLAGS) -X $(KV).gitVersion=$(K8S_VERSION) -X $(KV).gitMajor=$(K8S_MAJOR) \
+  -X $(KV).gitMinor=$(K8S_MINOR) -X $(KV).gitCommit=$(COMMIT) \
+  -X $(KV).gitTreeState=$(if $(findstring -dirty,$(REVISION)),dirty,clean) -X $(KV).buildDate=$(BUILD_DATE)
 
-# kube-scheduler 1.34 with wattsched's plugins (module k8s/).
+# wattsched links HiGHS (C++) through cgo: linked statically (glibc's static
+# libc, Go's own DNS resolver and user lookup), it runs on any Linux and in
+# an image with no libc. Its version is internal/cli's Version constant;
+# -buildvcs=true puts the commit in its build information, which
+# `wattsched version` prints (where Go finds the repository: not in a git
+# worktree).
+build: setup
+	$(GO) build -trimpath -buildvcs=true -tags highs,netgo,osusergo -ldflags '-s -w -linkmode external -extldflags "-static"' \
+	  -o bin/wattsched ./cmd/wattsched
+
+# kube-scheduler 1.34 with wattsched's plugins (module k8s/), without cgo:
+# a static binary.
 kube-scheduler: setup
-	cd k8s && $(GO) build -o ../bin/kube-scheduler ./cmd/kube-scheduler
+	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(K8S_LDFLAGS)' -o ../bin/kube-scheduler ./cmd/kube-scheduler
 
 # NVML node agent (module nvmlagent/, cgo): GPU power in the DCGM exporter's
 # names, for nodes without the DCGM exporter. Runs where the NVIDIA driver is.
+# Linked dynamically: go-nvml dlopens the driver's libnvidia-ml.so.1, which
+# a static glibc binary cannot do; its image carries the C libraries it needs.
 NVML_CGO := CGO_CFLAGS="$(CGO_CFLAGS) -Wno-deprecated-declarations"
 nvml-agent: setup
-	cd nvmlagent && $(NVML_CGO) $(GO) build -o ../bin/wattsched-nvml-agent ./cmd/wattsched-nvml-agent
+	cd nvmlagent && $(NVML_CGO) $(GO) build -trimpath -ldflags '-s -w $(VERSION_LDFLAGS)' -o ../bin/wattsched-nvml-agent ./cmd/wattsched-nvml-agent
+
+# OCI images of the three binaries, built without a container engine by
+# tools/imagebuild (go-containerregistry) on a base layer made here: an OCI
+# layout per image (build/images/NAME/) and a tarball (build/images/NAME.tar)
+# that `docker load` and `crane push` read. Names: $(REGISTRY)/NAME:v$(VERSION).
+# docs/kubernetes.md#images-and-releases says what is in them and how to push.
+REGISTRY ?= ghcr.io/wattsched
+SOURCE_URL ?= https://github.com/wattsched/wattsched
+CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
+images: build kube-scheduler nvml-agent
+	@set -e; \
+	  highs=$$($(GO) mod download -json $(HIGHS_MOD)@$(HIGHS_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p'); \
+	  cd tools/imagebuild && $(GO) run . -o ../../build/images -registry $(REGISTRY) -version $(VERSION) \
+	    -revision $(REVISION) -created $(BUILD_DATE) -source $(SOURCE_URL) -ca-certs $(CA_CERTS) \
+	    -license ../../LICENSE -highs-license "$$highs/external/LICENSE" \
+	    -wattsched ../../bin/wattsched -kube-scheduler ../../bin/kube-scheduler -nvml-agent ../../bin/wattsched-nvml-agent
+
+# The images' test: unpacks each image of build/images, checks its
+# configuration and files, and runs the binary it carries.
+images-test: images
+	cd tools/imagebuild && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Main job on the embedded default scenario: the PWR paper's comparison on the
 # openb Default trace (3 seeds), results in out/demo.
@@ -85,7 +135,8 @@ gavel-compare: build
 # Every test: vet, formatting, unit/property/golden tests, full-trace
 # reproductions and fuzz seeds; then the Kubernetes module's unit tests and
 # its integration tests against a real kube-apiserver (embedded etcd); then
-# the NVML agent's (its real-GPU test skips without an NVIDIA driver).
+# the NVML agent's (its real-GPU test skips without an NVIDIA driver); then
+# the three binaries and their images are built and the images tested.
 test: setup prometheus chromium
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
@@ -93,6 +144,7 @@ test: setup prometheus chromium
 	$(GO) test -count=1 ./...
 	cd k8s && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd nvmlagent && $(NVML_CGO) $(GO) vet ./... && $(NVML_CGO) $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory images-test
 
 # The race detector over the core module's packages (-short skips the
 # full-trace reproductions, which the race detector would slow past use).

@@ -7,8 +7,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,9 +38,14 @@ func TestManifestsDecode(t *testing.T) {
 			kinds[gvk.Kind]++
 			if j, ok := obj.(*batchv1.Job); ok {
 				checkSweepJob(t, f, j)
+				checkImage(t, f, j.Spec.Template.Spec.Containers, "wattsched")
 			}
 			if d, ok := obj.(*appsv1.DaemonSet); ok {
 				checkAgent(t, f, d)
+				checkImage(t, f, d.Spec.Template.Spec.Containers, "wattsched-nvml-agent")
+			}
+			if d, ok := obj.(*appsv1.Deployment); ok {
+				checkImage(t, f, d.Spec.Template.Spec.Containers, "kube-scheduler")
 			}
 			if p, ok := obj.(*v1.Pod); ok {
 				if _, err := gpushare.Demand(p); err != nil {
@@ -85,6 +91,40 @@ func checkSweepJob(t *testing.T, f string, j *batchv1.Job) {
 }
 
 var sweepShards int
+
+// checkImage: the containers run the image `make images` builds for this
+// version of wattsched (internal/cli's Version), so that a release that
+// changes the version changes the manifests with it.
+func checkImage(t *testing.T, f string, cs []v1.Container, name string) {
+	t.Helper()
+	want := "ghcr.io/wattsched/" + name + ":v" + cliVersion(t)
+	for _, c := range cs {
+		if c.Image != want {
+			t.Errorf("%s: container %s runs %q, want %q", f, c.Name, c.Image, want)
+		}
+	}
+}
+
+// cliVersion: the Version constant of the core's internal/cli.
+func cliVersion(t *testing.T) string {
+	t.Helper()
+	files, err := filepath.Glob("../../internal/cli/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("internal/cli: %v", err)
+	}
+	re := regexp.MustCompile(`(?m)^\s*(?:const\s+)?Version\s*=\s*"([^"]+)"`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := re.FindSubmatch(b); m != nil {
+			return string(m[1])
+		}
+	}
+	t.Fatal("no Version constant in internal/cli")
+	return ""
+}
 
 // checkAgent: the NVML agent labels its series with the node's name and
 // takes no GPU from the pods that need them.

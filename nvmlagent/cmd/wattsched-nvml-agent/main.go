@@ -5,6 +5,7 @@
 // needs the NVIDIA driver (libnvidia-ml.so.1) on the node.
 //
 //	wattsched-nvml-agent [--listen :9400] [--hostname NAME] [--nvml-library PATH]
+//	wattsched-nvml-agent --version
 package main
 
 import (
@@ -14,6 +15,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -23,19 +26,27 @@ import (
 	"github.com/wattsched/wattsched/nvmlagent"
 )
 
+// version and revision are wattsched's, set at link time by the Makefile
+// (-X main.version=... -X main.revision=...).
+var (
+	version  = "devel"
+	revision = ""
+)
+
 func main() {
-	if err := run(os.Args[1:], os.Stderr); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "wattsched-nvml-agent:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string, stderr io.Writer) error {
+func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("wattsched-nvml-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", ":9400", "address to serve /metrics on")
 	hostname := fs.String("hostname", "", "value of the Hostname label: the Kubernetes node name (default $NODE_NAME, else the host's name)")
 	library := fs.String("nvml-library", "", "path of libnvidia-ml.so.1 (default: the dynamic loader's search)")
+	showVersion := fs.Bool("version", false, "print wattsched's version, the revision and go-nvml's version, and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -44,6 +55,10 @@ func run(args []string, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *showVersion {
+		_, err := fmt.Fprintln(stdout, versionLine())
+		return err
 	}
 	host := *hostname
 	if host == "" {
@@ -76,4 +91,27 @@ func run(args []string, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "wattsched-nvml-agent: %d GPUs of %s on %s/metrics\n", c.GPUs(), host, *listen)
 	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return srv.ListenAndServe()
+}
+
+// versionLine: "wattsched VERSION wattsched-nvml-agent (revision R,
+// github.com/NVIDIA/go-nvml vX, goX)", without NVML (--version works on a
+// machine with no driver).
+func versionLine() string {
+	var extra []string
+	if revision != "" {
+		extra = append(extra, "revision "+revision)
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/NVIDIA/go-nvml" {
+				extra = append(extra, d.Path+" "+d.Version)
+			}
+		}
+		extra = append(extra, bi.GoVersion)
+	}
+	line := "wattsched " + version + " wattsched-nvml-agent"
+	if len(extra) > 0 {
+		line += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return line
 }
