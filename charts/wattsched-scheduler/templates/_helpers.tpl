@@ -81,5 +81,5 @@ popularityThreshold: {{ . }}
 
 {{/* The image reference. */}}
 {{- define "wattsched.image" -}}
-{{- printf "%s:%s" .repository (default .appVersion .tag) }}
+{{- printf "%s:%s" .repository (default (printf "v%s" .appVersion) .tag) }}
 {{- end }}

@@ -270,8 +270,18 @@ func TestRenderDefaults(t *testing.T) {
 		t.Errorf("replicas %d, want 2", *d.Spec.Replicas)
 	}
 	c := d.Spec.Template.Spec.Containers[0]
-	if c.Image != "ghcr.io/wattsched/kube-scheduler:0.1.0" {
+	if c.Image != "ghcr.io/wattsched/kube-scheduler:v0.1.0" {
 		t.Errorf("image %s: want the chart's appVersion as the tag", c.Image)
+	}
+	// The chart runs the image the plain manifests name (k8s/deploy, whose
+	// tags a test ties to the wattsched version): a release that moves one
+	// moves both.
+	manifest, err := os.ReadFile(filepath.Join("..", "..", "deploy", "scheduler.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^\s*image:\s*(\S+)`).FindSubmatch(manifest); m == nil || string(m[1]) != c.Image {
+		t.Errorf("chart image %s, k8s/deploy/scheduler.yaml names %q", c.Image, m)
 	}
 	if !slices.Contains(c.Args, "--config=/etc/wattsched/config/scheduler-config.yaml") || slices.Contains(c.Args, "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics") {
 		t.Errorf("args %v", c.Args)
