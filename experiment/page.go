@@ -59,3 +59,12 @@ func Draw(plots ...Plot) ([]Figure, error) {
 	}
 	return figs, nil
 }
+
+// One is a study's or scenario's single result directory: res, or err
+// when rendering it failed (a Study's Run returns it as it is).
+func One(res *Results, err error) ([]*Results, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []*Results{res}, nil
+}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,4 +81,30 @@ func TestHeld(t *testing.T) {
 	if got := ClaimsHold(cr); got != "2 of 3 claims hold" {
 		t.Errorf("ClaimsHold = %q", got)
 	}
+}
+
+// One makes a single result directory of a rendered page and passes a
+// rendering error on without a page.
+func TestOne(t *testing.T) {
+	res := &Results{Title: "t"}
+	got, err := One(res, nil)
+	if err != nil || len(got) != 1 || got[0] != res {
+		t.Errorf("One(res, nil) = %v, %v", got, err)
+	}
+	bad := errors.New("plot x.svg: no data")
+	if got, err := One(res, bad); err != bad || got != nil {
+		t.Errorf("One(res, err) = %v, %v; want nil, %v", got, err, bad)
+	}
+}
+
+// NoteLines notes every line as it is, a "%" included, in order, and
+// is silent without a Note.
+func TestNoteLines(t *testing.T) {
+	var got []string
+	env := &Env{Note: func(format string, args ...any) { got = append(got, fmt.Sprintf(format, args...)) }}
+	env.NoteLines([]string{"skipped a", "100% b"})
+	if diff := cmp.Diff([]string{"skipped a", "100% b"}, got); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	(&Env{}).NoteLines([]string{"no note set"})
 }

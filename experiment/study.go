@@ -67,6 +67,13 @@ func (e *Env) Notef(format string, args ...any) {
 	}
 }
 
+// NoteLines notes each line as it is (a study's skipped runs, say).
+func (e *Env) NoteLines(lines []string) {
+	for _, l := range lines {
+		e.Notef("%s", l)
+	}
+}
+
 // Study is one paper's reproduction: `wattsched reproduce <Name>`.
 type Study interface {
 	// Name is the study's command name (pwr, vahrm, powerflow, ...).

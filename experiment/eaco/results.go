@@ -350,11 +350,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 			return nil, err
 		}
 	}
-	res, err := Results(env.Version, reps[0], sw, reps[1:]...)
-	if err != nil {
-		return nil, err
-	}
-	return []*experiment.Results{res}, nil
+	return experiment.One(Results(env.Version, reps[0], sw, reps[1:]...))
 }
 
 var _ experiment.Study = (*Study)(nil)

@@ -726,12 +726,11 @@ const ActualLimitTolerance = 0.02
 // Results renders the reproduction: summary.json, the CSVs, the plots and
 // report.html.
 func Results(rep *Reproduction) (*experiment.Results, error) {
-	files := map[string][]byte{}
-	js, err := report.JSON(rep)
+	res, err := experiment.NewResults("PowerFlow reproduction", rep.Version, rep)
 	if err != nil {
 		return nil, err
 	}
-	files["summary.json"] = js
+	files := res.Files
 	rows := [][]string{{"dnn", "profiles", "held_out", "throughput_mape", "energy_mape", "paper_throughput_mape", "paper_energy_mape", "breakpoint_mhz"}}
 	for _, m := range rep.Models {
 		rows = append(rows, []string{m.DNN, strconv.Itoa(m.Profiles), strconv.Itoa(m.HeldOut), report.F(m.ThroughputMAPE), report.F(m.EnergyMAPE), report.F(m.PaperTpt), report.F(m.PaperEnergy), strconv.Itoa(m.BreakpointMHz)})
@@ -767,9 +766,10 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &experiment.Results{Title: "wattsched: PowerFlow reproduction", Notes: append(slices.Clone(rep.StandIns), "Cost and carbon: "+rep.Prices), Tables: Tables(rep), Figures: figs,
-		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns), Tail: []string{"cost and carbon: " + rep.Prices, ""},
-		Listing: listing}, nil
+	res.AddStandIns(rep.StandIns)
+	res.AddGrid(rep.Prices)
+	res.Tables, res.Figures, res.Listing = Tables(rep), figs, listing
+	return res, nil
 }
 
 func pfRunsCSV(runs []RunResult) []byte {
@@ -791,15 +791,9 @@ func overLimit(r RunResult) string {
 }
 
 func pfPlots(rep *Reproduction) ([]experiment.Figure, error) {
-	var plots []struct {
-		file, caption string
-		lp            report.LinePlot
-	}
+	var plots []experiment.Plot
 	add := func(file, caption string, lp report.LinePlot) {
-		plots = append(plots, struct {
-			file, caption string
-			lp            report.LinePlot
-		}{file, caption, lp})
+		plots = append(plots, experiment.Plot{File: file, Caption: caption, Plot: lp})
 	}
 	curve := report.LinePlot{Title: "Average JCT vs total GPU energy", XLabel: "total energy (MWh)", YLabel: "average JCT (h)"}
 	for _, sys := range Systems {
@@ -861,13 +855,5 @@ func pfPlots(rep *Reproduction) ([]experiment.Figure, error) {
 		}
 		add("sensitivity_"+f.factor+".svg", "Average JCT at the Zeus combinations' energy vs "+f.label+" (Fig. 10)", lp)
 	}
-	var figs []experiment.Figure
-	for _, p := range plots {
-		b, err := p.lp.SVG()
-		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", p.file, err)
-		}
-		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
-	}
-	return figs, nil
+	return experiment.Draw(plots...)
 }

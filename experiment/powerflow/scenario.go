@@ -218,7 +218,7 @@ func ScenarioTable(r *ScenarioResult) report.Table {
 }
 
 func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
-	js, err := report.JSON(r)
+	res, err := experiment.NewResults(r.Scenario.Name, r.Version, r)
 	if err != nil {
 		return nil, err
 	}
@@ -247,10 +247,6 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 		}
 		lp.Series = append(lp.Series, ser)
 	}
-	svg, err := lp.SVG()
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
 	t := experiment.NewTotals(experiment.TotalsPanel{Label: "energy (MWh)", Format: "%.2f"}, experiment.TotalsPanel{Label: "cost (USD)", Format: "%.2f"}, experiment.TotalsPanel{Label: "CO2 (t)", Format: "%.2f"})
 	for _, s := range r.Systems {
 		for _, x := range r.Runs {
@@ -264,11 +260,14 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot totals.svg: %w", err)
 	}
-	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Cost and carbon: " + r.Grid}, r.StandIns...),
-		Tail:   []string{"cost and carbon: " + r.Grid, ""},
-		Tables: []report.Table{ScenarioTable(r)},
-		Figures: []experiment.Figure{{File: "totals.svg", Caption: "Each system's energy, cost and CO2: bars the mean over the seeds, whiskers the 95% interval of that mean (Student's t)", SVG: totals},
-			{File: "jct_vs_energy.svg", Caption: "Average JCT vs total GPU energy, one cross per seed", SVG: svg}},
-		Footnote: "wattsched " + r.Version, Files: map[string][]byte{"summary.json": js, "runs.csv": report.CSV(rows)},
-		Head: experiment.StandInLines(r.StandIns), Listing: "summary.json, runs.csv, totals.svg, jct_vs_energy.svg, report.html"}}, nil
+	curve, err := experiment.Draw(experiment.Plot{File: "jct_vs_energy.svg", Caption: "Average JCT vs total GPU energy, one cross per seed", Plot: lp})
+	if err != nil {
+		return nil, err
+	}
+	res.Figures = append([]experiment.Figure{{File: "totals.svg", Caption: "Each system's energy, cost and CO2: bars the mean over the seeds, whiskers the 95% interval of that mean (Student's t)", SVG: totals}}, curve...)
+	res.AddNotes(r.Scenario.Description)
+	res.AddGrid(r.Grid)
+	res.AddStandIns(r.StandIns)
+	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{ScenarioTable(r)}, report.CSV(rows), "summary.json, runs.csv, totals.svg, jct_vs_energy.svg, report.html"
+	return []*experiment.Results{res}, nil
 }

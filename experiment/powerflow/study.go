@@ -101,14 +101,8 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	if err != nil {
 		return nil, err
 	}
-	for _, sk := range rep.Skipped {
-		env.Notef("%s", sk)
-	}
-	res, err := Results(rep)
-	if err != nil {
-		return nil, err
-	}
-	return []*experiment.Results{res}, nil
+	env.NoteLines(rep.Skipped)
+	return experiment.One(Results(rep))
 }
 
 var _ experiment.Study = (*Study)(nil)

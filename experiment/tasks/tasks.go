@@ -30,22 +30,14 @@ func RunTasks(_ context.Context, env *experiment.Env, s *scenario.Scenario) ([]*
 		if err != nil {
 			return nil, err
 		}
-		res, err := InflationResults(env.Version, r, nil)
-		if err != nil {
-			return nil, err
-		}
-		return []*experiment.Results{res}, nil
+		return experiment.One(InflationResults(env.Version, r, nil))
 	case scenario.Replay:
 		env.Notef("%s: replaying %d tasks under %d policies on %s", s.Name, len(in.Pods), len(s.Policies), in.Source)
 		runs, err := RunReplay(env, s, in)
 		if err != nil {
 			return nil, err
 		}
-		res, err := ReplayResults(env.Version, s, in, runs)
-		if err != nil {
-			return nil, err
-		}
-		return []*experiment.Results{res}, nil
+		return experiment.One(ReplayResults(env.Version, s, in, runs))
 	}
 	return nil, fmt.Errorf("scenario %s: mode %s is not a task mode", s.Name, s.Mode)
 }

@@ -483,12 +483,11 @@ func sweepPlot(title, ylabel string, rel []Relative, xs []float64, y func(Relati
 // Results renders the reproduction: summary.json, the CSVs, the sweep
 // plots and report.html.
 func Results(rep *Reproduction) (*experiment.Results, error) {
-	files := map[string][]byte{}
-	js, err := report.JSON(rep)
+	res, err := experiment.NewResults("VAHRM reproduction", rep.Version, rep)
 	if err != nil {
 		return nil, err
 	}
-	files["summary.json"] = js
+	files := res.Files
 	models := [][]string{{"model", "protocol", "app", "mape_percent"}}
 	for _, m := range rep.Models {
 		models = append(models, []string{m.Model, m.Protocol, "all", report.F(float64(m.MAPE))})
@@ -543,7 +542,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	saveY := func(r Relative) float64 { return 100 * r.EnergySave }
 	betaBoth := append(append([]Relative{}, rep.Beta...), rep.BetaRaw...)
 	tatY := func(r Relative) float64 { return float64(r.TATRatio) }
-	var figs []experiment.Figure
+	var plots []experiment.Plot
 	for _, p := range []struct {
 		file, caption string
 		lp            report.LinePlot
@@ -569,21 +568,20 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 				}
 			}
 		}
-		b, err := p.lp.SVG()
-		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", p.file, err)
-		}
-		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
+		plots = append(plots, experiment.Plot{File: p.file, Caption: p.caption, Plot: p.lp})
+	}
+	figs, err := experiment.Draw(plots...)
+	if err != nil {
+		return nil, err
 	}
 	if b, err := mainBars(rep); err != nil {
 		return nil, fmt.Errorf("plot totals.svg: %w", err)
 	} else if b != nil {
 		figs = append([]experiment.Figure{{File: "totals.svg", Caption: "Main results at SR=1: each system's energy, cost and CO2 per workload (VU-FCFS, the reference of the main table, is not among these runs), the bar the mean over the workloads and the whiskers the 95% interval of that mean over them (the workloads differ in their applications: the interval shows how the totals vary with the workload, not with a seed)", SVG: b}}, figs...)
 	}
-	tables := Tables(rep)
-	return &experiment.Results{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: tables, Figures: figs,
-		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
-		Listing: "summary.json, main.csv, sweep_*.csv (sweep_beta_raw_units.csv: beta on raw units), model_error.csv, lublin_runs.csv, lublin_by_load.csv, models.csv, *.svg, report.html"}, nil
+	res.AddStandIns(rep.StandIns)
+	res.Tables, res.Figures, res.Listing = Tables(rep), figs, "summary.json, main.csv, sweep_*.csv (sweep_beta_raw_units.csv: beta on raw units), model_error.csv, lublin_runs.csv, lublin_by_load.csv, models.csv, *.svg, report.html"
+	return res, nil
 }
 
 // Study is `wattsched reproduce vahrm`.
@@ -656,14 +654,8 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	if err != nil {
 		return nil, err
 	}
-	for _, sk := range rep.Skipped {
-		env.Notef("%s", sk)
-	}
-	res, err := Results(rep)
-	if err != nil {
-		return nil, err
-	}
-	return []*experiment.Results{res}, nil
+	env.NoteLines(rep.Skipped)
+	return experiment.One(Results(rep))
 }
 
 var _ experiment.Study = (*Study)(nil)

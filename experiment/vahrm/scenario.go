@@ -172,7 +172,7 @@ func ScenarioTable(r *ScenarioResult) report.Table {
 // scenarioResults renders summary.json, runs.csv, energy_by_workload.svg
 // and report.html.
 func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
-	js, err := report.JSON(r)
+	res, err := experiment.NewResults(r.Scenario.Name, r.Version, r)
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +187,12 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	}
 	lp := sweepPlot("Energy saving by workload", "energy saving vs "+r.Scenario.HPC.Systems[0].Name+" (%)", byW, xs, func(x Relative) float64 { return 100 * x.EnergySave }, false)
 	lp.XLabel = "workload (Table III: 0-2 mostly CPU, 3-5 mixed, 6-8 mostly GPU jobs)"
-	svg, err := lp.SVG()
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
+	if res.Figures, err = experiment.Draw(experiment.Plot{File: "energy_by_workload.svg", Caption: "Energy saving by workload (mean over seeds)", Plot: lp}); err != nil {
+		return nil, err
 	}
-	return []*experiment.Results{{Title: "wattsched: " + r.Scenario.Name, Notes: append([]string{r.Scenario.Description, "Cost and carbon: " + r.Grid}, r.StandIns...),
-		Tail:   []string{"cost and carbon: " + r.Grid, ""},
-		Tables: []report.Table{ScenarioTable(r)}, Figures: []experiment.Figure{{File: "energy_by_workload.svg", Caption: "Energy saving by workload (mean over seeds)", SVG: svg}},
-		Footnote: "wattsched " + r.Version, Files: map[string][]byte{"summary.json": js, "runs.csv": relCSV(r.Runs)},
-		Head: experiment.StandInLines(r.StandIns), Listing: "summary.json, runs.csv, energy_by_workload.svg, report.html"}}, nil
+	res.AddNotes(r.Scenario.Description)
+	res.AddGrid(r.Grid)
+	res.AddStandIns(r.StandIns)
+	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{ScenarioTable(r)}, relCSV(r.Runs), "summary.json, runs.csv, energy_by_workload.svg, report.html"
+	return []*experiment.Results{res}, nil
 }
