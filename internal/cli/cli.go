@@ -29,7 +29,6 @@ import (
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
-	"github.com/wattsched/wattsched/trace/alibaba2023"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
@@ -58,6 +57,8 @@ Usage:
         time one inflation run per policy on the 1213-node cluster (one core)
   wattsched traces
         list the embedded openb traces
+  wattsched traces scale --factor N (--nodes openb-gpu|FILE | --pods NAME|FILE) -o FILE
+        write the node (or pod) list repeated N times with renamed copies: the larger clusters of the scaling benchmarks
   wattsched version | --version
         wattsched's version and how the binary was built
   wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--strict] [--force]
@@ -89,7 +90,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
 	case "traces":
-		fmt.Fprintln(stdout, strings.Join(alibaba2023.Traces(), "\n"))
+		err = cmdTraces(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionLine())
 	case "completion":
