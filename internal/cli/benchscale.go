@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
@@ -20,7 +21,7 @@ import (
 // (alibaba2023.RepeatNodes): the pod list stays, and inflation draws tasks
 // until the requested GPUs reach the target share of the larger capacity,
 // so a cluster factor times as large gets about factor times the tasks.
-func scaledInputs(in *experiment.Inputs, factor int) (*experiment.Inputs, error) {
+func scaledInputs(in *tasks.Inputs, factor int) (*tasks.Inputs, error) {
 	nodes, err := alibaba2023.RepeatNodes(in.Nodes, factor)
 	if err != nil {
 		return nil, err
@@ -47,8 +48,8 @@ type ScalePoint struct {
 // load that comes and goes on a shared machine touches every size alike,
 // and keeps each run's least CPU time. The process must run with
 // GOMAXPROCS=1 for the CPU time to be one core's.
-func measureScale(s *scenario.Scenario, in *experiment.Inputs, factors []int, reps int, progress func(string)) ([]ScalePoint, error) {
-	ins := make([]*experiment.Inputs, len(factors))
+func measureScale(s *scenario.Scenario, in *tasks.Inputs, factors []int, reps int, progress func(string)) ([]ScalePoint, error) {
+	ins := make([]*tasks.Inputs, len(factors))
 	for i, f := range factors {
 		var err error
 		if ins[i], err = scaledInputs(in, f); err != nil {
@@ -64,7 +65,7 @@ func measureScale(s *scenario.Scenario, in *experiment.Inputs, factors []int, re
 			one.Seeds = 1
 			for fi, f := range factors {
 				cpu0, start := cpuSeconds(), time.Now()
-				res, err := experiment.RunInflation(env, &one, ins[fi])
+				res, err := tasks.RunInflation(env, &one, ins[fi])
 				if err != nil {
 					return nil, fmt.Errorf("%s on the node list x%d: %w", p.Name, f, err)
 				}
@@ -151,7 +152,7 @@ func benchReplay(stdout io.Writer, nodeFactor, podFactor int, policies map[strin
 		}
 		s.Policies = ps
 	}
-	in, err := experiment.LoadInputs(s)
+	in, err := tasks.LoadInputs(s)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func benchReplay(stdout io.Writer, nodeFactor, podFactor int, policies map[strin
 		one := *s
 		one.Policies = []scenario.PolicySpec{p}
 		cpu0, start := cpuSeconds(), time.Now()
-		runs, err := experiment.RunReplay(env, &one, in)
+		runs, err := tasks.RunReplay(env, &one, in)
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/experiment/pwr"
 	"github.com/wattsched/wattsched/scenario"
 )
@@ -19,7 +19,7 @@ func BenchmarkInflationScale(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in, err := experiment.LoadInputs(s)
+	in, err := tasks.LoadInputs(s)
 	if err != nil {
 		b.Fatal(err)
 	}
