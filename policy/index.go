@@ -84,8 +84,15 @@ type placeIndex struct {
 	// seen stamps the nodes already brought up to date in one pass.
 	seen  []uint32
 	stamp uint32
-	// alike holds the scores of each node state in one scoreAll.
-	alike map[nodeState]cacheEntry
+	// alike holds the scores of each node state in one scoreAll; spec is
+	// each node's spec (nodes alike before any change), fresh and freshOK
+	// the scores of an untouched node of each spec in one scoreAll; gids is
+	// scoreAll's group of each node.
+	alike   map[nodeState]cacheEntry
+	spec    []int32
+	fresh   []cacheEntry
+	freshOK []bool
+	gids    []int32
 }
 
 // indexable reports whether Place may use the index for t: a classified
@@ -167,34 +174,81 @@ func (p *Placer) upToDate(t *job.Task, c *cluster.Cluster) *classIndex {
 // with scorers that read only node state (StateScorer) and no filters,
 // one node of each state (most nodes of a large cluster are alike when a
 // class is first placed).
+//
+// The class is rebuilt from empty groups, its nodes taken in tie-break
+// order, so that every group's places arrive sorted.
 func (p *Placer) scoreAll(ci *classIndex, t *job.Task, c *cluster.Cluster) int {
 	ix := p.ix
-	if !p.stateOnly {
-		for i, n := range c.Nodes {
-			var e cacheEntry
-			p.evaluate(t, n, &e)
-			p.update(ci, ix.ord[i], &e)
+	for gid := range ci.groups {
+		g := &ci.groups[gid]
+		g.sorted, g.head, g.pend, g.n, g.at = g.sorted[:0], 0, g.pend[:0], 0, -1
+	}
+	ci.heap, ci.dirty = ci.heap[:0], false
+	for o := range ci.group {
+		ci.group[o] = -1
+	}
+	// Score in node order (memory order), then file the nodes into their
+	// groups in tie-break order.
+	if len(ix.gids) != len(c.Nodes) {
+		ix.gids = make([]int32, len(c.Nodes))
+	}
+	if p.stateOnly {
+		if ix.alike == nil {
+			ix.alike = map[nodeState]cacheEntry{}
 		}
-		return len(c.Nodes)
+		clear(ix.alike)
+		clear(ix.freshOK)
 	}
-	if ix.alike == nil {
-		ix.alike = map[nodeState]cacheEntry{}
-	}
-	clear(ix.alike)
 	scored := 0
 	for i, n := range c.Nodes {
-		k, ok := stateOf(n)
-		e, seen := ix.alike[k]
-		if !ok || !seen {
+		var e cacheEntry
+		switch {
+		case !p.stateOnly:
 			p.evaluate(t, n, &e)
 			scored++
-			if ok {
-				ix.alike[k] = e
+		case n.Version == 0: // untouched: its state is its spec's
+			sp := ix.spec[i]
+			if ix.freshOK[sp] {
+				e = ix.fresh[sp]
+			} else {
+				p.evaluate(t, n, &e)
+				scored++
+				ix.fresh[sp], ix.freshOK[sp] = e, true
+			}
+		default:
+			k, ok := stateOf(n)
+			var seen bool
+			if e, seen = ix.alike[k]; !ok || !seen {
+				p.evaluate(t, n, &e)
+				scored++
+				if ok {
+					ix.alike[k] = e
+				}
 			}
 		}
-		p.update(ci, ix.ord[i], &e)
+		ix.gids[i] = p.groupOf(ci, &e)
+	}
+	for o, i := range ix.node {
+		if gid := ix.gids[i]; gid >= 0 {
+			p.join(ci, gid, int32(o))
+		}
 	}
 	return scored
+}
+
+// groupOf is the group of scores e in the class (-1 when infeasible),
+// made if new.
+func (p *Placer) groupOf(ci *classIndex, e *cacheEntry) int32 {
+	if !e.feasible {
+		return -1
+	}
+	gid, ok := ci.byRaw[e.raw]
+	if !ok {
+		gid = int32(len(ci.groups))
+		ci.groups = append(ci.groups, scoreGroup{raw: e.raw, at: -1})
+		ci.byRaw[e.raw] = gid
+	}
+	return gid
 }
 
 // nodeState is what a StateScorer may read of a node with up to 8 GPUs.
@@ -235,12 +289,7 @@ func (p *Placer) update(ci *classIndex, ni int32, e *cacheEntry) {
 	if old >= 0 && ci.groups[old].raw == e.raw {
 		return
 	}
-	gid, ok := ci.byRaw[e.raw]
-	if !ok {
-		gid = int32(len(ci.groups))
-		ci.groups = append(ci.groups, scoreGroup{raw: e.raw, at: -1})
-		ci.byRaw[e.raw] = gid
-	}
+	gid := p.groupOf(ci, e)
 	if gid == old {
 		return
 	}
@@ -255,9 +304,13 @@ func (p *Placer) join(ci *classIndex, gid, o int32) {
 	g := &ci.groups[gid]
 	ci.group[o] = gid
 	g.n++
-	g.pushPend(o)
-	if len(g.pend) > 16 && 4*len(g.pend) > len(g.sorted)-int(g.head) {
-		g.merge(ci.group, gid)
+	if len(g.pend) == 0 && (len(g.sorted) == 0 || o > g.sorted[len(g.sorted)-1]) {
+		g.sorted = append(g.sorted, o) // still sorted: no heap step
+	} else {
+		g.pushPend(o)
+		if len(g.pend) > 16 && 4*len(g.pend) > len(g.sorted)-int(g.head) {
+			g.merge(ci.group, gid)
+		}
 	}
 	if g.n > 1 {
 		if o < g.top { // a new best node: the group may move up
@@ -391,6 +444,26 @@ func (p *Placer) newIndex(c *cluster.Cluster) *placeIndex {
 	for o, i := range ix.node {
 		ix.ord[i] = int32(o)
 	}
+	type specKey struct {
+		gpuModel, cpuModel string
+		cpu, mem           int64
+		gpus               int
+	}
+	specs := map[specKey]int32{}
+	ix.spec = make([]int32, n)
+	for i, nd := range c.Nodes {
+		k := specKey{gpuModel: nd.GPUModel, cpu: nd.CPUMilli, mem: nd.MemMiB, gpus: len(nd.GPUFree)}
+		if nd.CPU != nil {
+			k.cpuModel = nd.CPU.Name
+		}
+		sp, ok := specs[k]
+		if !ok {
+			sp = int32(len(specs))
+			specs[k] = sp
+		}
+		ix.spec[i] = sp
+	}
+	ix.fresh, ix.freshOK = make([]cacheEntry, len(specs)), make([]bool, len(specs))
 	return ix
 }
 
