@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/experiment/pwr"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/scenario"
 )
 

@@ -53,8 +53,9 @@ Usage:
 		fmt.Fprintf(&b, "  wattsched reproduce %s %s\n", st.Name(), st.Synopsis())
 	}
 	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n; every reproduction takes --max-memory SIZE)\n", strings.Join(shardable, ", "))
-	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME]
-        time one inflation run per policy on the 1213-node cluster (one core)
+	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME] [--scale 1,10 [--reps N] [--plot FILE.svg] | --replay]
+        time one inflation run per policy on the 1213-node cluster (one core); --scale: on the node list repeated
+        that many times, with the CPU ratio to the first; --replay: 163,040 pods on 12,130 nodes
   wattsched traces
         list the embedded openb traces
   wattsched traces scale --factor N (--nodes openb-gpu|FILE | --pods NAME|FILE) -o FILE
@@ -268,7 +269,8 @@ _wattsched() {
     run) words="-c -o --seeds --force --catalog --shard --strict --max-memory --solver-log --explain" ;;
     compare) words="-c -o --seeds --equivalence --force --catalog --shard --strict --max-memory --explain" ;;
     merge) words="-o --force" ;;
-    bench) words="--policies --trace" ;;
+    bench) words="--policies --trace --scale --reps --plot --replay --replay-nodes --replay-pods" ;;
+    traces) words="scale --factor --nodes --pods -o" ;;
     completion) words="bash" ;;
     import) words="k8s -f --kubeconfig --context -o --strict --prometheus --range --pod-times --force" ;;
     calibrate) words="--prometheus --range --from --save -o --force --curve --power-metric --util-metric --model-label --suffix --timeout --pods --node-label --gpu-label" ;;
