@@ -203,6 +203,12 @@ type Cluster struct {
 	AllocGPUMilli int64
 	TotalCPUMilli int64
 	AllocCPUMilli int64
+
+	// changes records the node changes (one entry per Version bump),
+	// oldest first; changes[0] is change number changeBase. Only the
+	// latest changes are kept (ChangedSince).
+	changes    []NodeChange
+	changeBase uint64
 }
 
 // NodeSpec describes a node to add.
@@ -307,7 +313,7 @@ func (c *Cluster) Allocate(t *job.Task, id NodeID, gpus []int) error {
 		n.Affinity[affinityIndex(&t.Demand)]++
 	}
 	n.Tasks++
-	n.Version++
+	c.touch(n, true)
 	c.AllocGPUMilli += t.TotalGPUMilli()
 	c.AllocCPUMilli += t.CPUMilli
 	c.placements[t.ID] = &Placement{Task: t.ID, Node: id, GPUs: append([]int(nil), gpus...),
@@ -331,7 +337,7 @@ func (c *Cluster) Release(t *job.Task) error {
 		n.Affinity[affinityIndex(&t.Demand)]--
 	}
 	n.Tasks--
-	n.Version++
+	c.touch(n, false)
 	c.AllocGPUMilli -= p.GPUMilli * int64(len(p.GPUs))
 	c.AllocCPUMilli -= p.CPUMilli
 	delete(c.placements, t.ID)
@@ -348,8 +354,46 @@ func (c *Cluster) SetState(id NodeID, s PowerState) error {
 		return fmt.Errorf("%w: node %s has %d tasks and cannot power off", ErrInvalid, n.Name, n.Tasks)
 	}
 	n.State = s
-	n.Version++
+	c.touch(n, false)
 	return nil
+}
+
+// NodeChange is one change of a node's allocations or power state.
+type NodeChange struct {
+	Node NodeID
+	// Took is set for an allocation: the node only lost free resources,
+	// so a demand that did not fit on it before does not fit after.
+	Took bool
+}
+
+// touch records a change of node n: its Version goes up and the change
+// joins the record that ChangedSince reads. The record keeps between one
+// and two times max(nodes, 512) of the latest changes: a reader further
+// behind looks at every node, which costs no more than reading that many
+// changes would.
+func (c *Cluster) touch(n *Node, took bool) {
+	n.Version++
+	c.changes = append(c.changes, NodeChange{Node: n.ID, Took: took})
+	if keep := max(len(c.Nodes), 512); len(c.changes) >= 2*keep {
+		drop := len(c.changes) - keep
+		c.changes = c.changes[:copy(c.changes, c.changes[drop:])]
+		c.changeBase += uint64(drop)
+	}
+}
+
+// ChangeMark is the number of node changes (allocations, releases, power
+// state changes) so far: a mark to pass to ChangedSince later.
+func (c *Cluster) ChangeMark() uint64 { return c.changeBase + uint64(len(c.changes)) }
+
+// ChangedSince returns the node changes after mark (a ChangeMark),
+// oldest first; ok is false when the cluster no longer keeps changes that
+// old, and then any node may have changed. The slice is the cluster's
+// own: read it before the next change.
+func (c *Cluster) ChangedSince(mark uint64) (changes []NodeChange, ok bool) {
+	if mark < c.changeBase || mark > c.ChangeMark() {
+		return nil, false
+	}
+	return c.changes[mark-c.changeBase:], true
 }
 
 func affinityIndex(d *job.Demand) int {

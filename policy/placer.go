@@ -57,6 +57,19 @@ type Placer struct {
 	hits   int64
 	misses int64
 
+	// The index (index.go): canIndex when every scorer's normalisation
+	// can be computed from extremes (normed[i] with equal[i] the score of
+	// equal nodes for MinMaxNormalizer scorers) and the scores fit a cache
+	// entry; ix is built on the first indexed Place; rekeys counts the
+	// passes made after an extreme moved.
+	canIndex bool
+	// stateOnly: no filters and every scorer a StateScorer.
+	stateOnly bool
+	normed    []bool
+	equal     []int64
+	ix        *placeIndex
+	rekeys    int64
+
 	// explain, when set, is filled by every successful Place (nil: no
 	// explanation and no work for one).
 	explain *Explanation
@@ -69,14 +82,23 @@ func NewPlacer(filters []Filter, scorers []Weighted) (*Placer, error) {
 	if len(scorers) == 0 {
 		return nil, fmt.Errorf("placer needs at least one scorer")
 	}
-	p := &Placer{filters: filters, scorers: scorers, raw: make([][]int64, len(scorers))}
+	p := &Placer{filters: filters, scorers: scorers, raw: make([][]int64, len(scorers)),
+		canIndex: len(scorers) <= maxCachedScorers, stateOnly: len(filters) == 0, normed: make([]bool, len(scorers)), equal: make([]int64, len(scorers))}
 	var bestW int64 = -1
-	for _, s := range scorers {
+	for i, s := range scorers {
 		if s.Weight <= 0 {
 			return nil, fmt.Errorf("scorer %s: weight %d must be positive", s.Name, s.Weight)
 		}
 		if sel, ok := s.Scorer.(GPUSelector); ok && s.Weight > bestW {
 			p.selector, bestW = sel, s.Weight
+		}
+		if _, ok := s.Scorer.(StateScorer); !ok {
+			p.stateOnly = false
+		}
+		if mm, ok := s.Scorer.(MinMaxNormalizer); ok {
+			p.normed[i], p.equal[i] = true, mm.NormalizeEqual()
+		} else if _, ok := s.Scorer.(Normalizer); ok {
+			p.canIndex = false // a normalisation the index cannot compute
 		}
 	}
 	return p, nil
@@ -95,10 +117,19 @@ func (p *Placer) Gate() *PowerGate { return p.gate }
 func (p *Placer) Held() bool { return p.held }
 
 // SetRank sets the tie-break rank of every node (lower wins); nil restores ties by node ID.
-func (p *Placer) SetRank(rank []int) { p.rank = rank }
+func (p *Placer) SetRank(rank []int) {
+	p.rank = rank
+	p.ix = nil // its heaps are ordered by rank
+}
 
-// CacheStats reports score-cache hits and misses.
+// CacheStats reports score-cache hits (a node's cached scores reused) and
+// misses (a node scored).
 func (p *Placer) CacheStats() (hits, misses int64) { return p.hits, p.misses }
+
+// Rekeys is the number of times the index recomputed a class's totals
+// because an extreme of a normalised score moved (only weighted mixes with
+// a normalising scorer do).
+func (p *Placer) Rekeys() int64 { return p.rekeys }
 
 func (p *Placer) evaluate(t *job.Task, n *cluster.Node, e *cacheEntry) {
 	e.feasible = false
@@ -123,6 +154,9 @@ func (p *Placer) evaluate(t *job.Task, n *cluster.Node, e *cacheEntry) {
 
 // Place chooses a node and GPUs for t, or reports that no node is feasible.
 func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
+	if p.indexable(t) {
+		return p.placeIndexed(t, c)
+	}
 	if !p.score(t, c) {
 		return Decision{}, false
 	}

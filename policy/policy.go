@@ -38,6 +38,15 @@ type Scorer interface {
 	Score(t *job.Task, n *cluster.Node) int64
 }
 
+// StateScorer is implemented by scorers whose score depends on a node only
+// through its models, capacities, power state and allocations, never its
+// name or ID: nodes in the same state get the same score, so a Placer
+// without filters may score one of them for all.
+type StateScorer interface {
+	Scorer
+	StateOnly()
+}
+
 // Normalizer is implemented by scorers whose raw scores need rescaling over
 // the feasible nodes before weighting (kube-scheduler's NormalizeScore).
 type Normalizer interface {
@@ -58,6 +67,16 @@ type Deps struct {
 	Workload []job.Task
 }
 
+// MinMaxNormalizer is a Normalizer whose Normalize is MinMaxNormalize
+// with NormalizeEqual as the score of equal nodes. A Placer can then
+// normalise one node's score from the extremes alone (MinMaxScore), which
+// lets it keep the best node of a task class in an index instead of
+// scoring every node at every placement.
+type MinMaxNormalizer interface {
+	Normalizer
+	NormalizeEqual() int64
+}
+
 // MinMaxNormalize rescales scores linearly onto 0..100 with integer division;
 // when all scores are equal they all become equalScore.
 func MinMaxNormalize(scores []int64, equalScore int64) {
@@ -69,12 +88,17 @@ func MinMaxNormalize(scores []int64, equalScore int64) {
 		lo, hi = min(lo, s), max(hi, s)
 	}
 	for i, s := range scores {
-		if hi == lo {
-			scores[i] = equalScore
-		} else {
-			scores[i] = (s - lo) * MaxScore / (hi - lo)
-		}
+		scores[i] = MinMaxScore(s, lo, hi, equalScore)
 	}
+}
+
+// MinMaxScore is MinMaxNormalize's value for score s when the scores
+// range over lo..hi.
+func MinMaxScore(s, lo, hi, equalScore int64) int64 {
+	if hi == lo {
+		return equalScore
+	}
+	return (s - lo) * MaxScore / (hi - lo)
 }
 
 // Action is something a Scheduler asks the engine to do.

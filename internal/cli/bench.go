@@ -21,6 +21,7 @@ import (
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/builtin"
 	pcedla "github.com/wattsched/wattsched/policy/cedla"
+	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/philly"
 )
@@ -140,8 +141,39 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	pols := fs.String("policies", "", "comma-separated policy names (default: all of the PWR comparison)")
 	trace := fs.String("trace", "default", "openb pod list")
+	scale := fs.String("scale", "", "instead: cluster factors (e.g. 1,10): one inflation run per policy on the GPU node list repeated that many times, CPU time and the ratio to the first factor")
+	reps := fs.Int("reps", 1, "with --scale: repetitions, interleaved; the least CPU time of each run is kept")
+	plot := fs.String("plot", "", "with --scale: also write an SVG of the CPU time per task over the node count to this file")
+	replay := fs.Bool("replay", false, "instead: replay the openb Default pods x--replay-pods on the GPU node list x--replay-nodes, one run per single scorer and 0.1*PWR+0.9*FGD")
+	replayNodes := fs.Int("replay-nodes", 10, "with --replay: node list factor")
+	replayPods := fs.Int("replay-pods", 20, "with --replay: pod list factor")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
+	}
+	if *replay {
+		keep := map[string]bool{}
+		for _, p := range strings.Split(*pols, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				keep[p] = true
+			}
+		}
+		prev := runtime.GOMAXPROCS(1)
+		defer runtime.GOMAXPROCS(prev)
+		if err := benchReplay(stdout, *replayNodes, *replayPods, keep); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "peak RSS of this process: %.2f GB\n", peakRSSGB())
+		return nil
+	}
+	var factors []int
+	if *scale != "" {
+		var err error
+		if factors, err = parseFactors(*scale); err != nil {
+			return usageError{err}
+		}
+		if *reps < 1 {
+			return usageError{fmt.Errorf("--reps %d, want at least 1", *reps)}
+		}
 	}
 	s, err := pwr.Scenario(*trace, 1, "")
 	if err != nil {
@@ -169,6 +201,26 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
+	if factors != nil {
+		fmt.Fprintf(stdout, "one inflation run of openb_pod_list_%s to %.1fx capacity per policy on the GPU node list repeated x%s, one core (GOMAXPROCS=1), least CPU of %d\n",
+			*trace, s.Target, *scale, *reps)
+		pts, err := measureScale(s, in, factors, *reps, nil)
+		if err != nil {
+			return err
+		}
+		if err := writeScaleTable(stdout, pts, factors); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "peak RSS of this process: %.2f GB\n", peakRSSGB())
+		if *plot != "" {
+			svg, err := scalePlot(pts, factors)
+			if err != nil {
+				return err
+			}
+			return report.WriteFile(*plot, svg)
+		}
+		return nil
+	}
 	fmt.Fprintf(stdout, "one inflation run of openb_pod_list_%s to %.1fx capacity on %d nodes, one core (GOMAXPROCS=1)\n", *trace, s.Target, len(in.Nodes))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\ttasks\twall s\tdecisions/s\tvs 1 s budget\t")

@@ -29,7 +29,6 @@ import (
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
-	"github.com/wattsched/wattsched/trace/alibaba2023"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
@@ -54,10 +53,13 @@ Usage:
 		fmt.Fprintf(&b, "  wattsched reproduce %s %s\n", st.Name(), st.Synopsis())
 	}
 	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n; every reproduction takes --max-memory SIZE)\n", strings.Join(shardable, ", "))
-	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME]
-        time one inflation run per policy on the 1213-node cluster (one core)
+	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME] [--scale 1,10 [--reps N] [--plot FILE.svg] | --replay]
+        time one inflation run per policy on the 1213-node cluster (one core); --scale: on the node list repeated
+        that many times, with the CPU ratio to the first; --replay: 163,040 pods on 12,130 nodes
   wattsched traces
         list the embedded openb traces
+  wattsched traces scale --factor N (--nodes openb-gpu|FILE | --pods NAME|FILE) -o FILE
+        write the node (or pod) list repeated N times with renamed copies: the larger clusters of the scaling benchmarks
   wattsched version | --version
         wattsched's version and how the binary was built
   wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--strict] [--force]
@@ -89,7 +91,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
 	case "traces":
-		fmt.Fprintln(stdout, strings.Join(alibaba2023.Traces(), "\n"))
+		err = cmdTraces(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionLine())
 	case "completion":
@@ -267,7 +269,8 @@ _wattsched() {
     run) words="-c -o --seeds --force --catalog --shard --strict --max-memory --solver-log --explain" ;;
     compare) words="-c -o --seeds --equivalence --force --catalog --shard --strict --max-memory --explain" ;;
     merge) words="-o --force" ;;
-    bench) words="--policies --trace" ;;
+    bench) words="--policies --trace --scale --reps --plot --replay --replay-nodes --replay-pods" ;;
+    traces) words="scale --factor --nodes --pods -o" ;;
     completion) words="bash" ;;
     import) words="k8s -f --kubeconfig --context -o --strict --prometheus --range --pod-times --force" ;;
     calibrate) words="--prometheus --range --from --save -o --force --curve --power-metric --util-metric --model-label --suffix --timeout --pods --node-label --gpu-label" ;;

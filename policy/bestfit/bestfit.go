@@ -25,8 +25,9 @@ func (Args) Validate() error { return nil }
 type Policy struct{}
 
 var (
-	_ policy.Scorer     = Policy{}
-	_ policy.Normalizer = Policy{}
+	_ policy.StateScorer      = Policy{}
+	_ policy.Scorer           = Policy{}
+	_ policy.MinMaxNormalizer = Policy{}
 )
 
 // New builds BestFit.
@@ -42,4 +43,11 @@ func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
 
 // Normalize implements policy.Normalizer: min-max onto 0..100, all 0 when equal
 // (the FGD simulator's shared NormalizeScore).
-func (Policy) Normalize(s []int64) { policy.MinMaxNormalize(s, policy.MinScore) }
+func (p Policy) Normalize(s []int64) { policy.MinMaxNormalize(s, p.NormalizeEqual()) }
+
+// NormalizeEqual implements policy.MinMaxNormalizer.
+func (Policy) NormalizeEqual() int64 { return policy.MinScore }
+
+// StateOnly implements policy.StateScorer: the score reads the node's
+// models, capacities and allocations only.
+func (Policy) StateOnly() {}

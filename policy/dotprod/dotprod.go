@@ -25,7 +25,7 @@ func (Args) Validate() error { return nil }
 // Policy is the DotProd scorer.
 type Policy struct{}
 
-var _ policy.Scorer = Policy{}
+var _ policy.StateScorer = Policy{}
 
 // New builds DotProd.
 func New(Args, policy.Deps) (Policy, error) { return Policy{}, nil }
@@ -38,3 +38,7 @@ func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
 	dot := (node[0]*task[0] + node[1]*task[1]) / 2
 	return int64(float64(policy.MaxScore) * (1 - dot))
 }
+
+// StateOnly implements policy.StateScorer: the score reads the node's
+// models, capacities and allocations only.
+func (Policy) StateOnly() {}

@@ -256,6 +256,7 @@ type Policy struct {
 }
 
 var (
+	_ policy.StateScorer = (*Policy)(nil)
 	_ policy.Scorer      = (*Policy)(nil)
 	_ policy.GPUSelector = (*Policy)(nil)
 )
@@ -323,3 +324,7 @@ func (p *Policy) best(t *job.Task, n *cluster.Node) (int64, []int) {
 	}
 	return sigmoidScore(old - p.W.fragMemo(n.GPUModel, cpu, p.buf)), gpus
 }
+
+// StateOnly implements policy.StateScorer: the score reads the node's
+// models, capacities and allocations only.
+func (*Policy) StateOnly() {}

@@ -24,7 +24,7 @@ func (Args) Validate() error { return nil }
 // Policy is the GpuClustering scorer.
 type Policy struct{}
 
-var _ policy.Scorer = Policy{}
+var _ policy.StateScorer = Policy{}
 
 // New builds GpuClustering.
 func New(Args, policy.Deps) (Policy, error) { return Policy{}, nil }
@@ -58,3 +58,7 @@ func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
 	}
 	return u
 }
+
+// StateOnly implements policy.StateScorer: the score reads the node's
+// models, capacities and allocations only.
+func (Policy) StateOnly() {}

@@ -27,7 +27,7 @@ func (Args) Validate() error { return nil }
 // Policy is the GpuPacking scorer.
 type Policy struct{ idx []int }
 
-var _ policy.Scorer = (*Policy)(nil)
+var _ policy.StateScorer = (*Policy)(nil)
 
 // New builds GpuPacking.
 func New(Args, policy.Deps) (*Policy, error) { return &Policy{}, nil }
@@ -72,3 +72,7 @@ func (p *Policy) Score(t *job.Task, n *cluster.Node) int64 {
 	}
 	return max(policy.MaxScore-freePct/10, policy.MaxScore/2)
 }
+
+// StateOnly implements policy.StateScorer: the score reads the node's
+// models, capacities and allocations only.
+func (*Policy) StateOnly() {}

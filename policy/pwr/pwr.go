@@ -26,9 +26,10 @@ func (Args) Validate() error { return nil }
 type Policy struct{ model power.Model }
 
 var (
-	_ policy.Scorer      = (*Policy)(nil)
-	_ policy.Normalizer  = (*Policy)(nil)
-	_ policy.GPUSelector = (*Policy)(nil)
+	_ policy.StateScorer      = (*Policy)(nil)
+	_ policy.Scorer           = (*Policy)(nil)
+	_ policy.MinMaxNormalizer = (*Policy)(nil)
+	_ policy.GPUSelector      = (*Policy)(nil)
 )
 
 // New builds PWR; deps.Power defaults to the PWR estimated power model.
@@ -50,7 +51,10 @@ func (p *Policy) Score(t *job.Task, n *cluster.Node) int64 {
 
 // Normalize implements policy.Normalizer: min-max onto 0..100 over the
 // feasible nodes, 100 for all when all are equal (the PWR plugin's NormalizeScore).
-func (p *Policy) Normalize(scores []int64) { policy.MinMaxNormalize(scores, policy.MaxScore) }
+func (p *Policy) Normalize(scores []int64) { policy.MinMaxNormalize(scores, p.NormalizeEqual()) }
+
+// NormalizeEqual implements policy.MinMaxNormalizer.
+func (*Policy) NormalizeEqual() int64 { return policy.MaxScore }
 
 // SelectGPUs implements policy.GPUSelector.
 func (p *Policy) SelectGPUs(t *job.Task, n *cluster.Node) []int {
@@ -83,3 +87,7 @@ func (p *Policy) best(t *job.Task, n *cluster.Node) (int64, []int) {
 	}
 	return score, []int{gpu}
 }
+
+// StateOnly implements policy.StateScorer: the score reads the node's
+// models, capacities and allocations only.
+func (*Policy) StateOnly() {}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/internal/userfile"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/report"
+	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/trace/alibaba2023"
+)
+
+// cmdTraces lists the embedded traces, or with "scale" writes a node or
+// pod list repeated N times with renamed copies (the larger clusters of
+// the scaling benchmarks).
+func cmdTraces(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stdout, strings.Join(alibaba2023.Traces(), "\n"))
+		return nil
+	}
+	if args[0] != "scale" {
+		return usageError{fmt.Errorf("traces: unknown subcommand %q (want: traces, or traces scale)", args[0])}
+	}
+	fs := newFlags("traces scale", stderr)
+	factor := fs.Int("factor", 0, "copies of the list (1..10000); copy k>0 of a name gets the suffix -x<k>")
+	nodes := fs.String("nodes", "", "node list to repeat: openb-gpu, openb-all or a CSV file")
+	pods := fs.String("pods", "", "pod list to repeat instead: an embedded openb name (default, ...) or a CSV file; every copy keeps the original times")
+	out := fs.String("o", "", "output CSV file (required)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("traces scale: unexpected argument %q", fs.Arg(0))}
+	case *out == "":
+		return usageError{fmt.Errorf("traces scale: -o FILE is required")}
+	case (*nodes == "") == (*pods == ""):
+		return usageError{fmt.Errorf("traces scale: give one of --nodes and --pods")}
+	case *factor < 1 || *factor > alibaba2023.MaxScaleFactor:
+		return usageError{fmt.Errorf("traces scale: --factor %d, want 1..%d", *factor, alibaba2023.MaxScaleFactor)}
+	}
+	var buf bytes.Buffer
+	if *nodes != "" {
+		list, err := readNodeList(*nodes)
+		if err != nil {
+			return err
+		}
+		big, err := alibaba2023.RepeatNodes(list, *factor)
+		if err != nil {
+			return fmt.Errorf("traces scale: %s: %w", *nodes, err)
+		}
+		if err := alibaba2023.WriteNodes(&buf, big); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d nodes (%d x %d) in %s\n", len(big), *factor, len(list), *out)
+	} else {
+		list, err := readPodList(*pods)
+		if err != nil {
+			return err
+		}
+		big, err := alibaba2023.RepeatPods(list, *factor)
+		if err != nil {
+			return fmt.Errorf("traces scale: %s: %w", *pods, err)
+		}
+		if err := alibaba2023.WritePods(&buf, big); err != nil {
+			return fmt.Errorf("traces scale: %s: %w", *pods, err)
+		}
+		fmt.Fprintf(stdout, "%d pods (%d x %d) in %s\n", len(big), *factor, len(list), *out)
+	}
+	return report.WriteFile(*out, buf.Bytes())
+}
+
+// readNodeList reads an embedded node list by its scenario name or a CSV file.
+func readNodeList(name string) ([]cluster.NodeSpec, error) {
+	switch name {
+	case scenario.NodesOpenBGPU:
+		return alibaba2023.GPUNodes()
+	case scenario.NodesOpenBAll:
+		return alibaba2023.AllNodes()
+	}
+	f, err := userfile.Open(name, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return alibaba2023.ReadNodes(f, name)
+}
+
+// readPodList reads an embedded pod list by its short name or a CSV file.
+func readPodList(name string) ([]job.Task, error) {
+	if scenario.EmbeddedPods(name) {
+		return alibaba2023.Pods(name)
+	}
+	f, err := userfile.Open(name, userfile.Table)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return alibaba2023.ReadPods(f, name)
+}
