@@ -135,13 +135,11 @@ func benchVAHRM(stdout io.Writer) error {
 	return nil
 }
 
-func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", stderr)
-	pols := fs.String("policies", "", "comma-separated policy names (default: all of the PWR comparison)")
-	trace := fs.String("trace", "default", "openb pod list")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
+// cmdBench times one inflation run per policy (--policies, comma-separated;
+// "": all of the PWR comparison) of an openb pod list (--trace), and with
+// neither flag each paper's engine after.
+func cmdBench(policies, traceName string, stdout io.Writer) error {
+	pols, trace := &policies, &traceName
 	s, err := pwr.Scenario(*trace, 1, "")
 	if err != nil {
 		return err
