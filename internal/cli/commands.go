@@ -527,8 +527,10 @@ func (a *app) importCmd() *cobra.Command {
 	}
 	c := &cobra.Command{Use: "import k8s ...",
 		Short: "turn a Kubernetes cluster's nodes and pods into an openb node list, pod list and scenario",
-		Long: `Import a cluster into the simulator. The one source so far is Kubernetes:
-'wattsched import k8s' (see its --help).`,
+		Long: `Import a real cluster into the simulator: its nodes as an openb node list, its
+pods as an openb pod list, a scenario that compares policies on them, and a
+report of what was imported and what was skipped. The one source so far is
+Kubernetes: 'wattsched import k8s', from a kubectl dump or a live cluster.`,
 		Example:               "  kubectl get nodes,pods -A -o json | wattsched import k8s -f - -o mycluster",
 		DisableFlagsInUseLine: true, Args: cobra.ArbitraryArgs,
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
