@@ -113,7 +113,7 @@ scan:
 			flush()
 		case r == '#' && prev == ' ':
 			break scan
-		case shell && (r == ';' || r == '>' || r == '&' || (r == '|' && cur.Len() == 0) || (r == ')' && parens == 0)):
+		case shell && (r == ';' || r == '>' || r == '&' || (r == '|' && cur.Len() == 0 && parens == 0) || (r == ')' && parens == 0)):
 			break scan
 		case r == '(' || r == ')':
 			parens += map[rune]int{'(': 1, ')': -1}[r]
