@@ -110,6 +110,7 @@ command writes its results into one directory (-o DIR), all or nothing.`,
 	root.Flags().BoolP("version", "v", false, "wattsched's version, how the binary was built and whether HiGHS is linked (as 'wattsched version')")
 	root.SetUsageTemplate(usageTemplate)
 	root.SetFlagErrorFunc(flagError)
+	root.SetHelpCommand(helpCmd())
 	root.AddCommand(a.runCmd("run"), a.runCmd("compare"), a.mergeCmd(), a.reproduceCmd(), a.benchCmd(), a.tracesCmd(),
 		a.versionCmd(), a.importCmd(), a.calibrateCmd(), completionCmd(root))
 	return root
@@ -575,6 +576,47 @@ dump). It reports the fit's error and writes a catalog file that 'run
 	c.MarkFlagFilename("pods", "json")
 	c.RunE = func(c *cobra.Command, args []string) error { return cmdCalibrate(a.ctx, f, args, a.stdout) }
 	return c
+}
+
+// helpCmd is `help [COMMAND...]`: the help of a command, as its --help;
+// an unknown one is a usage error with suggestions.
+func helpCmd() *cobra.Command {
+	return &cobra.Command{Use: "help [command]", Short: "the help of a command (as 'wattsched COMMAND --help')",
+		Long: `Print the help of a command: what it does, its usage line, examples and
+flags, exactly as 'wattsched COMMAND --help' prints it. Without a command, the
+list of commands.`,
+		Example: `  wattsched help
+  wattsched help reproduce eaco`,
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []string
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 { // reproduce NOPE, import NOPE
+				hint := ""
+				cmd.SuggestionsMinimumDistance = 2
+				if s := cmd.SuggestionsFor(rest[0]); len(s) > 0 {
+					hint = "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+				}
+				return usageError{fmt.Errorf("help: %s has no command %q%s", cmd.CommandPath(), rest[0], hint)}
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		}}
 }
 
 // completionCmd is `completion SHELL` for bash, zsh, fish and PowerShell

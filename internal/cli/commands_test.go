@@ -24,7 +24,7 @@ func commandPaths(t *testing.T) [][]string {
 	walk = func(c *cobra.Command, path []string) {
 		out = append(out, path)
 		for _, sub := range c.Commands() {
-			if !sub.Hidden && sub.Name() != "help" {
+			if !sub.Hidden {
 				walk(sub, append(slices.Clone(path), sub.Name()))
 			}
 		}
@@ -119,6 +119,12 @@ func TestSuggestions(t *testing.T) {
 				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, errs)
 			}
 		}
+	}
+	if code, _, errs := run(t, "help", "reproduce", "pwx"); code != 2 || !strings.Contains(errs, "Did you mean this?\n\tpwr\n") {
+		t.Errorf("help reproduce pwx: exit %d, %q; want 2 and a suggestion", code, errs)
+	}
+	if code, _, errs := run(t, "help", "comapre"); code != 2 || !strings.Contains(errs, "Did you mean this?\n\tcompare\n") {
+		t.Errorf("help comapre: exit %d, %q; want 2 and a suggestion", code, errs)
 	}
 	if code, _, errs := run(t, "run", "-o", d, "--zzzzzz"); code != 2 || strings.Contains(errs, "Did you mean") {
 		t.Errorf("a flag like none: exit %d, %q; want 2 and no suggestion", code, errs)
