@@ -172,6 +172,7 @@ var typed = map[string]string{"int": "1", "float64": "1", "uint64": "1", "durati
 // returns the words so completed.
 func resolve(words []string, mention bool) (*cobra.Command, []string, error) {
 	root := newApp(context.Background(), io.Discard, io.Discard, nil).root()
+	root.InitDefaultHelpCmd() // as Execute does
 	c, rest, err := root.Find(words)
 	if err != nil {
 		return nil, nil, err
