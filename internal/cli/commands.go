@@ -160,6 +160,11 @@ func flagUsages(fs *pflag.FlagSet) string {
 			left = "-" + f.Shorthand + ", --" + f.Name
 		}
 		varname, usage := pflag.UnquoteUsage(f)
+		if v, ok := f.Annotations[valueAnnotation]; ok {
+			varname = v[0]
+		} else if v, ok := valueNames[f.Name]; ok && varname != "" {
+			varname = v
+		}
 		if varname != "" && f.NoOptDefVal == "" {
 			left += " " + varname
 		}
@@ -177,6 +182,21 @@ func flagUsages(fs *pflag.FlagSet) string {
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// valueAnnotation names a flag's value in help where valueNames's name
+// for it does not fit the command (calibrate's -o is a file).
+const valueAnnotation = "wattsched/value"
+
+// valueNames name the values of flags in help (-o DIR, not -o string).
+var valueNames = map[string]string{
+	"c": "FILE", "o": "DIR", "f": "FILE", "seeds": "N", "shard": "i/n", "max-memory": "SIZE", "catalog": "FILE",
+	"solver-log": "FILE", "equivalence": "PCT", "policies": "a,b", "trace": "NAME", "kubeconfig": "FILE", "context": "NAME",
+	"prometheus": "URL", "range": "START,END[,STEP]", "pod-times": "FILE", "from": "FILE", "save": "FILE", "curve": "x,y,...",
+	"pods": "FILE", "node-label": "LABEL", "gpu-label": "LABEL", "model-label": "LABEL", "power-metric": "METRIC",
+	"util-metric": "METRIC", "suffix": "TEXT", "timeout": "DURATION", "jobs": "N", "seed": "S", "swf": "FILE",
+	"procs-per-node": "P", "nodes": "N", "pai-jobs": "FILE", "pai-tasks": "FILE", "philly": "FILE", "start": "TIME",
+	"hours": "H", "per-hour": "R", "models": "FILE", "prices": "FILE", "carbon": "FILE", "compat": "MODE",
 }
 
 // flagDefault is a flag's default as help shows it ("": none worth
@@ -572,6 +592,7 @@ dump). It reports the fit's error and writes a catalog file that 'run
   wattsched calibrate --from query.json --pods pods.json -o my-gpus.yaml`,
 		DisableFlagsInUseLine: true, Args: cobra.ArbitraryArgs}
 	f := calibrateFlags(c.Flags())
+	c.Flags().SetAnnotation("o", valueAnnotation, []string{"FILE"})
 	c.MarkFlagFilename("from", "json")
 	c.MarkFlagFilename("pods", "json")
 	c.RunE = func(c *cobra.Command, args []string) error { return cmdCalibrate(a.ctx, f, args, a.stdout) }

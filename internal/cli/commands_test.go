@@ -71,6 +71,26 @@ func TestEveryCommandHelp(t *testing.T) {
 	}
 }
 
+// Help names flags' values as the usage lines do (-o DIR, --seeds N), not
+// by their Go types.
+func TestHelpNamesValues(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--help"}, []string{"\n  -c FILE ", "\n  -o DIR ", "\n  --seeds N ", "\n  --shard i/n ", "\n  --max-memory SIZE "}},
+		{[]string{"calibrate", "--help"}, []string{"\n  -o FILE ", "\n  --range START,END[,STEP] "}},
+		{[]string{"reproduce", "vahrm", "--help"}, []string{"\n  --swf FILE ", "\n  --quick "}},
+	} {
+		_, out, _ := run(t, c.args...)
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: help lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+}
+
 // A bare `wattsched` prints the help on standard error and exits 2.
 func TestBareCommandIsUsageError(t *testing.T) {
 	code, out, errs := run(t)
