@@ -647,7 +647,8 @@ func completionCmd(root *cobra.Command) *cobra.Command {
 		Short: "a shell completion script: bash, zsh, fish or powershell",
 		Long: `Print a completion script for the shell: commands, papers, flags, embedded
 traces and file names complete on TAB. Load it in the current shell, or install
-it where the shell loads completions at start.`,
+it where the shell loads completions at start. The bash script needs the
+bash-completion package (as kubectl's does); zsh needs compinit.`,
 		Example: `  source <(wattsched completion bash)                                     # bash, this shell
   wattsched completion bash > /etc/bash_completion.d/wattsched           # bash, every shell
   wattsched completion zsh > "${fpath[1]}/_wattsched"                    # zsh (compinit enabled)
