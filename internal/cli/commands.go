@@ -260,7 +260,16 @@ func flagError(c *cobra.Command, err error) error {
 		m := badBoolRE.FindStringSubmatch(msg)
 		msg = fmt.Sprintf("invalid boolean value %q for %s: want true or false (or the flag alone)", m[1], m[2])
 	}
-	return usageError{fmt.Errorf("%s: %s%s\n%s", strings.TrimPrefix(c.CommandPath(), "wattsched "), msg, hint, cmdUsageHint(c))}
+	return usageError{fmt.Errorf("%s%s%s\n%s", cmdPrefix(c), msg, hint, cmdUsageHint(c))}
+}
+
+// cmdPrefix is "run: ", "reproduce pwr: ", ... ("" for the root), which
+// an error of c starts with (after "wattsched: ").
+func cmdPrefix(c *cobra.Command) string {
+	if !c.HasParent() {
+		return ""
+	}
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
 }
 
 // suggestFlags is the "Did you mean this?" block for a mistyped flag
@@ -320,7 +329,7 @@ func (a *app) cmdline(c *cobra.Command) []string {
 // noArgs refuses positional arguments with the command's own message.
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageError{fmt.Errorf("%s: unexpected argument %q\n%s", strings.TrimPrefix(c.CommandPath(), "wattsched "), args[0], cmdUsageHint(c))}
+		return usageError{fmt.Errorf("%sunexpected argument %q\n%s", cmdPrefix(c), args[0], cmdUsageHint(c))}
 	}
 	return nil
 }

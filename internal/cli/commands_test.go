@@ -129,6 +129,8 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"reproduce", "pwr", "-o", d, "--seed", "3"}, []string{"reproduce pwr: unknown flag: --seed", "\t--seeds\n"}},
 		{[]string{"compare", "-o", d, "-seeds", "3"}, []string{"compare: unknown shorthand flag", "\t--seeds (a long flag takes two dashes)"}},
 		{[]string{"calibrate", "--promethus", "http://x"}, []string{"\t--prometheus\n"}},
+		{[]string{"--verison"}, []string{"wattsched: unknown flag: --verison", "\t--version\n", "Run 'wattsched --help' for usage."}},
+		{[]string{"traces", "x"}, []string{`wattsched: traces: unexpected argument "x"`}},
 	} {
 		code, _, errs := run(t, c.args...)
 		if code != 2 {
