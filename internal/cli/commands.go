@@ -41,11 +41,37 @@ var errHelpShown = errors.New("help shown")
 
 // execute runs the command line args and returns its error (nil: done).
 func (a *app) execute(args []string) error {
-	a.raw = args
 	root := a.root()
+	args = longFlagsTwoDashes(root, args)
+	a.raw = args
 	root.SetArgs(args)
 	_, err := root.ExecuteC()
 	return err
+}
+
+// longFlagsTwoDashes gives a long flag written with one dash, as the
+// standard library's flag package read it (-seeds 3, -force), its second
+// dash: pflag would read -seeds as the one-letter flags s, e, e, d, s
+// (and -catalog as -c atalog).
+func longFlagsTwoDashes(root *cobra.Command, args []string) []string {
+	c, _, err := root.Find(args)
+	if err != nil {
+		return args
+	}
+	out := slices.Clone(args)
+	for i, arg := range out {
+		if arg == "--" {
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || strings.HasPrefix(arg, "--") {
+			continue
+		}
+		name, _, _ := strings.Cut(arg[1:], "=")
+		if len(name) > 1 && (name == "help" || name == "version" && !c.HasParent() || c.Flags().Lookup(name) != nil) {
+			out[i] = "-" + arg
+		}
+	}
+	return out
 }
 
 // exitCode maps an error of execute to the process's exit status and
@@ -249,13 +275,10 @@ func flagError(c *cobra.Command, err error) error {
 	case unknownFlagRE.MatchString(msg):
 		hint = suggestFlags(c, unknownFlagRE.FindStringSubmatch(msg)[1])
 	case unknownShortRE.MatchString(msg):
-		word := unknownShortRE.FindStringSubmatch(msg)[2]
-		name, _, _ := strings.Cut(word, "=")
-		if f := c.Flags().Lookup(name); f != nil && len(name) > 1 {
-			hint = fmt.Sprintf("\n\nDid you mean this?\n\t--%s (a long flag takes two dashes)\n", name)
-		} else {
-			hint = suggestFlags(c, name)
-		}
+		// -seedz: a long flag written with one dash (a known one got its
+		// second dash from longFlagsTwoDashes)
+		name, _, _ := strings.Cut(unknownShortRE.FindStringSubmatch(msg)[2], "=")
+		hint = suggestFlags(c, name)
 	case badBoolRE.MatchString(msg):
 		m := badBoolRE.FindStringSubmatch(msg)
 		msg = fmt.Sprintf("invalid boolean value %q for %s: want true or false (or the flag alone)", m[1], m[2])

@@ -115,6 +115,25 @@ func TestFlagsAnywhere(t *testing.T) {
 	}
 }
 
+// A long flag written with one dash, as the standard library's flag
+// package read it, is still that flag (not -s -e -e -d -s, nor -c atalog).
+func TestOneDashLongFlags(t *testing.T) {
+	d := t.TempDir()
+	if code, _, errs := run(t, "run", "-o", d, "-seeds", "0"); code != 2 || !strings.Contains(errs, "run: --seeds 0, want 1..1000") {
+		t.Errorf("run -seeds 0: exit %d, %q", code, errs)
+	}
+	cat := filepath.Join(d, "missing.yaml")
+	if code, _, errs := run(t, "run", "-o", filepath.Join(d, "o"), "-catalog", cat, "-force"); code != 1 || !strings.Contains(errs, cat) {
+		t.Errorf("run -catalog FILE -force: exit %d, %q; want 1 naming %s", code, errs, cat)
+	}
+	if code, out, _ := run(t, "reproduce", "eaco", "-help"); code != 0 || !strings.Contains(out, "Usage:") {
+		t.Errorf("reproduce eaco -help: exit %d", code)
+	}
+	if code, out, _ := run(t, "-version"); code != 0 || !strings.HasPrefix(out, "wattsched "+Version) {
+		t.Errorf("-version: exit %d, %q", code, out)
+	}
+}
+
 // Mistyped commands, papers and flags get suggestions; each is a usage
 // error (exit 2).
 func TestSuggestions(t *testing.T) {
@@ -127,7 +146,7 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"reproduce", "ecao", "-o", d}, []string{`reproduce: unknown paper "ecao"`, "Did you mean this?\n\teaco\n"}},
 		{[]string{"run", "-o", d, "--seed", "3"}, []string{"run: unknown flag: --seed", "Did you mean this?\n\t--seeds\n", "Run 'wattsched run --help' for usage."}},
 		{[]string{"reproduce", "pwr", "-o", d, "--seed", "3"}, []string{"reproduce pwr: unknown flag: --seed", "\t--seeds\n"}},
-		{[]string{"compare", "-o", d, "-seeds", "3"}, []string{"compare: unknown shorthand flag", "\t--seeds (a long flag takes two dashes)"}},
+		{[]string{"compare", "-o", d, "-seedz", "3"}, []string{"compare: unknown shorthand flag", "\t--seeds\n"}},
 		{[]string{"calibrate", "--promethus", "http://x"}, []string{"\t--prometheus\n"}},
 		{[]string{"--verison"}, []string{"wattsched: unknown flag: --verison", "\t--version\n", "Run 'wattsched --help' for usage."}},
 		{[]string{"traces", "x"}, []string{`wattsched: traces: unexpected argument "x"`}},
