@@ -100,7 +100,7 @@ race: setup prometheus
 	$(GO) test -race -short -count=1 -timeout 60m ./...
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./experiment/ ./policy/...
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./experiment/tasks/ ./policy/...
 	$(GO) test -run '^$$' -bench HiGHS -benchtime 1x ./solver/
 	./bin/wattsched bench
 
@@ -113,7 +113,7 @@ bench-k8s: setup
 FUZZTIME ?= 30s
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz '^FuzzBarPlotSVG$$' -fuzztime $(FUZZTIME) ./report
-	$(GO) test -run '^$$' -fuzz '^FuzzCleanDir$$' -fuzztime $(FUZZTIME) ./experiment
+	$(GO) test -run '^$$' -fuzz '^FuzzCleanDir$$' -fuzztime $(FUZZTIME) ./experiment/outdir
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/strictyaml
 	$(GO) test -run '^$$' -fuzz '^FuzzElasticEngine$$' -fuzztime $(FUZZTIME) ./sim
 	$(GO) test -run '^$$' -fuzz '^FuzzHPCEngine$$' -fuzztime $(FUZZTIME) ./sim

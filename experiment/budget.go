@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/scenario"
 )
 
@@ -18,38 +17,13 @@ import (
 // docs/performance.md gives the commands. The estimate is their sum, kept
 // on the high side of what was measured.
 const (
-	// baseBytes is the process before any run: the binary, embedded
+	// BaseBytes is the process before any run: the binary, embedded
 	// traces, catalogs and price series (39 MB at one inflation run of
 	// 8,000 tasks).
-	baseBytes = 64 << 20
-	// runBaseBytes is one run's cluster, placer and score caches on the
+	BaseBytes = 64 << 20
+	// RunBaseBytes is one run's cluster, placer and score caches on the
 	// 1213-node openb cluster, held while the run is going.
-	runBaseBytes = 16 << 20
-	// inflationTaskBytes is one inflation task held while its run goes on:
-	// the drawn sequence, the engine's task record and the sample after its
-	// arrival (one-pod lists on the 1213-node cluster at target 1.3:
-	// gpu_milli 20, 404,000 tasks: 358 MB; gpu_milli 10, 808,000 tasks: 730
-	// MB, about 900 bytes a task).
-	inflationTaskBytes = 1024
-	// inflationRunBytes is what a finished inflation run keeps until the
-	// results are written: its curves at each percent of load, the FGD
-	// simulator's allocation curve and its share of the result files
-	// (reproduce pwr: 2 seeds, 18 runs: 90 MB; 40 seeds, 360 runs: 111 MB,
-	// about 63 KB a run).
-	inflationRunBytes = 96 << 10
-	// podInputBytes is one pod of the pod list as read (its record and its
-	// job.Task).
-	podInputBytes = 1024
-	// replayPodBytes is one pod of one replay run, from the start of the
-	// run to the written results (its record, samples, jobs.csv and
-	// timeline.csv rows, plot points): 100,000 pods, 1 policy: 345 MB; 3
-	// policies: 829 MB, about 2,400 bytes a pod and policy.
-	replayPodBytes = 2560
-	// comparePodBytes is one pod of one compare run kept until every run
-	// is done (the engine's result: task record and samples): the openb
-	// Default trace (8,152 pods), 3 policies, 2 seeds: 96 MB; 8 seeds: 171
-	// MB, about 4.1 MB a run, 500 bytes a pod.
-	comparePodBytes = 640
+	RunBaseBytes = 16 << 20
 	// jobBytes is one job of a run of a job engine (hpc, elastic,
 	// coloc) while the run goes on (hpc-vahrm.yaml, 10,000 jobs, 2 runs
 	// at once: 58 MB, 1.4 KB a job; coloc, FIFO on jobs drawn from
@@ -59,9 +33,9 @@ const (
 	// and 60 runs: 58 and 64 MB, 13 bytes a job).
 	jobBytes     = 4096
 	jobKeptBytes = 512
-	// hourBytes is one hour of simulated time in one run (the energy
+	// HourBytes is one hour of simulated time in one run (the energy
 	// ledger's hourly sum and its priced copy, 8 bytes each).
-	hourBytes = 16
+	HourBytes = 16
 )
 
 // Estimate is what a run is expected to hold in memory, decided from its
@@ -92,18 +66,18 @@ func (e Estimate) Check(maxBytes int64) error {
 	return errors.New(msg)
 }
 
-// concurrent is the number of runs of n that go on at once with the
+// Concurrent is the number of runs of n that go on at once with the
 // given workers (GOMAXPROCS when <= 0), as Parallel runs them.
-func concurrent(n, workers int) int64 {
+func Concurrent(n, workers int) int64 {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	return int64(max(1, min(n, workers)))
 }
 
-// satMul and satAdd are products and sums that stop at MaxInt64 instead of
+// SatMul and SatAdd are products and sums that stop at MaxInt64 instead of
 // wrapping, so an absurd input gives a huge estimate, never a small one.
-func satMul(a, b int64) int64 {
+func SatMul(a, b int64) int64 {
 	if a <= 0 || b <= 0 {
 		return 0
 	}
@@ -113,7 +87,7 @@ func satMul(a, b int64) int64 {
 	return a * b
 }
 
-func satAdd(xs ...int64) int64 {
+func SatAdd(xs ...int64) int64 {
 	var s int64
 	for _, x := range xs {
 		if x > math.MaxInt64-s {
@@ -124,117 +98,12 @@ func satAdd(xs ...int64) int64 {
 	return s
 }
 
-// clampFloat converts a non-negative float count to int64, saturating.
-func clampFloat(x float64) int64 {
+// ClampFloat converts a non-negative float count to int64, saturating.
+func ClampFloat(x float64) int64 {
 	if !(x < math.MaxInt64) {
 		return math.MaxInt64
 	}
 	return int64(math.Ceil(x))
-}
-
-// EstimateInflation estimates an inflation scenario: each run draws tasks
-// until the requested GPU milli reaches target times the cluster's, so it
-// holds about target * capacity / (mean GPU milli of a drawn pod) tasks;
-// min(workers, runs) runs go on at once, and a finished run keeps only its
-// curves.
-func EstimateInflation(s *scenario.Scenario, in *Inputs, workers int) Estimate {
-	var capMilli int64
-	for _, n := range in.Nodes {
-		capMilli += int64(n.GPUs) * job.MilliPerGPU
-	}
-	var sum float64
-	small := -1
-	for i := range in.Pods {
-		g := in.Pods[i].TotalGPUMilli()
-		sum += float64(g)
-		if g > 0 && (small < 0 || g < in.Pods[small].TotalGPUMilli()) {
-			small = i
-		}
-	}
-	runs := len(s.Policies) * s.Seeds
-	if sum == 0 || len(in.Pods) == 0 {
-		return Estimate{Bytes: baseBytes} // SampleSequence refuses it
-	}
-	mean := sum / float64(len(in.Pods))
-	tasks := clampFloat(s.Target * float64(capMilli) / mean)
-	at := concurrent(runs, workers)
-	going := satMul(at, satAdd(runBaseBytes, satMul(tasks, inflationTaskBytes)))
-	kept := satMul(int64(runs), inflationRunBytes)
-	e := Estimate{Bytes: satAdd(baseBytes, satMul(int64(len(in.Pods)), podInputBytes), going, kept)}
-	if kept > going {
-		e.What = fmt.Sprintf("inflation would keep the curves of %s runs", commas(int64(runs)))
-		e.Cause = fmt.Sprintf("because of %d policies x %d seeds", len(s.Policies), s.Seeds)
-		e.Remedy = "use fewer seeds or policies"
-		return e
-	}
-	e.What = fmt.Sprintf("inflation would hold about %s tasks in each of %d runs going at once", commas(tasks), at)
-	if at == 1 {
-		e.What = fmt.Sprintf("inflation would hold about %s tasks", commas(tasks))
-	}
-	e.Remedy = "use a coarser pod list or a lower target"
-	p := &in.Pods[small]
-	share := fmt.Sprintf("gpu_milli %d", p.GPUMilli)
-	if p.GPUCount > 1 {
-		share = fmt.Sprintf("num_gpu %d", p.GPUCount)
-	}
-	if len(in.Pods) == 1 {
-		e.Cause = fmt.Sprintf("because pod %s asks for %s (target %g of %s GPU milli)", p.Name, share, s.Target, commas(capMilli))
-	} else {
-		e.Cause = fmt.Sprintf("because the pods ask for %.4g GPU milli on average (smallest: pod %s, %s; target %g of %s GPU milli)",
-			mean, p.Name, share, s.Target, commas(capMilli))
-	}
-	return e
-}
-
-// spanHours is the hours of simulated time a replay of pods covers (the
-// latest end), the length of each run's hourly energy.
-func spanHours(pods []job.Task) int64 {
-	var end float64
-	for i := range pods {
-		end = max(end, float64(pods[i].Submit)/1000+pods[i].Work)
-	}
-	return clampFloat(end/3600) + 1
-}
-
-// EstimateReplay estimates a replay scenario: one run per policy, each
-// holding every pod's record and results until they are written, and an
-// hourly energy series over the trace's span.
-func EstimateReplay(s *scenario.Scenario, in *Inputs) Estimate {
-	pods, hours, runs := int64(len(in.Pods)), spanHours(in.Pods), int64(len(s.Policies))
-	perRun := satAdd(runBaseBytes, satMul(pods, replayPodBytes), satMul(hours, hourBytes))
-	return Estimate{
-		Bytes:  satAdd(baseBytes, satMul(pods, podInputBytes), satMul(runs, perRun)),
-		What:   fmt.Sprintf("replay would hold %d runs (policies) of %s pods over %s hours each", runs, commas(pods), commas(hours)),
-		Cause:  "because of the pod list's size and span",
-		Remedy: "replay fewer pods or a shorter span",
-	}
-}
-
-// EstimateCompare estimates a compare run: systems x seeds runs (the
-// systems are the policies crossed with the settings, CompareSystems),
-// each kept (task records, samples, hourly energy) until every run is
-// done, and min(workers, runs) of them going on at once.
-func EstimateCompare(s *scenario.Scenario, in *Inputs, workers int) Estimate {
-	pods, hours := int64(len(in.Pods)), spanHours(in.Pods)
-	systems := len(CompareSystems(s))
-	runs := systems * s.Seeds
-	at := concurrent(runs, workers)
-	kept := satAdd(satMul(pods, comparePodBytes), satMul(hours, hourBytes))
-	working := satAdd(runBaseBytes, satMul(pods, replayPodBytes))
-	what := fmt.Sprintf("compare would keep %s runs (%d policies x %d seeds) of %s pods over %s hours each",
-		commas(int64(runs)), len(s.Policies), s.Seeds, commas(pods), commas(hours))
-	remedy := "use fewer seeds or policies"
-	if vs := s.CompareVariants(); len(vs) > 1 {
-		what = fmt.Sprintf("compare would keep %s runs (%d systems: %d policies under %d settings, the automatic power-down with the first policy only; x %d seeds) of %s pods over %s hours each",
-			commas(int64(runs)), systems, len(s.Policies), len(vs), s.Seeds, commas(pods), commas(hours))
-		remedy = "use fewer seeds, policies or variants"
-	}
-	return Estimate{
-		Bytes:  satAdd(baseBytes, satMul(pods, podInputBytes), satMul(int64(runs), kept), satMul(at, working)),
-		What:   what,
-		Cause:  fmt.Sprintf("because of --seeds %d", s.Seeds),
-		Remedy: remedy,
-	}
 }
 
 // EstimateJobs estimates a scenario of a job engine (modes hpc, elastic,
@@ -242,11 +111,11 @@ func EstimateCompare(s *scenario.Scenario, in *Inputs, workers int) Estimate {
 // every finished run kept until the results are written. what names the
 // jobs' source for the message ("hpc.jobs: 10,000 jobs of nasa-ipsc").
 func EstimateJobs(s *scenario.Scenario, what string, jobs, runs, workers int) Estimate {
-	at := concurrent(runs, workers)
+	at := Concurrent(runs, workers)
 	return Estimate{
-		Bytes: satAdd(baseBytes, satMul(at, satAdd(runBaseBytes, satMul(int64(jobs), jobBytes))),
-			satMul(int64(runs), satMul(int64(jobs), jobKeptBytes))),
-		What:   fmt.Sprintf("mode %s would run %s jobs in each of %s runs", s.Mode, commas(int64(jobs)), commas(int64(runs))),
+		Bytes: SatAdd(BaseBytes, SatMul(at, SatAdd(RunBaseBytes, SatMul(int64(jobs), jobBytes))),
+			SatMul(int64(runs), SatMul(int64(jobs), jobKeptBytes))),
+		What:   fmt.Sprintf("mode %s would run %s jobs in each of %s runs", s.Mode, Commas(int64(jobs)), Commas(int64(runs))),
 		Cause:  fmt.Sprintf("because of %s and %d seeds", what, s.Seeds),
 		Remedy: "use fewer jobs, seeds or systems",
 	}
@@ -260,18 +129,18 @@ func EstimateJobs(s *scenario.Scenario, what string, jobs, runs, workers int) Es
 // it. study names the command ("reproduce vahrm"), what the flag or file
 // that gives the jobs.
 func EstimateStudy(study, what string, jobs, runs, workers int) Estimate {
-	at := concurrent(runs, workers)
+	at := Concurrent(runs, workers)
 	return Estimate{
-		Bytes: satAdd(baseBytes, satMul(at, satAdd(runBaseBytes, satMul(int64(jobs), jobBytes))),
-			satMul(int64(runs), satMul(int64(jobs), jobKeptBytes))),
-		What:   fmt.Sprintf("%s would run %s jobs in each of %s runs", study, commas(int64(jobs)), commas(int64(runs))),
+		Bytes: SatAdd(BaseBytes, SatMul(at, SatAdd(RunBaseBytes, SatMul(int64(jobs), jobBytes))),
+			SatMul(int64(runs), SatMul(int64(jobs), jobKeptBytes))),
+		What:   fmt.Sprintf("%s would run %s jobs in each of %s runs", study, Commas(int64(jobs)), Commas(int64(runs))),
 		Cause:  "because of " + what,
 		Remedy: "use fewer jobs or seeds",
 	}
 }
 
-// commas writes n with thousands separators (62,000,000).
-func commas(n int64) string {
+// Commas writes n with thousands separators (62,000,000).
+func Commas(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

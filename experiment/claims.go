@@ -38,16 +38,21 @@ func Evaluate[R any](cl []Claim[R], r R) []ClaimResult {
 	return out
 }
 
-// ClaimsHold is the line every reproduction prints at the top of its
-// claims table and of its report: "N of M claims hold".
-func ClaimsHold(cr []ClaimResult) string {
+// Held is the number of claims that hold.
+func Held(cr []ClaimResult) int {
 	n := 0
 	for _, c := range cr {
 		if c.Holds {
 			n++
 		}
 	}
-	return fmt.Sprintf("%d of %d claims hold", n, len(cr))
+	return n
+}
+
+// ClaimsHold is the line every reproduction prints at the top of its
+// claims table and of its report: "N of M claims hold".
+func ClaimsHold(cr []ClaimResult) string {
+	return fmt.Sprintf("%d of %d claims hold", Held(cr), len(cr))
 }
 
 // ClaimsTable renders claim results, led by ClaimsHold (printed under the

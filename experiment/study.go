@@ -1,10 +1,11 @@
-// Package experiment is the shared kit of wattsched's experiments: the
-// runners of the task modes (inflation and replay of GPU-sharing tasks),
-// claims checked against a paper's figures, the results builder (files,
-// plots and report.html of one run), the worker pool, and the Study
-// interface every paper's reproduction implements. Each paper's study
-// lives in its own package (experiment/pwr, experiment/vahrm,
-// experiment/powerflow) and the CLI runs any of them the same way.
+// Package experiment is the shared kit of wattsched's experiments: claims
+// checked against a paper's figures, the results builder (files, plots and
+// report.html of one run), the worker pool, shards, memory estimates, and
+// the Study interface every paper's reproduction implements; its result
+// directories are package experiment/outdir. Each job model's runner and
+// each paper's study lives in its own package (experiment/tasks,
+// experiment/pwr, experiment/vahrm, experiment/powerflow, experiment/eaco,
+// experiment/cedla) and the CLI runs any of them the same way.
 package experiment
 
 import (
@@ -49,12 +50,13 @@ type Env struct {
 	Strict bool
 	// MaxMemory, if > 0, is the memory in bytes a run may be estimated to
 	// need (--max-memory): runners estimate it from their inputs before
-	// any work (EstimateInflation, EstimateReplay, EstimateCompare) and
+	// any work (EstimateJobs, EstimateStudy, package tasks' estimates) and
 	// refuse a run above it, naming the input that drives the estimate.
 	MaxMemory int64
-	// ExplainDecisions, if > 0, makes every run of a mode in ExplainModes
-	// keep the explanations of its first ExplainDecisions placements
-	// (--explain; ExplainPerRun) for explain.csv.
+	// ExplainDecisions, if > 0, makes every run of a mode in
+	// tasks.ExplainModes keep the explanations of its first
+	// ExplainDecisions placements (--explain; tasks.ExplainPerRun) for
+	// explain.csv.
 	ExplainDecisions int
 }
 
@@ -127,7 +129,8 @@ type Figure struct {
 }
 
 // Write writes the files, the figures and report.html into dir, which
-// exists (Publish writes every result into a fresh directory).
+// exists (outdir.DirClaim.Publish writes every result into a fresh
+// directory).
 func (r *Results) Write(dir string) error {
 	if r.Dir != "" {
 		dir = filepath.Join(dir, r.Dir)

@@ -60,6 +60,10 @@ type ElasticView struct {
 	LastStart, PlacedAt, QueuedSince job.Time
 	// Started says whether it has ever run.
 	Started bool
+	// PowerW is the power its GPUs draw now, as a power meter reads it (W,
+	// all its GPUs): set while it runs at its chosen frequency, 0 while it
+	// waits, pauses for a restart or runs a profiling window.
+	PowerW float64
 }
 
 // Profiled reports whether profiling has measured the job on n GPUs.
@@ -135,13 +139,25 @@ type ElasticDeps struct {
 }
 
 // FixedFreq configures the elastic baselines that are not energy-aware
-// (Gandiva, Tiresias, AFS): every job at one fixed frequency.
+// (Gandiva, Tiresias, AFS): every job at one fixed frequency. The two
+// switches give a baseline PowerFlow's own energy mechanisms (Section 5.3),
+// which its paper's baselines do not have: `reproduce powerflow` measures
+// how much of PowerFlow's gain each accounts for.
 type FixedFreq struct {
 	// FreqMHz is the fixed frequency (0: the highest supported).
 	FreqMHz int `yaml:"freq_mhz"`
-	// KeepIdleNodesOn leaves nodes without jobs powered (by default they
-	// are shut down, as PowerFlow does; see docs/reproduce-powerflow.md).
+	// KeepIdleNodesOn leaves nodes without jobs powered, as the paper's
+	// baselines do (the presets of scenario.ElasticSystems set it); off,
+	// they are shut down as PowerFlow shuts them down.
 	KeepIdleNodesOn bool `yaml:"keep_idle_nodes_on"`
+	// PackedPlacement places Gandiva's and Tiresias' jobs as PowerFlow
+	// does, buddy allocation with job migration (Pack): a waiting job
+	// starts whenever the free GPUs add up to its count, running jobs
+	// being moved to make room, so no node is left part-used by
+	// fragmentation. Off, each keeps its own placement: running jobs never
+	// move and a new job goes where a packed placement is free (AFS
+	// re-divides every event and always re-packs with migration).
+	PackedPlacement bool `yaml:"packed_placement"`
 }
 
 // Validate checks the frequency; name prefixes the error.
@@ -167,6 +183,42 @@ func (a FixedFreq) Index(name string, freqs []int) (int, error) {
 		return 0, fmt.Errorf("%s.freq_mhz: %d MHz, but the GPUs' frequencies are not known", name, a.FreqMHz)
 	}
 	return 0, fmt.Errorf("%s.freq_mhz: %d MHz is not a supported frequency (%d-%d MHz)", name, a.FreqMHz, freqs[0], freqs[len(freqs)-1])
+}
+
+// Place runs the views' jobs at frequency fi on their requested counts:
+// PlaceInOrder with the scheduler's own placement, or buddy allocation
+// with migration (PackedPlacement), admitting waiting jobs in order while
+// the free GPUs add up to their counts.
+func (a FixedFreq) Place(st *ElasticState, views []*ElasticView, fi int) []ElasticAlloc {
+	if !a.PackedPlacement {
+		return PlaceInOrder(st, views, fi)
+	}
+	free := st.Nodes * st.GPUsPerNode
+	for _, v := range views {
+		free -= v.GPUs
+	}
+	var reqs []PackRequest
+	for _, v := range views {
+		n := v.GPUs
+		if n == 0 {
+			if n = ReqCount(v.Job); n > free {
+				continue
+			}
+			free -= n
+		}
+		reqs = append(reqs, PackRequest{Job: v.Job.ID, GPUs: n, Prev: v.Nodes})
+	}
+	var on []bool
+	if !a.KeepIdleNodesOn {
+		on = st.NodeOn
+	}
+	var out []ElasticAlloc
+	for r, pl := range Pack(reqs, st.Nodes, st.GPUsPerNode, on, true) {
+		if pl != nil {
+			out = append(out, ElasticAlloc{Job: reqs[r].Job, Nodes: pl, FreqIdx: fi})
+		}
+	}
+	return out
 }
 
 // NodeOn is the decision's powered nodes: nil (all on) when idle nodes

@@ -76,6 +76,11 @@ type ElasticResult struct {
 	AvgJCTSec                   float64
 	Makespan                    job.Time
 	MaxPredicted, MaxActual     hw.Watts
+	// AboveLimit is the time the actual cluster power (jobs and idle GPUs
+	// as drawn, not as predicted) was above the power limit (0 without a
+	// limit); AboveLimitEnergy the energy drawn above it in that time.
+	AboveLimit                  job.Time
+	AboveLimitEnergy            hw.Joules
 	Events, Decisions, PowerOns int
 	// Restarts counts checkpoint/restarts: Rescales (new GPU count while
 	// running), Migrations (same count, other nodes) and Resumes (after
@@ -234,8 +239,12 @@ func (e *elasticEngine) advance(from, to job.Time) {
 	// Restart pauses end at their own events, so power is constant on [from, to).
 	d := to - from
 	dt := d.Seconds()
-	_, idle := e.powers()
+	jobW, idle := e.powers()
 	e.ledger.Accrue(e.idle, hw.Watts(idle), from, to)
+	if w := hw.Watts(jobW + idle); !e.o.PowerLimit.AllowsRecomputed(w) {
+		e.res.AboveLimit += d
+		e.res.AboveLimitEnergy += hw.Joules(float64(w-hw.Watts(e.o.PowerLimit)) * dt)
+	}
 	waiting := 0
 	for _, j := range e.active {
 		if !j.running {
@@ -409,14 +418,18 @@ func (e *elasticEngine) record() {
 	e.res.Timeline = append(e.res.Timeline, p)
 }
 
+// decide asks the scheduler for the desired state. It does so with no
+// active job too (after the last running job finishes, before the next
+// arrival), so that a scheduler that powers down nodes without jobs can.
 func (e *elasticEngine) decide() error {
-	if len(e.active) == 0 {
-		return nil
-	}
 	now := e.k.Now()
 	e.st.Now = now
 	e.st.Jobs = e.st.Jobs[:0]
 	for _, j := range e.active {
+		j.view.PowerW = 0
+		if j.running && j.slice < 0 && now >= j.restartTo {
+			j.view.PowerW = e.jobPower(j)
+		}
 		e.st.Jobs = append(e.st.Jobs, &j.view)
 	}
 	d := e.s.ScheduleElastic(&e.st)

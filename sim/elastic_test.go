@@ -147,3 +147,51 @@ func TestElasticRefusesUnboundedWork(t *testing.T) {
 		}
 	}
 }
+
+// The limit is checked on predicted power, but the result reports the
+// power actually drawn: a job predicted at 80 W that draws 100 W on one of
+// two GPUs (idle one 50 W) runs 150 W against a 140 W limit for its 10 s.
+func TestElasticActualPowerAboveLimit(t *testing.T) {
+	jobs := []policy.ElasticJob{{ID: 0, Iters: 10, ReqGPUs: 1, MaxGPUs: 2}}
+	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, PowerLimit: 140}
+	res, err := RunElastic(jobs, fakeTruth{}, &scripted{predW: 80}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MaxPredicted != 130 || res.MaxActual != 150 || res.AboveLimit != 10000 || !near(res.AboveLimitEnergy, 100) {
+		t.Fatalf("predicted %v W, actual %v W, above the limit %d ms / %v J; want 130, 150, 10000, 100",
+			res.MaxPredicted, res.MaxActual, res.AboveLimit, res.AboveLimitEnergy)
+	}
+	// Predicted right: never above.
+	if res, err = RunElastic(jobs, fakeTruth{}, &scripted{predW: 100}, ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, PowerLimit: 150}); err != nil || res.AboveLimit != 0 || res.AboveLimitEnergy != 0 {
+		t.Fatalf("at the limit: %v, %+v", err, res)
+	}
+}
+
+// inUse runs every job on its own 1-GPU share of node 0 and powers only the
+// nodes in use.
+type inUse struct{}
+
+func (inUse) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
+	var d policy.ElasticDecision
+	for i, v := range st.Jobs {
+		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: v.Job.ID, Nodes: []policy.NodeShare{{Node: i, GPUs: 1}}, FreqIdx: 1})
+	}
+	d.NodeOn = policy.NodesInUse(d.Allocs, st.Nodes)
+	return d
+}
+
+// Between the last running job's end and the next arrival the scheduler is
+// asked too, so a node without jobs is powered down in the gap: two 10 s
+// jobs 100 s apart draw 2 x 10 s x (100 + 50) W, not 90 s of idle more.
+func TestElasticPowersDownBetweenJobs(t *testing.T) {
+	jobs := []policy.ElasticJob{{ID: 0, Iters: 10, ReqGPUs: 1, MaxGPUs: 2}, {ID: 1, Submit: 100000, Iters: 10, ReqGPUs: 1, MaxGPUs: 2}}
+	o := ElasticOptions{Nodes: 1, GPUsPerNode: 2, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, NodesStartOff: true}
+	res, err := RunElastic(jobs, fakeTruth{}, inUse{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(res.Energy, 3000) || !near(res.IdleEnergy, 1000) || res.PowerOns != 2 {
+		t.Fatalf("energy %v J (idle %v), %d power-ons; want 3000 J (idle 1000), 2", res.Energy, res.IdleEnergy, res.PowerOns)
+	}
+}

@@ -383,13 +383,11 @@ func Tables(rep *Reproduction) []report.Table {
 
 // Results renders the reproduction.
 func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
-	files := map[string][]byte{}
-	js, err := report.JSON(rep)
+	res, err := experiment.NewResults("CE-DLA reproduction", rep.Version, rep)
 	if err != nil {
 		return nil, err
 	}
-	files["summary.json"] = js
-	files["runs.csv"] = RunsCSV(rep.Runs)
+	res.Files["runs.csv"] = RunsCSV(rep.Runs)
 	// Plots of the first seed's runs at the main workload.
 	main := map[string]*Metrics{}
 	for _, m := range rep.Runs {
@@ -407,9 +405,9 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 		caption := fmt.Sprintf("Main workload (%d jobs, %.4g req/min): each system's energy, cost and CO2 over the week, the bar the mean over the %d seeds and the whiskers the 95%% interval of that mean (Student's t; none with one seed)", rep.Runs[0].Jobs, rep.Runs[0].ReqPerMin, n)
 		figs = append([]experiment.Figure{{File: "totals.svg", Caption: caption, SVG: b}}, figs...)
 	}
-	return &experiment.Results{Title: "wattsched: CE-DLA reproduction", Notes: rep.StandIns, Tables: Tables(rep), Figures: figs,
-		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
-		Listing: "summary.json, runs.csv, *.svg, report.html"}, nil
+	res.AddStandIns(rep.StandIns)
+	res.Tables, res.Figures, res.Listing = Tables(rep), figs, "summary.json, runs.csv, *.svg, report.html"
+	return res, nil
 }
 
 // RunsCSV is runs.csv: one row per run, with every measured figure but
@@ -431,7 +429,6 @@ func RunsCSV(runs []*Metrics) []byte {
 // run are left out), the cluster power (captioned powerCaption), the
 // nodes on and the training progress.
 func Plots(price []float64, names []string, runs map[string]*Metrics, powerCaption string) ([]experiment.Figure, error) {
-	var figs []experiment.Figure
 	var x []float64
 	for h := range price {
 		x = append(x, float64(h)/96)
@@ -461,20 +458,10 @@ func Plots(price []float64, names []string, runs map[string]*Metrics, powerCapti
 		nodes.Series = append(nodes.Series, report.Series{Name: sys, X: x, Y: on})
 		prog.Series = append(prog.Series, report.Series{Name: sys, X: x, Y: pr})
 	}
-	for _, p := range []struct {
-		file, caption string
-		lp            report.LinePlot
-	}{{"price.svg", "Electricity price of each 15-minute slot", pr},
-		{"power.svg", powerCaption, pp},
-		{"nodes_on.svg", "Nodes powered on per slot (DRS)", nodes},
-		{"training_progress.svg", "Training progress: epochs done over epochs of arrived jobs", prog}} {
-		b, err := p.lp.SVG()
-		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", p.file, err)
-		}
-		figs = append(figs, experiment.Figure{File: p.file, Caption: p.caption, SVG: b})
-	}
-	return figs, nil
+	return experiment.Draw(experiment.Plot{File: "price.svg", Caption: "Electricity price of each 15-minute slot", Plot: pr},
+		experiment.Plot{File: "power.svg", Caption: powerCaption, Plot: pp},
+		experiment.Plot{File: "nodes_on.svg", Caption: "Nodes powered on per slot (DRS)", Plot: nodes},
+		experiment.Plot{File: "training_progress.svg", Caption: "Training progress: epochs done over epochs of arrived jobs", Plot: prog})
 }
 
 // Study is `wattsched reproduce cedla`.

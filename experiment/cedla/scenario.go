@@ -420,7 +420,7 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 		bounds[strconv.FormatUint(seed, 10)] = works[k].Bound
 	}
 	standIns := modelStandIns(setup.Derived)
-	js, err := report.JSON(struct {
+	res, err := experiment.NewResults(s.Name, version, struct {
 		Version  string             `json:"version"`
 		Scenario *scenario.Scenario `json:"scenario"`
 		Sources  []string           `json:"inputs"`
@@ -502,9 +502,11 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 			fmt.Sprintf("%.2f / %.2f / %.2f", f(func(m *Metrics) float64 { return m.PriceBands[0] }), f(func(m *Metrics) float64 { return m.PriceBands[1] }), f(func(m *Metrics) float64 { return m.PriceBands[2] })),
 			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Plans) })), fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.TimeLimited) }))})
 	}
-	notes := append([]string{s.Description}, sources...)
-	notes = append(notes, standIns...)
-	return []*experiment.Results{{Title: "wattsched: " + s.Name, Notes: notes, Head: experiment.StandInLines(standIns), Tables: []report.Table{tab}, Figures: figs,
-		Footnote: "wattsched " + version, Files: map[string][]byte{"summary.json": js, "runs.csv": RunsCSV(runs), "jobs.csv": report.CSV(jobs), "timeline.csv": report.CSV(timeline)},
-		Listing: "summary.json, runs.csv, jobs.csv, timeline.csv, *.svg, report.html"}}, nil
+	res.AddNotes(s.Description)
+	res.AddNotes(sources...)
+	res.AddStandIns(standIns)
+	res.Tables, res.Figures = []report.Table{tab}, figs
+	res.Files["runs.csv"], res.Files["jobs.csv"], res.Files["timeline.csv"] = RunsCSV(runs), report.CSV(jobs), report.CSV(timeline)
+	res.Listing = "summary.json, runs.csv, jobs.csv, timeline.csv, *.svg, report.html"
+	return []*experiment.Results{res}, nil
 }

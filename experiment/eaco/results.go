@@ -103,9 +103,9 @@ func modelTable(rep *Reproduction) report.Table {
 	return model
 }
 
-// totalsFigure draws each scheduler's energy, cost and CO2 on the n-node
+// totalsPlot is each scheduler's energy, cost and CO2 on the n-node
 // cluster: bars the mean over the seeds, whiskers its 95% interval.
-func totalsFigure(rep *Reproduction, n int) (experiment.Figure, error) {
+func totalsPlot(rep *Reproduction, n int) experiment.Plot {
 	seeds := rep.Options.Seeds
 	bp := report.BarPlot{Title: fmt.Sprintf("%d nodes: energy, cost and CO2 (mean and 95%% interval over %d seeds)", n, seeds),
 		Panels: []report.BarPanel{{Label: "energy (MWh)", Format: "%.2f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (t)", Format: "%.2f"}}}
@@ -117,17 +117,12 @@ func totalsFigure(rep *Reproduction, n int) (experiment.Figure, error) {
 			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: x[0], Lo: x[0] - h, Hi: x[0] + h})
 		}
 	}
-	file := fmt.Sprintf("totals_%d.svg", n)
-	b, err := bp.SVG()
-	if err != nil {
-		return experiment.Figure{}, fmt.Errorf("plot %s: %w", file, err)
-	}
-	return experiment.Figure{File: file, Caption: bp.Title + ": " + rep.Label, SVG: b}, nil
+	return experiment.Plot{File: fmt.Sprintf("totals_%d.svg", n), Caption: bp.Title + ": " + rep.Label, Plot: bp}
 }
 
 func figures(rep *Reproduction) ([]experiment.Figure, error) {
-	var figs []experiment.Figure
-	bar := func(file, caption, ylabel string, y func(Agg) float64) error {
+	var plots []experiment.Plot
+	bar := func(file, caption, ylabel string, y func(Agg) float64) {
 		lp := report.LinePlot{Title: caption, XLabel: "nodes (8 V100 each)", YLabel: ylabel, XMin: 20, XMax: 72}
 		for _, v := range Variants {
 			if v.Ablation {
@@ -140,19 +135,10 @@ func figures(rep *Reproduction) ([]experiment.Figure, error) {
 			}
 			lp.Series = append(lp.Series, s)
 		}
-		b, err := lp.SVG()
-		if err != nil {
-			return fmt.Errorf("plot %s: %w", file, err)
-		}
-		figs = append(figs, experiment.Figure{File: file, Caption: caption, SVG: b})
-		return nil
+		plots = append(plots, experiment.Plot{File: file, Caption: caption, Plot: lp})
 	}
-	if err := bar("energy_vs_fifo.svg", "Total energy normalised to FIFO (paper Fig. 3a)", "energy / FIFO", func(a Agg) float64 { return a.EnergyRatio[0] }); err != nil {
-		return nil, err
-	}
-	if err := bar("runtime_vs_fifo.svg", "Average job runtime normalised to FIFO (paper Fig. 3b)", "runtime / FIFO", func(a Agg) float64 { return a.RunRatio[0] }); err != nil {
-		return nil, err
-	}
+	bar("energy_vs_fifo.svg", "Total energy normalised to FIFO (paper Fig. 3a)", "energy / FIFO", func(a Agg) float64 { return a.EnergyRatio[0] })
+	bar("runtime_vs_fifo.svg", "Average job runtime normalised to FIFO (paper Fig. 3b)", "runtime / FIFO", func(a Agg) float64 { return a.RunRatio[0] })
 	for ci, n := range Clusters {
 		lp := report.LinePlot{Title: fmt.Sprintf("Active nodes, %d-node cluster, seed 1 (paper Fig. 4)", n), XLabel: "time (h)", YLabel: "active nodes", Steps: true}
 		for vi, v := range Variants {
@@ -167,20 +153,12 @@ func figures(rep *Reproduction) ([]experiment.Figure, error) {
 			}
 			lp.Series = append(lp.Series, s)
 		}
-		b, err := lp.SVG()
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, experiment.Figure{File: fmt.Sprintf("active_nodes_%d.svg", n), Caption: lp.Title, SVG: b})
+		plots = append(plots, experiment.Plot{File: fmt.Sprintf("active_nodes_%d.svg", n), Caption: lp.Title, Plot: lp})
 	}
 	for _, n := range Clusters {
-		f, err := totalsFigure(rep, n)
-		if err != nil {
-			return nil, err
-		}
-		figs = append(figs, f)
+		plots = append(plots, totalsPlot(rep, n))
 	}
-	return figs, nil
+	return experiment.Draw(plots...)
 }
 
 func activeCSV(rep *Reproduction) []byte {
@@ -246,7 +224,7 @@ func Results(version string, rep *Reproduction, sw *Sweep, others ...*Reproducti
 	for _, o := range others {
 		os = append(os, other{o.Interference, o.Label, o.Aggs, o.Sets, o.Claims})
 	}
-	js, err := report.JSON(struct {
+	res, err := experiment.NewResults("EaCO reproduction", version, struct {
 		Version string  `json:"version"`
 		Jobs    int     `json:"jobs"`
 		PerHour float64 `json:"jobs_per_hour"`
@@ -259,39 +237,29 @@ func Results(version string, rep *Reproduction, sw *Sweep, others ...*Reproducti
 		return nil, err
 	}
 	jobsCSV, setsCSV := jobsCSV(rep)
-	count := func(r *Reproduction) (held int) {
-		for _, c := range r.Claims {
-			if c.Holds {
-				held++
-			}
-		}
-		return held
-	}
-	tail := []string{"cost and carbon: " + rep.Grid, "", fmt.Sprintf("paper claims holding (%s): %d of %d", rep.Label, count(rep), len(rep.Claims))}
+	res.AddStandIns(rep.StandIns)
+	res.AddGrid(rep.Grid)
+	res.Tail = append(res.Tail, fmt.Sprintf("paper claims holding (%s): %d of %d", rep.Label, experiment.Held(rep.Claims), len(rep.Claims)))
 	for _, o := range others {
-		tail = append(tail, fmt.Sprintf("paper claims holding, second setting (%s): %d of %d", o.Label, count(o), len(o.Claims)))
+		res.Tail = append(res.Tail, fmt.Sprintf("paper claims holding, second setting (%s): %d of %d", o.Label, experiment.Held(o.Claims), len(o.Claims)))
 	}
-	tail = append(tail, "")
-	tables := Tables(rep, others...)
-	files := map[string][]byte{"summary.json": js, "runs.csv": runsCSV(append([]*Reproduction{rep}, others...)...), "active_nodes.csv": activeCSV(rep),
-		"eaco_jobs_seed1.csv": jobsCSV, "eaco_sets_seed1.csv": setsCSV}
-	listing := "summary.json, runs.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"
+	res.Tail = append(res.Tail, "")
+	res.Tables, res.Figures = Tables(rep, others...), figs
+	res.Files["runs.csv"], res.Files["active_nodes.csv"] = runsCSV(append([]*Reproduction{rep}, others...)...), activeCSV(rep)
+	res.Files["eaco_jobs_seed1.csv"], res.Files["eaco_sets_seed1.csv"] = jobsCSV, setsCSV
+	res.Listing = "summary.json, runs.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"
 	if sw != nil {
-		tables = append(tables, sw.Tables()...)
-		files["sweep.csv"] = sw.CSV()
-		listing = "summary.json, runs.csv, sweep.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"
+		res.Tables = append(res.Tables, sw.Tables()...)
+		res.Files["sweep.csv"] = sw.CSV()
+		res.Listing = "summary.json, runs.csv, sweep.csv, active_nodes.csv, eaco_jobs_seed1.csv, eaco_sets_seed1.csv, *.svg, report.html"
 	}
 	ph := make([]string, len(rep.Placeholders))
 	for i, p := range rep.Placeholders {
 		ph[i] = p.A + " + " + p.B
 	}
-	notes := append(slices.Clone(rep.StandIns), "Cost and carbon: "+rep.Grid,
-		fmt.Sprintf("Gavel pairs left out of the Gavel setting (co-located rates equal the isolated ones): %d: %s", len(ph), strings.Join(ph, "; ")))
-	return &experiment.Results{Title: "wattsched: EaCO reproduction", Notes: notes, Tables: tables, Figures: figs,
-		Head:     experiment.StandInLines(rep.StandIns),
-		Tail:     tail,
-		Footnote: fmt.Sprintf("wattsched %s; %d jobs at %.0f/h; seeds 1-%d; clusters %v x 8 V100.", version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, Clusters),
-		Files:    files, Listing: listing}, nil
+	res.AddNotes(fmt.Sprintf("Gavel pairs left out of the Gavel setting (co-located rates equal the isolated ones): %d: %s", len(ph), strings.Join(ph, "; ")))
+	res.Footnote = fmt.Sprintf("wattsched %s; %d jobs at %.0f/h; seeds 1-%d; clusters %v x 8 V100.", version, rep.Options.Jobs, rep.Options.PerHour, rep.Options.Seeds, Clusters)
+	return res, nil
 }
 
 // Study is `wattsched reproduce eaco`.

@@ -166,7 +166,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if c.Deadlines == scenario.DeadlinesNone {
 		standIns = slices.DeleteFunc(standIns, func(l string) bool { return strings.HasPrefix(l, "deadlines") })
 	}
-	js, err := report.JSON(struct {
+	res, err := experiment.NewResults(s.Name, env.Version, struct {
 		Version  string             `json:"version"`
 		Scenario *scenario.Scenario `json:"scenario"`
 		Source   string             `json:"jobs"`
@@ -176,7 +176,9 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if err != nil {
 		return nil, err
 	}
-	return []*experiment.Results{{Title: "wattsched: " + s.Name, Notes: append([]string{s.Description, "Jobs: " + src, "Cost and carbon: " + acct.Where}, standIns...),
-		Head: experiment.StandInLines(standIns), Tables: []report.Table{tab}, Tail: []string{"cost and carbon: " + acct.Where, ""}, Footnote: "wattsched " + env.Version,
-		Files: map[string][]byte{"summary.json": js, "runs.csv": report.CSV(rows)}, Listing: "summary.json, runs.csv, report.html"}}, nil
+	res.AddNotes(s.Description, "Jobs: "+src)
+	res.AddGrid(acct.Where)
+	res.AddStandIns(standIns)
+	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{tab}, report.CSV(rows), "summary.json, runs.csv, report.html"
+	return []*experiment.Results{res}, nil
 }

@@ -57,3 +57,45 @@ func TestGrowthAblation(t *testing.T) {
 	r := run("Gandiva", 1410, jobs)
 	fmt.Printf("mean GPU power of running jobs at 1410 MHz (Gandiva, no restarts): %.1f W\n", r.JobMWh*1e6/r.GPUHours)
 }
+
+// TestPowerCorrectionAblation measures what docs/reproduce-powerflow.md
+// says about the power limit: PowerFlow as built (correct_power with its
+// 3% guard band on unmetered jobs), with the correction alone
+// (unmetered_guard 0) and with the models alone (correct_power false): the
+// power drawn against the limit and what the correction costs. About
+// 2 min; run with
+//
+//	go test ./experiment/powerflow -run PowerCorrectionAblation -v -args -ablation
+func TestPowerCorrectionAblation(t *testing.T) {
+	if !*ablation {
+		t.Skip("measurement for the docs: pass -args -ablation")
+	}
+	env, err := powerflow.NewEnv(builtin.Registries(), powerflow.DefaultSetup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gj, err := philly.Day()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := env.Jobs(gj, 42)
+	fmt.Println("| eta | variant | JCT h | MWh | max actual / limit | h above limit | kWh above | restarts |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, eta := range []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.95} {
+		for _, v := range []struct {
+			name    string
+			correct bool
+			guard   float64
+		}{{"as built", true, 0.03}, {"correction, no guard band", true, 0}, {"models only", false, 0}} {
+			sys, err := powerflow.System(powerflow.NamePowerFlow, eta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := env.Run(sys.WithArg("correct_power", v.correct).WithArg("unmetered_guard", v.guard), jobs, 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("| %g | %s | %.2f | %.3f | %.4f | %.2f | %.2f | %d |\n", eta, v.name, r.AvgJCTh, r.EnergyMWh, r.MaxActualW/r.LimitW, r.AboveLimitH, r.AboveLimitKWh, r.Restarts)
+		}
+	}
+}

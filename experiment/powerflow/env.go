@@ -64,6 +64,60 @@ func System(name string, param float64) (scenario.System, error) {
 	return s, nil
 }
 
+// Baselines says how the baselines run: as the paper's (every node on,
+// their own placement) or with PowerFlow's energy mechanisms (Section 5.3)
+// given to them, node shutdown and buddy placement with migration, to
+// measure how much of PowerFlow's gain each accounts for.
+type Baselines struct {
+	Name string `json:"name"`
+	// Shutdown powers down nodes without jobs; Packed places Gandiva's
+	// and Tiresias' jobs with PowerFlow's buddy allocation and migration
+	// (policy.FixedFreq).
+	Shutdown bool `json:"shutdown"`
+	Packed   bool `json:"packed"`
+}
+
+// Names of the baseline variants.
+const (
+	BaselinesPaper    = "paper"
+	BaselinesShutdown = "shutdown"
+	BaselinesPacked   = "packed"
+	BaselinesBoth     = "shutdown+packed"
+)
+
+// BaselineVariants are the variants `reproduce powerflow` runs: the
+// paper's (its primary Fig. 7) first, then the other three.
+var BaselineVariants = []Baselines{{Name: BaselinesPaper}, {Name: BaselinesShutdown, Shutdown: true},
+	{Name: BaselinesPacked, Packed: true}, {Name: BaselinesBoth, Shutdown: true, Packed: true}}
+
+// Apply sets the variant's switches on a baseline system (Zeus: on its
+// base); other systems are returned as they are.
+func (b Baselines) Apply(s scenario.System) scenario.System {
+	set := func(args map[string]any) map[string]any {
+		out := make(map[string]any, len(args)+2)
+		for k, v := range args {
+			out[k] = v
+		}
+		out["keep_idle_nodes_on"] = !b.Shutdown
+		out["packed_placement"] = b.Packed
+		return out
+	}
+	switch s.Policy {
+	case "gandiva", "tiresias", "afs":
+		s.Args = set(s.Args)
+	case "zeus":
+		base, _ := s.Args["base"].(map[string]any)
+		nb := make(map[string]any, len(base)+1)
+		for k, v := range base {
+			nb[k] = v
+		}
+		inner, _ := nb["args"].(map[string]any)
+		nb["args"] = set(inner)
+		s = s.WithArg("base", nb)
+	}
+	return s
+}
+
 // Setup is the simulated cluster and the engine's costs.
 type Setup struct {
 	Nodes int `json:"nodes"`
@@ -273,10 +327,17 @@ type RunResult struct {
 	LimitW     float64 `json:"power_limit_w"`
 	MaxPredW   float64 `json:"max_predicted_w"`
 	MaxActualW float64 `json:"max_actual_w"`
-	Restarts   int     `json:"restarts"`
-	PowerOns   int     `json:"power_ons"`
-	Decisions  int     `json:"decisions"`
-	Events     int     `json:"events"`
+	// AboveLimitH is how long the power actually drawn was above the
+	// limit, AboveLimitKWh the energy drawn above it (0 without a limit).
+	AboveLimitH   float64 `json:"time_above_limit_h"`
+	AboveLimitKWh float64 `json:"energy_above_limit_kwh"`
+	// Baselines names the baseline variant (BaselineVariants) a baseline
+	// ran as; empty for PowerFlow.
+	Baselines string `json:"baselines,omitempty"`
+	Restarts  int    `json:"restarts"`
+	PowerOns  int    `json:"power_ons"`
+	Decisions int    `json:"decisions"`
+	Events    int    `json:"events"`
 	// GPU use (sim.ElasticResult): GPU-hours while progressing, their
 	// mean frequency, the share on jobs with 16+ GPUs (in all and while
 	// some job waited), and the
@@ -308,17 +369,30 @@ func (env *Env) profileFreqs() []int {
 	return slices.Compact(out)
 }
 
-// RunCase runs the named system at a parameter (see System).
+// RunCase runs the named system at a parameter (see System), a baseline
+// as the paper's.
 func (env *Env) RunCase(name string, param float64, jobs []policy.ElasticJob, nodes int, timeline bool) (*RunResult, error) {
+	return env.RunVariant(name, param, BaselineVariants[0], jobs, nodes, timeline)
+}
+
+// RunVariant is RunCase with a baseline run as variant b.
+func (env *Env) RunVariant(name string, param float64, b Baselines, jobs []policy.ElasticJob, nodes int, timeline bool) (*RunResult, error) {
 	sys, err := System(name, param)
 	if err != nil {
 		return nil, err
+	}
+	baseline := sys.Policy != "powerflow"
+	if baseline {
+		sys = b.Apply(sys)
 	}
 	r, err := env.Run(sys, jobs, nodes, timeline)
 	if err != nil {
 		return nil, fmt.Errorf("%s (%v): %w", name, param, err)
 	}
 	r.Param = param
+	if baseline {
+		r.Baselines = b.Name
+	}
 	return r, nil
 }
 
@@ -347,6 +421,7 @@ func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, ti
 	return &RunResult{System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
 		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
 		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
+		AboveLimitH: res.AboveLimit.Seconds() / 3600, AboveLimitKWh: float64(res.AboveLimitEnergy) / 3.6e6,
 		GPUHours: res.GPUHours, MeanMHz: res.MeanMHz, LargeShare: res.LargeShare, LargeWait: res.LargeWhileWaiting, MeanWaitH: res.MeanWaitSec / 3600,
 		Restarts: res.Restarts, PowerOns: res.PowerOns, Decisions: res.Decisions, Events: res.Events, CostUSD: usd, CO2Kg: kg, Res: res}, nil
 }

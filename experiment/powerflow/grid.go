@@ -33,8 +33,8 @@ func improvements(curves []RunResult) []Improve {
 		if r.System == NamePowerFlow {
 			continue
 		}
-		pf := curveAt(curves, NamePowerFlow, r.EnergyMWh)
-		out = append(out, Improve{Baseline: r.System, Param: r.Param, EnergyMWh: r.EnergyMWh,
+		pf, beyond := curveAtBudget(curves, NamePowerFlow, r.EnergyMWh)
+		out = append(out, Improve{Baseline: r.System, Baselines: r.Baselines, Param: r.Param, EnergyMWh: r.EnergyMWh, PFLessEnergy: beyond,
 			JCTh: r.AvgJCTh, PFJCTh: Num(pf), Factor: Num(r.AvgJCTh / pf)})
 	}
 	return out
@@ -55,14 +55,14 @@ func (env *Env) grid(o Options, etas, freqs []float64, main []Improve) ([]GridRo
 		for _, n := range GridNodes {
 			imp := main
 			if main == nil || day != philly.GridDays[0] || n != o.Setup.Nodes {
-				curves, err := env.runCases(pfCases(etas, freqs), jobs, n, o.Workers, o.Progress)
+				curves, err := env.runCases(pfCases(etas, freqs, BaselineVariants[:1]), jobs, n, o.Workers, o.Progress)
 				if err != nil {
 					return nil, fmt.Errorf("grid %s, %d nodes: %w", day, n, err)
 				}
 				imp = improvements(curves)
 			}
 			for _, b := range Systems[1:] {
-				f, at := bestFactor(imp, b)
+				f, at := bestFactor(imp, b, BaselinesPaper)
 				out = append(out, GridRow{Day: day, Nodes: n, Jobs: len(jobs), Baseline: b, Factor: Num(f), At: at, Paper: paperFactors[b]})
 			}
 		}

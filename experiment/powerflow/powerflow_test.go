@@ -84,8 +84,13 @@ func TestCurveInterpolation(t *testing.T) {
 	if v := curveAt(runs, "A", 3); v != 8 {
 		t.Fatalf("got %v, want 8", v)
 	}
-	if v := curveAt(runs, "A", 5); v == v {
-		t.Fatalf("outside the curve: got %v, want NaN", v)
+	// An energy budget past every run: the system's fastest run, which
+	// uses less, flagged as such.
+	if v, beyond := curveAtBudget(runs, "A", 5); v != 6 || !beyond {
+		t.Fatalf("past every run: got %v (beyond %v), want 6, true", v, beyond)
+	}
+	if _, beyond := curveAtBudget(runs, "A", 3); beyond {
+		t.Fatal("inside the curve flagged as beyond it")
 	}
 }
 

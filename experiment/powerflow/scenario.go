@@ -37,9 +37,12 @@ type ScenarioSummary struct {
 	MakespanH    float64 `json:"makespan_h"`
 	LimitW       float64 `json:"power_limit_w"`
 	MaxActualW   float64 `json:"max_actual_w"`
-	Restarts     float64 `json:"restarts"`
-	CostUSD      float64 `json:"cost_usd"`
-	CO2Kg        float64 `json:"co2_kg"`
+	// AboveLimitH is the mean time over seeds the power drawn was above
+	// the limit (0 without a limit).
+	AboveLimitH float64 `json:"time_above_limit_h"`
+	Restarts    float64 `json:"restarts"`
+	CostUSD     float64 `json:"cost_usd"`
+	CO2Kg       float64 `json:"co2_kg"`
 }
 
 // ScenarioResult is a run of an elastic scenario.
@@ -152,6 +155,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			jct, en = append(jct, r.AvgJCTh), append(en, r.EnergyMWh)
 			sum.MakespanH += r.MakespanH / float64(len(seeds))
 			sum.Restarts += float64(r.Restarts) / float64(len(seeds))
+			sum.AboveLimitH += r.AboveLimitH / float64(len(seeds))
 			sum.CostUSD += r.CostUSD / float64(len(seeds))
 			sum.CO2Kg += r.CO2Kg / float64(len(seeds))
 			sum.LimitW, sum.MaxActualW = r.LimitW, max(sum.MaxActualW, r.MaxActualW)
@@ -200,14 +204,14 @@ func checkScenario(env *experiment.Env, s *scenario.Scenario, gj []trace.GPUJob,
 // ScenarioTable is the printed summary: per system, means over seeds.
 func ScenarioTable(r *ScenarioResult) report.Table {
 	t := report.Table{Title: fmt.Sprintf("%s: %d jobs on %d nodes, mean (std) over %d seeds", r.Scenario.Name, r.Workload.Jobs, r.Scenario.Elastic.Nodes, r.Scenario.Seeds),
-		Head: []string{"system", "avg JCT (h)", "energy (MWh)", "makespan (h)", "power limit (kW)", "max power (kW)", "restarts", "cost (USD)", "CO2 (t)"}}
+		Head: []string{"system", "avg JCT (h)", "energy (MWh)", "makespan (h)", "power limit (kW)", "max power (kW)", "h above limit", "restarts", "cost (USD)", "CO2 (t)"}}
 	for _, s := range r.Systems {
-		lim := "-"
+		lim, above := "-", "-"
 		if s.LimitW > 0 {
-			lim = fmt.Sprintf("%.1f", s.LimitW/1000)
+			lim, above = fmt.Sprintf("%.1f", s.LimitW/1000), fmt.Sprintf("%.2f", s.AboveLimitH)
 		}
 		t.Rows = append(t.Rows, []string{s.System, fmt.Sprintf("%.2f (%.2f)", s.AvgJCTh, s.AvgJCThStd), fmt.Sprintf("%.3f (%.3f)", s.EnergyMWh, s.EnergyMWhStd),
-			fmt.Sprintf("%.1f", s.MakespanH), lim, fmt.Sprintf("%.1f", s.MaxActualW/1000), fmt.Sprintf("%.0f", s.Restarts),
+			fmt.Sprintf("%.1f", s.MakespanH), lim, fmt.Sprintf("%.1f", s.MaxActualW/1000), above, fmt.Sprintf("%.0f", s.Restarts),
 			fmt.Sprintf("%.2f", s.CostUSD), fmt.Sprintf("%.2f", s.CO2Kg/1000)})
 	}
 	return t
@@ -218,10 +222,11 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := [][]string{{"seed", "system", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "restarts", "power_ons", "decisions", "events", "cost_usd", "co2_kg"}}
+	rows := [][]string{{"seed", "system", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "max_actual_over_limit", "time_above_limit_h", "energy_above_limit_kwh", "restarts", "power_ons", "decisions", "events", "cost_usd", "co2_kg"}}
 	for _, x := range r.Runs {
 		rows = append(rows, []string{strconv.FormatUint(x.Seed, 10), x.System, report.F(x.AvgJCTh), report.F(x.EnergyMWh), report.F(x.JobMWh), report.F(x.IdleMWh),
 			report.F(x.PowerOnMWh), report.F(x.PreRunMWh), report.F(x.MakespanH), report.F(x.LimitW), report.F(x.MaxPredW), report.F(x.MaxActualW),
+			overLimit(x.RunResult), report.F(x.AboveLimitH), report.F(x.AboveLimitKWh),
 			strconv.Itoa(x.Restarts), strconv.Itoa(x.PowerOns), strconv.Itoa(x.Decisions), strconv.Itoa(x.Events), report.F(x.CostUSD), report.F(x.CO2Kg)})
 	}
 	lp := report.LinePlot{Title: "Average JCT vs total GPU energy (" + r.Scenario.Name + ")", XLabel: "total energy (MWh)", YLabel: "average JCT (h)"}

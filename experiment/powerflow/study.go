@@ -92,7 +92,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	if o.Jobs != nil {
 		// The Fig. 7 sweep: a run per case (PowerFlow's etas, the baselines'
 		// frequencies, the Zeus pair) on every job of the trace.
-		if err := experiment.EstimateStudy("reproduce powerflow", o.JobsSource, len(o.Jobs), len(pfCases(Etas, Freqs)), env.Workers).Check(env.MaxMemory); err != nil {
+		if err := experiment.EstimateStudy("reproduce powerflow", o.JobsSource, len(o.Jobs), len(pfCases(Etas, Freqs, BaselineVariants)), env.Workers).Check(env.MaxMemory); err != nil {
 			return nil, err
 		}
 	}

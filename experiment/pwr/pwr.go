@@ -12,12 +12,13 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
 )
 
 // CurvePoint is one policy's state at one requested-GPU ratio.
-type CurvePoint = experiment.CurvePoint
+type CurvePoint = tasks.CurvePoint
 
 // Claim is one statement of the PWR paper about a trace, checked on the curves.
 type Claim = experiment.Claim[[]CurvePoint]
@@ -82,7 +83,7 @@ func minSavingClaim(policies []string, floor, until float64, where string) Claim
 		Measure: func(cs []CurvePoint) (float64, bool) {
 			worst := math.Inf(1)
 			for _, p := range policies {
-				worst = min(worst, experiment.MinOf(experiment.Over(experiment.Series(cs, p), 0.15, until, savingFn)))
+				worst = min(worst, tasks.MinOf(tasks.Over(tasks.Series(cs, p), 0.15, until, savingFn)))
 			}
 			return worst, worst > floor
 		},
@@ -95,7 +96,7 @@ func minSavingClaim(policies []string, floor, until float64, where string) Claim
 func maxSaving(cs []CurvePoint, policies []string, lo, hi float64) float64 {
 	best := math.Inf(-1)
 	for _, p := range policies {
-		best = max(best, experiment.MaxOf(experiment.Over(experiment.Series(cs, p), lo, hi, savingFn)))
+		best = max(best, tasks.MaxOf(tasks.Over(tasks.Series(cs, p), lo, hi, savingFn)))
 	}
 	return best
 }
@@ -104,10 +105,10 @@ func maxSaving(cs []CurvePoint, policies []string, lo, hi float64) float64 {
 // with lo <= ratio <= hi (sign: a better than b is positive).
 func maxGap(cs []CurvePoint, a, b string, lo, hi float64) float64 {
 	gap := math.Inf(-1)
-	sa := experiment.Series(cs, a)
-	for _, r := range experiment.Over(experiment.Series(cs, b), lo, hi, func(c CurvePoint) float64 { return c.Ratio }) {
-		x, _ := experiment.At(sa, r)
-		y, _ := experiment.At(experiment.Series(cs, b), r)
+	sa := tasks.Series(cs, a)
+	for _, r := range tasks.Over(tasks.Series(cs, b), lo, hi, func(c CurvePoint) float64 { return c.Ratio }) {
+		x, _ := tasks.At(sa, r)
+		y, _ := tasks.At(tasks.Series(cs, b), r)
 		gap = max(gap, x.GRAR-y.GRAR)
 	}
 	return gap
@@ -187,7 +188,7 @@ func Claims(trace string) []Claim {
 			Claim{What: "FGD's EOPC starts just above 200 kW",
 				Where: "Sec. VI-A, Fig. 1", Paper: "200-240 kW",
 				Measure: func(cs []CurvePoint) (float64, bool) {
-					s := experiment.Series(cs, "FGD")
+					s := tasks.Series(cs, "FGD")
 					if len(s) == 0 {
 						return math.NaN(), false
 					}
@@ -199,7 +200,7 @@ func Claims(trace string) []Claim {
 			Claim{What: "FGD's EOPC peaks at about 1.4 MW",
 				Where: "Sec. VI-A, Fig. 1", Paper: "~1.4 MW (+-10%)",
 				Measure: func(cs []CurvePoint) (float64, bool) {
-					hi := experiment.MaxOf(experiment.Over(experiment.Series(cs, "FGD"), 0, 10, func(c CurvePoint) float64 { return c.EOPCW }))
+					hi := tasks.MaxOf(tasks.Over(tasks.Series(cs, "FGD"), 0, 10, func(c CurvePoint) float64 { return c.EOPCW }))
 					return hi, hi >= 1.26e6 && hi <= 1.54e6
 				},
 				Format: func(v float64) string {
@@ -208,8 +209,8 @@ func Claims(trace string) []Claim {
 			Claim{What: "GPUs draw 72-76% of FGD's EOPC at every point (0.05..1.0 requested)",
 				Where: "Sec. VI-A, Fig. 1", Paper: "72-76% (+-1 pp)",
 				Measure: func(cs []CurvePoint) (float64, bool) {
-					share := experiment.Over(experiment.Series(cs, "FGD"), 0.05, 1.0, func(c CurvePoint) float64 { return c.GPUW / c.EOPCW })
-					lo, hi := experiment.MinOf(share), experiment.MaxOf(share)
+					share := tasks.Over(tasks.Series(cs, "FGD"), 0.05, 1.0, func(c CurvePoint) float64 { return c.GPUW / c.EOPCW })
+					lo, hi := tasks.MinOf(share), tasks.MaxOf(share)
 					// The value is the end of the range that lies further out.
 					if lo-0.71 < 0.77-hi {
 						return lo, lo >= 0.71 && hi <= 0.77
@@ -305,16 +306,16 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	}
 	var out []*experiment.Results
 	for _, s := range scs {
-		in, err := experiment.LoadInputs(s)
+		in, err := tasks.LoadInputs(s)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
 		env.Notef("%s: %d policies x %d seeds on %s", s.Name, len(s.Policies), s.Seeds, in.Source)
-		r, err := experiment.RunInflation(env, s, in)
+		r, err := tasks.RunInflation(env, s, in)
 		if err != nil {
 			return nil, err
 		}
-		res, err := experiment.InflationResults(env.Version, r, Claims(s.Trace.Pods))
+		res, err := tasks.InflationResults(env.Version, r, Claims(s.Trace.Pods))
 		if err != nil {
 			return nil, err
 		}

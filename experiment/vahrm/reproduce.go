@@ -13,6 +13,7 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/policy"
+	vahrmpol "github.com/wattsched/wattsched/policy/vahrm"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/gpuvar"
@@ -30,9 +31,13 @@ type Reproduction struct {
 	Congested []Relative     `json:"main_sr8"`
 	SR        []Relative     `json:"sweep_sr"`
 	PCR       []Relative     `json:"sweep_pcr"`
-	Beta      []Relative     `json:"sweep_beta"`
-	FirstRun  []Relative     `json:"sweep_first_run"`
-	ModelErr  []Relative     `json:"model_error"`
+	// Beta is the beta sweep with E and W normalised to the queue (the
+	// policy's default); BetaRaw the same sweep with beta on raw joules
+	// and seconds (beta_units: raw), the reading before.
+	Beta     []Relative `json:"sweep_beta"`
+	BetaRaw  []Relative `json:"sweep_beta_raw_units"`
+	FirstRun []Relative `json:"sweep_first_run"`
+	ModelErr []Relative `json:"model_error"`
 	// Arrivals are the Lublin–Feitelson workload's runs (per load, seed
 	// and workload); ArrivalStats their mean and spread over seeds.
 	Arrivals     []Relative    `json:"lublin_runs"`
@@ -59,6 +64,16 @@ type Options struct {
 	Shards *experiment.Shards
 }
 
+// rawName is VAHRM+TSMVA with beta on raw joules and seconds.
+const rawName = "VAHRM+TSMVA (raw units)"
+
+// rawUnits is sys with beta on raw joules and seconds, named rawName.
+func rawUnits(sys scenario.System) scenario.System {
+	sys = sys.WithArg("beta_units", vahrmpol.UnitsRaw)
+	sys.Name = rawName
+	return sys
+}
+
 // congestedSR is the shrink ratio at which the stand-in log offers a load
 // comparable to a busy production system (about 93% of node-seconds).
 const congestedSR = 8
@@ -83,6 +98,11 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 			loadNote(log),
 			"Genuine arrivals: job streams drawn from the "+LublinSource+", run at offered loads of 50%, 70% and 90% of node-seconds (fixed before any result was seen) with 5 seeds each (--quick: 90%, 2 seeds); the NASA log stays the main case",
 		)}
+	if g := env.GPUFit; g != nil {
+		rep.StandIns = append(rep.StandIns, fmt.Sprintf("GPU power model: %d of %d (GPU, application) pairs were not measured and have simulated profile history (run-to-run variation measured on the Longhorn runs: %s %.2f%%, %s %.2f%%, %s %.2f%%); TSMVA (RF+RF) predicts a fresh simulated run with %.2f%% MAPE; every GPU has its own stage-2 model, and %d of the %d GPU predictions equal stage 1's application baseline where the GPU's history differs from it",
+			g.Simulated, len(g.Pred)*len(vahrmGPUApps), vahrmGPUApps[0], 100*g.RunCV[0], vahrmGPUApps[1], 100*g.RunCV[1], vahrmGPUApps[2], 100*g.RunCV[2], g.MAPE,
+			g.AtBaseline, len(g.Pred)*len(vahrmGPUApps)))
+	}
 	rep.StandIns = append(rep.StandIns, fmt.Sprintf("CPU power model: TSMVA (RF+RF) on the simulated CPU profiles predicts a fresh run with %.2f%% MAPE (the run-to-run variation alone is %.0f%%)", env.CPUFitMAPE, 100*cpuRunCV))
 	for _, sr := range []float64{1, 2, 4, 6, 8} {
 		rep.Util[strconv.FormatFloat(sr, 'g', -1, 64)] = Num(log.Utilization(sr))
@@ -93,7 +113,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	busy.SR = congestedSR
 	others, vu := all[1:], all[0]
 	rep.Settings = map[string]any{"beta": def.Beta, "pcr": def.PCR, "sr_main": def.SR, "sr_congested": congestedSR,
-		"profile_overhead": 0.05, "wait_limit_s": 7 * 24 * 3600, "jobs": len(log.Jobs), "seed": o.Seed}
+		"beta_units": vahrmpol.UnitsQueue, "profile_overhead": 0.05, "wait_limit_s": 7 * 24 * 3600, "jobs": len(log.Jobs), "seed": o.Seed}
 	sweep := func(labels []string, ss []Setting, systems []scenario.System, base scenario.System) ([]Relative, error) {
 		return env.Sweep(labels, ss, systems, base, o.Workers, o.Progress)
 	}
@@ -109,7 +129,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 		name string
 	}
 	srs, pcrs := []float64{1, 2, 4, 6, 8}, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1.0}
-	betas := []float64{0, math.Pow(0.25, 10), math.Pow(0.25, 8), math.Pow(0.25, 6), math.Pow(0.25, 4), math.Pow(0.25, 2), 1}
+	betas := []float64{0, math.Pow(0.25, 10), math.Pow(0.25, 8), math.Pow(0.25, 6), math.Pow(0.25, 4), math.Pow(0.25, 2), 0.25, 0.5, 1}
 	firsts, noises := []float64{0, 0.2, 0.4, 0.6, 0.8, 1.0}, []float64{0.05, 0.10, 0.15, 0.20, 0.25, 0.30}
 	sweepSystems := others
 	if o.Quick {
@@ -137,6 +157,9 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 	}
 	l, ss = settings(busy, betas, func(s *Setting, v float64) { s.Beta = v }, "beta", g)
 	if rep.Beta, err = sweep(l, ss, mustSystems("VAHRM+TSMVA"), vu); err != nil {
+		return nil, err
+	}
+	if rep.BetaRaw, err = sweep(l, ss, []scenario.System{rawUnits(mustSystems("VAHRM+TSMVA")[0])}, vu); err != nil {
 		return nil, err
 	}
 	l, ss = settings(busy, firsts, func(s *Setting, v float64) { s.FirstRunRatio = v }, "first_run", g)
@@ -270,17 +293,23 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 	}
 	add("VAHRM saves the most energy at PCR = 0.5", "Sec. VI-C4, Fig. 16", "PCR=0.5", fmt.Sprintf("%s (%.2f%%)", bestPCR, 100*bestSave), bestPCR == "PCR=0.5", bestSave)
 	// Fig. 15: M = Erate / Wrate (energy saving over relative waiting time,
-	// both vs VU-FCFS) is largest at beta = (1/4)^6.
-	bestBeta, bestM := "", math.Inf(-1)
-	for _, a := range Averages(rep.Beta) {
-		if float64(a.WaitRatio) > 0 && a.EnergySave/float64(a.WaitRatio) > bestM {
-			bestBeta, bestM = a.Setting, a.EnergySave/float64(a.WaitRatio)
+	// both vs VU-FCFS) is largest at beta = (1/4)^6, under each reading
+	// of beta's units.
+	for _, reading := range []struct {
+		rel  []Relative
+		what string
+	}{{rep.Beta, "E and W normalised to the queue"}, {rep.BetaRaw, "raw joules and seconds"}} {
+		bestBeta, bestM := "", math.Inf(-1)
+		for _, a := range Averages(reading.rel) {
+			if float64(a.WaitRatio) > 0 && a.EnergySave/float64(a.WaitRatio) > bestM {
+				bestBeta, bestM = a.Setting, a.EnergySave/float64(a.WaitRatio)
+			}
 		}
-	}
-	if bestBeta != "" {
-		want := "beta=" + strconv.FormatFloat(math.Pow(0.25, 6), 'g', 4, 64)
-		add("the metric E_rate/W_rate is largest at beta = (1/4)^6", "Sec. VI-C3, Fig. 15", "beta=(1/4)^6: 4.5% / 0.56",
-			fmt.Sprintf("%s: %.2f%% / waiting %.3f", bestBeta, 100*bestM*waitOf(rep.Beta, bestBeta), waitOf(rep.Beta, bestBeta)), bestBeta == want, bestM)
+		if bestBeta != "" {
+			want := "beta=" + strconv.FormatFloat(math.Pow(0.25, 6), 'g', 4, 64)
+			add("the metric E_rate/W_rate is largest at beta = (1/4)^6 ("+reading.what+")", "Sec. VI-C3, Fig. 15", "beta=(1/4)^6: 4.5% / 0.56",
+				fmt.Sprintf("%s: %.2f%% / waiting %.3f", bestBeta, 100*bestM*waitOf(reading.rel, bestBeta), waitOf(reading.rel, bestBeta)), bestBeta == want, bestM)
+		}
 	}
 	// Table VII's deviations from VAHRM+IDEAL, each against the paper's
 	// own bound: energy within 0.003, the time metrics within 0.019.
@@ -306,9 +335,9 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 	for _, set := range []struct {
 		name string
 		rel  []Relative
-	}{{"main SR=1", rep.Main}, {"main SR=8", rep.Congested}, {"SR sweep", rep.SR}, {"PCR sweep", rep.PCR}, {"beta sweep", rep.Beta},
+	}{{"main SR=1", rep.Main}, {"main SR=8", rep.Congested}, {"SR sweep", rep.SR}, {"PCR sweep", rep.PCR}, {"beta sweep", rep.Beta}, {"beta sweep (raw units)", rep.BetaRaw},
 		{"first-run sweep", rep.FirstRun}, {"model-error table", rep.ModelErr}, {"Lublin-Feitelson runs", rep.Arrivals}} {
-		for _, sys := range []string{"VAHRM+TSMVA", "VAHRM+IDEAL"} {
+		for _, sys := range []string{"VAHRM+TSMVA", "VAHRM+IDEAL", rawName} {
 			if w := maxOver(set.rel, sys, func(r Relative) float64 { return r.MaxWaitS }); w > maxWait {
 				maxWait, where = w, set.name+", "+sys
 			}
@@ -398,6 +427,20 @@ func Tables(rep *Reproduction) []report.Table {
 		}
 		out = append(out, at)
 	}
+	if len(rep.Beta) > 0 {
+		bt := report.Table{Title: fmt.Sprintf("beta sweep (Figs. 12-15; SR=%d, relative to VU-FCFS, mean of 9 workloads): E and W normalised to the queue (default) and raw joules and seconds (beta_units: raw)", congestedSR),
+			Head: []string{"beta", "units", "energy saving", "common window", "turnaround", "waiting", "E_rate/W_rate", "longest wait h"}}
+		for _, reading := range []struct {
+			rel   []Relative
+			units string
+		}{{rep.Beta, vahrmpol.UnitsQueue}, {rep.BetaRaw, vahrmpol.UnitsRaw}} {
+			for _, a := range Averages(reading.rel) {
+				bt.Rows = append(bt.Rows, []string{strings.TrimPrefix(a.Setting, "beta="), reading.units, fmt.Sprintf("%.2f%%", 100*a.EnergySave), fmt.Sprintf("%.2f%%", 100*a.CommonSave),
+					fmt.Sprintf("%.3f", a.TATRatio), fmt.Sprintf("%.3f", a.WaitRatio), fmt.Sprintf("%.3f", a.EnergySave/float64(a.WaitRatio)), fmt.Sprintf("%.1f", a.MaxWaitS/3600)})
+			}
+		}
+		out = append(out, bt)
+	}
 	et := report.Table{Title: "Table VII: VAHRM with added prediction error, normalised to VAHRM+IDEAL (PCR=0.5)", Head: []string{"error", "energy", "turnaround", "throughput", "waiting"}}
 	for _, a := range Averages(rep.ModelErr) {
 		et.Rows = append(et.Rows, []string{a.Setting, fmt.Sprintf("%.3f", 1-a.EnergySave), fmt.Sprintf("%.3f", a.TATRatio), fmt.Sprintf("%.3f", a.ThroughRat), fmt.Sprintf("%.3f", a.WaitRatio)})
@@ -458,6 +501,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	files["sweep_sr.csv"] = relCSV(rep.SR)
 	files["sweep_pcr.csv"] = relCSV(rep.PCR)
 	files["sweep_beta.csv"] = relCSV(rep.Beta)
+	files["sweep_beta_raw_units.csv"] = relCSV(rep.BetaRaw)
 	files["sweep_first_run.csv"] = relCSV(rep.FirstRun)
 	files["model_error.csv"] = relCSV(rep.ModelErr)
 	files["lublin_runs.csv"] = relCSV(rep.Arrivals)
@@ -497,6 +541,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		return f
 	}
 	saveY := func(r Relative) float64 { return 100 * r.EnergySave }
+	betaBoth := append(append([]Relative{}, rep.Beta...), rep.BetaRaw...)
 	tatY := func(r Relative) float64 { return float64(r.TATRatio) }
 	var figs []experiment.Figure
 	for _, p := range []struct {
@@ -506,8 +551,8 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	}{
 		{"sr_energy.svg", "Energy saving vs VU-FCFS over SR (Fig. 10)", sweepPlot("Energy saving vs SR", "energy saving vs VU-FCFS (%)", rep.SR, xsOf(rep.SR, num), saveY, true), "log2(SR)"},
 		{"sr_turnaround.svg", "Turnaround relative to VU-FCFS over SR (Fig. 11)", sweepPlot("Turnaround vs SR", "turnaround / VU-FCFS", rep.SR, xsOf(rep.SR, num), tatY, true), "log2(SR)"},
-		{"beta_energy.svg", "Energy saving over beta (Fig. 12)", sweepPlot("Energy saving vs beta", "energy saving vs VU-FCFS (%)", rep.Beta, xsOf(rep.Beta, num), saveY, true), "log2(beta) (beta=0 at the left edge)"},
-		{"beta_wait.svg", "Waiting time relative to VU-FCFS over beta (Fig. 14)", sweepPlot("Waiting vs beta", "waiting / VU-FCFS", rep.Beta, xsOf(rep.Beta, num), func(r Relative) float64 { return float64(r.WaitRatio) }, true), "log2(beta)"},
+		{"beta_energy.svg", "Energy saving over beta (Fig. 12), with E and W normalised to the queue and in raw units", sweepPlot("Energy saving vs beta", "energy saving vs VU-FCFS (%)", betaBoth, xsOf(rep.Beta, num), saveY, true), "log2(beta) (beta=0 at the left edge)"},
+		{"beta_wait.svg", "Waiting time relative to VU-FCFS over beta (Fig. 14), with E and W normalised to the queue and in raw units", sweepPlot("Waiting vs beta", "waiting / VU-FCFS", betaBoth, xsOf(rep.Beta, num), func(r Relative) float64 { return float64(r.WaitRatio) }, true), "log2(beta) (beta=0 at the left edge)"},
 		{"pcr_energy.svg", "Energy saving over PCR (Fig. 16)", sweepPlot("Energy saving vs PCR", "energy saving vs VU-FCFS (%)", rep.PCR, xsOf(rep.PCR, num), saveY, false), "PCR"},
 		{"pcr_turnaround.svg", "Turnaround over PCR (Fig. 17)", sweepPlot("Turnaround vs PCR", "turnaround / VU-FCFS", rep.PCR, xsOf(rep.PCR, num), tatY, false), "PCR"},
 		{"lublin_energy.svg", "Genuine arrivals (Lublin-Feitelson model): energy saving vs VU-FCFS over the offered load, mean of seeds and workloads", sweepPlot("Energy saving vs offered load", "energy saving vs VU-FCFS (%)", byLoad, loadXs, saveY, false), "offered load (% of node-seconds)"},
@@ -515,7 +560,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		{"first_run_energy.svg", "Energy saving over the first-run ratio (Fig. 18)", sweepPlot("Energy saving vs first-run ratio", "energy saving vs VU-FCFS (%)", rep.FirstRun, xsOf(rep.FirstRun, num), saveY, false), "first-run ratio"},
 	} {
 		p.lp.XLabel = p.xl
-		if p.xl == "log2(beta) (beta=0 at the left edge)" {
+		if strings.HasPrefix(p.xl, "log2(beta)") {
 			for i := range p.lp.Series {
 				for k, x := range p.lp.Series[i].X {
 					if x < -100 {
@@ -538,7 +583,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 	tables := Tables(rep)
 	return &experiment.Results{Title: "wattsched: VAHRM reproduction", Notes: rep.StandIns, Tables: tables, Figures: figs,
 		Footnote: "wattsched " + rep.Version, Files: files, Head: experiment.StandInLines(rep.StandIns),
-		Listing: "summary.json, main.csv, sweep_*.csv, model_error.csv, lublin_runs.csv, lublin_by_load.csv, models.csv, *.svg, report.html"}, nil
+		Listing: "summary.json, main.csv, sweep_*.csv (sweep_beta_raw_units.csv: beta on raw units), model_error.csv, lublin_runs.csv, lublin_by_load.csv, models.csv, *.svg, report.html"}, nil
 }
 
 // Study is `wattsched reproduce vahrm`.

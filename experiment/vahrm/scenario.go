@@ -24,7 +24,7 @@ func StandIns(log *Log) []string {
 		"GPU job types: PageRank (small), ResNet (medium), SGEMM (large) stand in for the paper's three CUDA kernels",
 		fmt.Sprintf("CPU power: no per-CPU measurements are public; each CPU draws Table IV's typical value (per node / 2) times 1 + N(0, %.0f%%)", 100*vahrmCPUCV),
 		"Power-model inputs: per-application mean SM clock and memory clock stand in for PMC profiles (GPUs); the job type's typical per-CPU power (CPUs)",
-		fmt.Sprintf("Predictions: VAHRM+TSMVA and the variation-aware FCFS systems use TSMVA (RF+RF) fitted on the GPU runs' training split and, for CPUs, on simulated profile history (%d earlier runs per CPU and job type, each the true power times 1 + N(0, %.0f%%); no per-CPU data is public, so this history is simulated from the truth and its noise level is our choice, which favours TSMVA); VAHRM+IDEAL uses the true power", cpuProfileRuns, 100*cpuRunCV),
+		fmt.Sprintf("Predictions: VAHRM+TSMVA and the variation-aware FCFS systems use TSMVA (RF+RF) fitted, for GPUs, on the measured runs' training split plus simulated profile history of every (GPU, application) pair not measured (%d earlier runs each, the true power times 1 + N(0, cv), cv the application's run-to-run variation measured on the Longhorn GPUs), so every GPU gets its own prediction; for CPUs, on simulated profile history (%d earlier runs per CPU and job type, each the true power times 1 + N(0, %.0f%%); no per-CPU data is public, so this history is simulated from the truth and its noise level is our choice, which favours TSMVA); VAHRM+IDEAL uses the true power", gpuProfileRuns, cpuProfileRuns, 100*cpuRunCV),
 	}
 }
 

@@ -228,10 +228,12 @@ type Env struct {
 	Truth      *power.HPCNodes
 	Log        *Log
 	// FittedGPU and FittedCPU are the prediction table's GPU and CPU rows
-	// from the fitted TSMVA models (FittedGPU, FittedCPU); CPUFitMAPE is
-	// the CPU model's error on fresh simulated runs.
+	// from the fitted TSMVA models (FittedGPU, FittedCPU); GPUFit and
+	// CPUFitMAPE say what the GPU rows came from and the CPU model's
+	// error on fresh simulated runs.
 	FittedGPU  [][]float64
 	FittedCPU  [][]float64
+	GPUFit     *GPUFit
 	CPUFitMAPE float64
 	// Workloads run by Sweep (nil: all nine).
 	Workloads []Workload
@@ -271,7 +273,7 @@ func BuildEnv(r *policy.Registries, log *Log, seed uint64) (*Env, []GPUStats, []
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return &Env{Registries: r, Truth: truth, Log: log, FittedGPU: fitted, FittedCPU: cpu.Pred, CPUFitMAPE: cpu.MAPE, Account: acct}, stats, models, nil
+	return &Env{Registries: r, Truth: truth, Log: log, FittedGPU: fitted.Pred, GPUFit: fitted, FittedCPU: cpu.Pred, CPUFitMAPE: cpu.MAPE, Account: acct}, stats, models, nil
 }
 
 // predictions returns the per-device prediction table for a setting.
@@ -284,8 +286,9 @@ func (e *Env) predictions(s Setting, ideal bool) *power.HPCNodes {
 		r := rand.New(rand.NewPCG(s.Seed, 0x70726564))
 		return Perturbed(e.Truth, func() float64 { return r.NormFloat64() * s.ModelNoise })
 	}
-	// The fitted models' predictions: GPUs from the measured runs, CPUs
-	// from the simulated profile history (FittedCPU).
+	// The fitted models' predictions: GPUs from the measured runs and the
+	// unmeasured GPUs' simulated profile history (FittedGPU), CPUs from
+	// the simulated profile history (FittedCPU).
 	p := *e.Truth
 	if e.FittedGPU != nil {
 		p.GPU = e.FittedGPU

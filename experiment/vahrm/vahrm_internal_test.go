@@ -115,3 +115,59 @@ func TestFittedCPUFollowsDevices(t *testing.T) {
 		t.Errorf("fresh-run MAPE %.2f%%, want in (0, 5]", cf.MAPE)
 	}
 }
+
+// Every GPU of the system gets its own TSMVA prediction: the 1,000-odd
+// unmeasured GPUs have simulated profile history, so wherever a GPU's
+// history differs from stage 1's application baseline its prediction
+// differs from that baseline too, and the predictions follow the true
+// per-GPU power (they are fitted, never the truth itself).
+func TestFittedGPUEveryDevice(t *testing.T) {
+	runs, err := gpuvar.Longhorn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, _, err := Truth(runs, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := FittedGPU(runs, truth, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Pred) != len(truth.GPU) {
+		t.Fatalf("%d predicted GPUs, want %d", len(g.Pred), len(truth.GPU))
+	}
+	// Most pairs were never measured (172-392 GPUs per application).
+	if g.Simulated < len(truth.GPU)*len(vahrmGPUApps)/2 {
+		t.Errorf("%d simulated pairs of %d", g.Simulated, len(truth.GPU)*len(vahrmGPUApps))
+	}
+	for k, app := range vahrmGPUApps {
+		if !(g.RunCV[k] > 0 && g.RunCV[k] < 0.2) {
+			t.Errorf("%s: run-to-run variation %v, want a measured value in (0, 0.2)", app, g.RunCV[k])
+		}
+		var p, a []float64
+		atBase, same := 0, 0
+		for d := range truth.GPU {
+			v := g.Pred[d][3+k]
+			if v == g.Baseline[k] && math.Abs(g.HistMean[d][k]-g.Baseline[k]) > 1e-9 {
+				atBase++
+			}
+			if v == truth.GPU[d][3+k] {
+				same++
+			}
+			p, a = append(p, v), append(a, truth.GPU[d][3+k])
+		}
+		if atBase > 0 || g.AtBaseline > 0 {
+			t.Errorf("%s: %d GPUs predicted at the stage-1 baseline %.2f W although their history differs (AtBaseline %d)", app, atBase, g.Baseline[k], g.AtBaseline)
+		}
+		if same > len(a)/100 {
+			t.Errorf("%s: %d of %d predictions equal the truth exactly", app, same, len(a))
+		}
+		if c := stat.Correlation(p, a, nil); c < 0.6 {
+			t.Errorf("%s: correlation of predictions with the true per-GPU power %.3f, want >= 0.6", app, c)
+		}
+	}
+	if !(g.MAPE > 0 && g.MAPE < 10) {
+		t.Errorf("fresh-run MAPE %.2f%%, want in (0, 10)", g.MAPE)
+	}
+}

@@ -31,7 +31,7 @@ func TestReproduceVAHRMQuick(t *testing.T) {
 	if len(a.Main) != 63 || len(a.Congested) != 63 {
 		t.Fatalf("main rows %d/%d, want 63", len(a.Main), len(a.Congested))
 	}
-	for _, set := range [][]vahrm.Relative{a.Main, a.Congested, a.SR, a.PCR, a.Beta, a.FirstRun, a.ModelErr} {
+	for _, set := range [][]vahrm.Relative{a.Main, a.Congested, a.SR, a.PCR, a.Beta, a.BetaRaw, a.FirstRun, a.ModelErr} {
 		for _, r := range set {
 			if r.MaxPredW > r.CapW*(1+1e-9) {
 				t.Fatalf("%s %s w%d: predicted %v W above the %v W cap at a start", r.Setting, r.System, r.Workload, r.MaxPredW, r.CapW)
@@ -40,6 +40,24 @@ func TestReproduceVAHRMQuick(t *testing.T) {
 				t.Fatalf("%s %s w%d waited %v s, past the one-week limit", r.Setting, r.System, r.Workload, r.MaxWaitS)
 			}
 		}
+	}
+	// The beta sweep runs under both readings of beta's units, and the
+	// reading matters at the paper's beta.
+	if len(a.BetaRaw) != len(a.Beta) || len(a.Beta) == 0 {
+		t.Fatalf("beta sweep: %d rows normalised, %d raw", len(a.Beta), len(a.BetaRaw))
+	}
+	differ := false
+	for i, r := range a.Beta {
+		raw := a.BetaRaw[i]
+		if raw.Setting != r.Setting || raw.Workload != r.Workload || raw.System == r.System {
+			t.Fatalf("row %d: normalised %s %s w%d, raw %s %s w%d", i, r.Setting, r.System, r.Workload, raw.Setting, raw.System, raw.Workload)
+		}
+		if r.Setting == "beta=0.0002441" && r.MeanWaitS != raw.MeanWaitS {
+			differ = true
+		}
+	}
+	if !differ {
+		t.Error("at beta = (1/4)^6 the normalised and raw readings wait exactly alike on every workload")
 	}
 	if len(a.Claims) < 10 || len(a.Models) != 8 {
 		t.Fatalf("%d claims, %d model rows", len(a.Claims), len(a.Models))
@@ -52,7 +70,7 @@ func TestReproduceVAHRMQuick(t *testing.T) {
 	if err := res.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"summary.json", "main.csv", "sweep_sr.csv", "sweep_pcr.csv", "sweep_beta.csv", "sweep_first_run.csv", "model_error.csv", "models.csv", "pcr_energy.svg", "report.html"} {
+	for _, f := range []string{"summary.json", "main.csv", "sweep_sr.csv", "sweep_pcr.csv", "sweep_beta.csv", "sweep_beta_raw_units.csv", "sweep_first_run.csv", "model_error.csv", "models.csv", "pcr_energy.svg", "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("missing or empty %s", f)
 		}

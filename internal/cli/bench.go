@@ -15,6 +15,7 @@ import (
 	"github.com/wattsched/wattsched/experiment/eaco"
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/experiment/vahrm"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy"
@@ -160,7 +161,7 @@ func cmdBench(policies, traceName string, stdout io.Writer) error {
 		}
 		s.Policies = ps
 	}
-	in, err := experiment.LoadInputs(s)
+	in, err := tasks.LoadInputs(s)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func cmdBench(policies, traceName string, stdout io.Writer) error {
 		one.Policies = []scenario.PolicySpec{p}
 		cpu0 := cpuSeconds()
 		start := time.Now()
-		res, err := experiment.RunInflation(e, &one, in)
+		res, err := tasks.RunInflation(e, &one, in)
 		if err != nil {
 			return err
 		}

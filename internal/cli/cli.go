@@ -24,6 +24,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/outdir"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
@@ -49,7 +51,7 @@ func HandleSignals(stderr io.Writer) {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
-		experiment.Abandon()
+		outdir.Abandon()
 		fmt.Fprintf(stderr, "wattsched: %v: stopped; no partial results were written\n", s)
 		os.Exit(130)
 	}()
@@ -133,7 +135,7 @@ func cmdImport(ctx context.Context, o *importOptions, args []string, stdout, std
 	if err != nil {
 		return err
 	}
-	claim, err := experiment.ClaimDir(*out, *force)
+	claim, err := outdir.ClaimDir(*out, *force)
 	if err != nil {
 		return err
 	}
@@ -227,7 +229,7 @@ type scenarioRun struct {
 	e *experiment.Env
 	// claim is the output directory, claimed before any work: the
 	// command releases it (emit publishes into it).
-	claim *experiment.DirClaim
+	claim *outdir.DirClaim
 	// solverLog is --solver-log: the file for the MILP solver's log.
 	solverLog string
 	// equivalence is compare's --equivalence as a fraction (0: not
@@ -404,7 +406,7 @@ func parseScenarioRun(cmd string, fs *pflag.FlagSet, f *scenarioFlags, args []st
 	}
 	// The claim comes last: every check that can fail goes above it, and
 	// the caller releases it (defer r.claim.Release()).
-	if r.claim, err = experiment.ClaimDir(*out, *force); err != nil {
+	if r.claim, err = outdir.ClaimDir(*out, *force); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -412,10 +414,10 @@ func parseScenarioRun(cmd string, fs *pflag.FlagSet, f *scenarioFlags, args []st
 
 // setExplain applies --explain: a usage error for a mode whose placements
 // are not a Placer's weighted scores, or with --shard; otherwise each run
-// keeps its share of experiment.ExplainBudget decisions.
+// keeps its share of tasks.ExplainBudget decisions.
 func setExplain(cmd string, s *scenario.Scenario, e *experiment.Env) error {
-	if !slices.Contains(experiment.ExplainModes, s.Mode) {
-		return usageError{fmt.Errorf("%s: --explain applies to mode %v (placements by weighted node scores), not %s: scenario %s", cmd, experiment.ExplainModes, s.Mode, s.Name)}
+	if !slices.Contains(tasks.ExplainModes, s.Mode) {
+		return usageError{fmt.Errorf("%s: --explain applies to mode %v (placements by weighted node scores), not %s: scenario %s", cmd, tasks.ExplainModes, s.Mode, s.Name)}
 	}
 	if e.Shards != nil {
 		return usageError{fmt.Errorf("%s: --explain with --shard or merge: not supported; explain an unsharded run", cmd)}
@@ -423,11 +425,11 @@ func setExplain(cmd string, s *scenario.Scenario, e *experiment.Env) error {
 	runs := len(s.Policies)
 	switch {
 	case cmd == "compare": // a run per policy, setting and seed
-		runs = len(experiment.CompareSystems(s)) * s.Seeds
+		runs = len(tasks.CompareSystems(s)) * s.Seeds
 	case s.Mode == scenario.Inflation: // a run per policy and seed
 		runs *= s.Seeds
 	}
-	e.ExplainDecisions = experiment.ExplainPerRun(runs)
+	e.ExplainDecisions = tasks.ExplainPerRun(runs)
 	return nil
 }
 
@@ -460,8 +462,8 @@ func cmdRun(ctx context.Context, r *scenarioRun, cmdline []string, stdout io.Wri
 // without a trailing %, as a fraction.
 func parseEquivalence(v string) (float64, error) {
 	p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
-	if err != nil || !(p > 0 && p <= 100*experiment.MaxEquivalence) {
-		return 0, fmt.Errorf("--equivalence %q: want a percentage of the reference's energy in (0, %g] such as 1 or 0.5%%", v, 100*experiment.MaxEquivalence)
+	if err != nil || !(p > 0 && p <= 100*tasks.MaxEquivalence) {
+		return 0, fmt.Errorf("--equivalence %q: want a percentage of the reference's energy in (0, %g] such as 1 or 0.5%%", v, 100*tasks.MaxEquivalence)
 	}
 	return p / 100, nil
 }
@@ -474,16 +476,16 @@ func cmdCompare(r *scenarioRun, cmdline []string, stdout io.Writer) error {
 	if r.s.Mode != scenario.Replay {
 		return usageError{fmt.Errorf("compare: scenario %s has mode %s; compare replays a trace at its recorded times (mode replay, e.g. examples/replay-openb.yaml)", r.s.Name, r.s.Mode)}
 	}
-	in, err := experiment.LoadInputs(r.s)
+	in, err := tasks.LoadInputs(r.s)
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w", r.s.Name, err)
 	}
 	results, inputs, err := sharded(r.e.Shards, cmdline, func() ([]*experiment.Results, error) {
-		runs, err := experiment.RunCompare(r.e, r.s, in)
+		runs, err := tasks.RunCompare(r.e, r.s, in)
 		if err != nil {
 			return nil, err
 		}
-		res, err := experiment.CompareResults(Version, r.e, r.s, in, runs, experiment.CompareOptions{Equivalence: r.equivalence, CatalogFile: r.catalogFile})
+		res, err := tasks.CompareResults(Version, r.e, r.s, in, runs, tasks.CompareOptions{Equivalence: r.equivalence, CatalogFile: r.catalogFile})
 		return []*experiment.Results{res}, err
 	})
 	if r.e.Shards.Sharding() {
@@ -500,7 +502,7 @@ func cmdCompare(r *scenarioRun, cmdline []string, stdout io.Writer) error {
 
 // emit publishes the results into the claimed directory, then prints what
 // each holds.
-func emit(stdout io.Writer, claim *experiment.DirClaim, results []*experiment.Results) error {
+func emit(stdout io.Writer, claim *outdir.DirClaim, results []*experiment.Results) error {
 	if err := claim.Publish(Version, results); err != nil {
 		return err
 	}
@@ -581,7 +583,7 @@ func cmdReproduce(ctx context.Context, st experiment.Study, f reproduceFlags, ar
 	if e.Shards != nil && !slices.Contains(shardable, st.Name()) {
 		return usageError{fmt.Errorf("reproduce %s: --shard is supported for %s, not yet for %s", st.Name(), strings.Join(shardable, ", "), st.Name())}
 	}
-	claim, err := experiment.ClaimDir(*out, *force)
+	claim, err := outdir.ClaimDir(*out, *force)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/outdir"
 )
 
 // outdirInputs writes a tiny scenario, a kubectl dump and a one-shard
@@ -107,7 +107,7 @@ func TestOutputPathSpellings(t *testing.T) {
 					if _, err := os.Stat(filepath.Join(dir, cmd.file)); err != nil {
 						t.Errorf("results not in DIR: %v", err)
 					}
-					m, err := os.ReadFile(filepath.Join(dir, experiment.ManifestFile))
+					m, err := os.ReadFile(filepath.Join(dir, outdir.ManifestFile))
 					if err != nil || !strings.Contains(string(m), cmd.file+"\n") {
 						t.Errorf("manifest %q %v", m, err)
 					}
@@ -201,7 +201,7 @@ func TestConcurrentRunsOneWins(t *testing.T) {
 				if won == 0 || (!force && won != 1) {
 					t.Errorf("%d runs exited 0: %v\n%v", won, codes, stderrs)
 				}
-				m, err := os.ReadFile(filepath.Join(dir, experiment.ManifestFile))
+				m, err := os.ReadFile(filepath.Join(dir, outdir.ManifestFile))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -210,7 +210,7 @@ func TestConcurrentRunsOneWins(t *testing.T) {
 					listed = append(listed, l)
 				}
 				filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-					if err == nil && !e.IsDir() && e.Name() != experiment.ManifestFile {
+					if err == nil && !e.IsDir() && e.Name() != outdir.ManifestFile {
 						rel, _ := filepath.Rel(dir, p)
 						present = append(present, filepath.ToSlash(rel))
 					}

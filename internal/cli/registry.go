@@ -8,6 +8,7 @@ import (
 	"github.com/wattsched/wattsched/experiment/eaco"
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
+	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/experiment/vahrm"
 	"github.com/wattsched/wattsched/scenario"
 )
@@ -34,5 +35,5 @@ func runners(m scenario.Mode) runner {
 	case scenario.Slotted:
 		return cedla.RunScenario
 	}
-	return experiment.RunTasks
+	return tasks.RunTasks
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/scenario"
 )
 
@@ -268,7 +269,7 @@ func commandArgs(args []string) []string {
 // emitShard writes a shard's recorded runs and manifest.
 // inputs are what the command read, hashed before the runs: a file that
 // changed since is an error, as its runs may have read either version.
-func emitShard(stdout io.Writer, claim *experiment.DirClaim, sh *experiment.Shards, args []string, inputs []shardInput, runErr error) error {
+func emitShard(stdout io.Writer, claim *outdir.DirClaim, sh *experiment.Shards, args []string, inputs []shardInput, runErr error) error {
 	if err := sh.Err(); err != nil {
 		return err
 	}

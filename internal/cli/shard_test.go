@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/outdir"
 )
 
 // tree reads every file under dir by relative path.
@@ -405,7 +406,7 @@ func TestShardRefusesAnInputChangedDuringItsRuns(t *testing.T) {
 		t.Fatalf("sharded: %v %v %+v", res, err, inputs)
 	}
 	var stdout strings.Builder
-	claim, err := experiment.ClaimDir(filepath.Join(d, "out"), false)
+	claim, err := outdir.ClaimDir(filepath.Join(d, "out"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

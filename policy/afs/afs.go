@@ -3,7 +3,8 @@
 // elastic but not energy-aware. At every event each job gets one GPU,
 // shortest remaining time first, and the remaining GPUs go one doubling at
 // a time to the job whose remaining time falls most per added GPU, all at
-// one fixed frequency with every node on. Placement is the same packed
+// one fixed frequency (the paper's baseline keeps every node on,
+// keep_idle_nodes_on, which the preset sets). Placement is the same packed
 // power-of-two placement as PowerFlow's (docs/policies/afs.md says why).
 package afs
 

@@ -1,10 +1,12 @@
 // Package gandiva is the Gandiva baseline of PowerFlow's evaluation (Xiao
 // et al., OSDI'18, as PowerFlow Section 6.1 uses it): not elastic (each
 // job runs on the GPU count its trace asks for) and not energy-aware (all
-// GPUs at one fixed frequency, all nodes on). Jobs start in submission
+// GPUs at one fixed frequency; the paper's baseline keeps every node on,
+// keep_idle_nodes_on, which the preset sets). Jobs start in submission
 // order whenever a packed placement is free, without blocking later jobs
-// that fit; running jobs are never moved. docs/policies/gandiva.md says
-// what of Gandiva is and is not modelled.
+// that fit; running jobs are never moved (unless packed_placement gives it
+// PowerFlow's placement). docs/policies/gandiva.md says what of Gandiva is
+// and is not modelled.
 package gandiva
 
 import (
@@ -48,7 +50,7 @@ func New(args Args, deps policy.ElasticDeps) (*Policy, error) {
 // ScheduleElastic implements policy.ElasticScheduler.
 func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision {
 	fi := policy.FreqIndex(p.fi, st.FreqsMHz)
-	d := policy.ElasticDecision{Allocs: policy.PlaceInOrder(st, st.Jobs, fi)}
+	d := policy.ElasticDecision{Allocs: p.args.Place(st, st.Jobs, fi)}
 	d.NodeOn = p.args.NodeOn(d.Allocs, st.Nodes)
 	return d
 }

@@ -79,3 +79,41 @@ func TestArgs(t *testing.T) {
 		t.Error("a negative frequency accepted")
 	}
 }
+
+// Two 8-GPU nodes, each half used by a 4-GPU job: an 8-GPU job does not fit
+// Gandiva's own placement (running jobs never move), but with PowerFlow's
+// placement (packed_placement) job 1 moves next to job 0 and job 2 takes
+// node 1. With keep_idle_nodes_on every node stays powered (nil NodeOn).
+func TestPackedPlacementAndIdleNodes(t *testing.T) {
+	st := func() *policy.ElasticState {
+		return &policy.ElasticState{Nodes: 2, GPUsPerNode: 8, NodeOn: []bool{true, true}, FreqsMHz: []int{1000, 1400},
+			Jobs: []*policy.ElasticView{view(0, 4, []policy.NodeShare{{Node: 0, GPUs: 4}}), view(1, 4, []policy.NodeShare{{Node: 1, GPUs: 4}}), view(2, 8, nil)}}
+	}
+	own, err := New(Args{}, policy.ElasticDeps{FreqsMHz: []int{1000, 1400}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := own.ScheduleElastic(st()); len(d.Allocs) != 2 {
+		t.Fatalf("own placement: %+v, want jobs 0 and 1 in place and job 2 waiting", d.Allocs)
+	}
+	packed, err := New(Args{FixedFreq: policy.FixedFreq{PackedPlacement: true, KeepIdleNodesOn: true}}, policy.ElasticDeps{FreqsMHz: []int{1000, 1400}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := packed.ScheduleElastic(st())
+	if len(d.Allocs) != 3 || d.NodeOn != nil {
+		t.Fatalf("packed: %+v (NodeOn %v), want all three jobs and every node on", d.Allocs, d.NodeOn)
+	}
+	per := map[int]int{}
+	for _, a := range d.Allocs {
+		for _, ns := range a.Nodes {
+			per[ns.Node] += ns.GPUs
+		}
+		if a.Job == 2 && gpus(a) != 8 {
+			t.Errorf("job 2 on %d GPUs", gpus(a))
+		}
+	}
+	if per[0] != 8 || per[1] != 8 {
+		t.Errorf("GPUs per node %v, want both nodes full", per)
+	}
+}

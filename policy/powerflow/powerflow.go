@@ -34,17 +34,31 @@ type Args struct {
 	// checkpoint/restart cost per change that would restart jobs at
 	// nearly every event.
 	MinRescaleSec float64 `yaml:"min_rescale_s"`
+	// CorrectPower scales the predicted power of every job by the ratio
+	// of the metered to the predicted power of the jobs running at their
+	// chosen frequencies, when the models under-predict (ratio above 1):
+	// the limit then holds on the power drawn, not only on the models'
+	// prediction. The paper is silent; its limit is on predicted power.
+	CorrectPower bool `yaml:"correct_power"`
+	// UnmeteredGuard (with CorrectPower) raises the predicted power of a
+	// job the meter does not read at the planned configuration (new, a new
+	// count or frequency, profiling) by this fraction until it does: the
+	// correction only knows running jobs.
+	UnmeteredGuard float64 `yaml:"unmetered_guard"`
 }
 
 // Default returns the setting of `reproduce powerflow`.
 func (Args) Default() Args {
-	return Args{ProfileNewCounts: true, MinRescaleSec: 600}
+	return Args{ProfileNewCounts: true, MinRescaleSec: 600, CorrectPower: true, UnmeteredGuard: 0.03}
 }
 
 // Validate checks the arguments.
 func (a Args) Validate() error {
 	if !(a.MinRescaleSec >= 0) || math.IsInf(a.MinRescaleSec, 0) {
 		return fmt.Errorf("powerflow.min_rescale_s: %v, want a finite number >= 0", a.MinRescaleSec)
+	}
+	if !(a.UnmeteredGuard >= 0 && a.UnmeteredGuard <= 1) {
+		return fmt.Errorf("powerflow.unmetered_guard: %v, want 0..1", a.UnmeteredGuard)
 	}
 	return nil
 }
@@ -283,16 +297,29 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	free := g
 	var jobW float64
 	busy := 0
-	// Predicted cluster power with busy GPUs packed on ceil(busy/gpn) nodes.
-	total := func(jw float64, b int) float64 {
-		on := (b + st.GPUsPerNode - 1) / st.GPUsPerNode * st.GPUsPerNode
-		return jw + float64(on-b)*float64(st.IdleGPU)
-	}
 	for i, v := range st.Jobs {
 		tb := p.table(v, freqs)
 		tb.remain = v.Remaining
 		tb.row(0, freqs)
 		plans[i] = plan{v: v, tb: tb, k: -1}
+	}
+	corr, band := 1.0, 1.0
+	if p.args.CorrectPower {
+		corr, band = p.correction(st, freqs), 1+p.args.UnmeteredGuard
+	}
+	// guarded is a job's predicted power w on 2^k GPUs at frequency fi,
+	// raised by the guard band unless the meter reads it running so now.
+	guarded := func(pl *plan, k, fi int, prof bool, w float64) float64 {
+		if !prof && pl.v.PowerW > 0 && pl.v.GPUs == 1<<k && pl.v.FreqIdx == fi {
+			return w
+		}
+		return w * band
+	}
+	// Predicted cluster power with busy GPUs packed on ceil(busy/gpn)
+	// nodes, the jobs' predictions corrected by the metered power.
+	total := func(jw float64, b int) float64 {
+		on := (b + st.GPUsPerNode - 1) / st.GPUsPerNode * st.GPUsPerNode
+		return jw*corr + float64(on-b)*float64(st.IdleGPU)
 	}
 	// GPU allocation (Algorithm 1 lines 2-20). A job's first GPU has
 	// infinite marginal return (shortest predicted remaining time first);
@@ -313,6 +340,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		if prof {
 			w = pl.tb.profW[k]
 		}
+		w = guarded(pl, k, fi, prof, w)
 		if !within(total(jobW-pl.watts+w, busy+extra)) {
 			return false
 		}
@@ -415,13 +443,13 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	top := jobW
 	for i := range plans {
 		if pl := &plans[i]; pl.k >= 0 && !pl.prof {
-			top += pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1] - pl.watts
+			top += guarded(pl, pl.k, freqs-1, false, pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1]) - pl.watts
 		}
 	}
 	if within(total(top, busy)) {
 		for i := range plans {
 			if pl := &plans[i]; pl.k >= 0 && !pl.prof {
-				pl.fi, pl.watts = freqs-1, pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1]
+				pl.fi, pl.watts = freqs-1, guarded(pl, pl.k, freqs-1, false, pl.tb.e[pl.k][freqs-1]/pl.tb.t[pl.k][freqs-1])
 			}
 		}
 		jobW = top
@@ -436,7 +464,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		// Raise while this job's next step still beats the queue's head
 		// (the same order as one step per pop).
 		for {
-			w := pl.tb.e[pl.k][pl.fi+1] / pl.tb.t[pl.k][pl.fi+1]
+			w := guarded(pl, pl.k, pl.fi+1, false, pl.tb.e[pl.k][pl.fi+1]/pl.tb.t[pl.k][pl.fi+1])
 			if !within(total(jobW-pl.watts+w, busy)) {
 				break
 			}
@@ -464,7 +492,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 	}
 	places := policy.Pack(reqs, st.Nodes, st.GPUsPerNode, st.NodeOn, true)
 	over := func() bool {
-		return !within(jobW + float64(nodesUsed(places, st.Nodes)*st.GPUsPerNode-busy)*float64(st.IdleGPU))
+		return !within(jobW*corr + float64(nodesUsed(places, st.Nodes)*st.GPUsPerNode-busy)*float64(st.IdleGPU))
 	}
 	if over() {
 		// Kept placements fragment the cluster so much that the idle GPUs
@@ -494,9 +522,44 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 		for _, ns := range places[r] {
 			d.NodeOn[ns.Node] = true
 		}
-		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: pl.v.Job.ID, Nodes: places[r], FreqIdx: pl.fi, Pred: hw.Watts(pl.watts), Profile: pl.prof})
+		d.Allocs = append(d.Allocs, policy.ElasticAlloc{Job: pl.v.Job.ID, Nodes: places[r], FreqIdx: pl.fi, Pred: hw.Watts(pl.watts * corr), Profile: pl.prof})
+		// A job that starts, changes count or frequency, or was not
+		// metered now: read the meter again once it runs (after its
+		// restart pause), so that the correction covers it.
+		if p.args.CorrectPower && !pl.prof && (pl.v.PowerW <= 0 || pl.gpus() != pl.v.GPUs || pl.fi != pl.v.FreqIdx) {
+			if at := st.Now + MeterRecheck; d.WakeAt == 0 || at < d.WakeAt {
+				d.WakeAt = at
+			}
+		}
 	}
 	return d
+}
+
+// MeterRecheck is how long after a job starts or changes configuration
+// PowerFlow re-plans with its metered power (correct_power): longer than a
+// checkpoint/restart pause.
+const MeterRecheck = job.Time(5 * 60 * 1000)
+
+// correction is the metered over the predicted power of the jobs running
+// at their chosen frequency (PowerW set), at least 1: 1 when none runs.
+func (p *Policy) correction(st *policy.ElasticState, freqs int) float64 {
+	var metered, predicted float64
+	for _, v := range st.Jobs {
+		if v.PowerW <= 0 || v.GPUs <= 0 || v.FreqIdx < 0 || v.FreqIdx >= freqs {
+			continue
+		}
+		tb := p.table(v, freqs)
+		k := log2(v.GPUs)
+		if 1<<k != v.GPUs || !tb.row(k, freqs) {
+			continue
+		}
+		metered += v.PowerW
+		predicted += tb.e[k][v.FreqIdx] / tb.t[k][v.FreqIdx]
+	}
+	if predicted <= 0 {
+		return 1
+	}
+	return math.Max(1, metered/predicted)
 }
 
 func nodesUsed(places [][]policy.NodeShare, nodes int) int {

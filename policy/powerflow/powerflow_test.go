@@ -102,3 +102,51 @@ func TestPruneWithANewerJob(t *testing.T) {
 		t.Fatalf("%d live tables after pruning, want 2", p.live)
 	}
 }
+
+// A running job metered at 1.5x its predicted power: with correct_power
+// every prediction is scaled by 1.5 before the limit check (fewer GPUs fit,
+// and the reported predictions carry the factor); without it the plan is
+// the models' alone.
+func TestPowerCorrectionFromMeteredPower(t *testing.T) {
+	plan := func(correct bool) (gpus int, pred float64) {
+		return planMetered(t, Args{CorrectPower: correct}, 300)
+	}
+	g0, p0 := plan(false)
+	g1, p1 := plan(true)
+	// Without: job 0's GPU (200 W) and job 1 on 4 GPUs (800 W) = 1000 W
+	// + 3 idle = 1150 W. With: job 1 on 2 GPUs, 1.5 x 600 W = 900 W.
+	if g0 != 5 || math.Abs(p0-1000) > 1e-9 || g1 != 3 || math.Abs(p1-900) > 1e-9 {
+		t.Fatalf("GPUs / predicted W: %d / %v without, %d / %v with; want 5 / 1000 and 3 / 900", g0, p0, g1, p1)
+	}
+	// Metered as predicted, but a 50% guard band on the unmetered job 1:
+	// 1 GPU 300 W, 2 GPUs 600 W (1050 W in all), 4 GPUs 1200 W (over).
+	// Job 0, metered at its configuration, keeps its 200 W.
+	if g, pr := planMetered(t, Args{CorrectPower: true, UnmeteredGuard: 0.5}, 200); g != 3 || math.Abs(pr-800) > 1e-9 {
+		t.Fatalf("guard band: %d GPUs, %v W predicted; want 3, 800", g, pr)
+	}
+}
+
+// planMetered plans job 0 running on 1 GPU (predicted 200 W, metered
+// meteredW) and job 1 waiting, on one 8-GPU node under a 1280 W limit.
+func planMetered(t *testing.T, args Args, meteredW float64) (gpus int, pred float64) {
+	t.Helper()
+	p, err := New(args, policy.ElasticDeps{Predictor: fake{}, ProfileFreqs: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := &policy.ElasticView{Job: &policy.ElasticJob{ID: 0, MaxGPUs: 1}, Remaining: 100, GPUs: 1, Nodes: []policy.NodeShare{{Node: 0, GPUs: 1}},
+		FreqIdx: 1, Started: true, PowerW: meteredW}
+	st := &policy.ElasticState{Jobs: []*policy.ElasticView{running, {Job: &policy.ElasticJob{ID: 1, MaxGPUs: 8}, Remaining: 100}},
+		Nodes: 1, GPUsPerNode: 8, NodeOn: []bool{true}, FreqsMHz: []int{1000, 1400}, IdleGPU: 50, PowerLimit: 1280}
+	d := p.ScheduleElastic(st)
+	for _, a := range d.Allocs {
+		for _, ns := range a.Nodes {
+			gpus += ns.GPUs
+		}
+		pred += float64(a.Pred)
+	}
+	if total := pred + float64(8-gpus)*50; total > 1280 {
+		t.Fatalf("%+v: predicted %v W over the 1280 W limit", args, total)
+	}
+	return gpus, pred
+}

@@ -3,7 +3,8 @@
 // (2D-LAS). A job's attained service is GPUs x time; jobs are queued by
 // thresholds on it, FIFO within a queue, and the highest-priority jobs that
 // fit run, preempting (checkpointing) lower ones. Not elastic, not
-// energy-aware (fixed frequency, all nodes on).
+// energy-aware (fixed frequency; the paper's baseline keeps every node on,
+// keep_idle_nodes_on, which the preset sets).
 package tiresias
 
 import (
@@ -98,7 +99,7 @@ func (p *Policy) ScheduleElastic(st *policy.ElasticState) policy.ElasticDecision
 			left -= n
 		}
 	}
-	d := policy.ElasticDecision{Allocs: policy.PlaceInOrder(st, run, fi)}
+	d := policy.ElasticDecision{Allocs: p.args.Place(st, run, fi)}
 	// Wake when a running job crosses into a lower queue.
 	views := make(map[int]*policy.ElasticView, len(run))
 	for _, v := range run {

@@ -2,7 +2,8 @@
 // Management (Yoshida et al.; VAHRM paper Section III): the waiting job with
 // the highest priority P = beta*E + (1-beta)*W goes first, on the free nodes
 // with the lowest predicted power, if the predicted system power stays under
-// the constraint.
+// the constraint. E and W are normalised to the queue (each divided by the
+// largest among the waiting jobs) unless beta_units is "raw".
 package vahrm
 
 import (
@@ -19,26 +20,44 @@ import (
 // Name is the policy's name.
 const Name = "vahrm"
 
+// The readings of beta (Args.BetaUnits).
+const (
+	// UnitsQueue divides each waiting job's E by the largest E and its W
+	// by the largest W among the jobs waiting at the decision, so both
+	// terms lie in 0..1 and beta is the share of the weight energy gets.
+	UnitsQueue = "queue"
+	// UnitsRaw weighs E in joules against W in seconds, as they come.
+	UnitsRaw = "raw"
+)
+
 // Args configures VAHRM.
 type Args struct {
-	// Beta weighs predicted energy E (joules) against waiting time W
-	// (seconds), both raw: the paper's beta = (1/4)^6 only balances them in
-	// those units.
+	// Beta weighs predicted energy E against waiting time W, in the
+	// units BetaUnits says.
 	Beta float64 `yaml:"beta"`
+	// BetaUnits is UnitsQueue (default) or UnitsRaw: raw joules against
+	// raw seconds make energy outweigh hours of waiting for any job of a
+	// few node-hours at the paper's beta = (1/4)^6.
+	BetaUnits string `yaml:"beta_units"`
 	// WaitLimitS: a job waiting longer becomes unmovable and is placed
 	// before any other (the paper's example: one week).
 	WaitLimitS float64 `yaml:"wait_limit_s"`
 }
 
 // Default is the paper's main setting.
-func (Args) Default() Args { return Args{Beta: math.Pow(0.25, 6), WaitLimitS: 7 * 24 * 3600} }
+func (Args) Default() Args {
+	return Args{Beta: math.Pow(0.25, 6), BetaUnits: UnitsQueue, WaitLimitS: 7 * 24 * 3600}
+}
 
 // Validate names bad fields.
 func (a Args) Validate() error {
 	if a.Beta < 0 || a.Beta > 1 || math.IsNaN(a.Beta) {
 		return fmt.Errorf("vahrm.beta: %v, want 0..1", a.Beta)
 	}
-	if a.WaitLimitS <= 0 {
+	if a.BetaUnits != UnitsQueue && a.BetaUnits != UnitsRaw {
+		return fmt.Errorf("vahrm.beta_units: %q, want %q or %q", a.BetaUnits, UnitsQueue, UnitsRaw)
+	}
+	if !(a.WaitLimitS > 0) {
 		return fmt.Errorf("vahrm.wait_limit_s: %v, want > 0", a.WaitLimitS)
 	}
 	return nil
@@ -82,17 +101,44 @@ func New(a Args, deps policy.HPCDeps) (*Policy, error) {
 	return p, nil
 }
 
-// Priority is eq. (1) for job j at time now: E is the predicted energy
-// (run time x nodes x predicted node power; node TDP for a first run), W the
-// waiting time in seconds.
-func (p *Policy) Priority(j *policy.HPCJob, now job.Time, nodeTDP hw.Watts) float64 {
+// Energy is E of eq. (1) for job j in joules: run time x nodes x the job
+// type's fleet-average predicted node power (node TDP for a first run).
+func (p *Policy) Energy(j *policy.HPCJob, nodeTDP hw.Watts) float64 {
 	w := p.meanW[j.Type]
 	if j.FirstRun {
 		w = nodeTDP
 	}
-	e := j.Runtime.Seconds() * float64(j.Nodes) * float64(w)
+	return j.Runtime.Seconds() * float64(j.Nodes) * float64(w)
+}
+
+// Scales returns what E and W are divided by before beta weighs them:
+// with UnitsQueue the largest E and the largest W among the queued jobs
+// (1 where that largest is 0), with UnitsRaw 1 and 1.
+func (p *Policy) Scales(queue []*policy.HPCJob, now job.Time, nodeTDP hw.Watts) (eScale, wScale float64) {
+	eScale, wScale = 1, 1
+	if p.a.BetaUnits == UnitsRaw {
+		return
+	}
+	var eMax, wMax float64
+	for _, j := range queue {
+		eMax = math.Max(eMax, p.Energy(j, nodeTDP))
+		wMax = math.Max(wMax, (now - j.Submit).Seconds())
+	}
+	if eMax > 0 {
+		eScale = eMax
+	}
+	if wMax > 0 {
+		wScale = wMax
+	}
+	return
+}
+
+// Priority is eq. (1) for job j at time now: beta*E/eScale +
+// (1-beta)*W/wScale, with W the waiting time in seconds and the scales
+// from Scales.
+func (p *Policy) Priority(j *policy.HPCJob, now job.Time, nodeTDP hw.Watts, eScale, wScale float64) float64 {
 	wait := (now - j.Submit).Seconds()
-	return p.a.Beta*e + (1-p.a.Beta)*wait
+	return p.a.Beta*(p.Energy(j, nodeTDP)/eScale) + (1-p.a.Beta)*(wait/wScale)
 }
 
 // ScheduleHPC implements policy.HPCScheduler (Fig. 1, steps 1-9).
@@ -112,12 +158,15 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	unmovable := len(p.idx) > 0
 	if !unmovable {
 		// Jobs larger than the free node count are skipped at step 4 whatever
-		// their priority (free nodes only shrink during a call): leave them out.
+		// their priority (free nodes only shrink during a call): leave them
+		// out. The scales are over the whole queue, so leaving them out
+		// changes no priority.
 		p.prio = slices.Grow(p.prio[:0], len(st.Queue))[:len(st.Queue)]
+		eScale, wScale := p.Scales(st.Queue, st.Now, st.NodeTDP)
 		for i, j := range st.Queue {
 			if j.Nodes <= freeCount {
 				p.idx = append(p.idx, i)
-				p.prio[i] = p.Priority(j, st.Now, st.NodeTDP)
+				p.prio[i] = p.Priority(j, st.Now, st.NodeTDP, eScale, wScale)
 			}
 		}
 		slices.SortStableFunc(p.idx, func(a, b int) int {

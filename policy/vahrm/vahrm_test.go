@@ -42,17 +42,55 @@ func TestPriorityOrdersByEnergyOrWait(t *testing.T) {
 	old := &policy.HPCJob{ID: 0, Submit: 0, Runtime: 1000, Nodes: 2}           // waited 100 s, small energy
 	big := &policy.HPCJob{ID: 1, Submit: 99_000, Runtime: 1_000_000, Nodes: 2} // waited 1 s, large energy
 	free := []bool{true, true, false, false}
+	for _, units := range []string{vahrm.UnitsQueue, vahrm.UnitsRaw} {
+		for _, tc := range []struct {
+			beta float64
+			want int
+		}{{0, 0}, {1, 1}} {
+			p, err := vahrm.New(vahrm.Args{Beta: tc.beta, BetaUnits: units, WaitLimitS: 1e6}, policy.HPCDeps{Pred: fourNodes()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(p.ScheduleHPC(state([]*policy.HPCJob{old, big}, free, 100_000)))
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("%s beta %v: started %v, want [%d]", units, tc.beta, got, tc.want)
+			}
+		}
+	}
+}
+
+// At the paper's beta = (1/4)^6, raw joules outweigh raw seconds: a job of
+// 2 nodes x 10,000 s that waited 1 s goes before one that waited 100 s.
+// Normalised to the queue, the same beta leaves the order to waiting time.
+func TestBetaUnits(t *testing.T) {
+	old := &policy.HPCJob{ID: 0, Submit: 0, Runtime: 1000, Nodes: 2}
+	big := &policy.HPCJob{ID: 1, Submit: 99_000, Runtime: 10_000_000, Nodes: 2}
+	free := []bool{true, true, false, false}
 	for _, tc := range []struct {
-		beta float64
-		want int
-	}{{0, 0}, {1, 1}} {
-		p, err := vahrm.New(vahrm.Args{Beta: tc.beta, WaitLimitS: 1e6}, policy.HPCDeps{Pred: fourNodes()})
+		units string
+		want  int
+	}{{vahrm.UnitsRaw, 1}, {vahrm.UnitsQueue, 0}} {
+		a := vahrm.Args{}.Default()
+		a.BetaUnits = tc.units
+		p, err := vahrm.New(a, policy.HPCDeps{Pred: fourNodes()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := ids(p.ScheduleHPC(state([]*policy.HPCJob{old, big}, free, 100_000)))
 		if len(got) != 1 || got[0] != tc.want {
-			t.Errorf("beta %v: started %v, want [%d]", tc.beta, got, tc.want)
+			t.Errorf("%s: started %v, want [%d]", tc.units, got, tc.want)
+		}
+		// Normalised terms lie in 0..1: the largest energy and the longest
+		// wait of the queue each count 1.
+		eS, wS := p.Scales([]*policy.HPCJob{old, big}, 100_000, 450)
+		for _, j := range []*policy.HPCJob{old, big} {
+			pr := p.Priority(j, 100_000, 450, eS, wS)
+			if tc.units == vahrm.UnitsQueue && (pr < 0 || pr > 1) {
+				t.Errorf("queue units: priority %v of job %d outside 0..1", pr, j.ID)
+			}
+		}
+		if tc.units == vahrm.UnitsRaw && (eS != 1 || wS != 1) {
+			t.Errorf("raw units: scales %v, %v, want 1, 1", eS, wS)
 		}
 	}
 }
@@ -78,7 +116,7 @@ func TestCheapestNodesAndPowerCap(t *testing.T) {
 }
 
 func TestUnmovableJobBlocksOthers(t *testing.T) {
-	p, _ := vahrm.New(vahrm.Args{Beta: 0.5, WaitLimitS: 10}, policy.HPCDeps{Pred: fourNodes()})
+	p, _ := vahrm.New(vahrm.Args{Beta: 0.5, BetaUnits: vahrm.UnitsQueue, WaitLimitS: 10}, policy.HPCDeps{Pred: fourNodes()})
 	stuck := &policy.HPCJob{ID: 0, Submit: 0, Runtime: 1000, Nodes: 3} // waited 20 s > 10 s
 	small := &policy.HPCJob{ID: 1, Submit: 19_000, Runtime: 1000, Nodes: 1}
 	free := []bool{true, true, false, false}
@@ -101,7 +139,8 @@ func TestFirstRunAtTDPProfiled(t *testing.T) {
 }
 
 func TestArgsValidate(t *testing.T) {
-	for _, a := range []vahrm.Args{{Beta: -0.1, WaitLimitS: 1}, {Beta: 1.5, WaitLimitS: 1}, {Beta: 0.5}} {
+	for _, a := range []vahrm.Args{{Beta: -0.1, BetaUnits: vahrm.UnitsRaw, WaitLimitS: 1}, {Beta: 1.5, BetaUnits: vahrm.UnitsRaw, WaitLimitS: 1},
+		{Beta: 0.5, BetaUnits: vahrm.UnitsRaw}, {Beta: 0.5, BetaUnits: "joules", WaitLimitS: 1}} {
 		if err := a.Validate(); err == nil {
 			t.Errorf("%+v: want an error", a)
 		}

@@ -1,0 +1,145 @@
+package tasks
+
+import (
+	"fmt"
+
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/scenario"
+)
+
+// Memory figures per unit of work of the task modes, measured as the
+// kit's (experiment/budget.go) on the runs named beside each;
+// docs/performance.md gives the commands.
+const (
+	// inflationTaskBytes is one inflation task held while its run goes on:
+	// the drawn sequence, the engine's task record and the sample after its
+	// arrival (one-pod lists on the 1213-node cluster at target 1.3:
+	// gpu_milli 20, 404,000 tasks: 358 MB; gpu_milli 10, 808,000 tasks: 730
+	// MB, about 900 bytes a task).
+	inflationTaskBytes = 1024
+	// inflationRunBytes is what a finished inflation run keeps until the
+	// results are written: its curves at each percent of load, the FGD
+	// simulator's allocation curve and its share of the result files
+	// (reproduce pwr: 2 seeds, 18 runs: 90 MB; 40 seeds, 360 runs: 111 MB,
+	// about 63 KB a run).
+	inflationRunBytes = 96 << 10
+	// podInputBytes is one pod of the pod list as read (its record and its
+	// job.Task).
+	podInputBytes = 1024
+	// replayPodBytes is one pod of one replay run, from the start of the
+	// run to the written results (its record, samples, jobs.csv and
+	// timeline.csv rows, plot points): 100,000 pods, 1 policy: 345 MB; 3
+	// policies: 829 MB, about 2,400 bytes a pod and policy.
+	replayPodBytes = 2560
+	// comparePodBytes is one pod of one compare run kept until every run
+	// is done (the engine's result: task record and samples): the openb
+	// Default trace (8,152 pods), 3 policies, 2 seeds: 96 MB; 8 seeds: 171
+	// MB, about 4.1 MB a run, 500 bytes a pod.
+	comparePodBytes = 640
+)
+
+// EstimateInflation estimates an inflation scenario: each run draws tasks
+// until the requested GPU milli reaches target times the cluster's, so it
+// holds about target * capacity / (mean GPU milli of a drawn pod) tasks;
+// min(workers, runs) runs go on at once, and a finished run keeps only its
+// curves.
+func EstimateInflation(s *scenario.Scenario, in *Inputs, workers int) experiment.Estimate {
+	var capMilli int64
+	for _, n := range in.Nodes {
+		capMilli += int64(n.GPUs) * job.MilliPerGPU
+	}
+	var sum float64
+	small := -1
+	for i := range in.Pods {
+		g := in.Pods[i].TotalGPUMilli()
+		sum += float64(g)
+		if g > 0 && (small < 0 || g < in.Pods[small].TotalGPUMilli()) {
+			small = i
+		}
+	}
+	runs := len(s.Policies) * s.Seeds
+	if sum == 0 || len(in.Pods) == 0 {
+		return experiment.Estimate{Bytes: experiment.BaseBytes} // SampleSequence refuses it
+	}
+	mean := sum / float64(len(in.Pods))
+	tasks := experiment.ClampFloat(s.Target * float64(capMilli) / mean)
+	at := experiment.Concurrent(runs, workers)
+	going := experiment.SatMul(at, experiment.SatAdd(experiment.RunBaseBytes, experiment.SatMul(tasks, inflationTaskBytes)))
+	kept := experiment.SatMul(int64(runs), inflationRunBytes)
+	e := experiment.Estimate{Bytes: experiment.SatAdd(experiment.BaseBytes, experiment.SatMul(int64(len(in.Pods)), podInputBytes), going, kept)}
+	if kept > going {
+		e.What = fmt.Sprintf("inflation would keep the curves of %s runs", experiment.Commas(int64(runs)))
+		e.Cause = fmt.Sprintf("because of %d policies x %d seeds", len(s.Policies), s.Seeds)
+		e.Remedy = "use fewer seeds or policies"
+		return e
+	}
+	e.What = fmt.Sprintf("inflation would hold about %s tasks in each of %d runs going at once", experiment.Commas(tasks), at)
+	if at == 1 {
+		e.What = fmt.Sprintf("inflation would hold about %s tasks", experiment.Commas(tasks))
+	}
+	e.Remedy = "use a coarser pod list or a lower target"
+	p := &in.Pods[small]
+	share := fmt.Sprintf("gpu_milli %d", p.GPUMilli)
+	if p.GPUCount > 1 {
+		share = fmt.Sprintf("num_gpu %d", p.GPUCount)
+	}
+	if len(in.Pods) == 1 {
+		e.Cause = fmt.Sprintf("because pod %s asks for %s (target %g of %s GPU milli)", p.Name, share, s.Target, experiment.Commas(capMilli))
+	} else {
+		e.Cause = fmt.Sprintf("because the pods ask for %.4g GPU milli on average (smallest: pod %s, %s; target %g of %s GPU milli)",
+			mean, p.Name, share, s.Target, experiment.Commas(capMilli))
+	}
+	return e
+}
+
+// spanHours is the hours of simulated time a replay of pods covers (the
+// latest end), the length of each run's hourly energy.
+func spanHours(pods []job.Task) int64 {
+	var end float64
+	for i := range pods {
+		end = max(end, float64(pods[i].Submit)/1000+pods[i].Work)
+	}
+	return experiment.ClampFloat(end/3600) + 1
+}
+
+// EstimateReplay estimates a replay scenario: one run per policy, each
+// holding every pod's record and results until they are written, and an
+// hourly energy series over the trace's span.
+func EstimateReplay(s *scenario.Scenario, in *Inputs) experiment.Estimate {
+	pods, hours, runs := int64(len(in.Pods)), spanHours(in.Pods), int64(len(s.Policies))
+	perRun := experiment.SatAdd(experiment.RunBaseBytes, experiment.SatMul(pods, replayPodBytes), experiment.SatMul(hours, experiment.HourBytes))
+	return experiment.Estimate{
+		Bytes:  experiment.SatAdd(experiment.BaseBytes, experiment.SatMul(pods, podInputBytes), experiment.SatMul(runs, perRun)),
+		What:   fmt.Sprintf("replay would hold %d runs (policies) of %s pods over %s hours each", runs, experiment.Commas(pods), experiment.Commas(hours)),
+		Cause:  "because of the pod list's size and span",
+		Remedy: "replay fewer pods or a shorter span",
+	}
+}
+
+// EstimateCompare estimates a compare run: systems x seeds runs (the
+// systems are the policies crossed with the settings, CompareSystems),
+// each kept (task records, samples, hourly energy) until every run is
+// done, and min(workers, runs) of them going on at once.
+func EstimateCompare(s *scenario.Scenario, in *Inputs, workers int) experiment.Estimate {
+	pods, hours := int64(len(in.Pods)), spanHours(in.Pods)
+	systems := len(CompareSystems(s))
+	runs := systems * s.Seeds
+	at := experiment.Concurrent(runs, workers)
+	kept := experiment.SatAdd(experiment.SatMul(pods, comparePodBytes), experiment.SatMul(hours, experiment.HourBytes))
+	working := experiment.SatAdd(experiment.RunBaseBytes, experiment.SatMul(pods, replayPodBytes))
+	what := fmt.Sprintf("compare would keep %s runs (%d policies x %d seeds) of %s pods over %s hours each",
+		experiment.Commas(int64(runs)), len(s.Policies), s.Seeds, experiment.Commas(pods), experiment.Commas(hours))
+	remedy := "use fewer seeds or policies"
+	if vs := s.CompareVariants(); len(vs) > 1 {
+		what = fmt.Sprintf("compare would keep %s runs (%d systems: %d policies under %d settings, the automatic power-down with the first policy only; x %d seeds) of %s pods over %s hours each",
+			experiment.Commas(int64(runs)), systems, len(s.Policies), len(vs), s.Seeds, experiment.Commas(pods), experiment.Commas(hours))
+		remedy = "use fewer seeds, policies or variants"
+	}
+	return experiment.Estimate{
+		Bytes:  experiment.SatAdd(experiment.BaseBytes, experiment.SatMul(pods, podInputBytes), experiment.SatMul(int64(runs), kept), experiment.SatMul(at, working)),
+		What:   what,
+		Cause:  fmt.Sprintf("because of --seeds %d", s.Seeds),
+		Remedy: remedy,
+	}
+}
