@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler nvml-agent images images-test demo test race bench bench-k8s fuzz clean prometheus gavel-compare chromium
+.PHONY: all setup highs env build kube-scheduler nvml-agent images images-test demo test race bench bench-k8s fuzz clean prometheus gavel-compare chromium zsh
 
 all: build
 
@@ -137,7 +137,7 @@ gavel-compare: build
 # its integration tests against a real kube-apiserver (embedded etcd); then
 # the NVML agent's (its real-GPU test skips without an NVIDIA driver); then
 # the three binaries and their images are built and the images tested.
-test: setup prometheus chromium
+test: setup prometheus chromium zsh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -209,6 +209,17 @@ prometheus:
 	  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
 	    { apt-get update -qq >/dev/null && apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null; }; \
 	  prometheus --version >/dev/null 2>&1 || { echo "prometheus install failed: run apt-get install -y prometheus as root"; exit 1; }; }
+
+# Debian's zsh for the completion test (internal/cli TestCompletionScripts
+# loads the zsh script in zsh, and skips without it; bash is there already).
+# Skipped when zsh is already installed.
+zsh:
+	@command -v zsh >/dev/null 2>&1 || { \
+	  echo "installing zsh (apt-get install -y zsh)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends zsh >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null && apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends zsh >/dev/null; }; \
+	  command -v zsh >/dev/null 2>&1 || { echo "zsh install failed: run apt-get install -y zsh as root"; exit 1; }; }
 
 # Debian's chromium for the headless-browser test of the reports
 # (internal/cli TestReportsRenderInBrowser, which skips without it).

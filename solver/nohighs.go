@@ -24,3 +24,7 @@ type noHiGHS struct{}
 func (noHiGHS) Solve(_ context.Context, m *Model, o Options) (Result, error) {
 	return Result{Status: Error}, ErrNoHiGHS
 }
+
+// Version is "" in a build without HiGHS (solver/version_highs.go has the
+// linked library's).
+func Version() string { return "" }

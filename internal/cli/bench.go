@@ -137,20 +137,20 @@ func benchVAHRM(stdout io.Writer) error {
 	return nil
 }
 
-func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", stderr)
-	pols := fs.String("policies", "", "comma-separated policy names (default: all of the PWR comparison)")
-	trace := fs.String("trace", "default", "openb pod list")
-	scale := fs.String("scale", "", "instead: cluster factors (e.g. 1,10): one inflation run per policy on the GPU node list repeated that many times, CPU time and the ratio to the first factor")
-	reps := fs.Int("reps", 1, "with --scale: repetitions, interleaved; the least CPU time of each run is kept")
-	plot := fs.String("plot", "", "with --scale: also write an SVG of the CPU time per task over the node count to this file")
-	replay := fs.Bool("replay", false, "instead: replay the openb Default pods x--replay-pods on the GPU node list x--replay-nodes, one run per single scorer and 0.1*PWR+0.9*FGD")
-	replayNodes := fs.Int("replay-nodes", 10, "with --replay: node list factor")
-	replayPods := fs.Int("replay-pods", 20, "with --replay: pod list factor")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if *replay {
+// benchFlags are bench's flags (commands.go).
+type benchFlags struct {
+	policies, trace, scale, plot  string
+	reps, replayNodes, replayPods int
+	replay                        bool
+}
+
+// cmdBench times one inflation run per policy (--policies, comma-separated;
+// "": all of the PWR comparison) of an openb pod list (--trace), and with
+// neither flag each paper's engine after; --scale measures the growth over
+// repeated node lists and --replay the replay budget instead.
+func cmdBench(f benchFlags, stdout io.Writer) error {
+	pols, trace, scale, reps, plot := &f.policies, &f.trace, &f.scale, &f.reps, &f.plot
+	if f.replay {
 		keep := map[string]bool{}
 		for _, p := range strings.Split(*pols, ",") {
 			if p = strings.TrimSpace(p); p != "" {
@@ -159,7 +159,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		prev := runtime.GOMAXPROCS(1)
 		defer runtime.GOMAXPROCS(prev)
-		if err := benchReplay(stdout, *replayNodes, *replayPods, keep); err != nil {
+		if err := benchReplay(stdout, f.replayNodes, f.replayPods, keep); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "peak RSS of this process: %.2f GB\n", peakRSSGB())

@@ -2,11 +2,12 @@ package cli
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/wattsched/wattsched/experiment"
 )
@@ -18,7 +19,7 @@ const fallbackMemoryBytes = 8 << 30
 
 // maxMemoryFlag registers --max-memory on a run, compare or reproduce
 // command line.
-func maxMemoryFlag(fs *flag.FlagSet) *string {
+func maxMemoryFlag(fs *pflag.FlagSet) *string {
 	return fs.String("max-memory", "", "refuse, before any work, a run estimated to need more memory than this (e.g. 4GiB, 500MB; default: half the machine's memory, docs/reliability.md)")
 }
 
@@ -71,11 +72,4 @@ func memTotal(meminfo string) (int64, error) {
 		return kb << 10, nil
 	}
 	return 0, fmt.Errorf("meminfo: no MemTotal line in kB")
-}
-
-// flagSet reports whether the command line set the named flag.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

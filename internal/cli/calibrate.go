@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/power/calibrate"
@@ -22,32 +24,44 @@ import (
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
-// cmdCalibrate fits GPU power models from measured DCGM series, read from
-// a Prometheus server or a saved range-query result, and writes them as a
-// bring-your-own-hardware catalog file. Power is fitted over utilisation,
-// or with --pods over the GPU share allocated to the pods that ran.
-func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("calibrate", stderr)
-	url := fs.String("prometheus", "", "Prometheus server to query (http://host:9090)")
-	rng := fs.String("range", "", "START,END[,STEP] of the range query: RFC 3339 times or Unix seconds, STEP a duration (default 15s)")
-	from := fs.String("from", "", "a saved /api/v1/query_range JSON result of the calibration query (instead of --prometheus)")
-	out := fs.String("o", "", "catalog file to write (required)")
-	save := fs.String("save", "", "with --prometheus: also write the server's answer to FILE (for --from, or a scenario's measured section)")
-	force := fs.Bool("force", false, "replace an existing file")
-	curve := fs.String("curve", "", "inner breakpoints of a piecewise curve over utilisation (or allocated share with --pods), e.g. 0.25,0.5,0.75 (default: a straight line from idle to full power)")
-	pods := fs.String("pods", "", "a 'kubectl get pods -A -o json' (or nodes,pods) dump: fit power over the GPU share allocated to the pods that ran, not over utilisation")
-	o := calibrate.Default()
+// calibrateOptions are calibrate's flags.
+type calibrateOptions struct {
+	url, rng, from, out, save, curve, pods *string
+	force                                  *bool
+	timeout                                *time.Duration
+	o                                      calibrate.Options
+}
+
+// calibrateFlags registers calibrate's flags on fs.
+func calibrateFlags(fs *pflag.FlagSet) *calibrateOptions {
+	f := &calibrateOptions{o: calibrate.Default()}
+	o := &f.o
+	f.url = fs.String("prometheus", "", "Prometheus server to query (http://host:9090)")
+	f.rng = fs.String("range", "", "START,END[,STEP] of the range query: RFC 3339 times or Unix seconds, STEP a duration (default 15s)")
+	f.from = fs.String("from", "", "a saved /api/v1/query_range JSON result of the calibration query (instead of --prometheus)")
+	f.out = fs.StringP("o", "o", "", "catalog file to write (required)")
+	f.save = fs.String("save", "", "with --prometheus: also write the server's answer to FILE (for --from, or a scenario's measured section)")
+	f.force = fs.Bool("force", false, "replace an existing file")
+	f.curve = fs.String("curve", "", "inner breakpoints of a piecewise curve over utilisation (or allocated share with --pods), e.g. 0.25,0.5,0.75 (default: a straight line from idle to full power)")
+	f.pods = fs.String("pods", "", "a 'kubectl get pods -A -o json' (or nodes,pods) dump: fit power over the GPU share allocated to the pods that ran, not over utilisation")
 	fs.StringVar(&o.NodeLabel, "node-label", o.NodeLabel, "with --pods: the power series' label holding the Kubernetes node name")
 	fs.StringVar(&o.GPULabel, "gpu-label", o.GPULabel, "with --pods: the power series' label holding the GPU index (as in wattsched.io/gpu-index)")
 	fs.StringVar(&o.PowerMetric, "power-metric", o.PowerMetric, "power series (W)")
 	fs.StringVar(&o.UtilMetric, "util-metric", o.UtilMetric, "utilisation series (percent)")
 	fs.StringVar(&o.ModelLabel, "model-label", o.ModelLabel, "label holding the GPU model")
 	fs.StringVar(&o.Suffix, "suffix", o.Suffix, "appended to each model's name in the catalog")
-	timeout := fs.Duration("timeout", 30*time.Second, "bound on the range query")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if fs.NArg() > 0 || *out == "" || (*url == "") == (*from == "") || (*url != "") != (*rng != "") {
+	f.timeout = fs.Duration("timeout", 30*time.Second, "bound on the range query")
+	return f
+}
+
+// cmdCalibrate fits GPU power models from measured DCGM series, read from
+// a Prometheus server or a saved range-query result, and writes them as a
+// bring-your-own-hardware catalog file. Power is fitted over utilisation,
+// or with --pods over the GPU share allocated to the pods that ran.
+func cmdCalibrate(ctx context.Context, f *calibrateOptions, args []string, stdout io.Writer) error {
+	url, rng, from, out, save, force, curve, pods, timeout := f.url, f.rng, f.from, f.out, f.save, f.force, f.curve, f.pods, f.timeout
+	o := f.o
+	if len(args) > 0 || *out == "" || (*url == "") == (*from == "") || (*url != "") != (*rng != "") {
 		return usageError{errors.New("calibrate: want --prometheus URL --range START,END[,STEP] or --from query.json, and -o catalog.yaml")}
 	}
 	if *save != "" && *url == "" {

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +21,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/experiment/tasks"
@@ -29,97 +30,17 @@ import (
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/solver"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
 // Version is wattsched's version, written into every result.
 const Version = "0.1.0"
 
-// usage is the help text; the reproduce lines come from the studies.
-func usage() string {
-	var b strings.Builder
-	b.WriteString(`wattsched — energy-aware GPU-cluster scheduling toolkit
-
-Usage:
-  wattsched run [-c scenario.yaml] -o DIR [--seeds N] [--shard i/n] [--strict] [--max-memory SIZE] [--explain] [--force]
-        run a scenario: inflation, replay, hpc, elastic, coloc or slotted (default: the embedded pwr-default scenario)
-  wattsched compare -c scenario.yaml -o DIR [--seeds N] [--equivalence PCT] [--catalog FILE] [--shard i/n] [--strict] [--max-memory SIZE] [--explain] [--force]
-        replay your trace on your cluster under several policies and seeds: means with 95% intervals,
-        wait and completion-time distributions, a summary in plain words
-  wattsched merge -o DIR SHARD_DIR... [--force]
-        put the outputs of --shard 0/n .. n-1/n together: the files one unsharded run writes
-`)
-	for _, st := range studies() {
-		fmt.Fprintf(&b, "  wattsched reproduce %s %s\n", st.Name(), st.Synopsis())
-	}
-	fmt.Fprintf(&b, "        (reproduce %s also take --shard i/n; every reproduction takes --max-memory SIZE)\n", strings.Join(shardable, ", "))
-	b.WriteString(`  wattsched bench [--policies a,b] [--trace NAME] [--scale 1,10 [--reps N] [--plot FILE.svg] | --replay]
-        time one inflation run per policy on the 1213-node cluster (one core); --scale: on the node list repeated
-        that many times, with the CPU ratio to the first; --replay: 163,040 pods on 12,130 nodes
-  wattsched traces
-        list the embedded openb traces
-  wattsched traces scale --factor N (--nodes openb-gpu|FILE | --pods NAME|FILE) -o FILE
-        write the node (or pod) list repeated N times with renamed copies: the larger clusters of the scaling benchmarks
-  wattsched version | --version
-        wattsched's version and how the binary was built
-  wattsched import k8s (-f cluster.json | --kubeconfig FILE [--context NAME]) -o DIR [--strict] [--force]
-        [--prometheus URL --range START,END[,STEP] | --pod-times query.json]
-        turn 'kubectl get nodes,pods -A -o json' (-f - reads it from a pipe) into an openb node list, pod list and
-        scenario; pods it cannot read are skipped with a warning (--strict: an error)
-  wattsched calibrate (--prometheus URL --range START,END[,STEP] | --from query.json) -o catalog.yaml [--pods pods.json] [--curve 0.25,0.5,0.75] [--force]
-        fit GPU idle and full power (or a curve) from measured DCGM series over utilisation, or with --pods over the
-        GPU share allocated to the pods that ran (a 'kubectl get pods -A -o json' dump); write a catalog file
-  wattsched completion bash
-        a bash completion script (source <(wattsched completion bash))
-`)
-	return b.String()
-}
-
-// Run executes the command line and returns the process exit code.
+// Run executes the command line and returns the process exit code: 0
+// done (and --help, help CMD), 2 a usage error, 1 a run error.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage())
-		return 2
-	}
-	var err error
-	switch args[0] {
-	case "run", "compare", "reproduce":
-		err = dispatch(ctx, args, stdout, stderr, nil)
-	case "merge":
-		err = cmdMerge(ctx, args[1:], stdout, stderr)
-	case "bench":
-		err = cmdBench(args[1:], stdout, stderr)
-	case "traces":
-		err = cmdTraces(args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, versionLine())
-	case "completion":
-		err = cmdCompletion(args[1:], stdout)
-	case "import":
-		err = cmdImport(ctx, args[1:], stdout, stderr)
-	case "calibrate":
-		err = cmdCalibrate(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage())
-	default:
-		fmt.Fprintf(stderr, "wattsched: unknown command %q\n\n%s", args[0], usage())
-		return 2
-	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0 // -h or --help: the flag package printed the usage
-		}
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "wattsched: %v\n", err)
-			return 2
-		}
-		log.Debug("failed", "err", err)
-		fmt.Fprintf(stderr, "wattsched: %v\n", err)
-		return 1
-	}
-	return 0
+	return exitCode(newApp(ctx, stdout, stderr, nil).execute(args), stderr)
 }
 
 // HandleSignals makes SIGINT and SIGTERM stop the process with one line
@@ -148,7 +69,7 @@ func versionLine() string {
 	line := "wattsched " + Version
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return line
+		return line + "\n" + highsLine()
 	}
 	var extra []string
 	if v := bi.Main.Version; v != "" {
@@ -165,37 +86,52 @@ func versionLine() string {
 		}
 	}
 	extra = append(extra, bi.GoVersion)
-	return line + " (" + strings.Join(extra, ", ") + ")"
+	return line + " (" + strings.Join(extra, ", ") + ")\n" + highsLine()
+}
+
+// highsLine says whether the binary links the HiGHS solver, and which
+// version.
+func highsLine() string {
+	if !solver.Available() {
+		return "HiGHS: not linked (built without the highs tag: 'reproduce cedla' and mode slotted need it; 'make build' links it)"
+	}
+	return "HiGHS: linked, version " + solver.Version()
+}
+
+// importOptions are import k8s's flags.
+type importOptions struct {
+	in, kubeconfig, kcontext, out, promURL, rng, podTimes *string
+	force, strict                                         *bool
+}
+
+// importFlags registers import k8s's flags on fs.
+func importFlags(fs *pflag.FlagSet) *importOptions {
+	return &importOptions{
+		in:         fs.StringP("f", "f", "", "the JSON of 'kubectl get nodes,pods -A -o json' (- for standard input)"),
+		kubeconfig: fs.String("kubeconfig", "", "read the nodes and pods of a live cluster through this kubeconfig file"),
+		kcontext:   fs.String("context", "", "with --kubeconfig: the context to use (default: the file's current-context)"),
+		out:        fs.StringP("o", "o", "", "directory for nodes.csv, pods.csv and scenario.yaml (required)"),
+		force:      fs.Bool("force", false, "replace an earlier wattsched output directory"),
+		strict:     fs.Bool("strict", false, "fail on the first pod that cannot be imported instead of skipping it with a warning"),
+		promURL:    fs.String("prometheus", "", "also take pods' start and completion times from kube-state-metrics (kube_pod_start_time, kube_pod_completion_time) on this Prometheus server, with --range"),
+		rng:        fs.String("range", "", "with --prometheus: START,END[,STEP] of the range query (RFC 3339 or Unix seconds; STEP default 15s)"),
+		podTimes:   fs.String("pod-times", "", "a saved /api/v1/query_range JSON answer of those series (instead of --prometheus)"),
+	}
 }
 
 // cmdImport turns a Kubernetes dump, or a live cluster's nodes and pods,
 // into a scenario directory.
-func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "k8s" {
-		return usageError{errors.New("import: want 'import k8s -f cluster.json -o DIR' (kubectl get nodes,pods -A -o json > cluster.json) or 'import k8s --kubeconfig FILE [--context NAME] -o DIR'")}
-	}
-	fs := newFlags("import k8s", stderr)
-	in := fs.String("f", "", "the JSON of 'kubectl get nodes,pods -A -o json' (- for standard input)")
-	kubeconfig := fs.String("kubeconfig", "", "read the nodes and pods of a live cluster through this kubeconfig file")
-	kcontext := fs.String("context", "", "with --kubeconfig: the context to use (default: the file's current-context)")
-	out := fs.String("o", "", "directory for nodes.csv, pods.csv and scenario.yaml (required)")
-	force := fs.Bool("force", false, "replace an earlier wattsched output directory")
-	strict := fs.Bool("strict", false, "fail on the first pod that cannot be imported instead of skipping it with a warning")
-	promURL := fs.String("prometheus", "", "also take pods' start and completion times from kube-state-metrics (kube_pod_start_time, kube_pod_completion_time) on this Prometheus server, with --range")
-	rng := fs.String("range", "", "with --prometheus: START,END[,STEP] of the range query (RFC 3339 or Unix seconds; STEP default 15s)")
-	podTimes := fs.String("pod-times", "", "a saved /api/v1/query_range JSON answer of those series (instead of --prometheus)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return usageError{err}
-	}
+func cmdImport(ctx context.Context, o *importOptions, args []string, stdout, stderr io.Writer) error {
+	in, kubeconfig, kcontext, out, force, strict := o.in, o.kubeconfig, o.kcontext, o.out, o.force, o.strict
 	switch {
-	case fs.NArg() > 0 || *out == "":
+	case len(args) > 0 || *out == "":
 		return usageError{errors.New("import k8s: -o DIR and one of -f FILE or --kubeconfig FILE are required, nothing else")}
 	case (*in == "") == (*kubeconfig == ""):
 		return usageError{errors.New("import k8s: give exactly one of -f FILE (a kubectl dump) and --kubeconfig FILE (a live cluster)")}
 	case *kcontext != "" && *kubeconfig == "":
 		return usageError{errors.New("import k8s: --context goes with --kubeconfig")}
 	}
-	times, err := newImportTimes(*promURL, *rng, *podTimes)
+	times, err := newImportTimes(*o.promURL, *o.rng, *o.podTimes)
 	if err != nil {
 		return err
 	}
@@ -242,60 +178,6 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	res := importResults(d, name, unknown, times.line)
 	printImportWarnings(stderr, d)
 	return emit(stdout, claim, []*experiment.Results{res})
-}
-
-// cmdCompletion prints a bash completion script for the subcommands, the
-// studies and each subcommand's flags.
-func cmdCompletion(args []string, stdout io.Writer) error {
-	if len(args) != 1 || args[0] != "bash" {
-		return usageError{errors.New("completion: want 'completion bash'")}
-	}
-	var studiesList, studyFlags []string
-	for _, st := range studies() {
-		studiesList = append(studiesList, st.Name())
-		fs := flag.NewFlagSet(st.Name(), flag.ContinueOnError)
-		st.Flags(fs)
-		var names []string
-		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
-		studyFlags = append(studyFlags, fmt.Sprintf("      %s) words=%q ;;", st.Name(), strings.Join(append(names, "-o", "--force", "--max-memory"), " ")))
-	}
-	fmt.Fprintf(stdout, `# bash completion for wattsched: source <(wattsched completion bash)
-_wattsched() {
-  local cur=${COMP_WORDS[COMP_CWORD]} words=""
-  if [ "$COMP_CWORD" -eq 1 ]; then
-    words="run compare reproduce merge bench traces import calibrate version completion help --version --help"
-  else
-    case ${COMP_WORDS[1]} in
-    run) words="-c -o --seeds --force --catalog --shard --strict --max-memory --solver-log --explain" ;;
-    compare) words="-c -o --seeds --equivalence --force --catalog --shard --strict --max-memory --explain" ;;
-    merge) words="-o --force" ;;
-    bench) words="--policies --trace --scale --reps --plot --replay --replay-nodes --replay-pods" ;;
-    traces) words="scale --factor --nodes --pods -o" ;;
-    completion) words="bash" ;;
-    import) words="k8s -f --kubeconfig --context -o --strict --prometheus --range --pod-times --force" ;;
-    calibrate) words="--prometheus --range --from --save -o --force --curve --power-metric --util-metric --model-label --suffix --timeout --pods --node-label --gpu-label" ;;
-    reproduce)
-      if [ "$COMP_CWORD" -eq 2 ]; then
-        words=%q
-      else
-        case ${COMP_WORDS[2]} in
-%s
-        esac
-      fi ;;
-    esac
-  fi
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
-  case $cur in -*) ;; *) [ "${COMP_WORDS[COMP_CWORD-1]}" = -c ] || [ "${COMP_WORDS[COMP_CWORD-1]}" = -o ] && COMPREPLY=($(compgen -f -- "$cur")) ;; esac
-}
-complete -F _wattsched wattsched
-`, strings.Join(studiesList, " "), strings.Join(studyFlags, "\n"))
-	return nil
-}
-
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
 }
 
 // progress reports finished runs: a rewritten line on a terminal, a line
@@ -358,7 +240,7 @@ type scenarioRun struct {
 }
 
 // shardFlag registers --shard i/n.
-func shardFlag(fs *flag.FlagSet) *string {
+func shardFlag(fs *pflag.FlagSet) *string {
 	return fs.String("shard", "", "run only shard i of n (0-based, e.g. 2/8) of the runs and write them for 'wattsched merge'")
 }
 
@@ -407,16 +289,15 @@ type scenarioFlags struct {
 	equivalence *string
 }
 
-// newScenarioFlags registers the flags of run or compare.
-func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFlags) {
-	fs := newFlags(cmd, stderr)
+// newScenarioFlags registers the flags of run or compare on fs.
+func newScenarioFlags(cmd string, fs *pflag.FlagSet) *scenarioFlags {
 	f := &scenarioFlags{shard: shardFlag(fs)}
 	what := "scenario YAML file"
 	if def := defaultScenario(cmd); def != "" {
 		what += " (default: embedded " + def + ")"
 	}
-	f.cfg = fs.String("c", "", what)
-	f.out = fs.String("o", "", "results directory (required)")
+	f.cfg = fs.StringP("c", "c", "", what)
+	f.out = fs.StringP("o", "o", "", "results directory (required)")
 	f.seeds = fs.Int("seeds", 0, "override the scenario's number of seeds")
 	f.force = fs.Bool("force", false, "replace a non-empty results directory")
 	f.catalog = fs.String("catalog", "", "hardware catalog file whose GPU and CPU models join the embedded ones (format: hw/catalog.yaml)")
@@ -429,7 +310,7 @@ func newScenarioFlags(cmd string, stderr io.Writer) (*flag.FlagSet, *scenarioFla
 	if cmd == "run" {
 		f.solverLog = fs.String("solver-log", "", "write HiGHS's log of every CE-DLA solve to this file (mode slotted; off by default: the solver prints nothing)")
 	}
-	return fs, f
+	return f
 }
 
 // loadScenario reads the scenario -c names, or the command's embedded one.
@@ -440,21 +321,17 @@ func loadScenario(cmd, cfg string) (*scenario.Scenario, error) {
 	return scenario.Load(cfg)
 }
 
-// parseScenarioRun parses the flags run and compare share and checks the
-// scenario, its policies, its hardware and the output directory before
-// any work.
-func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experiment.Shards) (*scenarioRun, error) {
-	fs, f := newScenarioFlags(cmd, stderr)
+// parseScenarioRun checks the flags run and compare share (f, parsed in
+// fs), the positional arguments (none), the scenario, its policies, its
+// hardware and the output directory before any work.
+func parseScenarioRun(cmd string, fs *pflag.FlagSet, f *scenarioFlags, args []string, stderr io.Writer, merge *experiment.Shards) (*scenarioRun, error) {
 	shard, cfg, out, seeds, force, catalog, solverLog, strict, maxMem := f.shard, f.cfg, f.out, f.seeds, f.force, f.catalog, f.solverLog, f.strict, f.maxMem
-	if err := fs.Parse(args); err != nil {
-		return nil, usageError{err}
-	}
 	memLimit, err := maxMemory(*maxMem)
 	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, usageError{fmt.Errorf("%s: unexpected argument %q (a scenario file goes with -c)", cmd, fs.Arg(0))}
+	if len(args) > 0 {
+		return nil, usageError{fmt.Errorf("%s: unexpected argument %q (a scenario file goes with -c)", cmd, args[0])}
 	}
 	var equivalence float64
 	if f.equivalence != nil {
@@ -472,7 +349,7 @@ func parseScenarioRun(cmd string, args []string, stderr io.Writer, merge *experi
 	if err != nil {
 		return nil, err
 	}
-	if flagSet(fs, "seeds") {
+	if fs.Changed("seeds") {
 		if *seeds < 1 || *seeds > 1000 {
 			return nil, usageError{fmt.Errorf("%s: --seeds %d, want 1..1000", cmd, *seeds)}
 		}
@@ -556,11 +433,9 @@ func setExplain(cmd string, s *scenario.Scenario, e *experiment.Env) error {
 	return nil
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
-	r, err := parseScenarioRun("run", args, stderr, merge)
-	if err != nil {
-		return err
-	}
+// cmdRun runs a parsed run command line; cmdline is the line as given,
+// which a shard records.
+func cmdRun(ctx context.Context, r *scenarioRun, cmdline []string, stdout io.Writer) error {
 	defer r.claim.Release()
 	if r.solverLog != "" {
 		f, err := os.Create(r.solverLog)
@@ -570,7 +445,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, merge 
 		defer f.Close()
 		r.e.SolverLog = &lockedWriter{w: f}
 	}
-	cmdline := append([]string{"run"}, args...)
 	results, inputs, err := sharded(r.e.Shards, cmdline, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
 	if r.e.Shards.Sharding() {
 		return emitShard(stdout, r.claim, r.e.Shards, cmdline, inputs, err)
@@ -595,12 +469,9 @@ func parseEquivalence(v string) (float64, error) {
 }
 
 // cmdCompare replays a scenario's trace under its policies on every seed
-// and reports means with confidence intervals.
-func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
-	r, err := parseScenarioRun("compare", args, stderr, merge)
-	if err != nil {
-		return err
-	}
+// and reports means with confidence intervals; cmdline is the command line
+// as given, which a shard records.
+func cmdCompare(r *scenarioRun, cmdline []string, stdout io.Writer) error {
 	defer r.claim.Release()
 	if r.s.Mode != scenario.Replay {
 		return usageError{fmt.Errorf("compare: scenario %s has mode %s; compare replays a trace at its recorded times (mode replay, e.g. examples/replay-openb.yaml)", r.s.Name, r.s.Mode)}
@@ -609,7 +480,6 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer, merg
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w", r.s.Name, err)
 	}
-	cmdline := append([]string{"compare"}, args...)
 	results, inputs, err := sharded(r.e.Shards, cmdline, func() ([]*experiment.Results, error) {
 		runs, err := tasks.RunCompare(r.e, r.s, in)
 		if err != nil {
@@ -672,40 +542,32 @@ func printTable(w io.Writer, t report.Table) {
 	fmt.Fprintln(w)
 }
 
-// cmdReproduce runs one study: its flags, a check before any work, the run,
-// the results.
-func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
-	var names []string
-	for _, st := range studies() {
-		names = append(names, st.Name())
-	}
-	if len(args) == 0 {
-		return usageError{fmt.Errorf("reproduce: which paper? (available: %s)", strings.Join(names, ", "))}
-	}
-	var st experiment.Study
-	for _, x := range studies() {
-		if x.Name() == args[0] {
-			st = x
-		}
-	}
-	if st == nil {
-		return usageError{fmt.Errorf("reproduce: unknown paper %q (available: %s)", args[0], strings.Join(names, ", "))}
-	}
-	fs := newFlags("reproduce "+st.Name(), stderr)
-	out := fs.String("o", "", "results directory (required)")
-	force := fs.Bool("force", false, "replace a non-empty results directory")
-	shard := shardFlag(fs)
-	maxMem := maxMemoryFlag(fs)
+// reproduceFlags are the flags every study takes.
+type reproduceFlags struct {
+	out, shard, maxMem string
+	force              bool
+}
+
+// studyFlagSet is a flag set holding st's own flags (experiment.Study
+// registers them on the standard library's flag package).
+func studyFlagSet(st experiment.Study) *flag.FlagSet {
+	fs := flag.NewFlagSet(st.Name(), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	st.Flags(fs)
-	if err := fs.Parse(args[1:]); err != nil {
-		return usageError{err}
-	}
+	return fs
+}
+
+// cmdReproduce runs one study, its flags parsed: a check before any work,
+// the run, the results; cmdline is the command line as given, which a
+// shard records.
+func cmdReproduce(ctx context.Context, st experiment.Study, f reproduceFlags, args, cmdline []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
+	out, force, shard, maxMem := &f.out, &f.force, &f.shard, &f.maxMem
 	memLimit, err := maxMemory(*maxMem)
 	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("reproduce %s: unexpected argument %q", st.Name(), fs.Arg(0))}
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("reproduce %s: unexpected argument %q", st.Name(), args[0])}
 	}
 	if *out == "" {
 		return usageError{fmt.Errorf("reproduce %s: -o DIR is required", st.Name())}
@@ -726,7 +588,6 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	defer claim.Release()
-	cmdline := append([]string{"reproduce"}, args...)
 	results, inputs, err := sharded(e.Shards, cmdline, func() ([]*experiment.Results, error) { return st.Run(ctx, e) })
 	if e.Shards.Sharding() {
 		return emitShard(stdout, claim, e.Shards, cmdline, inputs, err)

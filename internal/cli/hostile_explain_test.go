@@ -14,5 +14,5 @@ var hostileExplain = []hostileCase{
 	{name: "with --shard", args: []string{"compare", "-c", "../../examples/replay-openb.yaml", "-o", "{D}/out", "--explain", "--shard", "0/2"}, code: 2,
 		errLine: "compare: --explain with --shard or merge: not supported; explain an unsharded run"},
 	{name: "with a value", args: []string{"run", "-c", "../../examples/replay-openb.yaml", "-o", "{D}/out", "--explain=maybe"}, code: 2,
-		errLine: "invalid boolean value \"maybe\" for -explain"},
+		errLine: "invalid boolean value \"maybe\" for --explain"},
 }

@@ -73,42 +73,41 @@ func commandInputs(cmd []string) ([]shardInput, error) {
 	}
 	var ins []scenario.Input
 	switch cmd[0] {
+	case "run", "compare", "reproduce":
+	default:
+		return nil, fmt.Errorf("%q has no shards", cmd[0])
+	}
+	// The command line parsed as the command tree parses it, nothing run.
+	a := newApp(context.Background(), io.Discard, io.Discard, nil)
+	c, rest, err := a.root().Find(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ParseFlags(rest); err != nil {
+		return nil, err
+	}
+	switch cmd[0] {
 	case "run", "compare":
-		fs, f := newScenarioFlags(cmd[0], io.Discard)
-		if err := fs.Parse(cmd[1:]); err != nil {
-			return nil, err
-		}
-		s, err := loadScenario(cmd[0], *f.cfg)
+		cfg, catalog := c.Flags().Lookup("c").Value.String(), c.Flags().Lookup("catalog").Value.String()
+		s, err := loadScenario(cmd[0], cfg)
 		if err != nil {
 			return nil, err
 		}
-		if *f.cfg == "" {
+		if cfg == "" {
 			ins = append(ins, scenario.Input{Field: "-c", Name: defaultScenario(cmd[0])})
 		} else {
-			ins = append(ins, scenario.Input{Field: "-c", Name: *f.cfg, Path: *f.cfg})
+			ins = append(ins, scenario.Input{Field: "-c", Name: cfg, Path: cfg})
 		}
 		ins = append(ins, s.Inputs()...)
-		if *f.catalog != "" {
-			ins = append(ins, scenario.Input{Field: "--catalog", Name: *f.catalog, Path: *f.catalog})
+		if catalog != "" {
+			ins = append(ins, scenario.Input{Field: "--catalog", Name: catalog, Path: catalog})
 		}
 	case "reproduce":
-		var st experiment.Study
-		for _, x := range studies() {
-			if len(cmd) > 1 && x.Name() == cmd[1] {
-				st = x
-			}
-		}
-		if st == nil {
+		st := a.studies[c.Name()]
+		if st == nil || c.Parent().Name() != "reproduce" {
 			return nil, fmt.Errorf("'%s' names no study", strings.Join(cmd, " "))
 		}
-		fs := newFlags("reproduce "+st.Name(), io.Discard)
-		st.Flags(fs)
-		if err := fs.Parse(cmd[2:]); err != nil {
-			return nil, err
-		}
 		ins = st.Inputs()
-	default:
-		return nil, fmt.Errorf("%q has no shards", cmd[0])
 	}
 	out := make([]shardInput, len(ins))
 	for i, in := range ins {
@@ -211,15 +210,12 @@ func buildID() string {
 
 const shardFormat = "wattsched-shard-2"
 
-// dispatch runs a multi-run command, with a merge's records when merge is set.
+// dispatch runs a multi-run command line, with a merge's records when
+// merge is set.
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer, merge *experiment.Shards) error {
 	switch args[0] {
-	case "run":
-		return cmdRun(ctx, args[1:], stdout, stderr, merge)
-	case "compare":
-		return cmdCompare(ctx, args[1:], stdout, stderr, merge)
-	case "reproduce":
-		return cmdReproduce(ctx, args[1:], stdout, stderr, merge)
+	case "run", "compare", "reproduce":
+		return newApp(ctx, stdout, stderr, merge).execute(args)
 	}
 	return fmt.Errorf("merge: the shards ran %q, which has no shards", args[0])
 }
@@ -307,23 +303,16 @@ func emitShard(stdout io.Writer, claim *outdir.DirClaim, sh *experiment.Shards, 
 	return emit(stdout, claim, []*experiment.Results{res})
 }
 
-// cmdMerge combines shard directories into the results one run gives.
-func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("merge", stderr)
-	out := fs.String("o", "", "results directory (required)")
-	force := fs.Bool("force", false, "replace a non-empty results directory")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if *out == "" || fs.NArg() == 0 {
-		return usageError{errors.New("merge: want 'merge -o DIR SHARD_DIR...' (the directories that --shard i/n wrote)")}
-	}
+// cmdMerge combines shard directories into the results one run gives:
+// out is -o, force --force.
+func cmdMerge(ctx context.Context, outDir string, forceFlag bool, dirs []string, stdout, stderr io.Writer) error {
+	out, force := &outDir, &forceFlag
 	// Every manifest first, checked against the first one; the records
 	// after, once the shards are known to agree.
 	var first *shardManifest
 	var firstName string
 	seen := map[int]string{}
-	for _, d := range fs.Args() {
+	for _, d := range dirs {
 		file := filepath.Join(d, "shard.json")
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -392,7 +381,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("merge: the inputs changed since the shards ran: they read %s, the command now reads %s", c.what(c.then), c.what(c.now))
 	}
 	records := map[string][]byte{}
-	for _, d := range fs.Args() {
+	for _, d := range dirs {
 		runs := filepath.Join(d, "runs.gob")
 		data, err := os.ReadFile(runs)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/internal/userfile"
@@ -14,28 +13,17 @@ import (
 	"github.com/wattsched/wattsched/trace/alibaba2023"
 )
 
-// cmdTraces lists the embedded traces, or with "scale" writes a node or
-// pod list repeated N times with renamed copies (the larger clusters of
-// the scaling benchmarks).
-func cmdTraces(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stdout, strings.Join(alibaba2023.Traces(), "\n"))
-		return nil
-	}
-	if args[0] != "scale" {
-		return usageError{fmt.Errorf("traces: unknown subcommand %q (want: traces, or traces scale)", args[0])}
-	}
-	fs := newFlags("traces scale", stderr)
-	factor := fs.Int("factor", 0, "copies of the list (1..10000); copy k>0 of a name gets the suffix -x<k>")
-	nodes := fs.String("nodes", "", "node list to repeat: openb-gpu, openb-all or a CSV file")
-	pods := fs.String("pods", "", "pod list to repeat instead: an embedded openb name (default, ...) or a CSV file; every copy keeps the original times")
-	out := fs.String("o", "", "output CSV file (required)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return usageError{err}
-	}
+// scaleFlags are 'traces scale's flags (commands.go).
+type scaleFlags struct {
+	factor           int
+	nodes, pods, out string
+}
+
+// cmdTracesScale writes a node or pod list repeated N times with renamed
+// copies (the larger clusters of the scaling benchmarks).
+func cmdTracesScale(f scaleFlags, stdout io.Writer) error {
+	factor, nodes, pods, out := &f.factor, &f.nodes, &f.pods, &f.out
 	switch {
-	case fs.NArg() > 0:
-		return usageError{fmt.Errorf("traces scale: unexpected argument %q", fs.Arg(0))}
 	case *out == "":
 		return usageError{fmt.Errorf("traces scale: -o FILE is required")}
 	case (*nodes == "") == (*pods == ""):
