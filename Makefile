@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler nvml-agent images images-test demo test race bench bench-k8s fuzz clean prometheus gavel-compare chromium zsh
+.PHONY: all setup highs env build kube-scheduler nvml-agent images images-test demo test race bench bench-k8s bench-k8s-perf fuzz clean prometheus gavel-compare chromium zsh
 
 all: build
 
@@ -160,6 +160,16 @@ bench: build
 # profile on an in-process cluster (500 nodes, 2,000 pods).
 bench-k8s: setup
 	cd k8s && $(GO) test -run '^$$' -bench Throughput -benchtime 3x ./test/integration/
+
+# kube-scheduler's own benchmark harness, scheduler_perf, with the wattsched
+# plugins registered out of tree (k8s/test/perf): GPU-share pods at 500 and
+# 5,000 nodes for the default profile and the wattsched profiles (PWR+FGD;
+# with PowerBudget estimated; measured). PERF_LABELS=500Nodes (or 5000Nodes,
+# or smoke: 5 nodes) runs one size. See docs/performance.md.
+PERF_LABELS ?= performance
+bench-k8s-perf: setup
+	cd k8s && $(GO) test ./test/perf -run '^$$' -bench PerfScheduling -benchtime 1ns -timeout 3h \
+	  -args -perf-scheduling-label-filter=$(PERF_LABELS)
 
 # Each fuzz target for FUZZTIME (default 30 s): make fuzz FUZZTIME=10s for a short pass.
 FUZZTIME ?= 30s

@@ -3,12 +3,14 @@ package plugins
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
@@ -135,5 +137,98 @@ func BenchmarkBudgetCycle(b *testing.B) {
 			}
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(k), "cpu-ns/op")
 		})
+	}
+}
+
+// cycleNodes are n nodes of the scheduler_perf workload's three shapes
+// (k8s/test/perf/templates/node-gpu.yaml: per ten nodes five of 8 G2
+// GPUs, four of 2 T4s, one of 8 V100M32s) with (i mod 4) pods already
+// bound to node i: a 470 milli-GPU share on GPU 0, one whole GPU 1, a 320
+// share on GPU 0, so that the nodes are in a dozen different states.
+func cycleNodes(n int) ([]*v1.Node, []*v1.Pod) {
+	nodes := make([]*v1.Node, n)
+	var pods []*v1.Pod
+	for i := range nodes {
+		name := fmt.Sprintf("gpu-node-%d", i)
+		switch k := i % 10; {
+		case k < 5:
+			nodes[i] = gpuNode(name, "G2", 8, 96000)
+		case k < 9:
+			nodes[i] = gpuNode(name, "T4", 2, 104000)
+		default:
+			nodes[i] = gpuNode(name, "V100M32", 8, 96000)
+		}
+		for k := range i % 4 {
+			milli, gpu := []int64{470, 1000, 320}[k], []string{"0", "1", "0"}[k]
+			pods = append(pods, bound(pod(fmt.Sprintf("%s-%d", name, k), 4000, milli, nil), name, gpu))
+		}
+	}
+	return nodes, pods
+}
+
+// BenchmarkCycle times the wattsched plugins' part of one scheduling cycle
+// as kube-scheduler runs it for a pod (PreFilter, Filter on every node,
+// PreScore and Score on the feasible ones, NormalizeScore), with the
+// profile of k8s/test/perf/config/pwr-fgd.yaml (0.2*PWR + 0.8*FGD, FGD's
+// GPU selector) and with PowerBudget added (estimates; the budget is
+// never reached), at 500 and 5,000 nodes; the pods cycle through a 470
+// milli-GPU share, one whole GPU and a CPU-only pod. Filter runs on one
+// goroutine here (the scheduler spreads it over 16): cpu-ns/op is the
+// process CPU time per cycle, allocs/op the allocations.
+//
+//	cd k8s && go test ./plugins -run '^$' -bench Cycle -benchmem -benchtime 100x
+func BenchmarkCycle(b *testing.B) {
+	for _, n := range []int{500, 5000} {
+		nodes, bound := cycleNodes(n)
+		for _, prof := range []string{"pwr-fgd", "pwr-fgd-budget"} {
+			b.Run(fmt.Sprintf("%s/%dNodes", prof, n), func(b *testing.B) {
+				fns := append(gpuPlugin(GPUArgs{GPUSelector: "fgd", FGD: WorkloadArgs{Workload: "default"}}),
+					tf.RegisterPluginAsExtensionsWithWeight(PWRName, 200, NewPWR, "PreScore", "Score"),
+					tf.RegisterPluginAsExtensionsWithWeight(FGDName, 800, NewFGD, "PreScore", "Score"),
+					withArgs(FGDName, WorkloadArgs{Workload: "default"}))
+				if prof == "pwr-fgd-budget" {
+					fns = append(fns, tf.RegisterPluginAsExtensions(BudgetName, NewBudget, "PreFilter", "Filter"),
+						withArgs(BudgetName, BudgetArgs{BudgetWatts: 1e9}))
+				}
+				// The bound pods are in the snapshot only: the plugins read
+				// them from there (creating them in the fake clientset took
+				// minutes at 5,000 nodes).
+				e := envWith(b, fake.NewClientset(), nodes, bound, fns...)
+				pods := []*v1.Pod{pod("share", 4000, 470, nil), pod("whole", 4000, 1000, nil), pod("cpu", 4000, 0, nil)}
+				ctx := context.Background()
+				feasible := make([]fwk.NodeInfo, 0, n)
+				cycle := func(p *v1.Pod) {
+					state := framework.NewCycleState()
+					if _, st, _ := e.fw.RunPreFilterPlugins(ctx, state, p); !st.IsSuccess() {
+						b.Fatal(st)
+					}
+					feasible = feasible[:0]
+					for _, ni := range e.nodes {
+						if st := e.fw.RunFilterPlugins(ctx, state, p, ni); st.IsSuccess() {
+							feasible = append(feasible, ni)
+						}
+					}
+					if st := e.fw.RunPreScorePlugins(ctx, state, p, feasible); !st.IsSuccess() {
+						b.Fatal(st)
+					}
+					if _, st := e.fw.RunScorePlugins(ctx, state, p, feasible); !st.IsSuccess() {
+						b.Fatal(st)
+					}
+				}
+				// Untimed: the first cycles build every node's state.
+				for _, p := range pods {
+					cycle(p)
+				}
+				goruntime.GC()
+				cpu0 := cpuTime()
+				k := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					cycle(pods[k%len(pods)])
+					k++
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(k), "cpu-ns/op")
+			})
+		}
 	}
 }

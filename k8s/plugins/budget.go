@@ -81,6 +81,19 @@ type Budget struct {
 	// spare is the buffer PreFilter fills with the nodes' figures for
 	// the per-node metrics (PreFilter runs once at a time).
 	spare []nodeSample
+
+	// The pod's increase on each node state (shared.states), stamped
+	// with the PreFilter call (cycle) that computed it: nodes in one
+	// state share it, and the buffers are reused from cycle to cycle.
+	// PreFilter writes them (kube-scheduler runs one scheduling cycle at
+	// a time per profile); Filter, in parallel, only reads them.
+	cycle uint64
+	stamp []uint64
+	inc   []nodeIncrease
+	// ns and ids are PreFilter's buffers: the modelled nodes and their
+	// state ids.
+	ns  []*cluster.Node
+	ids []int32
 }
 
 type waiter struct {
@@ -169,16 +182,16 @@ func (b *Budget) Name() string { return BudgetName }
 const budgetKey fwk.StateKey = "wattsched.io/budget"
 
 // budgetData is what PreFilter leaves for Filter: the cluster's counted
-// power and the pod's increase on each node, exact or bounded, with the
-// node's generation (a NodeInfo that Filter sees changed, as
-// preemption's do, is computed afresh).
+// power, and the cycle whose increases (Budget.inc, by node state) are
+// the pod's. A NodeInfo that Filter sees changed, as preemption's are, is
+// modelled afresh: its state's increase is used if this cycle computed
+// it, else computed.
 type budgetData struct {
 	clusterW hw.Watts
-	inc      map[string]nodeIncrease
+	cycle    uint64
 }
 
 type nodeIncrease struct {
-	gen  int64
 	w    hw.Watts
 	fits bool
 	// exact: w is the increase with the GPUs the selector picks; else an
@@ -304,39 +317,49 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		budgetDecisions.WithLabelValues("waiting", "behind_older_pod").Inc()
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: waiting behind %s, which waits for power", h.name))
 	}
-	ns := make([]*cluster.Node, 0, len(nodes))
-	gens := make([]int64, 0, len(nodes))
+	ns, ids := b.ns[:0], b.ids[:0]
 	var est, total hw.Watts
 	samples := b.spare[:0]
 	for _, ni := range nodes {
-		if n, err := b.s.node(ni); err == nil {
-			ns, gens = append(ns, n), append(gens, ni.GetGeneration())
-			e, counted, r, measured := b.gate.CountReading(n)
-			est, total = est+e, total+counted
-			samples = append(samples, nodeSample{node: n.Name, est: e, counted: counted, measured: r.Watts, hasReading: measured})
+		if e, err := b.s.entry(ni); err == nil && e.err == nil {
+			n := e.n
+			ns, ids = append(ns, n), append(ids, e.state)
+			ew, counted, r, measured := b.gate.CountReading(n)
+			est, total = est+ew, total+counted
+			samples = append(samples, nodeSample{node: n.Name, est: ew, counted: counted, measured: r.Watts, hasReading: measured})
 		} // else the GPU plugin's Filter reports it
 	}
+	b.ns, b.ids = ns, ids
 	b.spare = lastDecision.publish(samples, b.gate.Meter != nil)
+	b.cycle++
+	if k := b.s.numStates(); len(b.stamp) < k {
+		b.stamp = append(b.stamp, make([]uint64, k-len(b.stamp))...)
+		b.inc = append(b.inc, make([]nodeIncrease, k-len(b.inc))...)
+	}
+	bd := &budgetData{clusterW: total, cycle: b.cycle}
 	clusterPower.Set(float64(est))
 	gateClusterPower.Set(float64(total))
 	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
 	d := &cd.task.Demand
-	incs := make(map[string]nodeIncrease, len(ns))
-	if b.admitsAtBound(d, cd, ns, gens, total, incs) {
-		state.Write(budgetKey, &budgetData{clusterW: total, inc: incs})
+	if b.admitsAtBound(d, cd, ns, ids, total) {
+		state.Write(budgetKey, bd)
 		b.admit(pod.UID)
 		budgetDecisions.WithLabelValues("admitted", "").Inc()
 		return nil, nil
 	}
 	cheapest, fits := hw.Watts(math.Inf(1)), false
 	for k, n := range ns {
-		inc, ok := b.increase(d, n, cd)
-		incs[n.Name] = nodeIncrease{gen: gens[k], w: inc, fits: ok, exact: true}
-		if ok {
-			cheapest, fits = min(cheapest, inc), true
+		id := ids[k]
+		m := &b.inc[id]
+		if b.stamp[id] != b.cycle || !m.exact {
+			inc, ok := b.increase(d, n, cd)
+			*m, b.stamp[id] = nodeIncrease{w: inc, fits: ok, exact: true}, b.cycle
+		}
+		if m.fits {
+			cheapest, fits = min(cheapest, m.w), true
 		}
 	}
-	state.Write(budgetKey, &budgetData{clusterW: total, inc: incs})
+	state.Write(budgetKey, bd)
 	if !fits {
 		// Fits nowhere: a capacity question, not a power one.
 		b.admit(pod.UID)
@@ -468,27 +491,26 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		return nil
 	}
 	bd := d.(*budgetData)
-	if node := ni.Node(); node != nil {
-		if e, ok := bd.inc[node.Name]; ok && e.gen == ni.GetGeneration() && e.gen != 0 {
-			if !e.fits {
-				return nil
-			}
-			ok, reason := b.gate.Admit(bd.clusterW, e.w)
-			switch {
-			case ok:
-				return nil
-			case e.exact:
-				return fwk.NewStatus(fwk.Unschedulable, reason)
-			}
-			// Over the budget at the bound: the GPUs the selector picks
-			// decide.
-		}
-	}
-	n, err := b.s.node(ni)
-	if err != nil {
+	e, err := b.s.entry(ni)
+	if err != nil || e.err != nil {
 		return nil
 	}
-	inc, ok := b.increase(&cd.task.Demand, n, cd)
+	if id := int(e.state); bd.cycle == b.cycle && id < len(b.stamp) && b.stamp[id] == bd.cycle {
+		m := b.inc[id]
+		if !m.fits {
+			return nil
+		}
+		ok, reason := b.gate.Admit(bd.clusterW, m.w)
+		switch {
+		case ok:
+			return nil
+		case m.exact:
+			return fwk.NewStatus(fwk.Unschedulable, reason)
+		}
+		// Over the budget at the bound: the GPUs the selector picks
+		// decide.
+	}
+	inc, ok := b.increase(&cd.task.Demand, e.n, cd)
 	if !ok {
 		return nil
 	}
@@ -499,38 +521,42 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 }
 
 // admitsAtBound reports whether the pod can be admitted without running
-// the GPU selector on every node, and fills incs with what it computed.
-// Each node where the pod fits gets its bound (PowerGate.MaxIncrease);
-// the node with the smallest bound gets the selector's exact increase, a
-// witness: if the cluster with it stays within the budget, the pod's
-// cheapest placement does too, and Filter admits every node whose bound
-// does. False (incs then to be filled exactly) when the model gives no
-// bound, the pod fits nowhere, or the witness is over the budget.
-func (b *Budget) admitsAtBound(d *job.Demand, cd *cycleData, ns []*cluster.Node, gens []int64, total hw.Watts, incs map[string]nodeIncrease) bool {
+// the GPU selector on every node, and fills b.inc with what it computed,
+// once per node state. Each state where the pod fits gets its bound
+// (PowerGate.MaxIncrease); the first node with the smallest bound gets
+// the selector's exact increase, a witness: if the cluster with it stays
+// within the budget, the pod's cheapest placement does too, and Filter
+// admits every node whose bound does. False (the increases then to be
+// computed exactly) when the model gives no bound, the pod fits nowhere,
+// or the witness is over the budget.
+func (b *Budget) admitsAtBound(d *job.Demand, cd *cycleData, ns []*cluster.Node, ids []int32, total hw.Watts) bool {
 	witness, least := -1, hw.Watts(0)
 	for k, n := range ns {
-		e := nodeIncrease{gen: gens[k], exact: true}
+		id := ids[k]
+		if b.stamp[id] == b.cycle {
+			continue // a state already seen: its bound cannot be smaller
+		}
+		e := nodeIncrease{exact: true}
 		if ok, _ := cluster.Fits(d, n); ok {
 			w, bounded := b.gate.MaxIncrease(d, n)
 			if !bounded {
 				return false
 			}
-			e = nodeIncrease{gen: gens[k], w: w, fits: true}
+			e = nodeIncrease{w: w, fits: true}
 			if witness < 0 || w < least {
 				witness, least = k, w
 			}
 		}
-		incs[n.Name] = e
+		b.inc[id], b.stamp[id] = e, b.cycle
 	}
 	if witness < 0 {
 		return false
 	}
-	n := ns[witness]
-	w, ok := b.increase(d, n, cd)
+	w, ok := b.increase(d, ns[witness], cd)
 	if !ok {
 		return false
 	}
-	incs[n.Name] = nodeIncrease{gen: gens[witness], w: w, fits: true, exact: true}
+	b.inc[ids[witness]] = nodeIncrease{w: w, fits: true, exact: true}
 	hold, _ := b.gate.Hold(total, w)
 	return !hold
 }

@@ -128,7 +128,7 @@ func (p *Score) explanation(state fwk.CycleState, nodeName string) (*Explanation
 	if err != nil { // one feasible node: the framework skipped scoring
 		return &Explanation{Chosen: NodeExplanation{Node: nodeName}, Next: []NodeExplanation{}, Feasible: 1, Note: NotScored}, nil
 	}
-	raw := rd.(rawScores)
+	raw := rd.(*scoreCycle).raw
 	norm := normScores(raw) // a scorer without NormalizeScore state: raw scores
 	if nd, err := state.Read(p.normKey()); err == nil {
 		norm = nd.(normScores)

@@ -170,9 +170,7 @@ func (g *GPU) Name() string { return GPUName }
 // PreFilter reads the pod's demand; a malformed request makes the pod
 // unschedulable with the reason.
 func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
-	g.s.mu.Lock()
-	g.s.numNodes = len(nodes)
-	g.s.mu.Unlock()
+	g.s.resetStates(len(nodes))
 	if cd := demand(state, pod); cd.err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
@@ -204,9 +202,9 @@ func (s *shared) selectGPUs(t *job.Task, n *cluster.Node) []int {
 	if t.GPUCount == 0 {
 		return nil
 	}
-	s.mu.Lock()
+	s.mu.RLock()
 	sel := s.selector
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if sel == nil {
 		return cluster.BestFitGPUs(&t.Demand, n)
 	}

@@ -107,6 +107,13 @@ func newEnv(t testing.TB, nodes []*v1.Node, pods []*v1.Pod, fns ...tf.RegisterPl
 			t.Fatal(err)
 		}
 	}
+	return envWith(t, cs, nodes, pods, fns...)
+}
+
+// envWith is newEnv with the clientset given: the pods are in the
+// scheduler's snapshot whether or not they are in cs.
+func envWith(t testing.TB, cs *fake.Clientset, nodes []*v1.Node, pods []*v1.Pod, fns ...tf.RegisterPluginFunc) *env {
+	t.Helper()
 	snap := cache.NewSnapshot(pods, nodes)
 	base := []tf.RegisterPluginFunc{
 		tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),

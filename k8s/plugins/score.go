@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,12 +30,19 @@ const (
 	GpuClusteringName = "GpuClustering"
 )
 
-// Score wraps one core scorer: PreScore computes the raw scores of the
-// feasible nodes one after another (the core scorers are not safe for
-// concurrent use), Score returns them, and NormalizeScore applies the
-// scorer's own normalisation over the feasible nodes, as the core Placer
-// does. A profile's weighted sum of these plugins is the core Placer's
-// weighted sum.
+// Score wraps one core scorer: PreScore computes the raw score of each
+// state the feasible nodes are in (nodes in one state, such as the empty
+// nodes of one shape, share a score; see stateKey) one after another (the
+// core scorers are not safe for concurrent use), Score returns the
+// node's, and NormalizeScore applies the scorer's own normalisation over
+// the feasible nodes, as the core Placer does. A profile's weighted sum
+// of these plugins is the core Placer's weighted sum.
+//
+// The per-state scores live in the plugin, stamped with the cycle that
+// computed them, and are reused from cycle to cycle without allocating:
+// kube-scheduler runs one scheduling cycle at a time per profile, and
+// PreScore writes them before the framework calls Score (in parallel,
+// reading only).
 type Score struct {
 	name   string
 	scorer policy.Scorer
@@ -44,6 +52,16 @@ type Score struct {
 	// ExplainAnnotation; h is the handle it patches the pod through.
 	explain bool
 	h       framework.Handle
+
+	// cycle numbers PreScore calls; stamp[id] == cycle when val[id] is
+	// this cycle's score of state id.
+	cycle uint64
+	stamp []uint64
+	val   []int64
+	// norm is NormalizeScore's buffer.
+	norm []int64
+	// mu serialises the scorer outside PreScore (Score's fallback).
+	mu sync.Mutex
 }
 
 var (
@@ -51,42 +69,86 @@ var (
 	_ framework.ScorePlugin    = (*Score)(nil)
 )
 
+// rawScores are the raw scores by node name, kept for explain only.
 type rawScores map[string]int64
 
 func (r rawScores) Clone() fwk.StateData { return r }
 
+// scoreCycle marks a cycle's PreScore in the CycleState.
+type scoreCycle struct {
+	cycle uint64
+	raw   rawScores // explain only
+}
+
+func (c *scoreCycle) Clone() fwk.StateData { return c }
+
 // Name implements framework.Plugin.
 func (p *Score) Name() string { return p.name }
 
-// PreScore scores every feasible node.
+// PreScore scores every state the feasible nodes are in.
 func (p *Score) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	cd := demand(state, pod)
 	if cd.err != nil {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
-	out := make(rawScores, len(nodes))
+	p.cycle++
+	c := &scoreCycle{cycle: p.cycle}
+	if p.explain {
+		c.raw = make(rawScores, len(nodes))
+	}
+	if k := p.s.numStates(); len(p.stamp) < k {
+		p.stamp = append(p.stamp, make([]uint64, k-len(p.stamp))...)
+		p.val = append(p.val, make([]int64, k-len(p.val))...)
+	}
 	for _, ni := range nodes {
-		n, err := p.s.node(ni)
+		e, err := p.s.entry(ni)
+		if err == nil {
+			err = e.err
+		}
 		if err != nil {
 			return fwk.AsStatus(err)
 		}
-		out[ni.Node().Name] = p.scorer.Score(&cd.task, n)
+		id := int(e.state)
+		if id >= len(p.stamp) { // a state interned since numStates
+			p.stamp = append(p.stamp, make([]uint64, id+1-len(p.stamp))...)
+			p.val = append(p.val, make([]int64, id+1-len(p.val))...)
+		}
+		if p.stamp[id] != p.cycle {
+			p.val[id], p.stamp[id] = p.scorer.Score(&cd.task, e.n), p.cycle
+		}
+		if c.raw != nil {
+			c.raw[ni.Node().Name] = p.val[id]
+		}
 	}
-	state.Write(p.key, out)
+	state.Write(p.key, c)
 	return nil
 }
 
-// Score returns PreScore's raw score.
-func (p *Score) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+// Score returns the raw score PreScore computed for the node's state.
+func (p *Score) Score(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
 	d, err := state.Read(p.key)
 	if err != nil {
 		return 0, fwk.AsStatus(fmt.Errorf("%s: no PreScore state: %w", p.name, err))
 	}
-	v, ok := d.(rawScores)[ni.Node().Name]
-	if !ok {
-		return 0, fwk.AsStatus(fmt.Errorf("%s: node %s was not pre-scored", p.name, ni.Node().Name))
+	c := d.(*scoreCycle)
+	e, err := p.s.entry(ni)
+	if err == nil {
+		err = e.err
 	}
-	return v, nil
+	if err != nil {
+		return 0, fwk.AsStatus(err)
+	}
+	if id := int(e.state); c.cycle == p.cycle && id < len(p.stamp) && p.stamp[id] == c.cycle {
+		return p.val[id], nil
+	}
+	// Not pre-scored (a node PreScore was not given): score it here.
+	cd := demand(state, pod)
+	if cd.err != nil {
+		return 0, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.scorer.Score(&cd.task, e.n), nil
 }
 
 // ScoreExtensions implements framework.ScorePlugin.
@@ -99,10 +161,11 @@ func (p *Score) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Po
 		p.keepNormalised(state, scores)
 		return nil
 	}
-	v := make([]int64, len(scores))
+	v := p.norm[:0]
 	for i := range scores {
-		v[i] = scores[i].Score
+		v = append(v, scores[i].Score)
 	}
+	p.norm = v
 	nz.Normalize(v)
 	for i := range scores {
 		scores[i].Score = v[i]

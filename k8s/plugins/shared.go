@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -50,20 +51,31 @@ type shared struct {
 	recorder events.EventRecorder
 	reported map[string]bool // pod UID + reason already reported
 
-	mu       sync.Mutex
+	// mu guards the fields below; node() takes it for reading on its
+	// fast path (a node whose NodeInfo has not changed), which the
+	// scheduler's parallel Filter and Score calls share.
+	mu       sync.RWMutex
 	cat      *hw.Catalog
-	nodes    map[string]nodeEntry
+	nodes    map[string]*nodeEntry
 	pending  map[types.UID][]int
 	selector policy.GPUSelector
 	selMu    sync.Mutex
 	// numNodes is the cluster's node count at the last PreFilter.
 	numNodes int
+	// states interns node states (stateKey): nodes in one state share an
+	// id, and the score plugins and PowerBudget compute a pod's figures
+	// once per state and cycle instead of once per node. Ids stay valid
+	// until resetStates, which only PreFilter calls, between cycles.
+	states map[string]int32
 }
 
+// nodeEntry is one node's state in the cluster model, built from the
+// NodeInfo of generation gen, with its state id.
 type nodeEntry struct {
-	gen int64
-	n   *cluster.Node
-	err error
+	gen   int64
+	n     *cluster.Node
+	err   error
+	state int32
 }
 
 var (
@@ -79,7 +91,7 @@ func sharedState(h framework.Handle) *shared {
 	if s := sharedFor[h]; s != nil {
 		return s
 	}
-	s := &shared{cat: hw.Default(), nodes: map[string]nodeEntry{}, pending: map[types.UID][]int{}, reported: map[string]bool{}, recorder: h.EventRecorder()}
+	s := &shared{cat: hw.Default(), nodes: map[string]*nodeEntry{}, states: map[string]int32{}, pending: map[types.UID][]int{}, reported: map[string]bool{}, recorder: h.EventRecorder()}
 	sharedFor[h] = s
 	if f := h.SharedInformerFactory(); f != nil {
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -153,44 +165,109 @@ func (s *shared) reserve(uid types.UID, gpus []int) {
 // node returns ni's state in the cluster model. The result is shared and
 // must not be modified.
 func (s *shared) node(ni fwk.NodeInfo) (*cluster.Node, error) {
+	e, err := s.entry(ni)
+	if err != nil {
+		return nil, err
+	}
+	return e.n, e.err
+}
+
+// entry returns ni's entry, rebuilding it when ni's generation changed.
+// err is set when ni has no node; the entry's own err when the node
+// cannot be modelled.
+func (s *shared) entry(ni fwk.NodeInfo) (*nodeEntry, error) {
 	node := ni.Node()
 	if node == nil {
 		return nil, fmt.Errorf("node not found")
 	}
 	gen := ni.GetGeneration()
+	s.mu.RLock()
+	e := s.nodes[node.Name]
+	s.mu.RUnlock()
+	if e != nil && e.gen == gen {
+		return e, nil
+	}
 	s.mu.Lock()
-	e, ok := s.nodes[node.Name]
 	cat := s.cat
-	var allocs []gpushare.Allocation
-	if !ok || e.gen != gen {
-		pods := ni.GetPods()
-		allocs = make([]gpushare.Allocation, 0, len(pods))
-		for _, pi := range pods {
-			// A reservation of this scheduler wins over an annotation the
-			// pod may carry from before (PreBind overwrites it).
-			p := pi.GetPod()
-			gpus, reserved := s.pending[p.UID]
-			var ierr error
-			if !reserved {
-				gpus, _, ierr = gpushare.GPUIndex(p)
-			}
-			allocs = append(allocs, gpushare.Allocation{Pod: p, GPUs: gpus, IndexErr: ierr})
+	pods := ni.GetPods()
+	allocs := make([]gpushare.Allocation, 0, len(pods))
+	for _, pi := range pods {
+		// A reservation of this scheduler wins over an annotation the
+		// pod may carry from before (PreBind overwrites it).
+		p := pi.GetPod()
+		gpus, reserved := s.pending[p.UID]
+		var ierr error
+		if !reserved {
+			gpus, _, ierr = gpushare.GPUIndex(p)
 		}
+		allocs = append(allocs, gpushare.Allocation{Pod: p, GPUs: gpus, IndexErr: ierr})
 	}
 	s.mu.Unlock()
-	if ok && e.gen == gen {
-		return e.n, e.err
-	}
 	n, problems, err := gpushare.BuildNode(cat, node, allocs)
 	s.reportProblems(node, problems)
+	key := ""
+	if err == nil {
+		key = stateKey(n)
+	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.nodes) > 2*s.numNodes+64 {
 		// Entries of deleted nodes linger; start afresh now and then.
 		clear(s.nodes)
 	}
-	s.nodes[node.Name] = nodeEntry{gen: gen, n: n, err: err}
-	s.mu.Unlock()
-	return n, err
+	id, ok := s.states[key]
+	if !ok {
+		id = int32(len(s.states))
+		s.states[key] = id
+	}
+	e = &nodeEntry{gen: gen, n: n, err: err, state: id}
+	s.nodes[node.Name] = e
+	return e, nil
+}
+
+// numStates is the number of state ids handed out (ids are 0..numStates-1).
+func (s *shared) numStates() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.states)
+}
+
+// resetStates forgets the interned states once they far outnumber the
+// nodes (states that no node is in any more accumulate as pods come and
+// go), and the entries holding their ids; nodes are rebuilt as they are
+// next seen. It runs at PreFilter, before any plugin of the cycle reads
+// an id.
+func (s *shared) resetStates(numNodes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.numNodes = numNodes
+	if len(s.states) > 8*numNodes+1024 {
+		clear(s.states)
+		clear(s.nodes)
+	}
+}
+
+// stateKey identifies everything about n that a scorer, a GPU selector
+// or the power model can read: every field of cluster.Node but its ID,
+// Name and Version (TestStateKeyCoversNode fails when a field is added
+// to cluster.Node), with the GPU and CPU models by value (per-node power
+// overrides make copies of them). Two nodes with the same key get the same
+// score, GPUs and power from every deterministic scorer that does not
+// look at the node's identity, which none does.
+func stateKey(n *cluster.Node) string {
+	b := make([]byte, 0, 256)
+	b = fmt.Appendf(b, "%q|%d|%d|%d|%d|%d|%v|%d|", n.GPUModel, n.CPUMilli, n.MemMiB, n.FreeCPUMilli, n.FreeMemMiB, n.State, n.Affinity, n.Tasks)
+	for _, g := range n.GPUFree {
+		b = strconv.AppendInt(b, g, 10)
+		b = append(b, ',')
+	}
+	if n.GPU != nil {
+		b = fmt.Appendf(b, "|gpu %#v", *n.GPU)
+	}
+	if n.CPU != nil {
+		b = fmt.Appendf(b, "|cpu %#v", *n.CPU)
+	}
+	return string(b)
 }
 
 // cycleKey holds the pod's demand in the CycleState.
