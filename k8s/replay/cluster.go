@@ -26,6 +26,7 @@ import (
 	"k8s.io/kubernetes/test/integration/framework"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/kwok/pkg/kwok/controllers"
+	kwoklog "sigs.k8s.io/kwok/pkg/log"
 
 	"go.etcd.io/etcd/server/v3/embed"
 
@@ -100,6 +101,9 @@ func startKwok(ctx context.Context, cs clientset.Interface) error {
 	st, err := stages()
 	if err != nil {
 		return err
+	}
+	if os.Getenv("WATTSCHED_K8S_LOGS") == "" {
+		ctx = kwoklog.NewContext(ctx, kwoklog.NewLogger(nil, kwoklog.LevelInfo))
 	}
 	ctr, err := controllers.NewController(controllers.Config{
 		Clock:                    clock.RealClock{},
