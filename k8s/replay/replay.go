@@ -55,9 +55,9 @@ type Options struct {
 type Observed struct {
 	Node string
 	GPUs []int
-	// Bound and Finished are the wall-clock times the replay saw the pod
-	// bound and Succeeded (zero: never).
-	Bound, Finished time.Time
+	// Bound, Finished and Deleted are the wall-clock times the replay saw
+	// the pod bound, Succeeded and deleted (zero: never).
+	Bound, Finished, Deleted time.Time
 }
 
 // PolicyRun is one policy's replay through kube-scheduler.
@@ -215,9 +215,26 @@ func (w *watcher) start(ctx context.Context) error {
 		}
 		w.poke()
 	}
+	gone := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		p, ok := obj.(*v1.Pod)
+		var k int
+		if !ok {
+			return
+		}
+		if _, err := fmt.Sscanf(p.Name, "task-%06d", &k); err != nil || k < 0 || k >= len(w.pods) {
+			return
+		}
+		w.mu.Lock()
+		w.pods[k].Deleted = time.Now()
+		w.mu.Unlock()
+	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    see,
 		UpdateFunc: func(_, n any) { see(n) },
+		DeleteFunc: gone,
 	}); err != nil {
 		return err
 	}

@@ -57,8 +57,10 @@ func TestKwokReplay(t *testing.T) {
 		if ob.Bound.IsZero() || ob.Finished.IsZero() {
 			t.Fatalf("pod %s (%s): bound %v, finished %v: kwok did not run it to completion", podName(k), in.Pods[k].Name, ob.Bound, ob.Finished)
 		}
-		// kwok's pod-complete stage held it for its duration / factor.
-		if run := ob.Finished.Sub(ob.Bound).Seconds() * factor; run < in.Pods[k].Work-1 {
+		// kwok's pod-complete stage held it for its duration / factor
+		// (less the lag, up to 200 ms of wall-clock time on a loaded
+		// machine, between kwok's watch and this test's seeing the bind).
+		if run := ob.Finished.Sub(ob.Bound).Seconds() * factor; run < in.Pods[k].Work-0.2*factor {
 			t.Errorf("pod %s ran %.1f simulated s, its duration is %.0f s", podName(k), run, in.Pods[k].Work)
 		}
 	}
