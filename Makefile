@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler nvml-agent images images-test demo test race bench bench-k8s bench-k8s-perf fuzz clean prometheus gavel-compare chromium zsh
+.PHONY: all setup highs env build kube-scheduler replay-k8s nvml-agent images images-test demo test race bench bench-k8s bench-k8s-perf fuzz clean prometheus gavel-compare chromium zsh
 
 all: build
 
@@ -92,6 +92,16 @@ build: setup
 # a static binary.
 kube-scheduler: setup
 	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(K8S_LDFLAGS)' -o ../bin/kube-scheduler ./cmd/kube-scheduler
+
+# A replay scenario through the real kube-scheduler on kwok nodes, against the
+# simulator's run of it (docs/kubernetes.md#replay-through-kube-scheduler):
+#   make replay-k8s SCENARIO=examples/replay-kwok-openb.yaml OUT=out/replay-k8s FACTOR=20000
+SCENARIO ?= k8s/replay/testdata/small.yaml
+OUT ?= out/replay-k8s
+FACTOR ?= 100
+replay-k8s: setup
+	cd k8s && $(GO) build -o ../bin/wattsched-replay-k8s ./cmd/wattsched-replay-k8s
+	./bin/wattsched-replay-k8s -c $(SCENARIO) -o $(OUT) -factor $(FACTOR)
 
 # NVML node agent (module nvmlagent/, cgo): GPU power in the DCGM exporter's
 # names, for nodes without the DCGM exporter. Runs where the NVIDIA driver is.

@@ -1,0 +1,240 @@
+package replay
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/experiment/tasks"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/scenario"
+)
+
+// Reasons a pod's placement differs between the simulator and
+// kube-scheduler, found by asking the core Placer about the cluster as
+// kube-scheduler saw it when it bound the pod.
+const (
+	// ReasonTie: the node kube-scheduler chose is one of the core's
+	// equally best nodes on that state; kube-scheduler breaks ties at
+	// random, the simulator takes the lowest node index.
+	ReasonTie = "tie"
+	// ReasonState: on that state the core picks exactly kube-scheduler's
+	// node; the simulator placed the pod elsewhere because its cluster was
+	// not in the same state then (an earlier tie broken otherwise, or
+	// pods that started or finished at other times).
+	ReasonState = "state"
+	// ReasonPlugin: the core's best nodes on that state do not include
+	// kube-scheduler's node: a kube-scheduler plugin of its own (filters,
+	// queueing) decided otherwise.
+	ReasonPlugin = "plugin"
+	// ReasonStarted: the pod started in one run and not in the other.
+	ReasonStarted = "started"
+	// ReasonUnknown: the state kube-scheduler saw could not be rebuilt
+	// from this process's watch (it saw a pod finish after a bind that
+	// reused its resources).
+	ReasonUnknown = "unknown"
+)
+
+// PodDiff is one pod placed differently.
+type PodDiff struct {
+	Task    string `json:"task"`
+	SimNode string `json:"sim_node"`
+	K8sNode string `json:"k8s_node"`
+	Reason  string `json:"reason"`
+}
+
+// Parity compares one policy's kube-scheduler replay with the
+// simulator's run of the same scenario.
+type Parity struct {
+	Policy string `json:"policy"`
+	Pods   int    `json:"pods"`
+	// Placed is the number of pods started in both; SameNode of them on
+	// the same node (the simulator's results name nodes, not GPUs).
+	Placed    int     `json:"placed_in_both"`
+	SameNode  int     `json:"same_node"`
+	SameShare float64 `json:"same_node_share"`
+	// SameKind counts the pods on the same node or on a node of the same
+	// kind (GPU model and count, CPU, memory): kube-scheduler's random
+	// choice among identical empty nodes is the same placement for the
+	// power model.
+	SameKind      int     `json:"same_node_kind"`
+	SameKindShare float64 `json:"same_node_kind_share"`
+	// Differences by reason (ReasonTie, ...), and the pods.
+	Reasons map[string]int `json:"reasons"`
+	Diffs   []PodDiff      `json:"differences"`
+	// Energy in kWh and the relative difference (k8s - sim) / sim.
+	SimKWh    float64 `json:"sim_energy_kwh"`
+	K8sKWh    float64 `json:"k8s_energy_kwh"`
+	EnergyRel float64 `json:"energy_rel_diff"`
+	// Mean waits in simulated seconds over the pods started in both runs.
+	SimWaitS float64 `json:"sim_mean_wait_s"`
+	K8sWaitS float64 `json:"k8s_mean_wait_s"`
+	// BindLatencyMS is the wall-clock delay from a pod's creation to its
+	// bind, for the pods that started at once in the simulator: the
+	// median and the maximum. Times the factor it is the extra wait the
+	// replay adds in simulated time.
+	BindLatencyP50MS float64 `json:"bind_latency_p50_ms"`
+	BindLatencyMaxMS float64 `json:"bind_latency_max_ms"`
+	// LongerWaits counts pods that waited in the simulator or waited more
+	// than one second of wall-clock time in kube-scheduler: queueing,
+	// kube-scheduler's one-second backoff and the order in which it
+	// retries pods.
+	LongerWaits int     `json:"waits_beyond_latency"`
+	Factor      float64 `json:"time_factor"`
+}
+
+// Compare builds the parity of one policy: simRun is the simulator's run,
+// pr the replay through kube-scheduler (with Account done).
+func Compare(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, ps *scenario.PolicySpec, simRun *tasks.ReplayRun, pr *PolicyRun, factor float64) (*Parity, error) {
+	p := &Parity{Policy: ps.Name, Pods: len(in.Pods), Reasons: map[string]int{}, Factor: factor}
+	sr, kr := simRun.Result, pr.Run.Result
+	simT, k8sT := map[job.ID]int{}, map[job.ID]int{}
+	for i, t := range sr.Tasks {
+		simT[t.ID] = i
+	}
+	for i, t := range kr.Tasks {
+		k8sT[t.ID] = i
+	}
+	placer, err := tasks.BuildPlacer(env.Registries, ps, policy.Deps{Catalog: env.Catalog, Power: power.PWR{}, Workload: in.Pods})
+	if err != nil {
+		return nil, err
+	}
+	var lat []float64
+	var simWait, k8sWait float64
+	for k := range in.Pods {
+		t := &in.Pods[k]
+		st, kt := sr.Tasks[simT[t.ID]], kr.Tasks[k8sT[t.ID]]
+		ob := pr.Pods[k]
+		sn, kn := nodeName(in, st.Node), nodeName(in, kt.Node)
+		if (st.Start >= 0) != (kt.Start >= 0) {
+			p.Reasons[ReasonStarted]++
+			p.Diffs = append(p.Diffs, PodDiff{Task: t.Name, SimNode: sn, K8sNode: kn, Reason: ReasonStarted})
+			continue
+		}
+		if st.Start < 0 {
+			continue
+		}
+		p.Placed++
+		simWait += float64(st.Start-st.Submit) / 1000
+		k8sWait += float64(kt.Start-kt.Submit) / 1000
+		created := pr.Start.Add(time.Duration(float64(t.Submit) / factor * float64(time.Millisecond)))
+		if l := float64(ob.Bound.Sub(created)) / float64(time.Millisecond); st.Start == st.Submit && l <= 1000 {
+			lat = append(lat, l)
+		} else {
+			p.LongerWaits++
+		}
+		if in.Nodes[st.Node].GPUModel == in.Nodes[kt.Node].GPUModel && in.Nodes[st.Node].GPUs == in.Nodes[kt.Node].GPUs &&
+			in.Nodes[st.Node].CPUMilli == in.Nodes[kt.Node].CPUMilli && in.Nodes[st.Node].MemMiB == in.Nodes[kt.Node].MemMiB {
+			p.SameKind++
+		}
+		if sn == kn {
+			p.SameNode++
+			continue
+		}
+		why, err := reason(in, pr, placer, k, kt.Node)
+		if err != nil {
+			return nil, err
+		}
+		p.Reasons[why]++
+		p.Diffs = append(p.Diffs, PodDiff{Task: t.Name, SimNode: sn, K8sNode: kn, Reason: why})
+	}
+	if p.Placed > 0 {
+		p.SameShare = float64(p.SameNode) / float64(p.Placed)
+		p.SameKindShare = float64(p.SameKind) / float64(p.Placed)
+		p.SimWaitS, p.K8sWaitS = simWait/float64(p.Placed), k8sWait/float64(p.Placed)
+	}
+	p.SimKWh = float64(sr.CPUEnergy+sr.GPUEnergy) / 3.6e6
+	p.K8sKWh = float64(kr.CPUEnergy+kr.GPUEnergy) / 3.6e6
+	if p.SimKWh > 0 {
+		p.EnergyRel = (p.K8sKWh - p.SimKWh) / p.SimKWh
+	}
+	if len(lat) > 0 {
+		sort.Float64s(lat)
+		p.BindLatencyP50MS, p.BindLatencyMaxMS = lat[len(lat)/2], lat[len(lat)-1]
+	}
+	return p, nil
+}
+
+func nodeName(in *tasks.Inputs, id cluster.NodeID) string {
+	if id < 0 {
+		return ""
+	}
+	return in.Nodes[id].Name
+}
+
+// reason explains why pod k went to node got in kube-scheduler and
+// elsewhere in the simulator: the core Placer's best nodes on the cluster
+// as kube-scheduler saw it (the pods bound before k and not yet finished
+// when k was bound, on their observed nodes and GPUs: kube-scheduler frees
+// a pod's resources when it turns Succeeded, before it is deleted). The state is as this
+// process's watch saw it: kube-scheduler may have assumed a pod a few
+// milliseconds before the watch saw it bound, or seen a deletion a few
+// milliseconds later, so under a backlog a reason can be "plugin" for a
+// decision made on a slightly different state.
+func reason(in *tasks.Inputs, pr *PolicyRun, placer *policy.Placer, k int, got cluster.NodeID) (string, error) {
+	c, err := cluster.New(placerCatalog(), in.Nodes)
+	if err != nil {
+		return "", err
+	}
+	byName := map[string]cluster.NodeID{}
+	for _, n := range c.Nodes {
+		byName[n.Name] = n.ID
+	}
+	at := pr.Pods[k].Bound
+	var before []int
+	for j, ob := range pr.Pods {
+		if j != k && !ob.Bound.IsZero() && ob.Bound.Before(at) && (ob.Finished.IsZero() || ob.Finished.After(at)) {
+			before = append(before, j)
+		}
+	}
+	slices.SortFunc(before, func(a, b int) int { return pr.Pods[a].Bound.Compare(pr.Pods[b].Bound) })
+	for _, j := range before {
+		if err := c.Allocate(&in.Pods[j], byName[pr.Pods[j].Node], pr.Pods[j].GPUs); err != nil {
+			// The watch saw a finish after a bind that reused its GPUs.
+			return ReasonUnknown, nil
+		}
+	}
+	top, _, ok := placer.Top(&in.Pods[k], c)
+	switch {
+	case !ok || !slices.Contains(top, got):
+		return ReasonPlugin, nil
+	case len(top) > 1:
+		return ReasonTie, nil
+	}
+	return ReasonState, nil
+}
+
+// Text is the parity as lines for the terminal and parity.txt.
+func (p *Parity) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "policy %s: %d pods, %d started in both; same node %d (%.1f%%), same kind of node %d (%.1f%%)\n",
+		p.Policy, p.Pods, p.Placed, p.SameNode, 100*p.SameShare, p.SameKind, 100*p.SameKindShare)
+	fmt.Fprintf(&b, "  energy: simulator %.3f kWh, kube-scheduler %.3f kWh (%+.3f%%)\n", p.SimKWh, p.K8sKWh, 100*p.EnergyRel)
+	fmt.Fprintf(&b, "  mean wait: simulator %.1f s, kube-scheduler %.1f s (simulated seconds; time x%g)\n", p.SimWaitS, p.K8sWaitS, p.Factor)
+	fmt.Fprintf(&b, "  bind latency (wall clock, pods that started at once in the simulator): median %.0f ms, max %.0f ms = %.0f s and %.0f s simulated\n",
+		p.BindLatencyP50MS, p.BindLatencyMaxMS, p.BindLatencyP50MS*p.Factor/1000, p.BindLatencyMaxMS*p.Factor/1000)
+	fmt.Fprintf(&b, "  pods waiting beyond that latency (queueing, kube-scheduler's 1 s backoff, retry order): %d\n", p.LongerWaits)
+	keys := make([]string, 0, len(p.Reasons))
+	for r := range p.Reasons {
+		keys = append(keys, r)
+	}
+	sort.Strings(keys)
+	for _, r := range keys {
+		fmt.Fprintf(&b, "  placed differently, %s: %d (%s)\n", r, p.Reasons[r], reasonText[r])
+	}
+	return b.String()
+}
+
+var reasonText = map[string]string{
+	ReasonTie:     "kube-scheduler's node is one of the core's equally best nodes on the state it saw; it breaks ties at random, the simulator by node index",
+	ReasonState:   "on the state kube-scheduler saw the core picks the same node; the simulator's state differed (earlier ties, start and finish times)",
+	ReasonPlugin:  "not among the core's best nodes on the state kube-scheduler saw: kube-scheduler's own filters or queueing",
+	ReasonStarted: "started in one run only",
+	ReasonUnknown: "the state kube-scheduler saw could not be rebuilt from the watch's event times",
+}

@@ -1,0 +1,163 @@
+package replay
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/klog/v2"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("WATTSCHED_K8S_LOGS") == "" {
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("logtostderr", "false")
+		_ = fs.Set("stderrthreshold", "FATAL")
+		klog.SetOutput(io.Discard)
+	}
+	stop, err := StartEtcd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// TestKwokReplay replays the 30-pod CI scenario through kube-scheduler on
+// kwok nodes at 100x and checks it against the simulator's run: every pod
+// bound, run and completed by kwok, the same pods started, the energy
+// within 2% (the bind latency times the factor shifts starts by seconds
+// on pods of minutes), each placement difference explained, and the
+// outputs written as `wattsched run` writes them.
+func TestKwokReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server and replays 30 pods (about 20 s)")
+	}
+	const factor = 100
+	s, in, err := Load(filepath.Join("testdata", "small.yaml"), factor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env("test")
+	out, err := Replay(t, env, s, in, Options{Factor: factor, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, p := out.K8s[0], out.Parity[0]
+	for k, ob := range pr.Pods {
+		if ob.Bound.IsZero() || ob.Finished.IsZero() {
+			t.Fatalf("pod %s (%s): bound %v, finished %v: kwok did not run it to completion", podName(k), in.Pods[k].Name, ob.Bound, ob.Finished)
+		}
+		// kwok's pod-complete stage held it for its duration / factor
+		// (less the lag, up to 200 ms of wall-clock time on a loaded
+		// machine, between kwok's watch and this test's seeing the bind).
+		if run := ob.Finished.Sub(ob.Bound).Seconds() * factor; run < in.Pods[k].Work-0.2*factor {
+			t.Errorf("pod %s ran %.1f simulated s, its duration is %.0f s", podName(k), run, in.Pods[k].Work)
+		}
+	}
+	if p.Placed != len(in.Pods) {
+		t.Fatalf("%d of %d pods started in both runs", p.Placed, len(in.Pods))
+	}
+	if p.SameNode == 0 {
+		t.Fatalf("no pod on the simulator's node: %+v", p)
+	}
+	diffs := 0
+	for r, n := range p.Reasons {
+		if reasonText[r] == "" {
+			t.Errorf("reason %q has no explanation", r)
+		}
+		diffs += n
+	}
+	if diffs != len(p.Diffs) || p.SameNode+diffs != p.Placed {
+		t.Fatalf("%d same + %d differences explained != %d placed", p.SameNode, diffs, p.Placed)
+	}
+	if math.Abs(p.EnergyRel) > 0.02 || p.K8sKWh <= 0 {
+		t.Fatalf("energy: simulator %.4f kWh, kube-scheduler %.4f kWh (%+.2f%%), want within 2%%", p.SimKWh, p.K8sKWh, 100*p.EnergyRel)
+	}
+	// The observed replay's waits include the bind latency times the factor.
+	if p.K8sWaitS < p.SimWaitS/2 {
+		t.Errorf("mean wait %.1f s in kube-scheduler, %.1f s in the simulator", p.K8sWaitS, p.SimWaitS)
+	}
+	t.Logf("\n%s", p.Text())
+
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := Write(dir, "test", s, in, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"summary.json", "jobs.csv", "parity.json", "parity.txt", "sim/summary.json", "sim/jobs.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, _ := os.ReadFile(filepath.Join(dir, "jobs.csv"))
+	simJobs, _ := os.ReadFile(filepath.Join(dir, "sim", "jobs.csv"))
+	jl, sl := strings.Split(strings.TrimSpace(string(jobs)), "\n"), strings.Split(strings.TrimSpace(string(simJobs)), "\n")
+	if len(jl) != len(in.Pods)+1 || jl[0] != sl[0] {
+		t.Fatalf("jobs.csv: %d lines, header %q; the simulator's: %q", len(jl), jl[0], sl[0])
+	}
+	var sum struct {
+		Policies []struct {
+			Started   int     `json:"started"`
+			EnergyKWh float64 `json:"energy_kwh"`
+		} `json:"policies"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Policies) != 1 || sum.Policies[0].Started != len(in.Pods) || math.Abs(sum.Policies[0].EnergyKWh-p.K8sKWh) > 1e-3 {
+		t.Fatalf("summary.json: %v %s", err, b)
+	}
+	if err := Write(dir, "test", s, in, out); err == nil {
+		t.Fatal("Write over an existing directory succeeded")
+	}
+}
+
+// TestRefused: scenarios the kwok replay cannot express are refused by
+// Load, before an API server starts or a pod is created, naming the field.
+func TestRefused(t *testing.T) {
+	dir := t.TempDir()
+	base, err := os.ReadFile(filepath.Join("testdata", "small.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"small-nodes.csv", "small-pods.csv"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", f))
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	cases := map[string]struct {
+		edit func(string) string
+		want string
+	}{
+		"power_down":  {func(s string) string { return s + "power_down: {idle_after_s: 600, wake_s: 60, off_w: 10}\n" }, "power_down"},
+		"power_limit": {func(s string) string { return s + "power_limit: {watts: 5000}\n" }, "power_limit"},
+		"scorer": {func(s string) string {
+			return strings.Replace(s, "{policy: pwr, weight: 200}", "{policy: eaco, weight: 200}", 1)
+		}, "has no kube-scheduler plugin"},
+		"reference_gpu": {func(s string) string {
+			return strings.Replace(s, "  pods: small-pods.csv\n", "  pods: small-pods.csv\n  reference_gpu: V100M32\n", 1)
+		}, "reference_gpu"},
+	}
+	for name, c := range cases {
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, []byte(c.edit(string(base))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := Load(p, 100)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error naming %q", name, err, c.want)
+		}
+	}
+	if _, _, err := Load(filepath.Join("testdata", "small.yaml"), 0); err == nil || !strings.Contains(err.Error(), "time factor") {
+		t.Errorf("factor 0: %v", err)
+	}
+	if _, _, err := Load(filepath.Join("..", "..", "examples", "hpc-vahrm.yaml"), 100); err == nil || !strings.Contains(err.Error(), "mode") {
+		t.Errorf("hpc scenario: %v", err)
+	}
+}
