@@ -2,35 +2,16 @@ package replay
 
 import (
 	"encoding/json"
-	"flag"
-	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"k8s.io/klog/v2"
+	"github.com/wattsched/wattsched/k8s/internal/localkube"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv("WATTSCHED_K8S_LOGS") == "" {
-		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("logtostderr", "false")
-		_ = fs.Set("stderrthreshold", "FATAL")
-		klog.SetOutput(io.Discard)
-	}
-	stop, err := StartEtcd()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { localkube.MainWithEtcd(m, false) }
 
 // TestKwokReplay replays the 30-pod CI scenario through kube-scheduler on
 // kwok nodes at 100x and checks it against the simulator's run: every pod

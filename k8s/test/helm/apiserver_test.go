@@ -6,10 +6,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -40,85 +36,19 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/klog/v2"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/framework"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wattsched/wattsched/k8s/gpushare"
+	"github.com/wattsched/wattsched/k8s/internal/localkube"
 )
 
 // TestMain starts one embedded etcd for the API server of
 // TestChartOnAPIServer (the same setup as k8s/test/integration).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if os.Getenv("WATTSCHED_K8S_LOGS") == "" {
-		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-		klog.InitFlags(fs)
-		_ = fs.Set("logtostderr", "false")
-		_ = fs.Set("stderrthreshold", "FATAL")
-		klog.SetOutput(io.Discard)
-	}
-	stop := func() {}
-	if !testing.Short() {
-		var err error
-		if stop, err = startEtcd(); err != nil {
-			fmt.Fprintln(os.Stderr, "embedded etcd:", err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func startEtcd() (func(), error) {
-	dir, err := os.MkdirTemp("", "wattsched-etcd-")
-	if err != nil {
-		return nil, err
-	}
-	cp, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	pp, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	client, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", cp))
-	peer, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", pp))
-	cfg := embed.NewConfig()
-	cfg.Dir = dir
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*client}, []url.URL{*client}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}
-	cfg.InitialCluster = cfg.Name + "=" + peer.String()
-	cfg.LogLevel = "fatal"
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(60 * time.Second):
-		e.Close()
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("not ready after 60 s")
-	}
-	os.Setenv("KUBE_INTEGRATION_ETCD_URL", client.String())
-	return func() {
-		e.Close()
-		os.RemoveAll(dir)
-	}, nil
+	localkube.MainWithEtcd(m, testing.Short())
 }
 
 // TestChartOnAPIServer installs the chart's objects on one real API
@@ -438,7 +368,7 @@ func startReplica(t, owner *testing.T, bin string, objs []*unstructured.Unstruct
 			if !serve {
 				s = "--secure-port=0"
 			} else {
-				p, err := freePort()
+				p, err := localkube.FreePort()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/k8s/internal/localkube"
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/power/prom/promtest"
 )
@@ -85,7 +86,7 @@ func TestSchedulerBinaryMetrics(t *testing.T) {
 		nodeObject(cluster.NodeSpec{Name: "a10", CPUMilli: 32000, MemMiB: 65536, GPUs: 2, GPUModel: "NVIDIA-A10"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := freePort()
+	p, err := localkube.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
