@@ -157,3 +157,67 @@ func Increase(m Model, n *cluster.Node, d *job.Demand, gpus []int) hw.Watts {
 	n.FreeCPUMilli += d.CPUMilli
 	return after - before
 }
+
+// Ceiling bounds PWR's Increase for a demand on any node it was shown
+// (Add), whatever the node's state and GPUs: a power gate with that much
+// headroom admits the demand without looking at a single node. It keeps
+// three figures over the nodes, so a pod's bound costs the same on any
+// cluster size:
+//
+//   - a CPU demand of c millicores turns at most ceil(ceil(c/1000/t)/k)
+//     sockets busy (t threads per core, k cores per socket; the smallest t
+//     and k seen make it larger), each adding at most the largest TDP minus
+//     idle power of a socket;
+//   - each GPU the demand takes changes by at most the largest spread of a
+//     GPU model's power (idle, TDP and its curve's points).
+//
+// The zero Ceiling has seen no node and bounds every demand by 0 (plus
+// the slack); a node whose models it cannot bound (no cores or threads
+// per core) makes it infinite.
+type Ceiling struct {
+	cpuStep, gpuStep hw.Watts
+	minThreads       int
+	minCores         int
+	unbounded        bool
+}
+
+// Add takes n's hardware into the bound.
+func (c *Ceiling) Add(n *cluster.Node) {
+	if m := n.CPU; m != nil {
+		if m.ThreadsPerCore <= 0 || m.Cores <= 0 {
+			c.unbounded = true
+			return
+		}
+		c.cpuStep = max(c.cpuStep, m.TDPW-m.IdleW)
+		if c.minThreads == 0 || m.ThreadsPerCore < c.minThreads {
+			c.minThreads = m.ThreadsPerCore
+		}
+		if c.minCores == 0 || m.Cores < c.minCores {
+			c.minCores = m.Cores
+		}
+	}
+	if g := n.GPU; g != nil && len(n.GPUFree) > 0 {
+		lo, hi := min(g.IdleW, g.TDPW), max(g.IdleW, g.TDPW)
+		for _, p := range g.Curve {
+			lo, hi = min(lo, p.Watts), max(hi, p.Watts)
+		}
+		c.gpuStep = max(c.gpuStep, hi-lo)
+	}
+}
+
+// Increase is at least power.Increase(PWR{}, n, d, gpus) for every node n
+// added, every state of it and every choice of d.GPUCount GPUs.
+func (c *Ceiling) Increase(d *job.Demand) hw.Watts {
+	if c.unbounded {
+		return hw.Watts(math.Inf(1))
+	}
+	var w hw.Watts
+	if d.CPUMilli > 0 && c.minThreads > 0 {
+		cores := math.Ceil(float64(d.CPUMilli) / 1000 / float64(c.minThreads))
+		w += hw.Watts(math.Ceil(cores/float64(c.minCores))) * c.cpuStep
+	}
+	if d.GPUCount > 0 && d.GPUMilli > 0 {
+		w += hw.Watts(d.GPUCount) * c.gpuStep
+	}
+	return w + boundSlack
+}

@@ -3,6 +3,7 @@ package power_test
 import (
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -135,5 +136,67 @@ func TestMaxIncreaseIsTheLargestIncrease(t *testing.T) {
 				t.Fatalf("%s trial %d: MaxIncrease %v W, largest Increase %v W (free %v, demand %+v)", model, trial, bound, best, n.GPUFree, d)
 			}
 		}
+	}
+}
+
+// Ceiling bounds Increase on every node it was shown, in every state and
+// with every GPU choice: random nodes of several CPU and GPU models
+// (a measured curve among them), random allocations, random demands.
+func TestCeilingBoundsEveryIncrease(t *testing.T) {
+	cat, err := hw.Default().With(&hw.Catalog{GPUs: []hw.GPUModel{{Name: "Curved", IdleW: 50, TDPW: 400, Source: "test",
+		Curve: []hw.CurvePoint{{Share: 0.3, Watts: 300}, {Share: 0.8, Watts: 320}}}}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := []cluster.NodeSpec{
+		{Name: "t4", CPUMilli: 104000, MemMiB: 1 << 20, GPUs: 2, GPUModel: "T4"},
+		{Name: "curved", CPUMilli: 64000, MemMiB: 1 << 20, GPUs: 4, GPUModel: "Curved"},
+		{Name: "v100", CPUMilli: 96000, MemMiB: 1 << 20, GPUs: 8, GPUModel: "V100M32"},
+		{Name: "cpu", CPUMilli: 256000, MemMiB: 1 << 20},
+	}
+	c, err := cluster.New(cat, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ceil power.Ceiling
+	for _, n := range c.Nodes {
+		ceil.Add(n)
+	}
+	if w := ceil.Increase(&job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 500}); !(w > 0) {
+		t.Fatalf("Ceiling of a real demand: %v W, want a positive bound", w)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	worst := hw.Watts(0)
+	for trial := range 2000 {
+		n := c.Nodes[rng.IntN(len(c.Nodes))]
+		saved := *n
+		saved.GPUFree = slices.Clone(n.GPUFree)
+		n.FreeCPUMilli = 1000 * rng.Int64N(n.CPUMilli/1000+1)
+		for g := range n.GPUFree {
+			n.GPUFree[g] = []int64{0, 200, 500, 900, 1000}[rng.IntN(5)]
+		}
+		d := job.Demand{CPUMilli: 500 * rng.Int64N(2*(n.FreeCPUMilli/1000)+1)}
+		var gpus []int
+		if len(n.GPUFree) > 0 && rng.IntN(4) > 0 {
+			d.GPUCount, d.GPUMilli = 1+rng.IntN(len(n.GPUFree)), []int64{100, 300, 500, 1000}[rng.IntN(4)]
+			for _, g := range rng.Perm(len(n.GPUFree)) {
+				if len(gpus) < d.GPUCount && n.GPUFree[g] >= d.GPUMilli {
+					gpus = append(gpus, g)
+				}
+			}
+			if len(gpus) < d.GPUCount {
+				*n = saved
+				continue
+			}
+		}
+		inc, bound := power.Increase(power.PWR{}, n, &d, gpus), ceil.Increase(&d)
+		if inc > bound {
+			t.Fatalf("trial %d on %s: Increase %v W above the ceiling %v W (free cpu %d, gpus %v, demand %+v on %v)", trial, n.Name, inc, bound, n.FreeCPUMilli, n.GPUFree, d, gpus)
+		}
+		worst = max(worst, inc)
+		*n = saved
+	}
+	if worst == 0 {
+		t.Fatal("no trial increased power: the test checks nothing")
 	}
 }

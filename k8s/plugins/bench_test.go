@@ -79,6 +79,7 @@ type warmMeter struct{ m *prom.Meter }
 
 func (w warmMeter) Check(node string) (power.Reading, string, bool) { return w.m.Check(node) }
 func (w warmMeter) Status(node string) prom.Status                  { return w.m.Status(node) }
+func (w warmMeter) Answers() (uint64, time.Time, time.Time)         { return w.m.Answers() }
 
 // cpuTime is the process's user and system CPU time.
 func cpuTime() time.Duration {

@@ -78,9 +78,24 @@ type Budget struct {
 	mu      sync.Mutex
 	waiting []waiter
 
-	// spare is the buffer PreFilter fills with the nodes' figures for
-	// the per-node metrics (PreFilter runs once at a time).
-	spare []nodeSample
+	// meter is the gate's Meter in measured mode (nil: estimates only).
+	meter *watchedMeter
+
+	// memo keeps each node's counted power from cycle to cycle, by its
+	// position in the snapshot's node list: a cycle recounts only the
+	// nodes whose NodeInfo changed (a new generation), and every node
+	// when the shared state's ids were reset or, in measured mode, when
+	// the meter's answers may have changed (a refresh, or a reading
+	// going stale). ceiling bounds a pod's increase on every node the
+	// memo has counted since its last full recount. memoMu guards both
+	// against the metrics collector, which reads the memo when scraped.
+	memoMu     sync.Mutex
+	memo       []nodeMemo
+	memoValid  bool
+	memoEpoch  uint64
+	meterGen   uint64
+	meterUntil time.Time
+	ceiling    power.Ceiling
 
 	// The pod's increase on each node state (shared.states), stamped
 	// with the PreFilter call (cycle) that computed it: nodes in one
@@ -94,6 +109,16 @@ type Budget struct {
 	// state ids.
 	ns  []*cluster.Node
 	ids []int32
+}
+
+// nodeMemo is one node's figures as PreFilter last counted them, from
+// its NodeInfo ni of generation gen; e is nil when the node cannot be
+// modelled (the GPU plugin's Filter reports it).
+type nodeMemo struct {
+	ni     fwk.NodeInfo
+	gen    int64
+	e      *nodeEntry
+	sample nodeSample
 }
 
 type waiter struct {
@@ -141,7 +166,8 @@ func newBudget(ctx context.Context, obj runtime.Object, h framework.Handle, mete
 		if err != nil {
 			return nil, fmt.Errorf("%s args: measured: %w", BudgetName, err)
 		}
-		b.gate.Meter = newWatchedMeter(m)
+		b.meter = newWatchedMeter(m)
+		b.gate.Meter = b.meter
 		if r, ok := m.(refresher); ok {
 			go refreshLoop(ctx, r, time.Duration(a.Measured.RefreshSeconds*float64(time.Second)))
 		}
@@ -189,6 +215,9 @@ const budgetKey fwk.StateKey = "wattsched.io/budget"
 type budgetData struct {
 	clusterW hw.Watts
 	cycle    uint64
+	// anywhere: the pod's largest increase on any node (power.Ceiling)
+	// keeps the cluster within the budget, so every node passes.
+	anywhere bool
 }
 
 type nodeIncrease struct {
@@ -317,20 +346,8 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		budgetDecisions.WithLabelValues("waiting", "behind_older_pod").Inc()
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: waiting behind %s, which waits for power", h.name))
 	}
-	ns, ids := b.ns[:0], b.ids[:0]
-	var est, total hw.Watts
-	samples := b.spare[:0]
-	for _, ni := range nodes {
-		if e, err := b.s.entry(ni); err == nil && e.err == nil {
-			n := e.n
-			ns, ids = append(ns, n), append(ids, e.state)
-			ew, counted, r, measured := b.gate.CountReading(n)
-			est, total = est+ew, total+counted
-			samples = append(samples, nodeSample{node: n.Name, est: ew, counted: counted, measured: r.Watts, hasReading: measured})
-		} // else the GPU plugin's Filter reports it
-	}
-	b.ns, b.ids = ns, ids
-	b.spare = lastDecision.publish(samples, b.gate.Meter != nil)
+	est, total := b.count(nodes)
+	lastDecision.publish(b)
 	b.cycle++
 	if k := b.s.numStates(); len(b.stamp) < k {
 		b.stamp = append(b.stamp, make([]uint64, k-len(b.stamp))...)
@@ -341,6 +358,17 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	gateClusterPower.Set(float64(total))
 	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
 	d := &cd.task.Demand
+	if hold, _ := b.gate.Hold(total, b.ceiling.Increase(d)); !hold {
+		// More headroom than the pod could add on any node, in any state:
+		// admitted without looking at the nodes, and the framework skips
+		// Filter for this cycle (Filter would pass every node).
+		bd.anywhere = true
+		state.Write(budgetKey, bd)
+		b.admit(pod.UID)
+		budgetDecisions.WithLabelValues("admitted", "").Inc()
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	ns, ids := b.modelled()
 	if b.admitsAtBound(d, cd, ns, ids, total) {
 		state.Write(budgetKey, bd)
 		b.admit(pod.UID)
@@ -412,26 +440,106 @@ type nodeSample struct {
 	hasReading   bool
 }
 
-// lastDecision holds the per-node figures of the last admission decision
-// (of any profile), which nodeCollector exports when scraped. Setting a
-// gauge per node at every cycle cost more than the rest of the budget
-// check at 500 nodes (label lookups, four metrics per node).
+// lastDecision is the budget plugin (of any profile) that made the last
+// admission decision, whose per-node figures nodeCollector exports when
+// scraped. Setting a gauge per node at every cycle cost more than the
+// rest of the budget check at 500 nodes (label lookups, four metrics per
+// node), and copying the figures every cycle grew with the cluster.
 var lastDecision decisionSamples
 
 type decisionSamples struct {
-	mu       sync.Mutex
-	samples  []nodeSample
-	measured bool // measured mode: export readings and fallbacks
+	mu sync.Mutex
+	b  *Budget
 }
 
-// publish makes samples the last decision's and returns the buffer it
-// replaces, for the caller to fill next time.
-func (d *decisionSamples) publish(samples []nodeSample, measured bool) []nodeSample {
+// publish makes b the last decision's plugin.
+func (d *decisionSamples) publish(b *Budget) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	old := d.samples
-	d.samples, d.measured = samples, measured
-	return old
+	d.b = b
+	d.mu.Unlock()
+}
+
+// samples are the last decision's per-node figures, and whether it was
+// in measured mode (export readings and fallbacks).
+func (d *decisionSamples) samples() ([]nodeSample, bool) {
+	d.mu.Lock()
+	b := d.b
+	d.mu.Unlock()
+	if b == nil {
+		return nil, false
+	}
+	b.memoMu.Lock()
+	defer b.memoMu.Unlock()
+	out := make([]nodeSample, 0, len(b.memo))
+	for _, m := range b.memo {
+		if m.e != nil {
+			out = append(out, m.sample)
+		}
+	}
+	return out, b.meter != nil
+}
+
+// count is the cluster's estimated power and the power the gate counts
+// (the sums over the modelled nodes), from the memo where it holds.
+func (b *Budget) count(nodes []fwk.NodeInfo) (est, total hw.Watts) {
+	b.memoMu.Lock()
+	defer b.memoMu.Unlock()
+	valid := b.memoValid
+	if epoch := b.s.stateEpoch(); epoch != b.memoEpoch {
+		b.memoEpoch, valid = epoch, false
+	}
+	if b.meter != nil {
+		gen, now, until, ok := b.meter.answers()
+		if !ok || gen != b.meterGen || (!b.meterUntil.IsZero() && now.After(b.meterUntil)) {
+			valid = false
+		}
+		if !valid {
+			b.meterGen, b.meterUntil = gen, until
+		}
+		valid = valid && ok
+	}
+	if !valid {
+		clear(b.memo)
+		b.ceiling = power.Ceiling{}
+	}
+	b.memoValid = true
+	if len(b.memo) > len(nodes) {
+		clear(b.memo[len(nodes):])
+		b.memo = b.memo[:len(nodes)]
+	} else {
+		b.memo = append(b.memo, make([]nodeMemo, len(nodes)-len(b.memo))...)
+	}
+	for i, ni := range nodes {
+		m, gen := &b.memo[i], ni.GetGeneration()
+		if m.ni != ni || m.gen != gen {
+			*m = nodeMemo{ni: ni, gen: gen}
+			if e, err := b.s.entry(ni); err == nil && e.err == nil {
+				ew, counted, r, measured := b.gate.CountReading(e.n)
+				m.e = e
+				m.sample = nodeSample{node: e.n.Name, est: ew, counted: counted, measured: r.Watts, hasReading: measured}
+				b.ceiling.Add(e.n)
+			} // else the GPU plugin's Filter reports it
+		}
+		if m.e != nil {
+			est, total = est+m.sample.est, total+m.sample.counted
+		}
+	}
+	return est, total
+}
+
+// modelled lists the memo's modelled nodes and their state ids, in the
+// snapshot's order, in PreFilter's buffers.
+func (b *Budget) modelled() ([]*cluster.Node, []int32) {
+	b.memoMu.Lock()
+	defer b.memoMu.Unlock()
+	ns, ids := b.ns[:0], b.ids[:0]
+	for _, m := range b.memo {
+		if m.e != nil {
+			ns, ids = append(ns, m.e.n), append(ids, m.e.state)
+		}
+	}
+	b.ns, b.ids = ns, ids
+	return ns, ids
 }
 
 // Per-node gauges, exported from lastDecision at each scrape: a node
@@ -459,9 +567,7 @@ func (*nodeCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 
 // CollectWithStability implements metrics.StableCollector.
 func (*nodeCollector) CollectWithStability(ch chan<- metrics.Metric) {
-	lastDecision.mu.Lock()
-	samples, measured := slices.Clone(lastDecision.samples), lastDecision.measured
-	lastDecision.mu.Unlock()
+	samples, measured := lastDecision.samples()
 	gauge := func(d *metrics.Desc, v hw.Watts, node string) {
 		ch <- metrics.NewLazyConstMetric(d, metrics.GaugeValue, float64(v), node)
 	}
@@ -491,6 +597,9 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		return nil
 	}
 	bd := d.(*budgetData)
+	if bd.anywhere {
+		return nil
+	}
 	e, err := b.s.entry(ni)
 	if err != nil || e.err != nil {
 		return nil

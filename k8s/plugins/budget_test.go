@@ -9,8 +9,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
@@ -272,6 +274,9 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 					decisions["held"]++
 					continue
 				}
+				if bd, err := state.Read(budgetKey); err == nil && bd.(*budgetData).anywhere {
+					decisions["below the ceiling"]++
+				}
 				total := gate.ClusterPower(c.Nodes)
 				admitted := 0
 				for _, ni := range e.nodes {
@@ -306,12 +311,84 @@ func TestBudgetMatchesCoreGate(t *testing.T) {
 		}
 	}
 	// The grid must exercise every outcome, or it proves little.
-	for _, k := range []string{"held", "1 of 4 nodes", "4 of 4 nodes", "measured 1 of 4 nodes", "measured 4 of 4 nodes", "over at the bound, admitted"} {
+	for _, k := range []string{"held", "1 of 4 nodes", "4 of 4 nodes", "measured 1 of 4 nodes", "measured 4 of 4 nodes", "over at the bound, admitted", "below the ceiling"} {
 		if decisions[k] == 0 {
 			t.Errorf("no case with outcome %q (outcomes: %v)", k, decisions)
 		}
 	}
 	t.Logf("outcomes: %v", decisions)
+}
+
+// PreFilter recounts a node's power only when its NodeInfo changed, and
+// its cluster total is always the total counted afresh: here pods are
+// added to and removed from the nodes between cycles, and each cycle's
+// total is checked against a plugin that has never seen the cluster.
+func TestBudgetCountsChangedNodes(t *testing.T) {
+	nodes := []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000)}
+	var b *Budget
+	plugins := append(gpuPlugin(GPUArgs{}),
+		tf.RegisterPluginAsExtensions(BudgetName, func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+			p, err := NewBudget(ctx, obj, h)
+			b, _ = p.(*Budget)
+			return p, err
+		}, "PreFilter", "Filter"),
+		withArgs(BudgetName, BudgetArgs{BudgetWatts: 1e6}))
+	e := newEnv(t, nodes, nil, plugins...)
+	clusterW := func(e *env) hw.Watts {
+		state := framework.NewCycleState()
+		if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, pod("p", 1000, 500, nil)); !st.IsSuccess() {
+			t.Fatal(st)
+		}
+		bd, err := state.Read(budgetKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bd.(*budgetData).clusterW
+	}
+	var placed []*v1.Pod
+	steps := []struct {
+		node, gpus string
+		cpu, milli int64
+		remove     int // index into placed to remove instead (-1: add)
+	}{{"b", "0", 4000, 1000, -1}, {"a", "1", 2000, 500, -1}, {"b", "3,4", 8000, 2000, -1}, {"", "", 0, 0, 0}, {"c", "2", 16000, 300, -1}, {"", "", 0, 0, 1}}
+	for i, s := range steps {
+		gens := map[string]int64{}
+		for _, ni := range e.nodes {
+			gens[ni.Node().Name] = ni.GetGeneration()
+		}
+		if s.remove >= 0 {
+			p := placed[s.remove]
+			ni := e.node(p.Spec.NodeName).(*framework.NodeInfo)
+			if err := ni.RemovePod(klog.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			placed = append(placed[:s.remove], placed[s.remove+1:]...)
+		} else {
+			p := bound(pod(fmt.Sprintf("x%d", i), s.cpu, s.milli, nil), s.node, s.gpus)
+			pi, err := framework.NewPodInfo(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.node(s.node).(*framework.NodeInfo).AddPodInfo(pi)
+			placed = append(placed, p)
+		}
+		got := clusterW(e)
+		fresh := newEnv(t, nodes, placed, budgetPlugins(1e6)...)
+		if want := clusterW(fresh); got != want {
+			t.Errorf("step %d: cluster power %v W, counted afresh %v W", i, got, want)
+		}
+		// Only the changed node was recounted: the others keep the
+		// memo of an older generation.
+		recounted := 0
+		for _, m := range b.memo {
+			if m.gen != gens[m.ni.Node().Name] {
+				recounted++
+			}
+		}
+		if recounted != 1 {
+			t.Errorf("step %d: %d nodes recounted, want the one changed", i, recounted)
+		}
+	}
 }
 
 // Filter reuses PreFilter's increase on a node only while the node is

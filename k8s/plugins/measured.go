@@ -35,6 +35,13 @@ type statusMeter interface {
 	Status(node string) prom.Status
 }
 
+// answerer is a meter that says how long its answers hold
+// (prom.Meter.Answers); PowerBudget keeps each node's counted power
+// while they do.
+type answerer interface {
+	Answers() (gen uint64, now, until time.Time)
+}
+
 // refresher is a meter that must be refreshed periodically.
 type refresher interface {
 	Refresh(ctx context.Context) (*prom.Snapshot, error)
@@ -54,6 +61,9 @@ func (f fixedMeter) Status(node string) prom.Status {
 	}
 	return prom.Status{Reason: prom.ReasonNoSeries, Detail: "no fixed reading"}
 }
+
+// Answers implements answerer: fixed readings never change.
+func (f fixedMeter) Answers() (gen uint64, now, until time.Time) { return 0, time.Now(), time.Time{} }
 
 func (f fixedMeter) Check(node string) (power.Reading, string, bool) {
 	st := f.Status(node)
@@ -97,6 +107,18 @@ func (w *watchedMeter) Reading(node string) (power.Reading, bool) {
 		klog.InfoS("PowerBudget: no usable measured power, using the estimate", "node", node, "reason", reason, "detail", w.m.Status(node).Detail)
 	}
 	return power.Reading{}, false
+}
+
+// answers is the meter's answerer's Answers; ok is false when the
+// meter cannot say how long its answers hold (they are then read afresh
+// every cycle).
+func (w *watchedMeter) answers() (gen uint64, now, until time.Time, ok bool) {
+	a, ok := w.m.(answerer)
+	if !ok {
+		return 0, time.Time{}, time.Time{}, false
+	}
+	gen, now, until = a.Answers()
+	return gen, now, until, true
 }
 
 // refreshLoop refreshes r every period until ctx ends; each refresh is

@@ -67,6 +67,9 @@ type shared struct {
 	// once per state and cycle instead of once per node. Ids stay valid
 	// until resetStates, which only PreFilter calls, between cycles.
 	states map[string]int32
+	// epoch counts the resets of states: ids from an earlier epoch must
+	// not be compared with this one's.
+	epoch uint64
 }
 
 // nodeEntry is one node's state in the cluster model, built from the
@@ -244,7 +247,15 @@ func (s *shared) resetStates(numNodes int) {
 	if len(s.states) > 8*numNodes+1024 {
 		clear(s.states)
 		clear(s.nodes)
+		s.epoch++
 	}
+}
+
+// stateEpoch is the number of resets of the state ids so far.
+func (s *shared) stateEpoch() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.epoch
 }
 
 // stateKey identifies everything about n that a scorer, a GPU selector

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -143,6 +144,9 @@ type Snapshot struct {
 	nodes map[string]nodeSample
 	// Unlabelled counts series without the node label (ignored).
 	Unlabelled int
+	// expiries are the instants, in order, after which the nodes with a
+	// usable reading go stale (oldest plus the staleness limit).
+	expiries []time.Time
 }
 
 // Meter keeps the latest readings from Prometheus. Refresh queries the
@@ -156,6 +160,7 @@ type Meter struct {
 	mu     sync.RWMutex
 	snap   *Snapshot
 	refErr error
+	gen    uint64 // refreshes so far, failed ones included
 }
 
 // NewMeter validates cfg (after Defaults) and returns a meter with no
@@ -185,6 +190,7 @@ func (m *Meter) Refresh(ctx context.Context) (*Snapshot, error) {
 	s, err := m.query(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen++
 	m.refErr = err
 	if err != nil {
 		return nil, err
@@ -233,13 +239,40 @@ func (m *Meter) query(ctx context.Context) (*Snapshot, error) {
 		seen[node] = true
 		s.nodes[node] = n
 	}
+	limit := time.Duration(m.cfg.StaleAfterSeconds * float64(time.Second))
 	for node, n := range s.nodes {
 		if !seen[node] && n.invalid == "" {
 			n.invalid = "no sample time (timestampQuery returned none for it)"
 			s.nodes[node] = n
 		}
+		if n.invalid == "" {
+			s.expiries = append(s.expiries, n.oldest.Add(limit))
+		}
 	}
+	slices.SortFunc(s.expiries, time.Time.Compare)
 	return s, nil
+}
+
+// Answers says how long every node's Check answer stays what it is now
+// (its reading or its reason; not its Age): until the meter's next
+// Refresh, which changes gen, and no later than until, the instant after
+// which the next node whose reading is fresh now goes stale (the zero
+// time when none will). now is the meter's clock at the call. A caller
+// that keeps what Check answered can reuse it while gen is the same and
+// now is not after until.
+func (m *Meter) Answers() (gen uint64, now, until time.Time) {
+	m.mu.RLock()
+	snap, gen := m.snap, m.gen
+	m.mu.RUnlock()
+	now = m.now()
+	if snap == nil {
+		return gen, now, time.Time{}
+	}
+	i, _ := slices.BinarySearchFunc(snap.expiries, now, time.Time.Compare)
+	if i < len(snap.expiries) {
+		until = snap.expiries[i]
+	}
+	return gen, now, until
 }
 
 // badWatts says why one series' value cannot be counted (NaN, infinite,

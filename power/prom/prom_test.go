@@ -2,6 +2,8 @@ package prom_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +93,37 @@ func TestMeterAgainstPrometheus(t *testing.T) {
 		}
 		if _, ok := m.Reading("b"); ok {
 			t.Error("Reading(b) ok for a stale node")
+		}
+
+		// Answers: every node's answer holds until the instant it gives,
+		// and one node's changes right after it; a refresh changes gen.
+		gen, now, until := m.Answers()
+		if until.IsZero() || until.Before(now) {
+			t.Fatalf("Answers: now %v, until %v; want an instant ahead (a and f are fresh)", now, until)
+		}
+		all := []string{"a", "b", "c", "d", "e", "f", "zzz"}
+		answers := func(at time.Time) map[string]string {
+			m.SetClock(func() time.Time { return at })
+			defer m.SetClock(time.Now)
+			got := map[string]string{}
+			for _, node := range all {
+				r, reason, ok := m.Check(node)
+				got[node] = fmt.Sprint(r, reason, ok)
+			}
+			return got
+		}
+		atNow, atUntil, after := answers(now), answers(until), answers(until.Add(time.Nanosecond))
+		if !maps.Equal(atNow, atUntil) {
+			t.Errorf("answers changed before the instant Answers gave:\n%v\n%v", atNow, atUntil)
+		}
+		if maps.Equal(atUntil, after) {
+			t.Errorf("no answer changed right after the instant Answers gave (%v)", atUntil)
+		}
+		if _, err := m.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if g, _, _ := m.Answers(); g == gen {
+			t.Errorf("gen %d unchanged by a refresh", g)
 		}
 	})
 
