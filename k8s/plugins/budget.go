@@ -218,6 +218,10 @@ type budgetData struct {
 	// anywhere: the pod's largest increase on any node (power.Ceiling)
 	// keeps the cluster within the budget, so every node passes.
 	anywhere bool
+	// epoch is the shared state's id epoch the increases were computed
+	// in: ids of another epoch (a reset by a plugin running after this
+	// one) name other states.
+	epoch uint64
 }
 
 type nodeIncrease struct {
@@ -353,7 +357,7 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		b.stamp = append(b.stamp, make([]uint64, k-len(b.stamp))...)
 		b.inc = append(b.inc, make([]nodeIncrease, k-len(b.inc))...)
 	}
-	bd := &budgetData{clusterW: total, cycle: b.cycle}
+	bd := &budgetData{clusterW: total, cycle: b.cycle, epoch: b.memoEpoch}
 	clusterPower.Set(float64(est))
 	gateClusterPower.Set(float64(total))
 	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
@@ -604,7 +608,7 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 	if err != nil || e.err != nil {
 		return nil
 	}
-	if id := int(e.state); bd.cycle == b.cycle && id < len(b.stamp) && b.stamp[id] == bd.cycle {
+	if id := int(e.state); bd.cycle == b.cycle && id < len(b.stamp) && b.stamp[id] == bd.cycle && bd.epoch == b.s.stateEpoch() {
 		m := b.inc[id]
 		if !m.fits {
 			return nil
