@@ -101,8 +101,8 @@ func Compare(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, ps *sc
 	for i, t := range kr.Tasks {
 		k8sT[t.ID] = i
 	}
-	placer, err := tasks.BuildPlacer(env.Registries, ps, policy.Deps{Catalog: env.Catalog, Power: power.PWR{}, Workload: in.Pods})
-	if err != nil {
+	newPlacer := placerFor(env, ps, in)
+	if _, err := newPlacer(); err != nil {
 		return nil, err
 	}
 	var lat []float64
@@ -137,7 +137,7 @@ func Compare(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, ps *sc
 			p.SameNode++
 			continue
 		}
-		why, err := reason(in, pr, placer, k, kt.Node)
+		why, err := reason(in, pr, newPlacer, k, kt.Node)
 		if err != nil {
 			return nil, err
 		}
@@ -168,19 +168,16 @@ func nodeName(in *tasks.Inputs, id cluster.NodeID) string {
 	return in.Nodes[id].Name
 }
 
-// reason explains why pod k went to node got in kube-scheduler and
-// elsewhere in the simulator: the core Placer's best nodes on the cluster
-// as kube-scheduler saw it (the pods bound before k and not yet finished
-// when k was bound, on their observed nodes and GPUs: kube-scheduler frees
-// a pod's resources when it turns Succeeded, before it is deleted). The state is as this
-// process's watch saw it: kube-scheduler may have assumed a pod a few
-// milliseconds before the watch saw it bound, or seen a deletion a few
-// milliseconds later, so under a backlog a reason can be "plugin" for a
-// decision made on a slightly different state.
-func reason(in *tasks.Inputs, pr *PolicyRun, placer *policy.Placer, k int, got cluster.NodeID) (string, error) {
-	c, err := cluster.New(placerCatalog(), in.Nodes)
+// stateAt is the cluster as kube-scheduler saw it when it bound pod k, as
+// this process's watch saw it: the pods bound before k and not yet
+// finished when k was bound, on their observed nodes and GPUs
+// (kube-scheduler frees a pod's resources when it turns Succeeded, before
+// it is deleted). ok is false when the watch saw a finish after a bind
+// that reused its resources.
+func stateAt(in *tasks.Inputs, pr *PolicyRun, k int) (c *cluster.Cluster, ok bool, err error) {
+	c, err = cluster.New(placerCatalog(), in.Nodes)
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
 	byName := map[string]cluster.NodeID{}
 	for _, n := range c.Nodes {
@@ -196,9 +193,36 @@ func reason(in *tasks.Inputs, pr *PolicyRun, placer *policy.Placer, k int, got c
 	slices.SortFunc(before, func(a, b int) int { return pr.Pods[a].Bound.Compare(pr.Pods[b].Bound) })
 	for _, j := range before {
 		if err := c.Allocate(&in.Pods[j], byName[pr.Pods[j].Node], pr.Pods[j].GPUs); err != nil {
-			// The watch saw a finish after a bind that reused its GPUs.
-			return ReasonUnknown, nil
+			return c, false, nil
 		}
+	}
+	return c, true, nil
+}
+
+// placerFor returns a builder of fresh core Placers for policy ps, as the
+// simulator builds its Placer, for reason.
+func placerFor(env *experiment.Env, ps *scenario.PolicySpec, in *tasks.Inputs) func() (*policy.Placer, error) {
+	return func() (*policy.Placer, error) {
+		return tasks.BuildPlacer(env.Registries, ps, policy.Deps{Catalog: env.Catalog, Power: power.PWR{}, Workload: in.Pods})
+	}
+}
+
+// reason explains why pod k went to node got in kube-scheduler and
+// elsewhere in the simulator: the core Placer's best nodes on the cluster
+// as kube-scheduler saw it (stateAt). newPlacer builds a fresh Placer for
+// each state: a Placer caches scores by node and node Version, and the
+// nodes of two rebuilt clusters have equal Versions in different states.
+func reason(in *tasks.Inputs, pr *PolicyRun, newPlacer func() (*policy.Placer, error), k int, got cluster.NodeID) (string, error) {
+	c, ok, err := stateAt(in, pr, k)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return ReasonUnknown, nil
+	}
+	placer, err := newPlacer()
+	if err != nil {
+		return "", err
 	}
 	top, _, ok := placer.Top(&in.Pods[k], c)
 	switch {
