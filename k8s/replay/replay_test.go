@@ -127,6 +127,11 @@ func TestKwokReplay(t *testing.T) {
 	if string(got) != string(want) {
 		t.Fatalf("parity recomputed from observed.json:\n%s\nwant\n%s", got, want)
 	}
+	other := *s
+	other.Name = "another"
+	if _, err := Recompute(env, &other, in, dir, Options{}); err == nil || !strings.Contains(err.Error(), "observed.json") {
+		t.Errorf("observed.json of scenario %q recomputed as %q: %v", s.Name, other.Name, err)
+	}
 }
 
 // TestRefused: scenarios the kwok replay cannot express are refused by
