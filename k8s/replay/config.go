@@ -43,8 +43,9 @@ func workloadArgs(s *scenario.Scenario) string {
 // shape of k8s/deploy/scheduler-config.yaml (WattschedGPU filters and
 // binds, every default score plugin off, every feasible node scored), one
 // profile per policy with its scorers as weighted score plugins. Backoff is
-// one second, the least kube-scheduler allows.
-func schedulerConfig(s *scenario.Scenario) string {
+// one second, the least kube-scheduler allows. With explain, every score
+// plugin also runs at preBind with explain: true (Options.Explain).
+func schedulerConfig(s *scenario.Scenario, explain bool) string {
 	var b strings.Builder
 	b.WriteString(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -84,6 +85,12 @@ profiles:
 		for _, sc := range ps.Scorers {
 			fmt.Fprintf(&b, "          - name: %s\n            weight: %d\n", plugin[sc.Policy], sc.Weight)
 		}
+		if explain {
+			b.WriteString("      preBind:\n        enabled:\n")
+			for _, sc := range ps.Scorers {
+				fmt.Fprintf(&b, "          - name: %s\n", plugin[sc.Policy])
+			}
+		}
 		fmt.Fprintf(&b, `    pluginConfig:
       - name: WattschedGPU
         args:
@@ -92,9 +99,14 @@ profiles:
             %s
 `, gpuSelector(ps), wl)
 		for _, sc := range ps.Scorers {
-			if sc.Policy == "fgd" {
+			switch {
+			case sc.Policy == "fgd":
 				fmt.Fprintf(&b, "      - name: FGD\n        args:\n          %s\n", wl)
-				break
+				if explain {
+					b.WriteString("          explain: true\n")
+				}
+			case explain:
+				fmt.Fprintf(&b, "      - name: %s\n        args:\n          explain: true\n", plugin[sc.Policy])
 			}
 		}
 	}

@@ -29,8 +29,19 @@ const (
 	// not in the same state then (an earlier tie broken otherwise, or
 	// pods that started or finished at other times).
 	ReasonState = "state"
-	// ReasonPlugin: the core's best nodes on that state do not include
-	// kube-scheduler's node: a kube-scheduler plugin of its own (filters,
+	// ReasonSnapshot: the core's best nodes on that state do not include
+	// kube-scheduler's node, but they do on a state that differs from it
+	// only by what the watch saw while the pod was being scheduled:
+	// kube-scheduler scores the snapshot of its cache it takes when the
+	// pod's scheduling cycle starts, so pods whose finish the watch saw
+	// between the pod's creation and its bind may still have held their
+	// resources there, and pods queued ahead of it were bound (assumed)
+	// there although the watch saw their binds after the pod's
+	// (kube-scheduler binds asynchronously). The states tried are the
+	// snapshots at each time in that window (snapshotStates).
+	ReasonSnapshot = "snapshot"
+	// ReasonPlugin: the core's best nodes include kube-scheduler's node on
+	// none of those states: a kube-scheduler plugin of its own (filters,
 	// queueing) decided otherwise.
 	ReasonPlugin = "plugin"
 	// ReasonStarted: the pod started in one run and not in the other.
@@ -101,8 +112,8 @@ func Compare(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, ps *sc
 	for i, t := range kr.Tasks {
 		k8sT[t.ID] = i
 	}
-	placer, err := tasks.BuildPlacer(env.Registries, ps, policy.Deps{Catalog: env.Catalog, Power: power.PWR{}, Workload: in.Pods})
-	if err != nil {
+	newPlacer := placerFor(env, ps, in)
+	if _, err := newPlacer(); err != nil {
 		return nil, err
 	}
 	var lat []float64
@@ -137,7 +148,7 @@ func Compare(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, ps *sc
 			p.SameNode++
 			continue
 		}
-		why, err := reason(in, pr, placer, k, kt.Node)
+		why, err := reason(in, pr, newPlacer, k, kt.Node, factor)
 		if err != nil {
 			return nil, err
 		}
@@ -168,19 +179,16 @@ func nodeName(in *tasks.Inputs, id cluster.NodeID) string {
 	return in.Nodes[id].Name
 }
 
-// reason explains why pod k went to node got in kube-scheduler and
-// elsewhere in the simulator: the core Placer's best nodes on the cluster
-// as kube-scheduler saw it (the pods bound before k and not yet finished
-// when k was bound, on their observed nodes and GPUs: kube-scheduler frees
-// a pod's resources when it turns Succeeded, before it is deleted). The state is as this
-// process's watch saw it: kube-scheduler may have assumed a pod a few
-// milliseconds before the watch saw it bound, or seen a deletion a few
-// milliseconds later, so under a backlog a reason can be "plugin" for a
-// decision made on a slightly different state.
-func reason(in *tasks.Inputs, pr *PolicyRun, placer *policy.Placer, k int, got cluster.NodeID) (string, error) {
-	c, err := cluster.New(placerCatalog(), in.Nodes)
+// stateAt is the cluster as kube-scheduler saw it when it bound pod k, as
+// this process's watch saw it: the pods bound before k and not yet
+// finished when k was bound, on their observed nodes and GPUs
+// (kube-scheduler frees a pod's resources when it turns Succeeded, before
+// it is deleted), and the pods in extra. ok is false when the watch saw a
+// finish after a bind that reused its resources.
+func stateAt(in *tasks.Inputs, pr *PolicyRun, k int, extra ...int) (c *cluster.Cluster, ok bool, err error) {
+	c, err = cluster.New(placerCatalog(), in.Nodes)
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
 	byName := map[string]cluster.NodeID{}
 	for _, n := range c.Nodes {
@@ -194,20 +202,106 @@ func reason(in *tasks.Inputs, pr *PolicyRun, placer *policy.Placer, k int, got c
 		}
 	}
 	slices.SortFunc(before, func(a, b int) int { return pr.Pods[a].Bound.Compare(pr.Pods[b].Bound) })
-	for _, j := range before {
+	for _, j := range append(before, extra...) {
 		if err := c.Allocate(&in.Pods[j], byName[pr.Pods[j].Node], pr.Pods[j].GPUs); err != nil {
-			// The watch saw a finish after a bind that reused its GPUs.
-			return ReasonUnknown, nil
+			return c, false, nil
 		}
 	}
-	top, _, ok := placer.Top(&in.Pods[k], c)
+	return c, true, nil
+}
+
+// created is when pod k was created: as recorded, or (in an
+// observed.json from before the replay recorded it) when it was due.
+func created(in *tasks.Inputs, pr *PolicyRun, k int, factor float64) time.Time {
+	if c := pr.Pods[k].Created; !c.IsZero() {
+		return c
+	}
+	return pr.Start.Add(time.Duration(float64(in.Pods[k].Submit) / factor * float64(time.Millisecond)))
+}
+
+// snapshotStates are the pods to add to stateAt(k) for the snapshots
+// kube-scheduler may have scored pod k on, earliest last: the pods
+// created before k (kube-scheduler's queue is in creation order) whose
+// bind the watch saw after k's but within k's scheduling window (from its
+// creation to its bind) after it, which kube-scheduler had assumed before
+// k's cycle; and, for a snapshot taken at a time in that window, also the
+// pods whose finish the watch saw between that time and k's bind.
+func snapshotStates(in *tasks.Inputs, pr *PolicyRun, k int, factor float64) [][]int {
+	at, from := pr.Pods[k].Bound, created(in, pr, k, factor)
+	ahead := func(j int) bool {
+		cj, ck := created(in, pr, j, factor), created(in, pr, k, factor)
+		return cj.Before(ck) || cj.Equal(ck) && (in.Pods[j].Submit < in.Pods[k].Submit || in.Pods[j].Submit == in.Pods[k].Submit && j < k)
+	}
+	var late, done []int
+	for j, ob := range pr.Pods {
+		switch {
+		case j == k || ob.Bound.IsZero():
+		case !ob.Bound.Before(at) && !ob.Bound.After(at.Add(at.Sub(from))) && ahead(j):
+			late = append(late, j)
+		case ob.Bound.Before(at) && !ob.Finished.IsZero() && !ob.Finished.After(at) && ob.Finished.After(from):
+			done = append(done, j)
+		}
+	}
+	slices.SortFunc(done, func(a, b int) int { return pr.Pods[b].Finished.Compare(pr.Pods[a].Finished) })
+	out := [][]int{late}
+	for r := 1; r <= len(done); r++ {
+		out = append(out, append(slices.Clone(late), done[:r]...))
+	}
+	return out
+}
+
+// placerFor returns a builder of fresh core Placers for policy ps, as the
+// simulator builds its Placer, for reason.
+func placerFor(env *experiment.Env, ps *scenario.PolicySpec, in *tasks.Inputs) func() (*policy.Placer, error) {
+	return func() (*policy.Placer, error) {
+		return tasks.BuildPlacer(env.Registries, ps, policy.Deps{Catalog: env.Catalog, Power: power.PWR{}, Workload: in.Pods})
+	}
+}
+
+// reason explains why pod k went to node got in kube-scheduler and
+// elsewhere in the simulator: the core Placer's best nodes on the cluster
+// as kube-scheduler saw it (stateAt), and where they do not include got,
+// on the snapshots kube-scheduler may have scored k on (snapshotStates).
+// newPlacer builds a fresh Placer for each state: a Placer caches scores
+// by node and node Version, and the nodes of two rebuilt clusters have
+// equal Versions in different states.
+func reason(in *tasks.Inputs, pr *PolicyRun, newPlacer func() (*policy.Placer, error), k int, got cluster.NodeID, factor float64) (string, error) {
+	top, ok, err := topAt(in, pr, newPlacer, k)
 	switch {
-	case !ok || !slices.Contains(top, got):
-		return ReasonPlugin, nil
-	case len(top) > 1:
+	case err != nil:
+		return "", err
+	case !ok:
+		return ReasonUnknown, nil
+	case len(top) == 1 && top[0] == got:
+		return ReasonState, nil
+	case slices.Contains(top, got):
 		return ReasonTie, nil
 	}
-	return ReasonState, nil
+	for _, extra := range snapshotStates(in, pr, k, factor) {
+		top, ok, err := topAt(in, pr, newPlacer, k, extra...)
+		if err != nil {
+			return "", err
+		}
+		if ok && slices.Contains(top, got) {
+			return ReasonSnapshot, nil
+		}
+	}
+	return ReasonPlugin, nil
+}
+
+// topAt is the core's best nodes for pod k on stateAt(k, extra...); ok
+// is false when that state could not be rebuilt.
+func topAt(in *tasks.Inputs, pr *PolicyRun, newPlacer func() (*policy.Placer, error), k int, extra ...int) ([]cluster.NodeID, bool, error) {
+	c, ok, err := stateAt(in, pr, k, extra...)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	placer, err := newPlacer()
+	if err != nil {
+		return nil, false, err
+	}
+	top, _, _ := placer.Top(&in.Pods[k], c)
+	return top, true, nil
 }
 
 // Text is the parity as lines for the terminal and parity.txt.
@@ -232,9 +326,10 @@ func (p *Parity) Text() string {
 }
 
 var reasonText = map[string]string{
-	ReasonTie:     "kube-scheduler's node is one of the core's equally best nodes on the state it saw; it breaks ties at random, the simulator by node index",
-	ReasonState:   "on the state kube-scheduler saw the core picks the same node; the simulator's state differed (earlier ties, start and finish times)",
-	ReasonPlugin:  "not among the core's best nodes on the state kube-scheduler saw: kube-scheduler's own filters or queueing",
-	ReasonStarted: "started in one run only",
-	ReasonUnknown: "the state kube-scheduler saw could not be rebuilt from the watch's event times",
+	ReasonTie:      "kube-scheduler's node is one of the core's equally best nodes on the state it saw; it breaks ties at random, the simulator by node index",
+	ReasonState:    "on the state kube-scheduler saw the core picks the same node; the simulator's state differed (earlier ties, start and finish times)",
+	ReasonSnapshot: "not among the core's best nodes on the state the watch saw at the bind, but among them on a snapshot kube-scheduler may have scored: finishes it had not yet seen, binds of pods queued ahead that the watch saw later",
+	ReasonPlugin:   "not among the core's best nodes on any state kube-scheduler may have seen: kube-scheduler's own filters or queueing",
+	ReasonStarted:  "started in one run only",
+	ReasonUnknown:  "the state kube-scheduler saw could not be rebuilt from the watch's event times",
 }

@@ -12,6 +12,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -32,6 +33,7 @@ import (
 	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/k8s/gpushare"
+	"github.com/wattsched/wattsched/k8s/plugins"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/scenario"
@@ -49,25 +51,38 @@ type Options struct {
 	// created and none runs, for a pending pod to be bound before it
 	// counts the rest as never started (default 3 s).
 	Settle time.Duration
+	// Explain turns on the score plugins' explain mode: each pod's
+	// wattsched.io/explain-<plugin> annotations (kube-scheduler's raw and
+	// normalised scores of the chosen node and the runners-up) are kept in
+	// Observed.Explain, and the parity compares them with the core's
+	// scores on the rebuilt state. It adds one API patch per plugin and pod.
+	Explain bool
 }
 
 // Observed is what happened to one pod in the cluster.
 type Observed struct {
-	Node string
-	GPUs []int
+	Node string `json:"node,omitempty"`
+	GPUs []int  `json:"gpus,omitempty"`
+	// Created is when the replay asked the API server to create the pod;
 	// Bound, Finished and Deleted are the wall-clock times the replay saw
 	// the pod bound, Succeeded and deleted (zero: never).
-	Bound, Finished, Deleted time.Time
+	Created  time.Time `json:"created"`
+	Bound    time.Time `json:"bound"`
+	Finished time.Time `json:"finished"`
+	Deleted  time.Time `json:"deleted"`
+	// Explain is each score plugin's explanation of the bind, by plugin
+	// name (Options.Explain only).
+	Explain map[string]*plugins.Explanation `json:"explain,omitempty"`
 }
 
 // PolicyRun is one policy's replay through kube-scheduler.
 type PolicyRun struct {
-	Policy string
+	Policy string `json:"policy"`
 	// Start is wall-clock time zero of the replay (simulated time 0).
-	Start time.Time
-	Pods  []Observed
+	Start time.Time  `json:"start"`
+	Pods  []Observed `json:"pods"`
 	// Run is the observed replay through the simulator's accounting.
-	Run *tasks.ReplayRun
+	Run *tasks.ReplayRun `json:"-"`
 }
 
 func (o Options) logf(format string, args ...any) {
@@ -106,7 +121,7 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 	}
 	defer os.RemoveAll(dir)
 	cfgFile := filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(cfgFile, []byte(schedulerConfig(s)), 0o644); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(schedulerConfig(s, o.Explain)), 0o644); err != nil {
 		return nil, err
 	}
 	stop, err := startScheduler(cs, rc, cfgFile)
@@ -116,6 +131,11 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 	defer stop()
 
 	w := newWatcher(cs, len(in.Pods))
+	if o.Explain {
+		for _, sc := range s.Policies[i].Scorers {
+			w.scorers = append(w.scorers, plugin[sc.Policy])
+		}
+	}
 	if err := w.start(ctx); err != nil {
 		return nil, err
 	}
@@ -125,7 +145,9 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 	}
 	sort.SliceStable(order, func(a, b int) bool { return in.Pods[order[a]].Submit < in.Pods[order[b]].Submit })
 	sched := schedulerName(i)
-	start := time.Now().Add(500 * time.Millisecond)
+	// Wall-clock readings only (Round(0) drops the monotonic one), so that
+	// the times compare the same once read back from observed.json.
+	start := time.Now().Round(0).Add(500 * time.Millisecond)
 	o.logf("policy %s: %d pods on %d kwok nodes, time x%g", s.Policies[i].Name, len(in.Pods), len(in.Nodes), o.Factor)
 	for _, k := range order {
 		t := &in.Pods[k]
@@ -134,6 +156,7 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 			time.Sleep(d)
 		}
 		runFor := time.Duration(t.Work / o.Factor * float64(time.Second))
+		w.creating(k)
 		if _, err := cs.CoreV1().Pods(Namespace).Create(ctx, podObject(t, podName(k), sched, runFor), metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("pod %s (%s): %w", podName(k), t.Name, err)
 		}
@@ -151,7 +174,9 @@ func podName(k int) string { return fmt.Sprintf("task-%06d", k) }
 // finished pods (as a Job's TTL would) so that kube-scheduler frees their
 // resources.
 type watcher struct {
-	cs      clientset.Interface
+	cs clientset.Interface
+	// scorers are the score plugins whose explanations a bind carries.
+	scorers []string
 	mu      sync.Mutex
 	pods    []Observed
 	made    int
@@ -172,6 +197,13 @@ func (w *watcher) poke() {
 	}
 }
 
+// creating records that pod k is being created now.
+func (w *watcher) creating(k int) {
+	w.mu.Lock()
+	w.pods[k].Created = time.Now().Round(0)
+	w.mu.Unlock()
+}
+
 func (w *watcher) created() {
 	w.mu.Lock()
 	w.made++
@@ -187,7 +219,7 @@ func (w *watcher) start(ctx context.Context) error {
 		if !ok {
 			return
 		}
-		now := time.Now()
+		now := time.Now().Round(0)
 		var k int
 		if _, err := fmt.Sscanf(p.Name, "task-%06d", &k); err != nil || k < 0 || k >= len(w.pods) {
 			return
@@ -202,6 +234,21 @@ func (w *watcher) start(ctx context.Context) error {
 				w.errs = append(w.errs, fmt.Errorf("pod %s: %w", p.Name, err))
 			}
 			ob.GPUs = gpus
+			for _, sc := range w.scorers {
+				v, ok := p.Annotations[plugins.ExplainAnnotation(sc)]
+				if !ok {
+					continue
+				}
+				var x plugins.Explanation
+				if err := json.Unmarshal([]byte(v), &x); err != nil {
+					w.errs = append(w.errs, fmt.Errorf("pod %s: %s: %w", p.Name, plugins.ExplainAnnotation(sc), err))
+					continue
+				}
+				if ob.Explain == nil {
+					ob.Explain = map[string]*plugins.Explanation{}
+				}
+				ob.Explain[sc] = &x
+			}
 			w.running++
 		}
 		if p.Status.Phase == v1.PodSucceeded && ob.Finished.IsZero() && !ob.Bound.IsZero() {
@@ -228,7 +275,7 @@ func (w *watcher) start(ctx context.Context) error {
 			return
 		}
 		w.mu.Lock()
-		w.pods[k].Deleted = time.Now()
+		w.pods[k].Deleted = time.Now().Round(0)
 		w.mu.Unlock()
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

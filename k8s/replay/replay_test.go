@@ -5,20 +5,24 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/k8s/internal/localkube"
 )
 
 func TestMain(m *testing.M) { localkube.MainWithEtcd(m, false) }
 
 // TestKwokReplay replays the 30-pod CI scenario through kube-scheduler on
-// kwok nodes at 100x and checks it against the simulator's run: every pod
-// bound, run and completed by kwok, the same pods started, the energy
+// kwok nodes at 100x, with the score plugins' explain mode on, and checks
+// it against the simulator's run: every pod bound, run and completed by
+// kwok, with each plugin's explanation, the same pods started, the energy
 // within 2% (the bind latency times the factor shifts starts by seconds
-// on pods of minutes), each placement difference explained, and the
-// outputs written as `wattsched run` writes them.
+// on pods of minutes), each placement difference explained and none by
+// kube-scheduler's own plugins, the outputs written as `wattsched run`
+// writes them, and the same parity recomputed from observed.json.
 func TestKwokReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server and replays 30 pods (about 20 s)")
@@ -29,7 +33,7 @@ func TestKwokReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := Env("test")
-	out, err := Replay(t, env, s, in, Options{Factor: factor, Log: t.Logf})
+	out, err := Replay(t, env, s, in, Options{Factor: factor, Log: t.Logf, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +47,13 @@ func TestKwokReplay(t *testing.T) {
 		// machine, between kwok's watch and this test's seeing the bind).
 		if run := ob.Finished.Sub(ob.Bound).Seconds() * factor; run < in.Pods[k].Work-0.2*factor {
 			t.Errorf("pod %s ran %.1f simulated s, its duration is %.0f s", podName(k), run, in.Pods[k].Work)
+		}
+		// Explain on: each score plugin's explanation of the bind, naming
+		// the pod's node.
+		for _, sc := range s.Policies[0].Scorers {
+			if x := ob.Explain[plugin[sc.Policy]]; x == nil || x.Chosen.Node != ob.Node {
+				t.Errorf("pod %s on %s: %s explanation %+v", podName(k), ob.Node, plugin[sc.Policy], x)
+			}
 		}
 	}
 	if p.Placed != len(in.Pods) {
@@ -60,6 +71,14 @@ func TestKwokReplay(t *testing.T) {
 	}
 	if diffs != len(p.Diffs) || p.SameNode+diffs != p.Placed {
 		t.Fatalf("%d same + %d differences explained != %d placed", p.SameNode, diffs, p.Placed)
+	}
+	// Every difference has a cause outside kube-scheduler's own plugins:
+	// a tie, an earlier difference, or a snapshot the watch cannot order.
+	for _, d := range p.Diffs {
+		if d.Reason == ReasonPlugin {
+			k := slices.IndexFunc(in.Pods, func(t job.Task) bool { return t.Name == d.Task })
+			t.Errorf("pod %s on %s (simulator: %s) is %q: kube-scheduler's explanations %+v", d.Task, d.K8sNode, d.SimNode, d.Reason, pr.Pods[k].Explain)
+		}
 	}
 	if math.Abs(p.EnergyRel) > 0.02 || p.K8sKWh <= 0 {
 		t.Fatalf("energy: simulator %.4f kWh, kube-scheduler %.4f kWh (%+.2f%%), want within 2%%", p.SimKWh, p.K8sKWh, 100*p.EnergyRel)
@@ -97,6 +116,21 @@ func TestKwokReplay(t *testing.T) {
 	}
 	if err := Write(dir, "test", s, in, out); err == nil {
 		t.Fatal("Write over an existing directory succeeded")
+	}
+	// observed.json gives the same parity without a cluster.
+	again, err := Recompute(env, s, in, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(out.Parity)
+	got, _ := json.Marshal(again.Parity)
+	if string(got) != string(want) {
+		t.Fatalf("parity recomputed from observed.json:\n%s\nwant\n%s", got, want)
+	}
+	other := *s
+	other.Name = "another"
+	if _, err := Recompute(env, &other, in, dir, Options{}); err == nil || !strings.Contains(err.Error(), "observed.json") {
+		t.Errorf("observed.json of scenario %q recomputed as %q: %v", s.Name, other.Name, err)
 	}
 }
 

@@ -21,6 +21,7 @@ type Outcome struct {
 	Sim    []*tasks.ReplayRun
 	K8s    []*PolicyRun
 	Parity []*Parity
+	Factor float64
 }
 
 // Env is the simulator environment of a replay: the built-in policies and
@@ -61,30 +62,86 @@ func Replay(tb testing.TB, env *experiment.Env, s *scenario.Scenario, in *tasks.
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Sim: simRuns}
+	out := &Outcome{Sim: simRuns, Factor: o.Factor}
 	for i := range s.Policies {
 		pr, err := RunPolicy(tb, s, in, i, o)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", s.Policies[i].Name, err)
 		}
-		if err := Account(env, s, in, pr, o.Factor); err != nil {
-			return nil, fmt.Errorf("policy %s: accounting the observed replay: %w", s.Policies[i].Name, err)
+		if err := out.add(env, s, in, i, pr, o); err != nil {
+			return nil, err
 		}
-		p, err := Compare(env, s, in, &s.Policies[i], simRuns[i], pr, o.Factor)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: parity: %w", s.Policies[i].Name, err)
+	}
+	return out, nil
+}
+
+// add accounts and compares policy i's replay pr.
+func (out *Outcome) add(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, i int, pr *PolicyRun, o Options) error {
+	if err := Account(env, s, in, pr, o.Factor); err != nil {
+		return fmt.Errorf("policy %s: accounting the observed replay: %w", s.Policies[i].Name, err)
+	}
+	p, err := Compare(env, s, in, &s.Policies[i], out.Sim[i], pr, o.Factor)
+	if err != nil {
+		return fmt.Errorf("policy %s: parity: %w", s.Policies[i].Name, err)
+	}
+	o.logf("%s", strings.TrimRight(p.Text(), "\n"))
+	out.K8s = append(out.K8s, pr)
+	out.Parity = append(out.Parity, p)
+	return nil
+}
+
+// observedFile is observed.json: what the watch saw in each policy's
+// replay, from which Recompute rebuilds the accounting and the parity.
+type observedFile struct {
+	Scenario string       `json:"scenario"`
+	Factor   float64      `json:"time_factor"`
+	Runs     []*PolicyRun `json:"runs"`
+}
+
+// Recompute rebuilds a replay's outcome from the observed.json that Write
+// wrote into dir (the simulator's run, the accounting and the parity, as
+// this version computes them) without a cluster: the same scenario and
+// observations give the same files.
+func Recompute(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, dir string, o Options) (*Outcome, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "observed.json"))
+	if err != nil {
+		return nil, err
+	}
+	var f observedFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "observed.json"), err)
+	}
+	if f.Scenario != s.Name || len(f.Runs) != len(s.Policies) {
+		return nil, fmt.Errorf("%s: scenario %q with %d policies, not %q with %d", filepath.Join(dir, "observed.json"), f.Scenario, len(f.Runs), s.Name, len(s.Policies))
+	}
+	for i, pr := range f.Runs {
+		if pr.Policy != s.Policies[i].Name || len(pr.Pods) != len(in.Pods) {
+			return nil, fmt.Errorf("%s: run %d: policy %q with %d pods, not %q with %d", filepath.Join(dir, "observed.json"), i, pr.Policy, len(pr.Pods), s.Policies[i].Name, len(in.Pods))
 		}
-		o.logf("%s", strings.TrimRight(p.Text(), "\n"))
-		out.K8s = append(out.K8s, pr)
-		out.Parity = append(out.Parity, p)
+	}
+	o.Factor = f.Factor
+	if err := Check(s, in, o.Factor); err != nil {
+		return nil, err
+	}
+	simRuns, err := tasks.RunReplay(env, s, in)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Sim: simRuns, Factor: o.Factor}
+	for i, pr := range f.Runs {
+		if err := out.add(env, s, in, i, pr, o); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
 // Write writes the replay's results into dir, which must not exist: the
 // observed replay's files as `wattsched run` writes them (summary.json,
-// jobs.csv, timeline.csv, report.html, ...), the simulator's in sim/, and
-// parity.json and parity.txt. It writes into a temporary sibling and
+// jobs.csv, timeline.csv, report.html, ...), the simulator's in sim/,
+// parity.json and parity.txt, and observed.json (the watch's bind, finish
+// and delete times, nodes, GPUs and explanations of every pod, from which
+// Recompute rebuilds the rest). It writes into a temporary sibling and
 // renames it, so that nothing is half-written.
 func Write(dir, version string, s *scenario.Scenario, in *tasks.Inputs, o *Outcome) error {
 	if _, err := os.Stat(dir); err == nil {
@@ -122,6 +179,13 @@ func Write(dir, version string, s *scenario.Scenario, in *tasks.Inputs, o *Outco
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "parity.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	obs, err := json.MarshalIndent(observedFile{Scenario: s.Name, Factor: o.Factor, Runs: o.K8s}, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "observed.json"), append(obs, '\n'), 0o644); err != nil {
 		return err
 	}
 	var txt strings.Builder

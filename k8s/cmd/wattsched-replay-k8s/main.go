@@ -6,9 +6,11 @@
 // and complete it, and lets kube-scheduler 1.34 with wattsched's plugins
 // bind it. It writes what `wattsched run` writes for the observed replay
 // (summary.json, jobs.csv, ...), the simulator's own run in sim/, and the
-// parity of the two (parity.json, parity.txt).
+// parity of the two (parity.json, parity.txt), and what its watch saw
+// (observed.json), from which -from recomputes the rest without a cluster.
 //
-//	wattsched-replay-k8s -c scenario.yaml -o out/replay-k8s [-factor 1000]
+//	wattsched-replay-k8s -c scenario.yaml -o out/replay-k8s [-factor 1000] [-explain]
+//	wattsched-replay-k8s -c scenario.yaml -o out/again -from out/replay-k8s
 package main
 
 import (
@@ -38,11 +40,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "output directory, must not exist (required)")
 	factor := fs.Float64("factor", 1000, "time compression: simulated seconds per wall-clock second")
 	logs := fs.Bool("logs", false, "keep the API server's, kube-scheduler's and kwok's logs")
+	explain := fs.Bool("explain", false, "turn on the score plugins' explain mode and keep each bind's scores in observed.json")
+	from := fs.String("from", "", "recompute the results from DIR/observed.json of an earlier replay of the scenario, without a cluster")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *cfg == "" || *out == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: wattsched-replay-k8s -c scenario.yaml -o DIR [-factor 1000] [-logs]")
+		fmt.Fprintln(stderr, "usage: wattsched-replay-k8s -c scenario.yaml -o DIR [-factor 1000] [-explain] [-logs] [-from EARLIER_DIR]")
 		return 2
 	}
 	if *logs {
@@ -66,6 +70,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(*out); err == nil {
 		return fail(fmt.Errorf("output directory %s exists", *out))
 	}
+	opts := replay.Options{Factor: *factor, Explain: *explain,
+		Log: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }}
+	if *from != "" {
+		o, err := replay.Recompute(replay.Env(version), s, in, *from, opts)
+		if err != nil {
+			return fail(err)
+		}
+		if err := replay.Write(*out, version, s, in, o); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "results recomputed from %s in %s\n", *from, *out)
+		return 0
+	}
 	stop, err := replay.StartEtcd()
 	if err != nil {
 		return fail(fmt.Errorf("embedded etcd: %w", err))
@@ -74,8 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tb := &procTB{}
 	defer tb.cleanup()
 	o, err := tb.do(func() (*replay.Outcome, error) {
-		return replay.Replay(tb, replay.Env(version), s, in, replay.Options{Factor: *factor,
-			Log: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }})
+		return replay.Replay(tb, replay.Env(version), s, in, opts)
 	})
 	if err != nil {
 		return fail(err)
