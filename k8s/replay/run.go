@@ -55,14 +55,10 @@ func Load(path string, factor float64) (*scenario.Scenario, *tasks.Inputs, error
 // kube-scheduler on kwok nodes (StartEtcd must have been called), and
 // compares them.
 func Replay(tb testing.TB, env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, o Options) (*Outcome, error) {
-	if err := Check(s, in, o.Factor); err != nil {
-		return nil, err
-	}
-	simRuns, err := tasks.RunReplay(env, s, in)
+	out, err := simulated(env, s, in, o.Factor)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Sim: simRuns, Factor: o.Factor}
 	for i := range s.Policies {
 		pr, err := RunPolicy(tb, s, in, i, o)
 		if err != nil {
@@ -73,6 +69,19 @@ func Replay(tb testing.TB, env *experiment.Env, s *scenario.Scenario, in *tasks.
 		}
 	}
 	return out, nil
+}
+
+// simulated checks that the replay can express the scenario at factor
+// and runs the simulator on it: an outcome with no replay added yet.
+func simulated(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, factor float64) (*Outcome, error) {
+	if err := Check(s, in, factor); err != nil {
+		return nil, err
+	}
+	simRuns, err := tasks.RunReplay(env, s, in)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Sim: simRuns, Factor: factor}, nil
 }
 
 // add accounts and compares policy i's replay pr.
@@ -120,14 +129,10 @@ func Recompute(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, dir 
 		}
 	}
 	o.Factor = f.Factor
-	if err := Check(s, in, o.Factor); err != nil {
-		return nil, err
-	}
-	simRuns, err := tasks.RunReplay(env, s, in)
+	out, err := simulated(env, s, in, o.Factor)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Sim: simRuns, Factor: o.Factor}
 	for i, pr := range f.Runs {
 		if err := out.add(env, s, in, i, pr, o); err != nil {
 			return nil, err
