@@ -174,12 +174,12 @@ bench-k8s: setup
 # kube-scheduler's own benchmark harness, scheduler_perf, with the wattsched
 # plugins registered out of tree (k8s/test/perf): GPU-share pods at 500 and
 # 5,000 nodes for the default profile and the wattsched profiles (PWR+FGD;
-# with PowerBudget estimated; measured). PERF_LABELS=500Nodes (or 5000Nodes,
-# or smoke: 5 nodes) runs one size. See docs/performance.md.
-PERF_LABELS ?= performance
+# with PowerBudget estimated; measured), one process per profile and size,
+# alternating, PERF_ROUNDS rounds (default 2), and a table of medians.
+# PERF_LABELS=500Nodes (or 5000Nodes, or smoke: 5 nodes) runs one size.
+# See scripts/bench-k8s-perf and docs/performance.md.
 bench-k8s-perf: setup
-	cd k8s && $(GO) test ./test/perf -run '^$$' -bench PerfScheduling -benchtime 1ns -timeout 3h \
-	  -args -perf-scheduling-label-filter=$(PERF_LABELS)
+	GO=$(GO) scripts/bench-k8s-perf
 
 # Each fuzz target for FUZZTIME (default 30 s): make fuzz FUZZTIME=10s for a short pass.
 FUZZTIME ?= 30s
