@@ -3,6 +3,8 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"syscall"
 	"testing"
@@ -10,9 +12,16 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
 	fwk "k8s.io/kube-scheduler/framework"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	schedscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	intree "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 
 	"github.com/wattsched/wattsched/power"
@@ -195,40 +204,107 @@ func BenchmarkCycle(b *testing.B) {
 				// them from there (creating them in the fake clientset took
 				// minutes at 5,000 nodes).
 				e := envWith(b, fake.NewClientset(), nodes, bound, fns...)
-				pods := []*v1.Pod{pod("share", 4000, 470, nil), pod("whole", 4000, 1000, nil), pod("cpu", 4000, 0, nil)}
-				ctx := context.Background()
-				feasible := make([]fwk.NodeInfo, 0, n)
-				cycle := func(p *v1.Pod) {
-					state := framework.NewCycleState()
-					if _, st, _ := e.fw.RunPreFilterPlugins(ctx, state, p); !st.IsSuccess() {
-						b.Fatal(st)
-					}
-					feasible = feasible[:0]
-					for _, ni := range e.nodes {
-						if st := e.fw.RunFilterPlugins(ctx, state, p, ni); st.IsSuccess() {
-							feasible = append(feasible, ni)
-						}
-					}
-					if st := e.fw.RunPreScorePlugins(ctx, state, p, feasible); !st.IsSuccess() {
-						b.Fatal(st)
-					}
-					if _, st := e.fw.RunScorePlugins(ctx, state, p, feasible); !st.IsSuccess() {
-						b.Fatal(st)
-					}
+				timeCycles(b, e.fw, e.nodes, false)
+			})
+		}
+	}
+}
+
+// timeCycles times whole scheduling cycles of fw over nodes (PreFilter,
+// Filter on every node, PreScore, Score and NormalizeScore on the
+// feasible ones) for a 470 milli-GPU share, one whole GPU and a CPU-only
+// pod in turn, after one untimed cycle of each; cpu-ns/op is the process
+// CPU time per cycle. With parallel, Filter runs on the framework's
+// parallelizer as kube-scheduler runs it (16 goroutines); else on one.
+func timeCycles(b *testing.B, fw framework.Framework, nodes []fwk.NodeInfo, parallel bool) {
+	pods := []*v1.Pod{pod("share", 4000, 470, nil), pod("whole", 4000, 1000, nil), pod("cpu", 4000, 0, nil)}
+	ctx := context.Background()
+	feasible := make([]fwk.NodeInfo, 0, len(nodes))
+	passed := make([]bool, len(nodes))
+	cycle := func(p *v1.Pod) {
+		state := framework.NewCycleState()
+		if _, st, _ := fw.RunPreFilterPlugins(ctx, state, p); !st.IsSuccess() {
+			b.Fatal(st)
+		}
+		filter := func(i int) { passed[i] = fw.RunFilterPlugins(ctx, state, p, nodes[i]).IsSuccess() }
+		if parallel {
+			fw.Parallelizer().Until(ctx, len(nodes), filter, "Filter")
+		} else {
+			for i := range nodes {
+				filter(i)
+			}
+		}
+		feasible = feasible[:0]
+		for i, ni := range nodes {
+			if passed[i] {
+				feasible = append(feasible, ni)
+			}
+		}
+		if st := fw.RunPreScorePlugins(ctx, state, p, feasible); !st.IsSuccess() && !st.IsSkip() {
+			b.Fatal(st)
+		}
+		if _, st := fw.RunScorePlugins(ctx, state, p, feasible); !st.IsSuccess() {
+			b.Fatal(st)
+		}
+	}
+	// Untimed: the first cycles build every node's state.
+	for _, p := range pods {
+		cycle(p)
+	}
+	goruntime.GC()
+	cpu0 := cpuTime()
+	k := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		cycle(pods[k%len(pods)])
+		k++
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(k), "cpu-ns/op")
+}
+
+// BenchmarkProfileCycle times one scheduling cycle of each whole profile
+// of the scheduler_perf benchmark (k8s/test/perf/config: kube-scheduler's
+// default plugins; PWR+FGD; with PowerBudget), every plugin of the profile
+// included, built as kube-scheduler builds it (the configuration file
+// decoded and defaulted, the in-tree registry plus wattsched's), on the
+// nodes and pods of BenchmarkCycle: the work per pod that differs
+// between the profiles, without the API server, etcd and the binding
+// that scheduler_perf also times. Filter runs on the framework's
+// parallelizer, as in kube-scheduler.
+//
+//	cd k8s && go test ./plugins -run '^$' -bench ProfileCycle -benchtime 100x
+func BenchmarkProfileCycle(b *testing.B) {
+	registry := intree.NewInTreeRegistry()
+	if err := registry.Merge(Registry()); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{500, 5000} {
+		nodes, bound := cycleNodes(n)
+		for _, prof := range []string{"default", "pwr-fgd", "pwr-fgd-budget"} {
+			b.Run(fmt.Sprintf("%s/%dNodes", prof, n), func(b *testing.B) {
+				data, err := os.ReadFile(filepath.Join("..", "test", "perf", "config", prof+".yaml"))
+				if err != nil {
+					b.Fatal(err)
 				}
-				// Untimed: the first cycles build every node's state.
-				for _, p := range pods {
-					cycle(p)
+				obj, _, err := schedscheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+				if err != nil {
+					b.Fatal(err)
 				}
-				goruntime.GC()
-				cpu0 := cpuTime()
-				k := 0
-				b.ReportAllocs()
-				for b.Loop() {
-					cycle(pods[k%len(pods)])
-					k++
+				cfg := obj.(*schedulerapi.KubeSchedulerConfiguration)
+				snap := cache.NewSnapshot(bound, nodes)
+				cs := fake.NewClientset()
+				fw, err := frameworkruntime.NewFramework(context.Background(), registry, &cfg.Profiles[0],
+					frameworkruntime.WithSnapshotSharedLister(snap), frameworkruntime.WithClientSet(cs),
+					frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(cs, 0)),
+					frameworkruntime.WithEventRecorder(events.NewFakeRecorder(100)))
+				if err != nil {
+					b.Fatal(err)
 				}
-				b.ReportMetric(float64(cpuTime()-cpu0)/float64(k), "cpu-ns/op")
+				infos, err := snap.NodeInfos().List()
+				if err != nil {
+					b.Fatal(err)
+				}
+				timeCycles(b, fw, infos, true)
 			})
 		}
 	}

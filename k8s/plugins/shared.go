@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,12 +52,17 @@ type shared struct {
 	recorder events.EventRecorder
 	reported map[string]bool // pod UID + reason already reported
 
-	// mu guards the fields below; node() takes it for reading on its
-	// fast path (a node whose NodeInfo has not changed), which the
-	// scheduler's parallel Filter and Score calls share.
+	// nodes holds each NodeInfo's entry, keyed by the NodeInfo itself
+	// (the snapshot keeps one per node, updated in place): the fast path
+	// of every Filter and Score call, a node whose NodeInfo has not
+	// changed, reads it without a lock or hashing the node's name.
+	// stored counts the entries added since it was last cleared.
+	nodes  sync.Map // fwk.NodeInfo -> *nodeEntry
+	stored atomic.Int64
+
+	// mu guards the fields below.
 	mu       sync.RWMutex
 	cat      *hw.Catalog
-	nodes    map[string]*nodeEntry
 	pending  map[types.UID][]int
 	selector policy.GPUSelector
 	selMu    sync.Mutex
@@ -94,7 +100,7 @@ func sharedState(h framework.Handle) *shared {
 	if s := sharedFor[h]; s != nil {
 		return s
 	}
-	s := &shared{cat: hw.Default(), nodes: map[string]*nodeEntry{}, states: map[string]int32{}, pending: map[types.UID][]int{}, reported: map[string]bool{}, recorder: h.EventRecorder()}
+	s := &shared{cat: hw.Default(), states: map[string]int32{}, pending: map[types.UID][]int{}, reported: map[string]bool{}, recorder: h.EventRecorder()}
 	sharedFor[h] = s
 	if f := h.SharedInformerFactory(); f != nil {
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -184,11 +190,10 @@ func (s *shared) entry(ni fwk.NodeInfo) (*nodeEntry, error) {
 		return nil, fmt.Errorf("node not found")
 	}
 	gen := ni.GetGeneration()
-	s.mu.RLock()
-	e := s.nodes[node.Name]
-	s.mu.RUnlock()
-	if e != nil && e.gen == gen {
-		return e, nil
+	if v, ok := s.nodes.Load(ni); ok {
+		if e := v.(*nodeEntry); e.gen == gen {
+			return e, nil
+		}
 	}
 	s.mu.Lock()
 	cat := s.cat
@@ -214,17 +219,21 @@ func (s *shared) entry(ni fwk.NodeInfo) (*nodeEntry, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.nodes) > 2*s.numNodes+64 {
-		// Entries of deleted nodes linger; start afresh now and then.
-		clear(s.nodes)
+	if s.stored.Load() > int64(2*s.numNodes+64) {
+		// Entries of deleted nodes and of NodeInfos cloned for
+		// preemption linger; start afresh now and then.
+		s.nodes.Clear()
+		s.stored.Store(0)
 	}
 	id, ok := s.states[key]
 	if !ok {
 		id = int32(len(s.states))
 		s.states[key] = id
 	}
-	e = &nodeEntry{gen: gen, n: n, err: err, state: id}
-	s.nodes[node.Name] = e
+	e := &nodeEntry{gen: gen, n: n, err: err, state: id}
+	if _, replaced := s.nodes.Swap(ni, e); !replaced {
+		s.stored.Add(1)
+	}
 	return e, nil
 }
 
@@ -246,7 +255,8 @@ func (s *shared) resetStates(numNodes int) {
 	s.numNodes = numNodes
 	if len(s.states) > 8*numNodes+1024 {
 		clear(s.states)
-		clear(s.nodes)
+		s.nodes.Clear()
+		s.stored.Store(0)
 		s.epoch++
 	}
 }
