@@ -91,7 +91,6 @@ type Budget struct {
 	// against the metrics collector, which reads the memo when scraped.
 	memoMu     sync.Mutex
 	memo       []nodeMemo
-	memoValid  bool
 	memoEpoch  uint64
 	meterGen   uint64
 	meterUntil time.Time
@@ -488,7 +487,7 @@ func (d *decisionSamples) samples() ([]nodeSample, bool) {
 func (b *Budget) count(nodes []fwk.NodeInfo) (est, total hw.Watts) {
 	b.memoMu.Lock()
 	defer b.memoMu.Unlock()
-	valid := b.memoValid
+	valid := true // an empty memo (the first cycle) recounts every node anyway
 	if epoch := b.s.stateEpoch(); epoch != b.memoEpoch {
 		b.memoEpoch, valid = epoch, false
 	}
@@ -506,7 +505,6 @@ func (b *Budget) count(nodes []fwk.NodeInfo) (est, total hw.Watts) {
 		clear(b.memo)
 		b.ceiling = power.Ceiling{}
 	}
-	b.memoValid = true
 	if len(b.memo) > len(nodes) {
 		clear(b.memo[len(nodes):])
 		b.memo = b.memo[:len(nodes)]
