@@ -20,6 +20,7 @@ import (
 
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/power/prom/promtest"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // clusterDump is the dump of a cluster with H100, L40S, H200, MIG (mixed
@@ -131,8 +132,47 @@ func TestImportK8sFromPipe(t *testing.T) {
 		t.Fatalf("import k8s -f -: %v: %s", err, stderr.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "imp", "scenario.yaml"))
-	if err != nil || !bytes.Contains(b, []byte("from standard input: 6 nodes, 7 pods")) {
+	if err != nil || !bytes.Contains(b, []byte(`from "standard input": 6 nodes, 7 pods`)) {
 		t.Errorf("scenario.yaml: %v\n%s", err, b)
+	}
+	// An empty pipe (kubectl failed) says so, and writes nothing.
+	spec, _ = json.Marshal([]string{"import", "k8s", "-f", "-", "-o", filepath.Join(dir, "empty")})
+	cmd = exec.Command(os.Args[0], "-test.run", "^TestOutdirChild$")
+	cmd.Env = append(os.Environ(), "WATTSCHED_OUTDIR_CHILD="+string(spec))
+	cmd.Stdin = strings.NewReader("")
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "wattsched: standard input: empty dump: want the JSON of 'kubectl get nodes,pods -A -o json'") {
+		t.Errorf("empty standard input: %v: %s", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "empty")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("empty standard input left an output: %v", err)
+	}
+}
+
+// A dump file name that YAML would read as syntax (a colon and space, a
+// hash, a quote, a newline) is quoted in scenario.yaml, which parses and
+// names it.
+func TestImportK8sOddFileName(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a: b #c\n\"d\".json")
+	if err := os.WriteFile(name, []byte(importDump("", `"cpu": "1"`, `"phase": "Running", "startTime": "2026-11-20T10:00:10Z"`)["c.json"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := run(t, "import", "k8s", "-f", name, "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse(b, "scenario.yaml")
+	if err != nil {
+		t.Fatalf("scenario.yaml does not parse: %v\n%s", err, b)
+	}
+	if want := "policies compared on the workload and nodes of a Kubernetes cluster (a: b #c\n\"d\".json)"; sc.Description != want {
+		t.Errorf("description %q, want %q", sc.Description, want)
 	}
 }
 
