@@ -272,3 +272,31 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// What makes a pod a system pod, rule by rule.
+func TestSystemWhy(t *testing.T) {
+	for _, c := range []struct{ name, ns, meta, want string }{
+		{"ReplicaSet pod in ml: a job", "ml", `, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web"}]`, ""},
+		{"DaemonSet pod in ml", "ml", `, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent"}]`, "DaemonSet agent"},
+		{"static pod owned by its Node", "ml", `, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n"}]`, "static pod (owner Node n)"},
+		{"mirror pod", "ml", `, "annotations": {"kubernetes.io/config.mirror": "abc"}`, "mirror pod (kubernetes.io/config.mirror)"},
+		{"kube-system", "kube-system", "", "namespace kube-system"},
+		{"a namespace named", "monitoring", "", "namespace monitoring"},
+		{"another namespace", "other", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := `{"items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4"}}},
+			 {"kind": "Pod", "metadata": {"name": "p", "namespace": "` + c.ns + `", "creationTimestamp": "2026-01-01T00:00:00Z"` + c.meta + `}, "spec": {"nodeName": "n"}, "status": {"phase": "Running"}}]}`
+			d, err := ReadWith(strings.NewReader(in), "c.json", Options{Strict: true, SystemNamespaces: []string{"monitoring"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case c.want == "" && (len(d.Pods) != 1 || len(d.System) != 0):
+				t.Errorf("want a job: pods %+v, system %+v", d.Pods, d.System)
+			case c.want != "" && (len(d.Pods) != 0 || len(d.System) != 1 || d.System[0].Why != c.want || !d.System[0].Reserved):
+				t.Errorf("want a reserved system pod (%s): pods %+v, system %+v", c.want, d.Pods, d.System)
+			}
+		})
+	}
+}
