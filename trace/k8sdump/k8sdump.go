@@ -179,7 +179,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	bad := func(i int, field string, err error) error {
-		return fmt.Errorf("%s: items[%d].%s: %w", file, i, field, err)
+		return fmt.Errorf("%s: items[%d].%s: %w", file, i, EscapeLine(field), lineErr{err})
 	}
 	d := &Dump{}
 	seen := map[string]int{} // "node name" or "pod namespace/name" -> item
@@ -281,6 +281,14 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 	})
 	d.taints(l.Items)
 	d.snapshot()
+	// What the dump names (resources, labels) is written into messages:
+	// keep each on its line.
+	for i := range d.Warnings {
+		d.Warnings[i] = EscapeLine(d.Warnings[i])
+	}
+	for i := range d.Skipped {
+		d.Skipped[i].Reason = EscapeLine(d.Skipped[i].Reason)
+	}
 	return d, nil
 }
 

@@ -402,6 +402,36 @@ func Shown(s string) string {
 	return s
 }
 
+// EscapeLine writes the control characters of s as Go escapes ("\n",
+// "\x00") and its invalid UTF-8 bytes as "\xff", so that a message that
+// quotes what a dump holds stays on one line; other text is kept.
+func EscapeLine(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for i, w := 0, 0; i < len(s); i += w {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		w = n
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// lineErr is an error whose message is kept on one line (EscapeLine).
+type lineErr struct{ err error }
+
+func (e lineErr) Error() string { return EscapeLine(e.err.Error()) }
+func (e lineErr) Unwrap() error { return e.err }
+
 // yamlString is s as a YAML double-quoted scalar (JSON's escapes, which
 // YAML reads), safe in a value or a comment whatever s holds.
 func yamlString(s string) string {

@@ -300,3 +300,29 @@ func TestSystemWhy(t *testing.T) {
 		})
 	}
 }
+
+// A resource or label name holding a newline or a byte that is not
+// UTF-8 is escaped in warnings, skipped pods' reasons and errors: every
+// message stays on one line.
+func TestMessagesStayOnOneLine(t *testing.T) {
+	in := `{"items": [{"kind": "Node", "metadata": {"name": "n", "labels": {"nvidia.com/gpu.product": "X-MIG-9g\nforged"}}, "status": {"allocatable": {"cpu": "4", "nvidia.com/gpu": "1"}}},
+	 {"kind": "Pod", "metadata": {"name": "p", "namespace": "ml", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {"containers": [{"resources": {"requests": {"cpu": "1", "nvidia.com/gpu\nforged": "1"}}}]}}]}`
+	_, err := Read(strings.NewReader(in), "c.json")
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `X-MIG-9g\nforged`) {
+		t.Errorf("node error %q: want the label escaped", err)
+	}
+	in = strings.Replace(in, `X-MIG-9g\nforged`, "NVIDIA-L40S", 1)
+	d, err := Read(strings.NewReader(in), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Skipped) != 1 || strings.Contains(d.Skipped[0].Reason, "\n") || !strings.Contains(d.Skipped[0].Reason, `requests.nvidia.com/gpu\nforged`) {
+		t.Errorf("skipped %+v: want one, the resource name escaped", d.Skipped)
+	}
+	if _, err := ReadWith(strings.NewReader(in), "c.json", Options{Strict: true}); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("strict: %q: want one line", err)
+	}
+	if got := EscapeLine("a\nb\x00c\xffd é"); got != `a\nb\x00c\xffd é` {
+		t.Errorf("EscapeLine: %q", got)
+	}
+}
