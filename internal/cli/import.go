@@ -53,6 +53,9 @@ func importResults(d *k8sdump.Dump, name string, unknown []string, timesLine str
 	if len(d.Skipped) > 0 {
 		res.Head = append(res.Head, fmt.Sprintf("%d pods skipped (warnings above; --strict makes them errors)", len(d.Skipped)))
 	}
+	if len(d.Pods) == 0 {
+		res.Head = append(res.Head, "no pods to schedule (every pod is a system pod, skipped, or none): pods.csv has no rows and scenario.yaml does not run until it has some")
+	}
 	reserved := 0
 	for _, s := range d.System {
 		if s.Reserved {
