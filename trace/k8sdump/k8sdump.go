@@ -125,7 +125,8 @@ type Dump struct {
 	// Skipped are the pods that could not be read, in item order.
 	Skipped []Skipped
 	// Warnings are about pods and nodes kept with a change ("items[3]
-	// ml/x: ..."), in item order.
+	// ml/x: ..."): the nodes' in item order, then the pods', then those
+	// of the system pods' reservations.
 	Warnings []string
 	// MIG are the nodes with MIG capacity, sorted by name.
 	MIG []NodeMIG
