@@ -31,6 +31,7 @@ import (
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/solver"
+	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
@@ -102,6 +103,7 @@ func highsLine() string {
 type importOptions struct {
 	in, kubeconfig, kcontext, out, promURL, rng, podTimes *string
 	force, strict                                         *bool
+	systemNS                                              *[]string
 }
 
 // importFlags registers import k8s's flags on fs.
@@ -116,6 +118,7 @@ func importFlags(fs *pflag.FlagSet) *importOptions {
 		promURL:    fs.String("prometheus", "", "also take pods' start and completion times from kube-state-metrics (kube_pod_start_time, kube_pod_completion_time) on this Prometheus server, with --range"),
 		rng:        fs.String("range", "", "with --prometheus: START,END[,STEP] of the range query (RFC 3339 or Unix seconds; STEP default 15s)"),
 		podTimes:   fs.String("pod-times", "", "a saved /api/v1/query_range JSON answer of those series (instead of --prometheus)"),
+		systemNS:   fs.StringSlice("system-namespace", nil, "a namespace whose pods are the cluster's own, like kube-system's: kept out of the jobs, their requests reserved on their nodes (repeat or comma-separate)"),
 	}
 }
 
@@ -131,7 +134,12 @@ func cmdImport(ctx context.Context, o *importOptions, args []string, stdout, std
 	case *kcontext != "" && *kubeconfig == "":
 		return usageError{errors.New("import k8s: --context goes with --kubeconfig")}
 	}
-	times, err := newImportTimes(*o.promURL, *o.rng, *o.podTimes)
+	for _, ns := range *o.systemNS {
+		if err := trace.CheckName(ns); err != nil {
+			return usageError{fmt.Errorf("import k8s --system-namespace: %w", err)}
+		}
+	}
+	times, err := newImportTimes(*o.promURL, *o.rng, *o.podTimes, *strict)
 	if err != nil {
 		return err
 	}
@@ -161,7 +169,7 @@ func cmdImport(ctx context.Context, o *importOptions, args []string, stdout, std
 		defer f.Close()
 		r, name = f, *in
 	}
-	d, err := k8sdump.ReadWith(r, name, k8sdump.Options{Strict: *strict})
+	d, err := k8sdump.ReadWith(r, name, k8sdump.Options{Strict: *strict, SystemNamespaces: *o.systemNS})
 	if err != nil {
 		return err
 	}

@@ -624,8 +624,10 @@ Kubernetes: 'wattsched import k8s', from a kubectl dump or a live cluster.`,
 		Long: `Turn 'kubectl get nodes,pods -A -o json' (-f FILE, or -f - to read it from a pipe),
 or the nodes and pods of a live cluster read through a kubeconfig, into an openb
 node list and pod list, a scenario (a replay when pods have run times) and a
-report of what was imported. MIG devices become GPU shares; pods it cannot read
-are skipped with a warning (--strict: an error). Times a dump lost can come from
+report of what was imported. MIG devices and aliyun.com/gpu-mem become GPU
+shares; system pods (DaemonSet, static and mirror pods, kube-system and each
+--system-namespace) are not jobs: their requests are reserved on their nodes.
+Pods it cannot read are skipped with a warning (--strict: an error). Times a dump lost can come from
 kube-state-metrics in Prometheus (--prometheus with --range, or a saved answer
 with --pod-times). Formats: docs/formats.md#a-kubernetes-cluster-wattsched-import-k8s.`,
 		Example: `  kubectl get nodes,pods -A -o json | wattsched import k8s -f - -o mycluster

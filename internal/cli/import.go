@@ -53,6 +53,28 @@ func importResults(d *k8sdump.Dump, name string, unknown []string, timesLine str
 	if len(d.Skipped) > 0 {
 		res.Head = append(res.Head, fmt.Sprintf("%d pods skipped (warnings above; --strict makes them errors)", len(d.Skipped)))
 	}
+	if len(d.Pods) == 0 {
+		res.Head = append(res.Head, "no pods to schedule (every pod is a system pod, skipped, or none): pods.csv has no rows and scenario.yaml does not run until it has some")
+	}
+	reserved := 0
+	for _, s := range d.System {
+		if s.Reserved {
+			reserved++
+		}
+	}
+	if len(d.System) > 0 {
+		res.Head = append(res.Head, fmt.Sprintf("%d system pods (DaemonSet, static, mirror, system namespaces) kept out of the jobs: %d reserved on %d nodes (their requests taken off the nodes' allocatable), %d not reserved (ended or not bound)",
+			len(d.System), reserved, len(d.Reserved), len(d.System)-reserved))
+	}
+	if len(d.Taints) > 0 {
+		intolerant := map[string]bool{}
+		for _, nt := range d.Taints {
+			for _, p := range nt.Intolerant {
+				intolerant[p] = true
+			}
+		}
+		res.Head = append(res.Head, fmt.Sprintf("taints not honoured by the replay: %d nodes have NoSchedule/NoExecute taints, %d pods do not tolerate some of them and may be placed there (table below)", len(d.Taints), len(intolerant)))
+	}
 	if timesLine != "" {
 		res.Head = append(res.Head, timesLine)
 	}
@@ -62,6 +84,32 @@ func importResults(d *k8sdump.Dump, name string, unknown []string, timesLine str
 		"nodes.csv and pods.csv are openb lists (docs/formats.md); scenario.yaml compares FGD, PWR, 0.1*PWR+0.9*FGD and BestFit on them, by replay when pods have run times, else by inflation.",
 		fmt.Sprintf("Snapshot: %s, the latest time the dump holds. Pods still running are replayed from their start up to it.", d.Snapshot.UTC().Format(time.RFC3339)),
 		"MIG devices count as the share of a GPU their compute slices are (slices/7, or /4 on an A30, in thousandths rounded down); the profile table's source: " + k8sdump.MIGSource + ".",
+	}
+	res.Tables = append(res.Tables, report.Table{Title: "Pods kept, reserved and skipped", Head: []string{"pods", "count", "where"},
+		Rows: [][]string{
+			{"kept as jobs", strconv.Itoa(len(d.Pods)), "pods.csv"},
+			{"system, reserved", strconv.Itoa(reserved), "their requests taken off their nodes' allocatable in nodes.csv"},
+			{"system, not reserved", strconv.Itoa(len(d.System) - reserved), "ended or not bound to a node of the dump: left out"},
+			{"skipped", strconv.Itoa(len(d.Skipped)), "unreadable or not modelled: left out (warnings)"},
+		}})
+	if len(d.Reserved) > 0 {
+		t := report.Table{Title: "Reserved by system pods", Head: []string{"node", "system pods", "milli-CPU reserved", "of", "MiB reserved", "of", "GPU requested, not reserved"}}
+		for _, r := range d.Reserved {
+			t.Rows = append(t.Rows, []string{r.Node, strconv.Itoa(r.Pods), strconv.FormatInt(r.CPUMilli, 10), strconv.FormatInt(r.AllocCPUMilli, 10),
+				strconv.FormatInt(r.MemMiB, 10), strconv.FormatInt(r.AllocMemMiB, 10), fmt.Sprintf("%.3f", float64(r.GPUMilli)/1000)})
+		}
+		res.Tables = append(res.Tables, t)
+	}
+	if len(d.Taints) > 0 {
+		t := report.Table{Title: "Taints the replay does not honour", Head: []string{"node", "NoSchedule/NoExecute taints", "pods not tolerating them"}}
+		for _, nt := range d.Taints {
+			var ts []string
+			for _, x := range nt.Taints {
+				ts = append(ts, x.String())
+			}
+			t.Rows = append(t.Rows, []string{nt.Node, strings.Join(ts, ", "), strconv.Itoa(len(nt.Intolerant))})
+		}
+		res.Tables = append(res.Tables, t)
 	}
 	// Nodes by GPU model.
 	type modelRow struct{ nodes, gpus, mig int }
@@ -154,6 +202,50 @@ func importResults(d *k8sdump.Dump, name string, unknown []string, timesLine str
 	}
 	// The lists go in report.html only (the terminal gets the warnings).
 	page := &experiment.Results{}
+	if len(d.System) > 0 {
+		t := report.Table{Title: fmt.Sprintf("System pods kept out of the jobs (%d)", len(d.System)), Head: []string{"item", "pod", "why", "node", "phase", "reserved"}}
+		for i, s := range d.System {
+			if i == importListed {
+				t.Rows = append(t.Rows, []string{"...", fmt.Sprintf("%d more", len(d.System)-i), "", "", "", ""})
+				break
+			}
+			r := "no"
+			if s.Reserved {
+				r = "yes"
+			}
+			t.Rows = append(t.Rows, []string{s.Item, s.Pod, s.Why, s.Node, s.Phase, r})
+		}
+		page.Tables = append(page.Tables, t)
+	}
+	if len(d.Taints) > 0 {
+		// One row per set of taints: the nodes that have it, the pods that
+		// do not tolerate it.
+		t := report.Table{Title: "Pods that do not tolerate a node's taints (the replay may place them there)", Head: []string{"taints", "nodes", "pods"}}
+		var sets []string
+		nodesOf, podsOf := map[string][]string{}, map[string][]string{}
+		for _, nt := range d.Taints {
+			var ts []string
+			for _, x := range nt.Taints {
+				ts = append(ts, x.String())
+			}
+			k := strings.Join(ts, ", ")
+			if _, ok := nodesOf[k]; !ok {
+				sets = append(sets, k)
+				podsOf[k] = nt.Intolerant
+			}
+			nodesOf[k] = append(nodesOf[k], nt.Node)
+		}
+		cut := func(l []string) string {
+			if len(l) > importListed {
+				return strings.Join(l[:importListed], ", ") + fmt.Sprintf(", ... %d more", len(l)-importListed)
+			}
+			return strings.Join(l, ", ")
+		}
+		for _, k := range sets {
+			t.Rows = append(t.Rows, []string{k, cut(nodesOf[k]), cut(podsOf[k])})
+		}
+		page.Tables = append(page.Tables, t)
+	}
 	if len(d.Skipped) > 0 {
 		t := report.Table{Title: fmt.Sprintf("Skipped pods (%d)", len(d.Skipped)), Head: []string{"item", "pod", "why"}}
 		for i, s := range d.Skipped {
@@ -196,18 +288,22 @@ type importTimes struct {
 	from  string
 	// line says what the times changed, for the output.
 	line string
+	// strict makes a time outside the window an error; warns are those
+	// left out otherwise.
+	strict bool
+	warns  []string
 }
 
 // newImportTimes checks the flags and reads a saved answer, before any
 // work.
-func newImportTimes(url, rng, file string) (*importTimes, error) {
+func newImportTimes(url, rng, file string, strict bool) (*importTimes, error) {
 	switch {
 	case url != "" && file != "":
 		return nil, usageError{errors.New("import k8s: give one of --prometheus and --pod-times")}
 	case (url != "") != (rng != ""):
 		return nil, usageError{errors.New("import k8s: --prometheus URL goes with --range START,END[,STEP]")}
 	}
-	it := &importTimes{}
+	it := &importTimes{strict: strict}
 	if url != "" {
 		start, end, step, err := parseRange(rng)
 		if err != nil {
@@ -228,7 +324,7 @@ func newImportTimes(url, rng, file string) (*importTimes, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		if it.times, err = podTimesFromSeries(series); err != nil {
+		if it.times, it.warns, err = podTimesFromSeries(series, strict); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		it.from = file
@@ -243,7 +339,7 @@ func (it *importTimes) fill(ctx context.Context, d *k8sdump.Dump) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.url, err)
 		}
-		if it.times, err = podTimesFromSeries(series); err != nil {
+		if it.times, it.warns, err = podTimesFromSeries(series, it.strict); err != nil {
 			return fmt.Errorf("%s: %w", it.url, err)
 		}
 		it.from = fmt.Sprintf("%s %s..%s", it.url, it.start.UTC().Format(time.RFC3339), it.end.UTC().Format(time.RFC3339))
@@ -251,31 +347,46 @@ func (it *importTimes) fill(ctx context.Context, d *k8sdump.Dump) error {
 	if it.times == nil {
 		return nil
 	}
+	d.Warnings = append(d.Warnings, it.warns...)
 	n := d.FillTimes(it.times)
 	it.line = fmt.Sprintf("kube-state-metrics times from %s: %d pods in the series, %d pods of the dump got a start or an end from them", it.from, len(it.times), n)
+	if len(it.warns) > 0 {
+		it.line += fmt.Sprintf("; %d times outside the window left out (warnings above; --strict makes them errors)", len(it.warns))
+	}
 	return nil
 }
 
 // podTimesFromSeries reads kube_pod_start_time and
 // kube_pod_completion_time series (the last value of each: Unix seconds)
 // by namespace/pod; of a name's several pods (recreated, another uid) the
-// latest times are kept.
-func podTimesFromSeries(series []prom.Series) (map[string]k8sdump.PodTime, error) {
+// latest times are kept. A time outside the window dumps may hold (a zero
+// Unix time is an unset one) is left out with a warning naming the series,
+// or with strict is the error.
+func podTimesFromSeries(series []prom.Series, strict bool) (map[string]k8sdump.PodTime, []string, error) {
 	out := map[string]k8sdump.PodTime{}
+	var warns []string
 	for i, s := range series {
 		metric, ns, pod := s.Labels["__name__"], s.Labels["namespace"], s.Labels["pod"]
 		if metric != "kube_pod_start_time" && metric != "kube_pod_completion_time" {
 			continue
 		}
 		if ns == "" || pod == "" || len(s.Points) == 0 {
-			return nil, fmt.Errorf("series %d (%s): want namespace and pod labels and a value", i, metric)
+			return nil, nil, fmt.Errorf("series %d (%s): want namespace and pod labels and a value", i, metric)
 		}
 		v := s.Points[len(s.Points)-1].Value
 		if math.IsNaN(v) || v < 0 || v > 1<<40 {
-			return nil, fmt.Errorf("series %d (%s{namespace=%q, pod=%q}): %v is not a Unix time in seconds", i, metric, ns, pod, v)
+			return nil, nil, fmt.Errorf("series %d (%s{namespace=%q, pod=%q}): %v is not a Unix time in seconds", i, metric, ns, pod, v)
 		}
 		sec, frac := math.Modf(v)
 		t := time.Unix(int64(sec), int64(frac*1e9)).UTC()
+		if !k8sdump.InWindow(t) {
+			err := fmt.Errorf("series %d (%s{namespace=%q, pod=%q}): %v (%s) is not after 1970-01-01T00:00:00Z and before 2100-01-01T00:00:00Z", i, metric, ns, pod, v, t.Format(time.RFC3339))
+			if strict {
+				return nil, nil, err
+			}
+			warns = append(warns, err.Error()+": left out")
+			continue
+		}
 		pt := out[ns+"/"+pod]
 		if metric == "kube_pod_start_time" {
 			if t.After(pt.Start) {
@@ -286,5 +397,5 @@ func podTimesFromSeries(series []prom.Series) (map[string]k8sdump.PodTime, error
 		}
 		out[ns+"/"+pod] = pt
 	}
-	return out, nil
+	return out, warns, nil
 }

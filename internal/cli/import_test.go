@@ -20,6 +20,7 @@ import (
 
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/power/prom/promtest"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // clusterDump is the dump of a cluster with H100, L40S, H200, MIG (mixed
@@ -131,8 +132,47 @@ func TestImportK8sFromPipe(t *testing.T) {
 		t.Fatalf("import k8s -f -: %v: %s", err, stderr.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "imp", "scenario.yaml"))
-	if err != nil || !bytes.Contains(b, []byte("from standard input: 6 nodes, 7 pods")) {
+	if err != nil || !bytes.Contains(b, []byte(`from "standard input": 6 nodes, 7 pods`)) {
 		t.Errorf("scenario.yaml: %v\n%s", err, b)
+	}
+	// An empty pipe (kubectl failed) says so, and writes nothing.
+	spec, _ = json.Marshal([]string{"import", "k8s", "-f", "-", "-o", filepath.Join(dir, "empty")})
+	cmd = exec.Command(os.Args[0], "-test.run", "^TestOutdirChild$")
+	cmd.Env = append(os.Environ(), "WATTSCHED_OUTDIR_CHILD="+string(spec))
+	cmd.Stdin = strings.NewReader("")
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "wattsched: standard input: empty dump: want the JSON of 'kubectl get nodes,pods -A -o json'") {
+		t.Errorf("empty standard input: %v: %s", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "empty")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("empty standard input left an output: %v", err)
+	}
+}
+
+// A dump file name that YAML would read as syntax (a colon and space, a
+// hash, a quote, a newline) is quoted in scenario.yaml, which parses and
+// names it.
+func TestImportK8sOddFileName(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a: b #c\n\"d\".json")
+	if err := os.WriteFile(name, []byte(importDump("", `"cpu": "1"`, `"phase": "Running", "startTime": "2026-11-20T10:00:10Z"`)["c.json"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := run(t, "import", "k8s", "-f", name, "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse(b, "scenario.yaml")
+	if err != nil {
+		t.Fatalf("scenario.yaml does not parse: %v\n%s", err, b)
+	}
+	if want := "policies compared on the workload and nodes of a Kubernetes cluster (a: b #c\n\"d\".json)"; sc.Description != want {
+		t.Errorf("description %q, want %q", sc.Description, want)
 	}
 }
 
@@ -216,5 +256,94 @@ func TestImportK8sPodTimesFromPrometheus(t *testing.T) {
 	pods, _ = os.ReadFile(filepath.Join(dir, "plain", "pods.csv"))
 	if code != 0 || !bytes.Contains(pods, []byte("ml/evicted,1000,0,1,1000,,,Failed,0,0,\n")) {
 		t.Errorf("without Prometheus: exit %d %s\n%s", code, stderr, pods)
+	}
+}
+
+// systemDump is a realistic `kubectl get nodes,pods -A -o json`: coredns,
+// kube-proxy (DaemonSet), a mirror kube-apiserver pod, a device-plugin
+// DaemonSet pod asking for a GPU, Prometheus in monitoring, a tainted H100
+// node, tolerating and non-tolerating pods, aliyun.com/gpu-mem pods.
+const systemDump = "../../trace/k8sdump/testdata/system.json"
+
+// No system pod becomes a job: pods.csv and the replay's jobs.csv hold
+// only the six job pods; the system pods' requests are reserved in
+// nodes.csv (cpu-0: 16000 - 100 coredns - 250 kube-apiserver = 15650
+// milli-CPU); the report lists what was kept, reserved and skipped, and
+// the taints the replay does not honour.
+func TestImportK8sSystemPods(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "imp")
+	code, stdout, stderr := run(t, "import", "k8s", "-f", systemDump, "-o", out)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"4 nodes and 6 pods from", "2 pods skipped",
+		"6 system pods (DaemonSet, static, mirror, system namespaces) kept out of the jobs: 5 reserved on 3 nodes (their requests taken off the nodes' allocatable), 1 not reserved (ended or not bound)",
+		"taints not honoured by the replay: 1 nodes have NoSchedule/NoExecute taints, 5 pods do not tolerate some of them",
+		"kept as jobs          6", "system, reserved      5", "system, not reserved  1", "skipped               2",
+		"gpu-l40s-0  2            150                 64000  192           524288   1.000",
+		"gpu-h100-0  nvidia.com/gpu=present:NoSchedule  5"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "requests 1 GPUs on node gpu-l40s-0: not reserved") {
+		t.Errorf("no warning for the device plugin's GPU:\n%s", stderr)
+	}
+	files := map[string]string{}
+	for _, f := range []string{"nodes.csv", "pods.csv", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(b)
+	}
+	for _, sys := range []string{"kube-system/", "kube-proxy", "coredns", "kube-apiserver", "nvidia-device-plugin", "node-exporter"} {
+		if strings.Contains(files["pods.csv"], sys) {
+			t.Errorf("pods.csv holds system pod %s:\n%s", sys, files["pods.csv"])
+		}
+	}
+	for _, want := range []string{"cpu-0,15650,65466,0,", "gpu-l40s-0,63850,524096,4,NVIDIA-L40S", "share-l40s-0,64000,524288,4,NVIDIA-L40S"} {
+		if !strings.Contains(files["nodes.csv"], want) {
+			t.Errorf("nodes.csv lacks %q:\n%s", want, files["nodes.csv"])
+		}
+	}
+	for _, want := range []string{"ml/infer-share,2000,8192,1,250,", "ml/wait-share,2000,8192,1,500,"} {
+		if !strings.Contains(files["pods.csv"], want) {
+			t.Errorf("pods.csv lacks %q:\n%s", want, files["pods.csv"])
+		}
+	}
+	for _, want := range []string{"Pods kept, reserved and skipped", "Reserved by system pods", "Taints the replay does not honour",
+		"System pods kept out of the jobs (6)", "DaemonSet kube-proxy", "mirror pod (kubernetes.io/config.mirror)", "Pods that do not tolerate a node&#39;s taints"} {
+		if !strings.Contains(files["report.html"], want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	// The replay runs the six jobs under each of the four policies.
+	res := filepath.Join(dir, "res")
+	if code, _, errs := run(t, "run", "-c", filepath.Join(out, "scenario.yaml"), "-o", res); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	f, err := os.Open(filepath.Join(res, "jobs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+4*6 {
+		t.Errorf("jobs.csv has %d rows, want 1 + 4 policies x 6 jobs", len(rows))
+	}
+	for _, r := range rows[1:] {
+		if strings.Contains(strings.Join(r, ","), "kube-") {
+			t.Errorf("a system pod ran as a job: %v", r)
+		}
+	}
+	// --system-namespace monitoring: Prometheus is reserved too.
+	code, stdout, stderr = run(t, "import", "k8s", "-f", systemDump, "-o", filepath.Join(dir, "mon"), "--system-namespace", "monitoring")
+	if code != 0 || !strings.Contains(stdout, "4 nodes and 5 pods from") || !strings.Contains(stdout, "7 system pods") {
+		t.Errorf("--system-namespace monitoring: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -9,6 +9,7 @@ package k8sdump
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,11 +43,16 @@ type object struct {
 		Labels            map[string]string `json:"labels"`
 		Annotations       map[string]string `json:"annotations"`
 		CreationTimestamp string            `json:"creationTimestamp"`
+		// OwnerReferences is read per pod (ownerRefs), so that a malformed
+		// one skips that pod rather than failing the whole dump.
+		OwnerReferences json.RawMessage `json:"ownerReferences"`
 	} `json:"metadata"`
 	Spec struct {
-		NodeName       string      `json:"nodeName"`
-		Containers     []container `json:"containers"`
-		InitContainers []container `json:"initContainers"`
+		NodeName       string       `json:"nodeName"`
+		Containers     []container  `json:"containers"`
+		InitContainers []container  `json:"initContainers"`
+		Tolerations    []Toleration `json:"tolerations"` // a pod's
+		Taints         []Taint      `json:"taints"`      // a node's
 	} `json:"spec"`
 	Status struct {
 		Allocatable       map[string]string `json:"allocatable"`
@@ -88,6 +94,11 @@ type Pod struct {
 	End time.Time
 	// MIG names the MIG instances it asked for ("1 x 1g.10gb"), "" none.
 	MIG string
+	// Tolerations are its spec.tolerations.
+	Tolerations []Toleration
+	// otherGPU are the GPU-like resources it requests that wattsched does
+	// not model (left out).
+	otherGPU []string
 }
 
 // Skipped is a pod left out of the import, and why.
@@ -114,13 +125,23 @@ type Dump struct {
 	// Skipped are the pods that could not be read, in item order.
 	Skipped []Skipped
 	// Warnings are about pods and nodes kept with a change ("items[3]
-	// ml/x: ..."), in item order.
+	// ml/x: ..."): the nodes' in item order, then the pods', then those
+	// of the system pods' reservations.
 	Warnings []string
 	// MIG are the nodes with MIG capacity, sorted by name.
 	MIG []NodeMIG
 	// Snapshot is the latest time the dump holds (a creation, start or
 	// finish): where the runs of pods still running are cut.
 	Snapshot time.Time
+	// System are the pods kept out of the jobs (DaemonSet, static and
+	// mirror pods, pods of system namespaces), in item order.
+	System []SystemPod
+	// Reserved are, per node (sorted by name), the requests of its system
+	// pods, taken off its allocatable in Nodes.
+	Reserved []Reserved
+	// Taints are the nodes with NoSchedule or NoExecute taints, sorted by
+	// name, and the kept pods that do not tolerate them.
+	Taints []NodeTaints
 }
 
 // Options changes how Read treats pods it cannot import.
@@ -128,6 +149,9 @@ type Options struct {
 	// Strict makes a pod that cannot be read an error; by default it is
 	// skipped and listed in Dump.Skipped.
 	Strict bool
+	// SystemNamespaces are namespaces whose pods are system pods, besides
+	// kube-system.
+	SystemNamespaces []string
 }
 
 // Read parses the dump with the default options: a bad pod is skipped.
@@ -150,10 +174,13 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 	}
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&l); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty dump: want the JSON of 'kubectl get nodes,pods -A -o json'", file)
+		}
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	bad := func(i int, field string, err error) error {
-		return fmt.Errorf("%s: items[%d].%s: %w", file, i, field, err)
+		return fmt.Errorf("%s: items[%d].%s: %w", file, i, EscapeLine(field), lineErr{err})
 	}
 	d := &Dump{}
 	seen := map[string]int{} // "node name" or "pod namespace/name" -> item
@@ -177,7 +204,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		seen[kind+" "+name] = i
 		return nil
 	}
-	single := map[string]MIGProfile{} // nodes of the single MIG strategy
+	nc := &nodeCtx{single: map[string]MIGProfile{}, gpuMem: map[string]int64{}}
 	for i, o := range l.Items {
 		if o.Kind != "Node" {
 			continue
@@ -186,6 +213,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			return nil, bad(i, ferr.field, ferr.err)
 		}
 		s, mig, warns, ferr := node(o)
+		if ferr == nil {
+			ferr = nc.add(&s, o, &warns)
+		}
 		if ferr != nil {
 			return nil, bad(i, ferr.field, ferr.err)
 		}
@@ -195,7 +225,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		if mig != nil {
 			d.MIG = append(d.MIG, mig.NodeMIG)
 			if mig.single.Name != "" {
-				single[s.Name] = mig.single
+				nc.single[s.Name] = mig.single
 			}
 		}
 		d.Nodes = append(d.Nodes, s)
@@ -205,13 +235,21 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			continue
 		}
 		item := fmt.Sprintf("items[%d]", i)
-		name := o.Metadata.Namespace + "/" + o.Metadata.Name
-		p, warns, ferr := pod(o, single)
+		name := Shown(o.Metadata.Namespace + "/" + o.Metadata.Name)
+		why, ferr := systemWhy(o, opt.SystemNamespaces)
+		var p *Pod
+		var warns []string
+		if ferr == nil {
+			p, warns, ferr = pod(o, nc)
+		}
 		if ferr == nil {
 			ferr = podTimes(o, p)
 		}
 		if ferr == nil {
 			ferr = named(i, "pod", o)
+		}
+		if ferr == nil && why == "" && p.Demand.GPUCount == 0 && len(p.otherGPU) > 0 {
+			ferr = &fieldErr{"spec.containers[].resources.requests." + p.otherGPU[0], fmt.Errorf("a GPU resource wattsched does not model (docs/formats.md): skipped rather than imported as a CPU-only pod")}
 		}
 		if ferr != nil {
 			if opt.Strict {
@@ -224,12 +262,17 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("%s pod %s: %s", item, name, w))
 		}
 		p.Placement = item
+		if why != "" {
+			d.System = append(d.System, SystemPod{Item: item, Pod: name, Node: p.Node, Why: why, Phase: p.Phase, Demand: p.Demand})
+			continue
+		}
 		d.Pods = append(d.Pods, *p)
 	}
 	if len(d.Nodes) == 0 {
 		return nil, fmt.Errorf("%s: no Node items (kubectl get nodes,pods -A -o json)", file)
 	}
 	sort.SliceStable(d.Nodes, func(a, b int) bool { return d.Nodes[a].Name < d.Nodes[b].Name })
+	d.reserve()
 	sort.SliceStable(d.MIG, func(a, b int) bool { return d.MIG[a].Node < d.MIG[b].Node })
 	sort.SliceStable(d.Pods, func(a, b int) bool {
 		if !d.Pods[a].Created.Equal(d.Pods[b].Created) {
@@ -237,7 +280,16 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		return d.Pods[a].Name < d.Pods[b].Name
 	})
+	d.taints(l.Items)
 	d.snapshot()
+	// What the dump names (resources, labels) is written into messages:
+	// keep each on its line.
+	for i := range d.Warnings {
+		d.Warnings[i] = EscapeLine(d.Warnings[i])
+	}
+	for i := range d.Skipped {
+		d.Skipped[i].Reason = EscapeLine(d.Skipped[i].Reason)
+	}
 	return d, nil
 }
 
@@ -282,7 +334,7 @@ func node(o object) (cluster.NodeSpec, *nodeMIG, []string, *fieldErr) {
 	gpuField := "status.allocatable[\"" + ResourceGPU + "\"]"
 	// With the single MIG strategy nvidia.com/gpu counts MIG devices, up
 	// to 7 per GPU.
-	gpus, err := quantity(a[ResourceGPU], 1)
+	gpus, err := whole(a[ResourceGPU])
 	if err != nil || gpus > 7*maxNodeGPUs {
 		return cluster.NodeSpec{}, nil, nil, &fieldErr{gpuField, fmt.Errorf("%q: want 0..%d GPUs", a[ResourceGPU], maxNodeGPUs)}
 	}
@@ -336,7 +388,7 @@ func node(o object) (cluster.NodeSpec, *nodeMIG, []string, *fieldErr) {
 		sort.Strings(names)
 		migSlices, of, unknown := int64(0), 0, false
 		for _, k := range names {
-			n, err := quantity(a[k], 1)
+			n, err := whole(a[k])
 			if err != nil || n > 7*maxNodeGPUs {
 				return s, nil, nil, &fieldErr{"status.allocatable[\"" + k + "\"]", fmt.Errorf("%q: want 0..%d MIG devices", a[k], 7*maxNodeGPUs)}
 			}
@@ -401,12 +453,16 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 // pod reads a pod's demand. single maps the nodes of the single MIG
 // strategy to their profile (nil: none). Warnings say what was changed
 // to keep the pod.
-func pod(o object, single map[string]MIGProfile) (*Pod, []string, *fieldErr) {
-	p := &Pod{Name: o.Metadata.Namespace + "/" + o.Metadata.Name, Phase: o.Status.Phase, Node: o.Spec.NodeName}
+func pod(o object, nc *nodeCtx) (*Pod, []string, *fieldErr) {
+	p := &Pod{Name: o.Metadata.Namespace + "/" + o.Metadata.Name, Phase: o.Status.Phase, Node: o.Spec.NodeName, Tolerations: o.Spec.Tolerations}
+	var single map[string]MIGProfile
+	if nc != nil {
+		single = nc.single
+	}
 	var warns []string
-	t, err := time.Parse(time.RFC3339, o.Metadata.CreationTimestamp)
-	if err != nil {
-		return nil, nil, &fieldErr{"metadata.creationTimestamp", fmt.Errorf("%q is not RFC 3339", o.Metadata.CreationTimestamp)}
+	t, ferr := parseTime("metadata.creationTimestamp", o.Metadata.CreationTimestamp)
+	if ferr != nil {
+		return nil, nil, ferr
 	}
 	p.Created = t
 	// Effective requests as the scheduler counts them: the containers' sum,
@@ -428,16 +484,20 @@ func pod(o object, single map[string]MIGProfile) (*Pod, []string, *fieldErr) {
 		if name == "cpu" {
 			unit = 1000
 		}
+		read := func(q string) (int64, error) { return quantity(q, unit) }
+		if name == ResourceGPU || gpuLike(name) {
+			read = whole
+		}
 		var s, initMax int64
 		for k, c := range o.Spec.Containers {
-			v, err := quantity(c.Resources.Requests[name], unit)
+			v, err := read(c.Resources.Requests[name])
 			if err != nil {
 				return nil, nil, &fieldErr{fmt.Sprintf("spec.containers[%d].resources.requests.%s", k, name), err}
 			}
 			s += v
 		}
 		for k, c := range o.Spec.InitContainers {
-			v, err := quantity(c.Resources.Requests[name], unit)
+			v, err := read(c.Resources.Requests[name])
 			if err != nil {
 				return nil, nil, &fieldErr{fmt.Sprintf("spec.initContainers[%d].resources.requests.%s", k, name), err}
 			}
@@ -455,6 +515,7 @@ func pod(o object, single map[string]MIGProfile) (*Pod, []string, *fieldErr) {
 	var migSlices int64
 	migOf := 0
 	var migs []string
+	var gpuMem int64 // aliyun.com/gpu-mem, GiB
 	addMIG := func(field string, n int64, prof MIGProfile) *fieldErr {
 		if migOf != 0 && migOf != prof.Of {
 			return &fieldErr{field, fmt.Errorf("MIG profiles of GPUs of %d and %d slices", migOf, prof.Of)}
@@ -483,8 +544,13 @@ func pod(o object, single map[string]MIGProfile) (*Pod, []string, *fieldErr) {
 			}
 			continue
 		}
-		if l := strings.ToLower(name); strings.Contains(l, "gpu") || strings.Contains(l, "mig") {
+		if name == ResourceAliyunGPUMem && nc != nil {
+			gpuMem = n
+			continue
+		}
+		if gpuLike(name) {
 			warns = append(warns, fmt.Sprintf("requests %s: %d, which wattsched does not model: left out", name, n))
+			p.otherGPU = append(p.otherGPU, name)
 		}
 	}
 	if prof, ok := single[p.Node]; ok && whole > 0 {
@@ -496,7 +562,19 @@ func pod(o object, single map[string]MIGProfile) (*Pod, []string, *fieldErr) {
 	if migSlices > 0 && whole > 0 {
 		return nil, nil, &fieldErr{"spec.containers[].resources.requests", fmt.Errorf("both %s: %d and MIG devices (%s): the device plugin gives a container one kind", ResourceGPU, whole, strings.Join(migs, ", "))}
 	}
+	if gpuMem > 0 {
+		field := "spec.containers[].resources.requests." + ResourceAliyunGPUMem
+		if migSlices > 0 || whole > 0 {
+			return nil, nil, &fieldErr{field, fmt.Errorf("%d GiB beside %s or MIG devices: one pod takes one kind of GPU", gpuMem, ResourceGPU)}
+		}
+		n, m, ferr := nc.memShare(p.Node, gpuMem)
+		if ferr != nil {
+			return nil, nil, &fieldErr{field, ferr}
+		}
+		p.Demand.GPUCount, p.Demand.GPUMilli = n, m
+	}
 	switch {
+	case gpuMem > 0:
 	case migSlices > 0:
 		n, m, err := migShare(int(migSlices), migOf)
 		if err != nil {
@@ -543,13 +621,7 @@ func pod(o object, single map[string]MIGProfile) (*Pod, []string, *fieldErr) {
 // else its containers' earliest startedAt; the end of a pod that ended
 // (Succeeded, Failed) from its containers' latest finishedAt.
 func podTimes(o object, p *Pod) *fieldErr {
-	parse := func(field, v string) (time.Time, *fieldErr) {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return t, &fieldErr{field, fmt.Errorf("%q is not RFC 3339", v)}
-		}
-		return t, nil
-	}
+	parse := parseTime
 	if v := o.Status.StartTime; v != "" {
 		t, ferr := parse("status.startTime", v)
 		if ferr != nil {
@@ -730,13 +802,14 @@ func (d *Dump) Files(source string, unknownGPUs []string) map[string][]byte {
 			break
 		}
 	}
+	src := yamlString(source)
 	sc := fmt.Sprintf(`# Imported by wattsched import k8s from %s: %d nodes, %d pods.
 # nodes.csv and pods.csv are in the openb format (docs/formats.md). GPU models are
 # the nodes' nvidia.com/gpu.product labels; a model the catalog lacks goes in the
 # hardware section (docs/scenarios.md).
 %s
 name: imported-k8s
-description: policies compared on the workload and nodes of a Kubernetes cluster (%s)
+description: %s
 %sseeds: 3
 trace: {nodes: nodes.csv, pods: pods.csv}
 # Job speed (mode replay): which GPU model the pods' durations were measured on
@@ -749,7 +822,7 @@ policies:
   - {name: PWR, scorers: [{policy: pwr, weight: 1000}]}
   - {name: "0.1*PWR+0.9*FGD", scorers: [{policy: pwr, weight: 100}, {policy: fgd, weight: 900}]}
   - {name: BestFit, scorers: [{policy: bestfit, weight: 1000}]}
-`, source, len(d.Nodes), len(d.Pods), how, source, mode, ref)
+`, src, len(d.Nodes), len(d.Pods), how, yamlString("policies compared on the workload and nodes of a Kubernetes cluster ("+source+")"), mode, ref)
 	sc += gridStub + hardwareStub(unknownGPUs)
 	return map[string][]byte{"nodes.csv": []byte(nb.String()), "pods.csv": []byte(pb.String()), "scenario.yaml": []byte(sc)}
 }
@@ -814,12 +887,15 @@ func (d *Dump) FillTimes(times map[string]PodTime) int {
 		if p.Start.IsZero() && !t.Start.IsZero() {
 			p.Start, changed = t.Start, true
 		}
-		if ended := p.Phase == "Succeeded" || p.Phase == "Failed"; ended && p.End.IsZero() && !t.End.IsZero() && !p.Start.IsZero() {
-			if t.End.Before(p.Start) {
-				d.Warnings = append(d.Warnings, fmt.Sprintf("%s pod %s: kube_pod_completion_time %s before its start %s: not used", p.Placement, p.Name, t.End.UTC().Format(time.RFC3339), p.Start.UTC().Format(time.RFC3339)))
-			} else {
-				p.End, changed = t.End, true
-			}
+		ended := p.Phase == "Succeeded" || p.Phase == "Failed"
+		switch {
+		case t.End.IsZero() || p.Start.IsZero():
+		case t.End.Before(p.Start):
+			// Whatever the phase: a completion before the start is wrong
+			// data, and the user is told rather than left to guess.
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%s pod %s: kube_pod_completion_time %s before its start %s: not used", p.Placement, p.Name, t.End.UTC().Format(time.RFC3339), p.Start.UTC().Format(time.RFC3339)))
+		case ended && p.End.IsZero():
+			p.End, changed = t.End, true
 		}
 		if changed {
 			n++

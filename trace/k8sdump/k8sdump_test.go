@@ -219,8 +219,10 @@ func TestMIGShare(t *testing.T) {
 // panic; a dump has unique node names and well-formed files.
 func FuzzRead(f *testing.F) {
 	f.Add(dump)
-	if b, err := os.ReadFile("testdata/cluster.json"); err == nil {
-		f.Add(string(b))
+	for _, file := range []string{"testdata/cluster.json", "testdata/system.json"} {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(string(b))
+		}
 	}
 	f.Add(`{"items": [{"kind": "Node", "metadata": {"name": "n", "labels": {"nvidia.com/gpu.product": "A-MIG-3g.40gb"}}, "status": {"allocatable": {"cpu": "4", "nvidia.com/gpu": "2"}}}]}`)
 	f.Fuzz(func(t *testing.T, in string) {

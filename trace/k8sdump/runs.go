@@ -174,9 +174,9 @@ func podRun(o object) (*Run, *fieldErr) {
 		}
 		return nil, &fieldErr{"status.startTime", fmt.Errorf("missing on a %s pod: when it ran is unknown", p.Phase)}
 	}
-	t, err := time.Parse(time.RFC3339, o.Status.StartTime)
-	if err != nil {
-		return nil, &fieldErr{"status.startTime", fmt.Errorf("%q is not RFC 3339", o.Status.StartTime)}
+	t, ferr := parseTime("status.startTime", o.Status.StartTime)
+	if ferr != nil {
+		return nil, ferr
 	}
 	run.Start = t
 	if ended {
@@ -186,9 +186,9 @@ func podRun(o object) (*Run, *fieldErr) {
 			if c.State.Terminated == nil || c.State.Terminated.FinishedAt == "" {
 				continue
 			}
-			f, err := time.Parse(time.RFC3339, c.State.Terminated.FinishedAt)
-			if err != nil {
-				return nil, &fieldErr{fmt.Sprintf("status.containerStatuses[%d].state.terminated.finishedAt", k), fmt.Errorf("%q is not RFC 3339", c.State.Terminated.FinishedAt)}
+			f, ferr := parseTime(fmt.Sprintf("status.containerStatuses[%d].state.terminated.finishedAt", k), c.State.Terminated.FinishedAt)
+			if ferr != nil {
+				return nil, ferr
 			}
 			if f.After(run.End) {
 				run.End = f

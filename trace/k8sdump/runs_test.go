@@ -117,6 +117,10 @@ func TestReadRunsErrors(t *testing.T) {
 		{pod(`"wattsched.io/gpu-index": "64,1"`, running), `want comma-separated`},
 		{`{"items": [{"kind": "Pod", "metadata": {"name": "p", "creationTimestamp": "2026-11-20T10:00:00Z"}}]}`, "no Node items and no pod bound"},
 		{`[`, "p.json:"},
+		// Issue 40: times outside 1970..2100 and fractions of a GPU.
+		{pod(``, `{"phase": "Running", "startTime": "0001-01-01T00:00:00Z"}`), `items[0].status.startTime: "0001-01-01T00:00:00Z" is not after 1970-01-01T00:00:00Z and before 2100-01-01T00:00:00Z`},
+		{pod(``, `{"phase": "Failed", "startTime": "2026-11-20T10:00:00Z", "containerStatuses": [{"state": {"terminated": {"finishedAt": "9999-01-01T00:00:00Z"}}}]}`), `items[0].status.containerStatuses[0].state.terminated.finishedAt: "9999-01-01T00:00:00Z" is not after 1970`},
+		{strings.Replace(pod(``, running), `"nvidia.com/gpu": "2"`, `"nvidia.com/gpu": "500m"`, 1), `items[0].spec.containers[0].resources.requests.nvidia.com/gpu: "500m" is not a whole number`},
 	} {
 		if _, err := ReadRuns(strings.NewReader(c.in), "p.json"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\n%v, want %q", c.in, err, c.want)
