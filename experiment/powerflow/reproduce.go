@@ -50,12 +50,12 @@ type Reproduction struct {
 	CappedJobs    int       `json:"jobs_capped_at_72h"`
 	// Power records the power correction (not in the paper) each of
 	// PowerFlow and its oracle runs with.
-	Power []PowerSetting `json:"power_correction"`
-	Timeline    []Bin       `json:"-"`
-	Fig8Points  []RunResult `json:"fig8_points"`
-	Oracle      []OracleRow `json:"oracle_fig9"`
-	Sensitivity []SensRow   `json:"sensitivity_fig10"`
-	Grid        []GridRow   `json:"grid,omitempty"`
+	Power       []PowerSetting `json:"power_correction"`
+	Timeline    []Bin          `json:"-"`
+	Fig8Points  []RunResult    `json:"fig8_points"`
+	Oracle      []OracleRow    `json:"oracle_fig9"`
+	Sensitivity []SensRow      `json:"sensitivity_fig10"`
+	Grid        []GridRow      `json:"grid,omitempty"`
 	// Prices says which price and carbon series charged the runs.
 	Prices string `json:"cost_and_carbon"`
 	// Skipped says which jobs were left out of which runs and why (also
