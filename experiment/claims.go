@@ -268,6 +268,20 @@ func (n Num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
+// UnmarshalJSON implements json.Unmarshaler: null is NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("number %s: %w", b, err)
+	}
+	*n = Num(f)
+	return nil
+}
+
 // Pct formats a fraction as a percentage with one decimal.
 func Pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 

@@ -950,3 +950,7 @@ func pfPlots(rep *Reproduction) ([]experiment.Figure, error) {
 	}
 	return experiment.Draw(plots...)
 }
+
+// Claims are the paper's claims checked on rep (as Reproduce sets
+// rep.Claims).
+func Claims(rep *Reproduction) []ClaimResult { return pfClaims(rep) }

@@ -744,3 +744,7 @@ func mainBars(rep *Reproduction) ([]byte, error) {
 	}
 	return t.SVG("Energy, cost and CO2 at SR=1 (mean and 95% interval over the workloads)")
 }
+
+// Claims are the paper's claims checked on rep (as Reproduce sets
+// rep.Claims).
+func Claims(rep *Reproduction) []ClaimResult { return vahrmClaims(rep) }
