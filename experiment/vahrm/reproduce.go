@@ -294,7 +294,7 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 			}
 		}
 		add("VAHRM+TSMVA saves more energy than every other FCFS system ("+main.setting+")", "Sec. VI-C1, Fig. 7", "VAHRM+TSMVA highest (check: lead > 0)", experiment.Over(0),
-			lead, fmt.Sprintf("lead over the next (%s) %s", runner, points(lead)))
+			lead, fmt.Sprintf("lead over the next (%s) %+.3f points", runner, 100*lead))
 		c := experiment.Band(0.045, 0.015)
 		add("energy saving vs VU-FCFS ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg, 5.8% max (check: 3.0-6.0%)", c, v.EnergySave,
 			fmt.Sprintf("%.2f%% avg, %.2f%% max, %s", 100*v.EnergySave, 100*mx, within(v.EnergySave, c)))
