@@ -336,7 +336,9 @@ func claims(rep *Reproduction, quick bool) []ClaimResult {
 	hm, worstGap := "", math.Inf(-1)
 	for _, j := range []int{jobs, hj} {
 		h, e := lv("CE-DLA hard", j, lr), lv("EPRONS", j, lr)
-		if d := h - e; math.IsNaN(d) || d > worstGap || math.IsNaN(worstGap) {
+		if d := h - e; math.IsNaN(d) || math.IsNaN(worstGap) {
+			worstGap = math.NaN() // no figure at one job count: none at all
+		} else if d > worstGap {
 			worstGap = d
 		}
 		hm += fmt.Sprintf("%s%d jobs: %.2f%% vs %.2f%%, margin %+.2f points", map[bool]string{true: "", false: "; "}[hm == ""], j, 100*h, 100*e, 100*(e-h))
