@@ -192,7 +192,7 @@ func ElasticSystems() []System {
 		{Name: "Gandiva+Zeus", Policy: "zeus", Args: map[string]any{"base": map[string]any{"policy": "gandiva", "args": on()}}},
 		{Name: "Tiresias+Zeus", Policy: "zeus", Args: map[string]any{"base": map[string]any{"policy": "tiresias", "args": on()}}},
 		{Name: "AFS", Policy: "afs", Predictions: "oracle", Args: on()},
-		{Name: "PowerFlow-oracle", Policy: "powerflow", Args: map[string]any{"profile_new_counts": false}, Predictions: "oracle"},
+		{Name: "PowerFlow-oracle", Policy: "powerflow", Args: map[string]any{"profile_new_counts": false, "unmetered_guard": 0}, Predictions: "oracle"},
 	}
 }
 

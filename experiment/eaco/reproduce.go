@@ -249,13 +249,13 @@ func jtt(r *Run) float64    { return r.Res.AvgJTTSec }
 const Tolerance = 5.0
 
 func within(what, where string, paper, measured float64) experiment.ClaimResult {
+	c := experiment.Band(paper, Tolerance)
 	if math.IsNaN(measured) {
-		return experiment.ClaimResult{What: what, Where: where, Paper: fmt.Sprintf("%.1f%%", paper), Measured: "no value (a pair of the set is a Gavel placeholder, left out)", Value: experiment.Num(measured)}
+		return experiment.Judge(what, where, fmt.Sprintf("%.1f%%", paper), c, measured, "no value (a pair of the set is a Gavel placeholder, left out)")
 	}
 	miss := math.Abs(measured - paper)
-	holds := miss <= Tolerance
 	m := fmt.Sprintf("%.1f%% (off by %.1f points, tolerance %.0f)", measured, miss, Tolerance)
-	return experiment.ClaimResult{What: what, Where: where, Paper: fmt.Sprintf("%.1f%%", paper), Measured: m, Holds: holds, Value: experiment.Num(measured)}
+	return experiment.Judge(what, where, fmt.Sprintf("%.1f%%", paper), c, measured, m)
 }
 
 func claims(rep *Reproduction) []experiment.ClaimResult {
@@ -270,8 +270,8 @@ func claims(rep *Reproduction) []experiment.ClaimResult {
 	for _, n := range Clusters {
 		for _, other := range []string{"FIFO", "FIFO_packed", "Gandiva"} {
 			inc := -100 * rep.reduction(n, other, runSec)
-			out = append(out, experiment.ClaimResult{What: fmt.Sprintf("EaCO average job runtime vs %s, %d nodes", other, n), Where: "Sec. 6.2, Fig. 3(b)",
-				Paper: "< +3.23%", Measured: fmt.Sprintf("%+.2f%% (margin %+.2f points)", inc, 3.23-inc), Holds: inc < 3.23, Value: experiment.Num(inc)})
+			out = append(out, experiment.Judge(fmt.Sprintf("EaCO average job runtime vs %s, %d nodes", other, n), "Sec. 6.2, Fig. 3(b)",
+				"< +3.23%", experiment.Under(3.23), inc, fmt.Sprintf("%+.2f%% (margin %+.2f points)", inc, 3.23-inc)))
 		}
 	}
 	for _, c := range []struct {
@@ -299,8 +299,8 @@ func claims(rep *Reproduction) []experiment.ClaimResult {
 			undos += a.Undos[k]
 		}
 	}
-	out = append(out, experiment.ClaimResult{What: "EaCO deadline misses, every seed and cluster", Where: "Sec. 4.2, eq. 2", Paper: "0",
-		Measured: fmt.Sprintf("%d (undos: %d)", misses, undos), Holds: misses == 0, Value: experiment.Num(misses)})
+	out = append(out, experiment.Judge("EaCO deadline misses, every seed and cluster", "Sec. 4.2, eq. 2", "0", experiment.Between(0, 0), float64(misses),
+		fmt.Sprintf("%d (undos: %d)", misses, undos)))
 	return out
 }
 

@@ -79,13 +79,13 @@ func num3(v float64) string { return fmt.Sprintf("%.3f", v) }
 func minSavingClaim(policies []string, floor, until float64, where string) Claim {
 	return Claim{
 		What:  fmt.Sprintf("%s save > %.0f%% vs FGD from 0.15 to %.2f requested", strings.Join(policies, ", "), 100*floor, until),
-		Where: where, Paper: fmt.Sprintf("> %.0f%% until ~%.2f", 100*floor, until),
-		Measure: func(cs []CurvePoint) (float64, bool) {
+		Where: where, Paper: fmt.Sprintf("> %.0f%% until ~%.2f", 100*floor, until), Check: experiment.Over(floor),
+		Measure: func(cs []CurvePoint) float64 {
 			worst := math.Inf(1)
 			for _, p := range policies {
 				worst = min(worst, tasks.MinOf(tasks.Over(tasks.Series(cs, p), 0.15, until, savingFn)))
 			}
-			return worst, worst > floor
+			return worst
 		},
 		Format: func(v float64) string { return "min " + pct(v) + ", " + margin(v, floor, math.Inf(1), pp) },
 	}
@@ -117,13 +117,13 @@ func maxGap(cs []CurvePoint, a, b string, lo, hi float64) float64 {
 // gapClaim: "the GRAR gap of a over each of bs is about want": the largest
 // gap over [lo, hi] of any of bs within want +- tol.
 func gapClaim(what, where, a string, bs []string, lo, hi, want, tol float64) Claim {
-	return Claim{What: what, Where: where, Paper: fmt.Sprintf("~%.3g (tolerance +-%.2g)", want, tol),
-		Measure: func(cs []CurvePoint) (float64, bool) {
+	return Claim{What: what, Where: where, Paper: fmt.Sprintf("~%.3g (tolerance +-%.2g)", want, tol), Check: experiment.Band(want, tol),
+		Measure: func(cs []CurvePoint) float64 {
 			gap := math.Inf(-1)
 			for _, b := range bs {
 				gap = max(gap, maxGap(cs, a, b, lo, hi))
 			}
-			return gap, math.Abs(gap-want) <= tol
+			return gap
 		},
 		Format: func(v float64) string { return "max " + num3(v) + ", " + margin(v, want-tol, want+tol, num3) }}
 }
@@ -143,11 +143,8 @@ func firstDrop(cs []CurvePoint) float64 {
 // dropClaim: every policy keeps GRAR = 1 until at least lo and at most hi
 // (hi = 1: "only beyond lo"; lo = 0: "already before hi").
 func dropClaim(what, where, paper string, lo, hi float64) Claim {
-	return Claim{What: what, Where: where, Paper: paper,
-		Measure: func(cs []CurvePoint) (float64, bool) {
-			v := firstDrop(cs)
-			return v, v >= lo && v <= hi
-		},
+	return Claim{What: what, Where: where, Paper: paper, Check: experiment.Between(lo, hi),
+		Measure: firstDrop,
 		Format: func(v float64) string {
 			return fmt.Sprintf("first GRAR < 0.999 at %.2f, ", v) + margin(v, lo, hi, func(x float64) string { return fmt.Sprintf("%.2f", x) })
 		}}
@@ -168,54 +165,47 @@ func Claims(trace string) []Claim {
 			minSavingClaim(combos, 0.13, 0.80, "Sec. VI-C1, Fig. 3"),
 			minSavingClaim(combos, 0.05, 0.90, "Sec. VI-C1, Fig. 3"),
 			Claim{What: "PWR+FGD combinations save more than 20% vs FGD for moderate workloads (largest saving, 0.15..0.80 requested)",
-				Where: "Abstract, Sec. VII", Paper: "> 20%",
-				Measure: func(cs []CurvePoint) (float64, bool) {
-					best := maxSaving(cs, combos, 0.15, 0.80)
-					return best, best > 0.20
-				},
-				Format: func(v float64) string { return "max " + pct(v) + ", " + margin(v, 0.20, math.Inf(1), pp) }},
+				Where: "Abstract, Sec. VII", Paper: "> 20%", Check: experiment.Over(0.20),
+				Measure: func(cs []CurvePoint) float64 { return maxSaving(cs, combos, 0.15, 0.80) },
+				Format:  func(v float64) string { return "max " + pct(v) + ", " + margin(v, 0.20, math.Inf(1), pp) }},
 			Claim{What: "competitors (BestFit, DotProd, GpuPacking, GpuClustering) never exceed 5% saving vs FGD (0..1.0)",
-				Where: "Sec. VI-C1, Fig. 3", Paper: "< 5%",
-				Measure: func(cs []CurvePoint) (float64, bool) {
-					best := maxSaving(cs, competitors, 0.01, 1.0)
-					return best, best < 0.05
-				},
-				Format: func(v float64) string { return "max " + pct(v) + ", " + margin(v, math.Inf(-1), 0.05, pp) }},
+				Where: "Sec. VI-C1, Fig. 3", Paper: "< 5%", Check: experiment.Under(0.05),
+				Measure: func(cs []CurvePoint) float64 { return maxSaving(cs, competitors, 0.01, 1.0) },
+				Format:  func(v float64) string { return "max " + pct(v) + ", " + margin(v, math.Inf(-1), 0.05, pp) }},
 			gapClaim("GRAR gap of FGD over the PWR+FGD combinations at 0.9..1.0 requested is about 2%",
 				"Sec. VI-D1, Fig. 7", "FGD", combos, 0.90, 1.0, 0.02, 0.01),
 			dropClaim("every policy schedules every task (GRAR = 1) until about 0.88 requested",
 				"Sec. VI-B, Fig. 2; Sec. VI-D1", "~0.88 (0.85-0.91)", 0.85, 0.91),
 			Claim{What: "FGD's EOPC starts just above 200 kW",
-				Where: "Sec. VI-A, Fig. 1", Paper: "200-240 kW",
-				Measure: func(cs []CurvePoint) (float64, bool) {
+				Where: "Sec. VI-A, Fig. 1", Paper: "200-240 kW", Check: experiment.Between(200e3, 240e3),
+				Measure: func(cs []CurvePoint) float64 {
 					s := tasks.Series(cs, "FGD")
 					if len(s) == 0 {
-						return math.NaN(), false
+						return math.NaN()
 					}
-					return s[0].EOPCW, s[0].EOPCW > 200e3 && s[0].EOPCW <= 240e3
+					return s[0].EOPCW
 				},
 				Format: func(v float64) string {
 					return fmt.Sprintf("%.0f kW, ", v/1e3) + margin(v, 200e3, 240e3, func(x float64) string { return fmt.Sprintf("%.0f kW", x/1e3) })
 				}},
 			Claim{What: "FGD's EOPC peaks at about 1.4 MW",
-				Where: "Sec. VI-A, Fig. 1", Paper: "~1.4 MW (+-10%)",
-				Measure: func(cs []CurvePoint) (float64, bool) {
-					hi := tasks.MaxOf(tasks.Over(tasks.Series(cs, "FGD"), 0, 10, func(c CurvePoint) float64 { return c.EOPCW }))
-					return hi, hi >= 1.26e6 && hi <= 1.54e6
+				Where: "Sec. VI-A, Fig. 1", Paper: "~1.4 MW (+-10%)", Check: experiment.Between(1.26e6, 1.54e6),
+				Measure: func(cs []CurvePoint) float64 {
+					return tasks.MaxOf(tasks.Over(tasks.Series(cs, "FGD"), 0, 10, func(c CurvePoint) float64 { return c.EOPCW }))
 				},
 				Format: func(v float64) string {
 					return fmt.Sprintf("peak %.3f MW, ", v/1e6) + margin(v, 1.26e6, 1.54e6, func(x float64) string { return fmt.Sprintf("%.3f MW", x/1e6) })
 				}},
 			Claim{What: "GPUs draw 72-76% of FGD's EOPC at every point (0.05..1.0 requested)",
-				Where: "Sec. VI-A, Fig. 1", Paper: "72-76% (+-1 pp)",
-				Measure: func(cs []CurvePoint) (float64, bool) {
+				Where: "Sec. VI-A, Fig. 1", Paper: "72-76% (+-1 pp)", Check: experiment.Between(0.71, 0.77),
+				Measure: func(cs []CurvePoint) float64 {
 					share := tasks.Over(tasks.Series(cs, "FGD"), 0.05, 1.0, func(c CurvePoint) float64 { return c.GPUW / c.EOPCW })
 					lo, hi := tasks.MinOf(share), tasks.MaxOf(share)
 					// The value is the end of the range that lies further out.
 					if lo-0.71 < 0.77-hi {
-						return lo, lo >= 0.71 && hi <= 0.77
+						return lo
 					}
-					return hi, lo >= 0.71 && hi <= 0.77
+					return hi
 				},
 				Format: func(v float64) string { return "worst " + pct(v) + ", " + margin(v, 0.71, 0.77, pp) }},
 		)

@@ -33,7 +33,8 @@ func TestClaimBoundaries(t *testing.T) {
 		holds  bool
 		margin string
 	}{{0.1301, true, "margin +0.01 pp"}, {0.1299, false, "margin -0.01 pp"}} {
-		v, ok := c.Measure(saving(tc.v))
+		v := c.Measure(saving(tc.v))
+		ok := c.Check.Holds(v)
 		if ok != tc.holds || !strings.HasSuffix(c.Format(v), tc.margin) {
 			t.Errorf("saving %v: holds %v %q, want %v and %q", tc.v, ok, c.Format(v), tc.holds, tc.margin)
 		}
@@ -50,7 +51,7 @@ func TestClaimBoundaries(t *testing.T) {
 		g     float64
 		holds bool
 	}{{0.0101, true}, {0.0299, true}, {0.0301, false}, {0.0099, false}} {
-		if _, ok := g.Measure(gap(tc.g)); ok != tc.holds {
+		if ok := g.Check.Holds(g.Measure(gap(tc.g))); ok != tc.holds {
 			t.Errorf("GRAR gap %v: holds %v, want %v", tc.g, ok, tc.holds)
 		}
 	}
@@ -67,7 +68,7 @@ func TestClaimBoundaries(t *testing.T) {
 		at    float64
 		holds bool
 	}{{0.8, false}, {0.9, true}, {1.0, false}} {
-		if _, ok := d.Measure(drop(tc.at)); ok != tc.holds {
+		if ok := d.Check.Holds(d.Measure(drop(tc.at))); ok != tc.holds {
 			t.Errorf("first drop at %v: holds %v, want %v", tc.at, ok, tc.holds)
 		}
 	}

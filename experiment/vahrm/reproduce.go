@@ -225,11 +225,44 @@ func maxOver(rel []Relative, system string, f func(Relative) float64) float64 {
 	return m
 }
 
+// MinPeakPoints is the fewest sweep points from which a claim about a
+// sweep's peak is made: with fewer, the "peak" is mostly where the points
+// were put.
+const MinPeakPoints = 5
+
+// relTol is the tolerance of the time checks: a third of the paper's
+// figure, the relative tolerance the energy checks use (1.5 of 4.5
+// points).
+func relTol(paper float64) float64 { return math.Abs(paper) / 3 }
+
+// settingValue is the number after prefix in a sweep setting's label
+// (NaN if there is none).
+func settingValue(setting, prefix string) float64 {
+	v, err := strconv.ParseFloat(strings.TrimPrefix(setting, prefix), 64)
+	if err != nil || !strings.HasPrefix(setting, prefix) {
+		return math.NaN()
+	}
+	return v
+}
+
+// sweepPoints is the number of distinct settings of a sweep.
+func sweepPoints(rel []Relative) int {
+	var s []string
+	for _, r := range rel {
+		if !slices.Contains(s, r.Setting) {
+			s = append(s, r.Setting)
+		}
+	}
+	return len(s)
+}
+
 func vahrmClaims(rep *Reproduction) []ClaimResult {
 	var out []ClaimResult
-	add := func(what, where, paper, measured string, holds bool, v float64) {
-		out = append(out, ClaimResult{What: what, Where: where, Paper: paper, Measured: measured, Holds: holds, Value: Num(v)})
+	add := func(what, where, paper string, c experiment.Check, v float64, measured string) {
+		out = append(out, experiment.Judge(what, where, paper, c, v, measured))
 	}
+	points := func(v float64) string { return fmt.Sprintf("%+.2f points", 100*v) }
+	within := func(v float64, c experiment.Check) string { return "margin " + points(c.Margin(v)) }
 	save := func(r Relative) float64 { return r.EnergySave }
 	type mainSet struct {
 		rel     []Relative
@@ -247,21 +280,31 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 		avg := Averages(main.rel)
 		v, _ := find(avg, main.setting, "VAHRM+TSMVA")
 		mx := maxOver(main.rel, "VAHRM+TSMVA", save)
-		best := true
-		for _, s := range rep.Systems[1:6] {
-			a, _ := find(avg, main.setting, s)
-			best = best && v.EnergySave >= a.EnergySave
+		// The ordering: VAHRM+TSMVA's saving minus the best other FCFS
+		// system's (strict: a tie does not hold).
+		// VU-FCFS saves 0 against itself.
+		lead, runner := v.EnergySave, "VU-FCFS"
+		for _, s := range []string{"CVA-FCFS", "CGVA-FCFS", "VU-FCFS-B", "CVA-FCFS-B", "CGVA-FCFS-B"} {
+			a, ok := find(avg, main.setting, s)
+			if d := v.EnergySave - a.EnergySave; !ok || math.IsNaN(d) {
+				lead, runner = math.NaN(), s+" (not run)"
+				break
+			} else if d < lead {
+				lead, runner = d, s
+			}
 		}
-		add("VAHRM+TSMVA saves energy vs VU-FCFS, at least as much as every FCFS system ("+main.setting+")", "Sec. VI-C1, Fig. 7", "yes",
-			fmt.Sprintf("%.2f%% avg, %.2f%% max", 100*v.EnergySave, 100*mx), v.EnergySave > 0 && best, v.EnergySave)
-		add("size of that saving: within 1.5 points of the paper's average ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg, 5.8% max",
-			fmt.Sprintf("%.2f%% avg, margin %+.2f points", 100*v.EnergySave, 100*(0.015-math.Abs(v.EnergySave-0.045))), math.Abs(v.EnergySave-0.045) <= 0.015, v.EnergySave)
-		add("the same over a common window (every system charged idle power until the last finishes): within 1.5 points ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg",
-			fmt.Sprintf("%.2f%% avg, margin %+.2f points", 100*v.CommonSave, 100*(0.015-math.Abs(v.CommonSave-0.045))), math.Abs(v.CommonSave-0.045) <= 0.015, v.CommonSave)
-		c, _ := find(avg, main.setting, "CVA-FCFS-B")
-		vsC := 1 - (1-v.EnergySave)/(1-c.EnergySave)
-		add("VAHRM+TSMVA saves energy vs CVA-FCFS-B, within 1.5 points of the paper's average ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.2% avg, 5.4% max",
-			fmt.Sprintf("%.2f%% avg, margin %+.2f points", 100*vsC, 100*(0.015-math.Abs(vsC-0.042))), math.Abs(vsC-0.042) <= 0.015, vsC)
+		add("VAHRM+TSMVA saves more energy than every other FCFS system ("+main.setting+")", "Sec. VI-C1, Fig. 7", "VAHRM+TSMVA highest (check: lead > 0)", experiment.Over(0),
+			lead, fmt.Sprintf("lead over the next (%s) %+.3f points", runner, 100*lead))
+		c := experiment.Band(0.045, 0.015)
+		add("energy saving vs VU-FCFS ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg, 5.8% max (check: 3.0-6.0%)", c, v.EnergySave,
+			fmt.Sprintf("%.2f%% avg, %.2f%% max, %s", 100*v.EnergySave, 100*mx, within(v.EnergySave, c)))
+		add("the same over a common window (every system charged idle power until the last finishes) ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.5% avg (check: 3.0-6.0%)", c, v.CommonSave,
+			fmt.Sprintf("%.2f%% avg, %s", 100*v.CommonSave, within(v.CommonSave, c)))
+		cb, _ := find(avg, main.setting, "CVA-FCFS-B")
+		vsC := 1 - (1-v.EnergySave)/(1-cb.EnergySave)
+		c = experiment.Band(0.042, 0.015)
+		add("energy saving vs CVA-FCFS-B ("+main.setting+")", "Sec. VI-C1, Fig. 7", "4.2% avg, 5.4% max (check: 2.7-5.7%)", c, vsC,
+			fmt.Sprintf("%.2f%% avg, %s", 100*vsC, within(vsC, c)))
 		var nb, bf float64
 		for _, s := range []string{"CVA-FCFS", "CGVA-FCFS"} {
 			a, _ := find(avg, main.setting, s)
@@ -272,49 +315,72 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 			a, _ := find(avg, main.setting, s)
 			bf += float64(a.TATRatio) / 3
 		}
-		add("VAHRM+TSMVA shortens turnaround vs systems without backfilling ("+main.setting+")", "Sec. VI-C1, Fig. 8", "-21.2% avg",
-			fmt.Sprintf("%+.1f%%", 100*(float64(v.TATRatio)/nb-1)), float64(v.TATRatio) < nb, float64(v.TATRatio)/nb-1)
-		add("VAHRM+TSMVA shortens turnaround vs systems with backfilling ("+main.setting+")", "Sec. VI-C1, Fig. 8", "-11.9% avg",
-			fmt.Sprintf("%+.1f%%", 100*(float64(v.TATRatio)/bf-1)), float64(v.TATRatio) < bf, float64(v.TATRatio)/bf-1)
-		add("VAHRM+TSMVA raises throughput vs VU-FCFS ("+main.setting+")", "Sec. VI-C1, Fig. 9", "+7.1%",
-			fmt.Sprintf("%+.1f%%", 100*(float64(v.ThroughRat)-1)), float64(v.ThroughRat) > 1, float64(v.ThroughRat)-1)
+		for _, t := range []struct {
+			what  string
+			paper float64
+			v     float64
+		}{{"turnaround vs systems without backfilling", -0.212, float64(v.TATRatio)/nb - 1},
+			{"turnaround vs systems with backfilling", -0.119, float64(v.TATRatio)/bf - 1}} {
+			c := experiment.Band(t.paper, relTol(t.paper))
+			add("VAHRM+TSMVA's "+t.what+" ("+main.setting+")", "Sec. VI-C1, Fig. 8", fmt.Sprintf("%+.1f%% avg (check: %s, a third either side)", 100*t.paper, c.Describe(func(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) })),
+				c, t.v, fmt.Sprintf("%+.1f%%, %s", 100*t.v, within(t.v, c)))
+		}
+		c = experiment.Band(0.071, relTol(0.071))
+		th := float64(v.ThroughRat) - 1
+		add("VAHRM+TSMVA's throughput vs VU-FCFS ("+main.setting+")", "Sec. VI-C1, Fig. 9", "+7.1% (check: +4.7% to +9.5%, a third either side)", c, th,
+			fmt.Sprintf("%+.1f%%, %s", 100*th, within(th, c)))
 		id, _ := find(avg, main.setting, "VAHRM+IDEAL")
 		// "Very small": within 10% of ideal's saving (our tolerance; the
 		// paper gives no number).
-		add("TSMVA and ideal predictions give nearly the same energy saving, within 10% of ideal's ("+main.setting+")", "Sec. VI-C1", "very small differences",
-			fmt.Sprintf("energy saving %.2f%% vs %.2f%%", 100*v.EnergySave, 100*id.EnergySave), math.Abs(v.EnergySave-id.EnergySave) <= 0.1*math.Abs(id.EnergySave), v.EnergySave-id.EnergySave)
+		rel := (v.EnergySave - id.EnergySave) / math.Abs(id.EnergySave)
+		add("TSMVA and ideal predictions give nearly the same energy saving ("+main.setting+")", "Sec. VI-C1", "very small differences (no number; check: within 10% of ideal's)", experiment.Band(0, 0.1),
+			rel, fmt.Sprintf("energy saving %.2f%% vs %.2f%%: %+.1f%% of ideal's", 100*v.EnergySave, 100*id.EnergySave, 100*rel))
 	}
-	pcr := Averages(rep.PCR)
-	bestPCR, bestSave := "", math.Inf(-1)
-	for _, a := range pcr {
-		if a.System == "VAHRM+TSMVA" && a.EnergySave > bestSave {
-			bestPCR, bestSave = a.Setting, a.EnergySave
+	// Peaks: only from sweeps of at least MinPeakPoints settings; the
+	// measured figure is the swept value at the peak, checked within half
+	// a sweep step of the paper's setting.
+	pcrWhat, pcrWhere, pcrPaper := "VAHRM saves the most energy at PCR = 0.5", "Sec. VI-C4, Fig. 16", "PCR=0.5 (check: 0.45-0.55, half a step of the 0.1 sweep)"
+	if n := sweepPoints(rep.PCR); n < MinPeakPoints {
+		out = append(out, experiment.Untestable(pcrWhat, pcrWhere, pcrPaper, fmt.Sprintf("the PCR sweep has %d points (< %d): too few to place a peak", n, MinPeakPoints)))
+	} else {
+		bestPCR, bestSave := "", math.Inf(-1)
+		for _, a := range Averages(rep.PCR) {
+			if a.System == "VAHRM+TSMVA" && a.EnergySave > bestSave {
+				bestPCR, bestSave = a.Setting, a.EnergySave
+			}
 		}
+		at := settingValue(bestPCR, "PCR=")
+		c := experiment.Band(0.5, 0.05)
+		add(pcrWhat, pcrWhere, pcrPaper, c, at, fmt.Sprintf("%s (%.2f%%), margin %+.2f", bestPCR, 100*bestSave, c.Margin(at)))
 	}
-	add("VAHRM saves the most energy at PCR = 0.5", "Sec. VI-C4, Fig. 16", "PCR=0.5", fmt.Sprintf("%s (%.2f%%)", bestPCR, 100*bestSave), bestPCR == "PCR=0.5", bestSave)
 	// Fig. 15: M = Erate / Wrate (energy saving over relative waiting time,
 	// both vs VU-FCFS) is largest at beta = (1/4)^6, under each reading
-	// of beta's units.
+	// of beta's units. The figure is the exponent k of beta = (1/4)^k at
+	// the peak (the sweep steps k by 2 around 6).
 	for _, reading := range []struct {
 		rel  []Relative
 		what string
 	}{{rep.Beta, "E and W normalised to the queue"}, {rep.BetaRaw, "raw joules and seconds"}} {
+		what, where, paper := "the metric E_rate/W_rate is largest at beta = (1/4)^6 ("+reading.what+")", "Sec. VI-C3, Fig. 15", "beta=(1/4)^6: 4.5% / 0.56 (check: exponent 5-7, half a step)"
+		if n := sweepPoints(reading.rel); n < MinPeakPoints {
+			out = append(out, experiment.Untestable(what, where, paper, fmt.Sprintf("the beta sweep has %d points (< %d): too few to place a peak", n, MinPeakPoints)))
+			continue
+		}
 		bestBeta, bestM := "", math.Inf(-1)
 		for _, a := range Averages(reading.rel) {
 			if float64(a.WaitRatio) > 0 && a.EnergySave/float64(a.WaitRatio) > bestM {
 				bestBeta, bestM = a.Setting, a.EnergySave/float64(a.WaitRatio)
 			}
 		}
-		if bestBeta != "" {
-			want := "beta=" + strconv.FormatFloat(math.Pow(0.25, 6), 'g', 4, 64)
-			add("the metric E_rate/W_rate is largest at beta = (1/4)^6 ("+reading.what+")", "Sec. VI-C3, Fig. 15", "beta=(1/4)^6: 4.5% / 0.56",
-				fmt.Sprintf("%s: %.2f%% / waiting %.3f", bestBeta, 100*bestM*waitOf(reading.rel, bestBeta), waitOf(reading.rel, bestBeta)), bestBeta == want, bestM)
-		}
+		k := math.Log(settingValue(bestBeta, "beta=")) / math.Log(0.25)
+		c := experiment.Band(6, 1)
+		add(what, where, paper, c, k, fmt.Sprintf("%s (exponent %.2f): %.2f%% / waiting %.3f, margin %+.2f", bestBeta, k, 100*bestM*waitOf(reading.rel, bestBeta), waitOf(reading.rel, bestBeta), c.Margin(k)))
 	}
 	// Table VII's deviations from VAHRM+IDEAL, each against the paper's
 	// own bound: energy within 0.003, the time metrics within 0.019.
-	eWorst, tWorst := 0.0, 0.0
+	eWorst, tWorst, rows := 0.0, 0.0, 0
 	for _, a := range Averages(rep.ModelErr) {
+		rows++
 		eWorst = math.Max(eWorst, math.Abs(a.EnergySave))
 		for _, r := range []float64{float64(a.TATRatio), float64(a.ThroughRat), float64(a.WaitRatio)} {
 			if !math.IsNaN(r) {
@@ -322,12 +388,21 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 			}
 		}
 	}
-	add("added prediction error of 5-30% barely changes VAHRM (normalised to ideal)", "Sec. VI-C5, Table VII", "energy within 0.003, waiting within 0.019",
-		fmt.Sprintf("largest deviation: energy %.3f (margin %+.3f), time metrics %.3f (margin %+.3f)", eWorst, 0.003-eWorst, tWorst, 0.019-tWorst),
-		eWorst <= 0.003 && tWorst <= 0.019, math.Max(eWorst, tWorst))
-	fr := Averages(rep.FirstRun)
-	if a, ok := find(fr, "first_run=0.4", "VAHRM+TSMVA"); ok {
-		add("energy saving falls to about 1% with 40% first-run jobs (0.5-1.5%)", "Sec. VI-C6, Fig. 18", "~1%", fmt.Sprintf("%.2f%%", 100*a.EnergySave), math.Abs(a.EnergySave-0.01) <= 0.005, a.EnergySave)
+	if rows == 0 {
+		eWorst, tWorst = math.NaN(), math.NaN()
+	}
+	c := experiment.Between(0, 0.003)
+	add("added prediction error of 5-30% barely changes VAHRM's energy (normalised to ideal)", "Sec. VI-C5, Table VII", "energy within 0.003", c, eWorst,
+		fmt.Sprintf("largest deviation %.3f over %d error levels, margin %+.3f", eWorst, rows, c.Margin(eWorst)))
+	c = experiment.Between(0, 0.019)
+	add("added prediction error of 5-30% barely changes VAHRM's time metrics (normalised to ideal)", "Sec. VI-C5, Table VII", "turnaround, throughput, waiting within 0.019", c, tWorst,
+		fmt.Sprintf("largest deviation %.3f over %d error levels, margin %+.3f", tWorst, rows, c.Margin(tWorst)))
+	frWhat, frWhere, frPaper := "energy saving falls to about 1% with 40% first-run jobs", "Sec. VI-C6, Fig. 18", "~1% (check: 0.5-1.5%)"
+	if a, ok := find(Averages(rep.FirstRun), "first_run=0.4", "VAHRM+TSMVA"); ok {
+		c := experiment.Band(0.01, 0.005)
+		add(frWhat, frWhere, frPaper, c, a.EnergySave, fmt.Sprintf("%.2f%%, margin %s", 100*a.EnergySave, points(c.Margin(a.EnergySave))))
+	} else {
+		out = append(out, experiment.Untestable(frWhat, frWhere, frPaper, "the first-run sweep has no 40% point"))
 	}
 	// Over every run the claim is about: the main tables, every sweep and
 	// the model-error table (not only the main runs).
@@ -343,8 +418,8 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 			}
 		}
 	}
-	add("no job reaches the waiting-time limit (one week), in any run", "Sec. III-B", "none (< 168 h)",
-		fmt.Sprintf("longest wait %.1f h (%s), margin %+.1f h", maxWait/3600, where, (7*24*3600-maxWait)/3600), maxWait < 7*24*3600, maxWait)
+	add("no job reaches the waiting-time limit (one week), in any run", "Sec. III-B", "none (check: longest wait < 168 h)", experiment.Under(7*24*3600), maxWait,
+		fmt.Sprintf("longest wait %.1f h (%s), margin %+.1f h", maxWait/3600, where, (7*24*3600-maxWait)/3600))
 	var ts, lr float64
 	for _, m := range rep.Models {
 		if m.Protocol == "held-out application" && m.Model == "TSMVA (RF+RF)" {
@@ -354,8 +429,8 @@ func vahrmClaims(rep *Reproduction) []ClaimResult {
 			lr = float64(m.MAPE)
 		}
 	}
-	add("TSMVA predicts unseen applications better than single-stage per-device models", "Sec. VI-A, Fig. 5, Table VI", "Table VI GPU: LR 15.04%, RF 8.51%, TSMVA 5.31% / 3.05%",
-		fmt.Sprintf("held-out application: LR %.1f%%, TSMVA (RF+RF) %.1f%% (see models table)", lr, ts), ts < lr, ts)
+	out = append(out, experiment.Untestable("TSMVA predicts unseen applications better than single-stage per-device models", "Sec. VI-A, Fig. 5, Table VI", "Table VI GPU: LR 15.04%, RF 8.51%, TSMVA 5.31% / 3.05%",
+		fmt.Sprintf("the stand-in profiles have four applications and two application-level features, so no model predicts an unseen application (held-out application: LR %.1f%%, TSMVA (RF+RF) %.1f%%, see the models table)", lr, ts)))
 	return out
 }
 
@@ -669,3 +744,7 @@ func mainBars(rep *Reproduction) ([]byte, error) {
 	}
 	return t.SVG("Energy, cost and CO2 at SR=1 (mean and 95% interval over the workloads)")
 }
+
+// Claims are the paper's claims checked on rep (as Reproduce sets
+// rep.Claims).
+func Claims(rep *Reproduction) []ClaimResult { return vahrmClaims(rep) }
