@@ -109,6 +109,9 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 			}
 		}
 	}
+	if s.Compat == scenario.CompatFGDSim {
+		in.Source += "; nodes in the file's order (compat fgd-sim; otherwise in name order)"
+	}
 	job.Classify(in.Pods)
 	return in, nil
 }
