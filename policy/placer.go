@@ -116,7 +116,9 @@ func (p *Placer) Gate() *PowerGate { return p.gate }
 // limit: the task fits somewhere, but nowhere within the limit.
 func (p *Placer) Held() bool { return p.held }
 
-// SetRank sets the tie-break rank of every node (lower wins); nil restores ties by node ID.
+// SetRank sets the tie-break rank of every node (lower wins), indexed by
+// node ID; nil restores ties by node ID. The engines set cluster.TieRank,
+// which follows the nodes' names, not their order.
 func (p *Placer) SetRank(rank []int) {
 	p.rank = rank
 	p.ix = nil // its heaps are ordered by rank

@@ -1,13 +1,16 @@
 package sim_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/cluster/clustertest"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/sim"
 )
@@ -177,5 +180,61 @@ func TestPowerDownWakesEnough(t *testing.T) {
 	}
 	if res.Wakes != 3 {
 		t.Errorf("%d wakes, want 3", res.Wakes)
+	}
+}
+
+// A task that fits on no powered node wakes the sleeping node the policy's
+// scorers rank best, not the lowest-numbered one: node "a" (8 GPUs) and
+// node "b" (1 GPU) both sleep when a one-GPU task arrives at 100 s; best
+// fit prefers b, where the task leaves no GPU idle (a would keep 7 idle).
+// Node "a" comes first, so the old rule (lowest node ID) would wake it.
+func TestPowerDownWakesByPolicy(t *testing.T) {
+	b := clustertest.New()
+	b.Node("a").GPUs(8, "T4").CPU(8000)
+	b.Node("b").GPUs(1, "T4").CPU(8000)
+	c := b.Build()
+	d := job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}
+	tasks := []job.Task{{ID: 1, Name: "late", Demand: d, Class: -1, Submit: 100_000, Work: 10}}
+	e, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay, CheckInvariants: true, PowerDown: &sim.PowerDown{IdleAfter: 1000, Wake: 5000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Wakes != 1 {
+		t.Errorf("%d wakes, want 1", res.Wakes)
+	}
+	if got := res.Tasks[0]; got.Node != 1 || got.Start != 105_000 {
+		t.Errorf("task on node %d from %d ms, want node 1 (b, woken) from 105000 ms", got.Node, got.Start)
+	}
+}
+
+// badWaker wakes a node the engine did not offer.
+type badWaker struct{ *policy.Online }
+
+func (badWaker) Wake(*policy.State, *job.Task, []*cluster.Node) (cluster.NodeID, bool) {
+	return 0, true
+}
+
+// A scheduler that names a node the engine did not offer (here a powered
+// node) fails the run, as any invalid decision does.
+func TestPowerDownBadWake(t *testing.T) {
+	b := clustertest.New()
+	b.Node("a").CPU(8000)
+	b.Node("b").GPUs(1, "T4").CPU(8000)
+	c := b.Build()
+	d := job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}
+	tasks := []job.Task{
+		{ID: 1, Name: "cpu", Demand: job.Demand{CPUMilli: 1000, MemMiB: 1024}, Class: -1, Submit: 0, Work: 200},
+		{ID: 2, Name: "gpu", Demand: d, Class: -1, Submit: 100_000, Work: 10},
+	}
+	e, err := sim.New(c, badWaker{online(t)}, sim.Options{Mode: sim.Replay, PowerDown: &sim.PowerDown{IdleAfter: 1000, Wake: 5000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(tasks); !errors.Is(err, sim.ErrPolicy) {
+		t.Errorf("run error %v, want sim.ErrPolicy", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -66,8 +67,10 @@ type Options struct {
 
 // PowerDown is node power management in replay: a node with nothing
 // allocated for IdleAfter powers off and then draws OffW; a task that fits
-// on no powered node wakes the lowest-numbered sleeping node it would fit
-// on, which boots for Wake (drawing its idle power) before it takes tasks.
+// on no powered node wakes a sleeping node it would fit on, the one the
+// scheduler chooses (policy.Waker: the policy's own scorers over the
+// sleeping nodes), which boots for Wake (drawing its idle power) before it
+// takes tasks.
 type PowerDown struct {
 	IdleAfter job.Time
 	Wake      job.Time
@@ -500,8 +503,7 @@ func (e *Engine) decide() error {
 			progressed = progressed || p
 		}
 		if !progressed || len(e.queue) == 0 {
-			e.wake()
-			return nil
+			return e.wake()
 		}
 	}
 }
@@ -541,11 +543,15 @@ func (e *Engine) powerEvent(ev taskEvent) (bool, error) {
 // wake boots sleeping nodes for queued tasks that fit on no powered node:
 // for each such task in queue order, unless a node already booting has
 // room left for it (each booting node holds, in queue order, the tasks it
-// covers), the lowest-numbered sleeping node it would fit on whose idle
-// power the power limit allows.
-func (e *Engine) wake() {
+// covers), one sleeping node it would fit on whose idle power the power
+// limit allows. The engine decides that a node must wake; which one is
+// the scheduler's choice when it is a policy.Waker (Online: the node its
+// Placer's scorers rank best among those sleeping nodes). A scheduler that
+// does not choose gets the lowest-numbered one, a rule that depends on the
+// order of the cluster's nodes.
+func (e *Engine) wake() error {
 	if e.opt.PowerDown == nil || len(e.queue) == 0 {
-		return
+		return nil
 	}
 	// room is what each booting node has left for the tasks it covers.
 	room := map[cluster.NodeID]*cluster.Node{}
@@ -554,6 +560,8 @@ func (e *Engine) wake() {
 			room[n.ID] = onCopy(n)
 		}
 	}
+	waker, _ := e.sched.(policy.Waker)
+	var asleep []*cluster.Node
 	for _, t := range e.queue {
 		ti := e.byID[t.ID]
 		if e.wokeAt[ti] == e.handled {
@@ -573,27 +581,45 @@ func (e *Engine) wake() {
 		if covered {
 			continue
 		}
+		asleep = asleep[:0]
 		for _, n := range e.c.Nodes {
 			// Booting draws the node's idle power: it must fit under the
 			// power limit, with the node's standby draw no longer counted.
 			boot := e.totP.Total() + e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
 			if n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) {
-				e.advanceNode(int(n.ID))
-				if err := e.c.SetState(n.ID, cluster.Booting); err != nil {
-					continue
-				}
-				e.waking[n.ID] = true
-				e.wokeAt[ti] = e.handled
-				e.res.Wakes++
-				e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
-				e.refreshNode(n)
-				e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
-				room[n.ID] = onCopy(n)
-				reserve(&t.Demand, room[n.ID])
-				break
+				asleep = append(asleep, n)
 			}
 		}
+		if len(asleep) == 0 {
+			continue
+		}
+		id := asleep[0].ID
+		if waker != nil {
+			st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
+				PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Rand: e.rng}
+			var ok bool
+			if id, ok = waker.Wake(st, t, asleep); !ok {
+				continue
+			}
+			if int(id) < 0 || int(id) >= len(e.c.Nodes) || !slices.Contains(asleep, e.c.Nodes[id]) {
+				return fmt.Errorf("%w: wake node %d for task %d, not one of the %d sleeping nodes offered", ErrPolicy, id, t.ID, len(asleep))
+			}
+		}
+		n := e.c.Nodes[id]
+		e.advanceNode(int(n.ID))
+		if err := e.c.SetState(n.ID, cluster.Booting); err != nil {
+			continue
+		}
+		e.waking[n.ID] = true
+		e.wokeAt[ti] = e.handled
+		e.res.Wakes++
+		e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
+		e.refreshNode(n)
+		e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
+		room[n.ID] = onCopy(n)
+		reserve(&t.Demand, room[n.ID])
 	}
+	return nil
 }
 
 // onCopy is an empty, powered copy of a node, to count what it could hold.

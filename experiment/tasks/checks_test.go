@@ -118,7 +118,7 @@ func TestRecordingMustReachTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ start, want string }{
-		{"2023-05-25 00:00:00", ""},
+		{"2023-05-21 00:00:00", ""},
 		{"2024-06-01 00:00:00", "end before the run begins (simulated time 0 is measured.start 2024-06-01T00:00:00Z)"},
 	} {
 		t.Run(c.start, func(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 
 // CompareRun is one policy under one setting (a variant) replaying the
 // trace on one seed. Seeds differ in how ties between equally scored nodes
-// are broken (a seeded node order, TieRank), which is the run-to-run
-// variation a replay has.
+// are broken (a seeded order of the nodes by name, cluster.TieRank), which
+// is the run-to-run variation a replay has.
 type CompareRun struct {
 	Policy string
 	// Variant names the setting (scenario.BaseVariant: the scenario's own).
@@ -66,7 +66,7 @@ func RunCompare(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Compa
 		sys := systems[i/s.Seeds]
 		st, ps := sets[sys.Variant], &s.Policies[sys.Policy]
 		seed := s.FirstSeed + uint64(i%s.Seeds)
-		r, err := replayOnce(st.env, st.s, ps, st.in, st.acct, st.rec, seed, true)
+		r, err := replayOnce(st.env, st.s, ps, st.in, st.acct, st.rec, seed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", label(i), err)
 		}

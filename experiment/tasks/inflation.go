@@ -64,6 +64,11 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	if len(in.Nodes) == 0 {
 		return nil, fmt.Errorf("trace.nodes: %s lists no nodes", t.Nodes)
 	}
+	if s.Compat != scenario.CompatFGDSim {
+		// Results follow the nodes' names, never their rows' order; the
+		// FGD simulator's compatibility mode keeps the file's order.
+		cluster.SortSpecs(in.Nodes)
+	}
 	gpus := 0
 	for _, n := range in.Nodes {
 		gpus += n.GPUs
@@ -103,6 +108,9 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 				in.Pods[i].RefGPU = ref
 			}
 		}
+	}
+	if s.Compat == scenario.CompatFGDSim {
+		in.Source += "; nodes in the file's order (compat fgd-sim; otherwise in name order)"
 	}
 	job.Classify(in.Pods)
 	return in, nil
@@ -241,12 +249,6 @@ func setup(env *experiment.Env, ps *scenario.PolicySpec, in *Inputs) (*cluster.C
 	return c, pm, placer, nil
 }
 
-// TieRank is a seeded random order of n nodes, for Placer.SetRank: the
-// tie-break of the default (non-compat) inflation mode.
-func TieRank(n int, seed uint64) []int {
-	return rand.New(rand.NewPCG(seed, 0x74696573)).Perm(n)
-}
-
 func runOne(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, seed uint64, in *Inputs) (*Run, error) {
 	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
@@ -263,10 +265,11 @@ func runOne(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, 
 			return nil, err
 		}
 		// Ties between equally scored nodes go to the earlier node in a
-		// random order of the nodes drawn from the run's seed (as the FGD
-		// simulator's renamed node order does), not to the lowest node ID,
-		// whose fixed order biased the comparison (docs/reproduce-pwr.md).
-		placer.SetRank(TieRank(len(c.Nodes), seed))
+		// random order of the nodes by name drawn from the run's seed (as
+		// the FGD simulator's renamed node order does), not to the lowest
+		// node ID, whose fixed order biased the comparison
+		// (docs/reproduce-pwr.md).
+		placer.SetRank(cluster.TieRank(c.Nodes, seed))
 	}
 	// Fragmentation is always measured with FGD's definition and default target workload.
 	fw, err := fgd.NewWorkload(in.Pods, fgd.Args{}.Default())

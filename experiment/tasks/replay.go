@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/experiment"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
@@ -78,16 +79,15 @@ type replayed struct {
 }
 
 // replayOnce replays the pod list under one policy with the given seed
-// (and, with seededTies, ties broken by that seed's node order, as compare
-// does), with the recorded readings if any, and prices its energy.
-func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, rec *recorded, seed uint64, seededTies bool) (*replayed, error) {
+// (ties between nodes broken by that seed's order of the nodes by name,
+// cluster.TieRank), with the recorded readings if any, and prices its
+// energy.
+func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, rec *recorded, seed uint64) (*replayed, error) {
 	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
 		return nil, err
 	}
-	if seededTies {
-		placer.SetRank(TieRank(len(c.Nodes), seed))
-	}
+	placer.SetRank(cluster.TieRank(c.Nodes, seed))
 	o := sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s), Speed: in.Speed}
 	if h, ser := seriesHorizon(acct); ser != nil {
 		o.Horizon, o.HorizonWhat = h, "the end of "+ser.Name
@@ -144,7 +144,7 @@ func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Replay
 	}
 	out, errs := experiment.ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
 		ps := &s.Policies[i]
-		r, err := replayOnce(env, s, ps, in, acct, rec, s.FirstSeed, false)
+		r, err := replayOnce(env, s, ps, in, acct, rec, s.FirstSeed)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}

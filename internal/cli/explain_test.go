@@ -233,8 +233,10 @@ func TestExplainDocExample(t *testing.T) {
 		}
 	}
 	want := []row{
-		{"1", "l40s-000", "-419", "100", "100000", "160", "no GPUs: 40"}, // weight 1000 x 100
-		{"97", "h100-000", "-733", "0", "0", "", ""},
+		// weight 1000 x 100; ties by first_seed 42's order of the nodes
+		// by name (cluster.TieRank): l40s-057 first, h100-007 the first H100
+		{"1", "l40s-057", "-419", "100", "100000", "160", "no GPUs: 40"},
+		{"97", "h100-007", "-733", "0", "0", "", ""},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(row{})); diff != "" {
 		t.Errorf("docs/explain.md's example (-want +got):\n%s", diff)

@@ -96,9 +96,11 @@ var hostileSpeed = []hostileCase{
 		errLine: "trace.pods pods.csv: pod p1: its 100000000 s measured on Fast would run 1e+14 s on Slow (x1e+06), past the 1099511627776 s (2^40)"},
 	// Whether a pod outlasts a two-hour price series depends on where it
 	// lands: one hour on the H100, 2.38 h on the L40S. Said before the run;
-	// FGD puts it on the H100 here and the run succeeds.
+	// FGD scores the two empty nodes equally and the tie goes, with
+	// first_seed 42's order of the nodes by name (cluster.TieRank), to the
+	// H100 node x1 (to the L40S l1 were the H100 named h1): the run succeeds.
 	{name: "pod that outlasts the series on its slowest GPU", files: map[string]string{"s.yaml": referenced("H100", "grid:\n  price: price.csv\n"),
-		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nh1,64000,262144,8,H100\nl1,64000,262144,4,L40S\n", "pods.csv": onePod, "price.csv": shortPrice},
+		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nx1,64000,262144,8,H100\nl1,64000,262144,4,L40S\n", "pods.csv": onePod, "price.csv": shortPrice},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 0,
 		errLine: "warning: pod p1 would end at 2.4 h if it ran on its slowest GPU (job speed), past the end of "},
 }

@@ -22,8 +22,8 @@ const measuredExampleFile = "../../examples/data/measured-dcgm.json"
 // measuredExample generates the example's recorded DCGM answer, in the
 // format of Prometheus' /api/v1/query_range for DCGM_FI_DEV_POWER_USAGE:
 // the first four 8-GPU nodes of the openb GPU node list, every 15 minutes
-// from 2023-05-25 00:00 to 2023-05-28 00:00 UTC (days 144-147 of the openb
-// Default replay, whose estimated peak falls on day 144), each GPU reading
+// from 2023-05-21 00:00 to 2023-05-24 00:00 UTC (days 140-143 of the openb
+// Default replay, whose estimated peak under FGD falls on day 141), each GPU reading
 // its catalog idle power plus 40 W (+-2 W, a hash of node, GPU and step).
 // 40 W stands for a GPU held in its P0 state by a resident CUDA context,
 // 26-50 W over bare idle on HBM GPUs in Vadari, "The Model Parking Tax"
@@ -34,7 +34,7 @@ func measuredExample() ([]byte, error) {
 		return nil, err
 	}
 	cat := hw.Default()
-	start := time.Date(2023, 5, 25, 0, 0, 0, 0, time.UTC)
+	start := time.Date(2023, 5, 21, 0, 0, 0, 0, time.UTC)
 	const step, steps = 15 * time.Minute, 3*24*4 + 1
 	var b bytes.Buffer
 	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
