@@ -111,7 +111,10 @@ type Series struct {
 }
 
 // LinePlot describes a plot. The legend of a plot with more than one
-// series is drawn in a column right of the data area, never over it.
+// series is drawn in a column right of the data area, never over it, or
+// under the plot when its labels are too long for that column. Series
+// with the same points are drawn once, labelled with every name ("A = B"),
+// so that no curve hides behind another unnamed.
 type LinePlot struct {
 	Title, XLabel, YLabel string
 	Series                []Series
@@ -120,6 +123,30 @@ type LinePlot struct {
 	// Steps draws each series as a step function: a value holds until the
 	// next point (power between events, an empirical distribution).
 	Steps bool
+	// LogX draws the x axis on a log scale (points with x <= 0 are left
+	// out): for quantities that span decades, completion times say.
+	LogX bool
+}
+
+// sameSeries reports whether a and b have the same points and bands.
+func sameSeries(a, b Series) bool {
+	return slices.Equal(a.X, b.X) && slices.Equal(a.Y, b.Y) && slices.Equal(a.Lo, b.Lo) && slices.Equal(a.Hi, b.Hi)
+}
+
+// mergeSame folds each series into the first earlier one with the same
+// points, whose name then lists both ("A = B"), keeping the order of
+// first appearance.
+func mergeSame(ss []Series) []Series {
+	var out []Series
+	for _, s := range ss {
+		i := slices.IndexFunc(out, func(o Series) bool { return sameSeries(o, s) })
+		if i < 0 || len(s.X) == 0 {
+			out = append(out, s)
+			continue
+		}
+		out[i].Name += " = " + s.Name
+	}
+	return out
 }
 
 // Palette is the colour of the i-th series or bar (Palette[i%9]): the
@@ -183,10 +210,16 @@ func (lp LinePlot) SVG() (out []byte, err error) {
 	p := newPlot(lp.Title)
 	p.X.Label.Text = lp.XLabel
 	p.Y.Label.Text = lp.YLabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = distinctTicks{}, distinctTicks{}
+	if lp.LogX {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, distinctTicks{plot.LogTicks{Prec: -1}}
+	}
 	p.Add(plotter.NewGrid())
-	inRange := func(x float64) bool { return !(lp.XMax > lp.XMin) || (x >= lp.XMin && x <= lp.XMax) }
+	inRange := func(x float64) bool {
+		return (!lp.LogX || x > 0) && (!(lp.XMax > lp.XMin) || (x >= lp.XMin && x <= lp.XMax))
+	}
 	var lines []plot.Plotter
-	for i, s := range lp.Series {
+	for i, s := range mergeSame(lp.Series) {
 		pts := make(plotter.XYs, 0, len(s.X))
 		for k := range s.X {
 			if !finite(s.X[k]) || !finite(s.Y[k]) || !inRange(s.X[k]) {
@@ -256,18 +289,21 @@ func (lp LinePlot) SVG() (out []byte, err error) {
 }
 
 // render draws p on an 8 x 5 inch SVG canvas; withLegend puts its legend
-// in a column right of the plot, top-aligned with the data area.
+// in a column right of the plot, top-aligned with the data area, or, when
+// that column would take more than a third of the width, under the plot
+// on a canvas made as much taller, so that no label is cut.
 func render(p *plot.Plot, withLegend bool) ([]byte, error) {
-	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
-	dc := draw.New(c)
 	if withLegend {
 		p.Legend.Left, p.Legend.Top = true, true
 		p.Legend.Padding = vg.Points(2)
-		r := p.Legend.Rectangle(dc)
+		probe := draw.New(vgsvg.New(8*vg.Inch, 5*vg.Inch))
+		r := p.Legend.Rectangle(probe)
 		w := (r.Max.X-r.Min.X)*1.15 + vg.Points(12) // slack for a fallback font
-		if max := dc.Max.X / 3; w > max {
-			w = max
+		if w > probe.Max.X/3 {
+			return renderLegendBelow(p, w, r.Max.Y-r.Min.Y)
 		}
+		c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
+		dc := draw.New(c)
 		col := draw.Crop(dc, dc.Max.X-w, 0, 0, 0)
 		plotArea := draw.Crop(dc, 0, -w, 0, 0)
 		legend := p.Legend
@@ -277,15 +313,92 @@ func render(p *plot.Plot, withLegend bool) ([]byte, error) {
 		col.Max.Y = da.Max.Y
 		col.Min.X += vg.Points(8)
 		legend.Draw(col)
-	} else {
-		p.Legend = plot.NewLegend()
-		p.Draw(dc)
+		return svgBytes(c)
 	}
+	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
+	p.Legend = plot.NewLegend()
+	p.Draw(draw.New(c))
+	return svgBytes(c)
+}
+
+// renderLegendBelow draws p with its legend (w wide, h high) in one
+// column under it, left-aligned with the data area: on an 8 x 5 inch
+// area, made wider when the legend needs more (the page scales the SVG to
+// its width), and as much taller as the legend.
+func renderLegendBelow(p *plot.Plot, w, h vg.Length) ([]byte, error) {
+	lh := h*1.1 + vg.Points(10)
+	width := max(8*vg.Inch, w+vg.Inch) // an inch for the y axis left of the legend
+	c := vgsvg.New(width, 5*vg.Inch+lh)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())                        // the legend's strip too, not only the plot's
+	plotArea := draw.Crop(dc, 0, -vg.Points(12), lh, 0) // room for the last x tick's label
+	legend := p.Legend
+	p.Legend = plot.NewLegend()
+	p.Draw(plotArea)
+	da := p.DataCanvas(plotArea)
+	col := draw.Crop(dc, 0, 0, 0, -(5*vg.Inch + vg.Points(2)))
+	col.Min.X = da.Min.X
+	legend.Draw(col)
+	return svgBytes(c)
+}
+
+// svgBytes writes c, with FontFamily's fallbacks.
+func svgBytes(c *vgsvg.Canvas) ([]byte, error) {
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
 	return withFallbacks(b.Bytes()), nil
+}
+
+// distinctTicks are the ticks of its Ticker (gonum's defaults when nil)
+// with their labels written with as many decimals as it takes for no two
+// labelled ticks to read the same (gonum labels 1, 1.02 and 1.04 all "1").
+type distinctTicks struct{ plot.Ticker }
+
+// Ticks implements plot.Ticker.
+func (d distinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	var tk plot.Ticker = plot.DefaultTicks{}
+	if d.Ticker != nil {
+		tk = d.Ticker
+	}
+	return distinctLabels(tk.Ticks(lo, hi), func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) })
+}
+
+// distinctLabels relabels ts, when two of its labels are equal, with
+// format(value, prec) for the least prec (up to 12) that tells them apart.
+func distinctLabels(ts []plot.Tick, format func(v float64, prec int) string) []plot.Tick {
+	if !dupLabels(ts) {
+		return ts
+	}
+	for prec := 0; prec <= 12; prec++ {
+		out := slices.Clone(ts)
+		for i := range out {
+			if out[i].Label != "" {
+				out[i].Label = format(out[i].Value, prec)
+			}
+		}
+		if !dupLabels(out) {
+			return out
+		}
+	}
+	return ts
+}
+
+// dupLabels reports whether two labelled ticks read the same.
+func dupLabels(ts []plot.Tick) bool {
+	seen := map[string]bool{}
+	for _, t := range ts {
+		if t.Label == "" {
+			continue
+		}
+		if seen[t.Label] {
+			return true
+		}
+		seen[t.Label] = true
+	}
+	return false
 }
 
 // compactTicks are gonum's default ticks with at most three labelled
@@ -310,7 +423,7 @@ func (compactTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 		ts[i].Label = compact(ts[i].Value)
 	}
-	return ts
+	return distinctLabels(ts, func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) })
 }
 
 // compact writes v with a k (thousand) or M (million) suffix.
@@ -535,12 +648,12 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 body{font-family:{{.Family}};font-size:15px;line-height:1.45;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em}
 p.summary{font-size:1.1em;background:#f4f7fb;border-left:4px solid #0072b2;padding:.6em 1em}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
+div.tw{overflow-x:auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td:first-child,th:first-child,td:nth-child(2):last-child,th:nth-child(2):last-child{text-align:left}
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption{color:#444;margin-top:.3em}</style></head>
 <body><h1>{{.Page.Title}}</h1>{{range .Page.Tables}}{{if .Lead}}<p><strong>{{.Lead}}</strong></p>{{end}}{{end}}{{with .Page.Summary}}<p class="summary">{{.}}</p>{{end}}{{range .Page.Notes}}<p>{{.}}</p>{{end}}
-{{range .Page.Tables}}<h2>{{.Title}}</h2>{{if .Lead}}<p><strong>{{.Lead}}</strong></p>{{end}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
+{{range .Page.Tables}}<h2>{{.Title}}</h2>{{if .Lead}}<p><strong>{{.Lead}}</strong></p>{{end}}<div class="tw"><table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>{{end}}
 {{range .Page.Figures}}<figure>{{.Inline}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
 {{with .Page.Definitions}}<h2>{{.Title}}</h2><table class="defs"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,4 +248,101 @@ func FuzzBarPlotSVG(f *testing.F) {
 			t.Fatalf("error %v does not name the plot", err)
 		}
 	})
+}
+
+// svgTexts are the texts of an SVG's <text> elements.
+func svgTexts(svg []byte) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`<text[^>]*>([^<]*)</text>`).FindAllSubmatch(svg, -1) {
+		out = append(out, string(m[1]))
+	}
+	return out
+}
+
+// A y range of 1 to 1.0478 (EaCO's runtime against FIFO): gonum labels its
+// ticks 1, 1 and 1; ours must all differ (1.00, 1.02, 1.04).
+func TestLinePlotTickLabelsDiffer(t *testing.T) {
+	for _, ys := range [][]float64{{1, 1.0478}, {0.9999, 1.0001}, {1e6, 1.0004e6}} {
+		svg, err := LinePlot{Title: "runtime", XLabel: "nodes", YLabel: "runtime / FIFO", XMin: 20, XMax: 72,
+			Series: []Series{{Name: "EaCO", X: []float64{28, 64}, Y: ys}, {Name: "FIFO", X: []float64{28, 64}, Y: []float64{ys[0], ys[0]}}}}.SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, s := range svgTexts(svg) {
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				continue // title, labels, legend
+			}
+			if seen[s] {
+				t.Errorf("y %v: tick label %q appears twice (labels %q)", ys, s, svgTexts(svg))
+			}
+			seen[s] = true
+		}
+	}
+	// The bar plots' compact ticks too: 1,000,000 to 1,000,400 all read
+	// "1M" at four digits.
+	bp := BarPlot{Names: []string{"a", "b"}, Panels: []BarPanel{{Label: "x", Format: "%.0f", Bars: []Bar{{Value: 1e6, Lo: 1e6, Hi: 1e6}, {Value: 1.0004e6, Lo: 1.0004e6, Hi: 1.0004e6}}}}}
+	ts := compactTicks{}.Ticks(1e6, 1.0004e6)
+	seen := map[string]bool{}
+	for _, tk := range ts {
+		if tk.Label != "" && seen[tk.Label] {
+			t.Errorf("bar tick label %q twice: %v", tk.Label, ts)
+		}
+		seen[tk.Label] = true
+	}
+	if _, err := bp.SVG(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Six long labels (compare's "policy / setting") do not fit the legend
+// column (a third of the width): the legend goes under the plot, the
+// canvas grows by its height, and every label is written. Two series
+// with the same points are one curve labelled with both names.
+func TestLinePlotLongLegendBelowAndSameCurves(t *testing.T) {
+	names := []string{"FGD / as configured", "PWR / as configured", "0.1*PWR+0.9*FGD / as configured", "BestFit / as configured", "FGD / power-down (automatic)", "PWR / power-down 5 min"}
+	var ss []Series
+	for i, n := range names {
+		ss = append(ss, Series{Name: n, X: []float64{1, 10, 100}, Y: []float64{float64(i) / 10, 0.8, 1}})
+	}
+	height := regexp.MustCompile(`<svg width="576pt" height="([0-9.]+)pt"`)
+	svg, err := LinePlot{Title: "t", XLabel: "wait (s)", YLabel: "share", Series: ss, Steps: true}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := svgTexts(svg)
+	for _, n := range names {
+		if !slices.Contains(texts, n) {
+			t.Errorf("legend label %q not written (texts %q)", n, texts)
+		}
+	}
+	if m := height.FindSubmatch(svg); m == nil || string(m[1]) == "360" {
+		t.Errorf("canvas height %q: want more than 5 in (360 pt) with the legend below", m)
+	}
+	// Short labels keep the column right of the plot, on 8 x 5 in.
+	svg, _ = LinePlot{Title: "t", XLabel: "x", YLabel: "y", Series: []Series{{Name: "a", X: []float64{0, 1}, Y: []float64{0, 1}}, {Name: "b", X: []float64{0, 1}, Y: []float64{1, 0}}}}.SVG()
+	if m := height.FindSubmatch(svg); m == nil || string(m[1]) != "360" {
+		t.Errorf("canvas height %q with two short labels, want 360 pt", m)
+	}
+	// PWR and the mix draw the same curve: one line, labelled with both.
+	same := []Series{{Name: "FGD", X: []float64{0, 5}, Y: []float64{0.9, 1}}, {Name: "PWR", X: []float64{0, 3}, Y: []float64{0.5, 1}}, {Name: "mix", X: []float64{0, 3}, Y: []float64{0.5, 1}}}
+	svg, _ = LinePlot{Title: "t", XLabel: "x", YLabel: "y", Series: same}.SVG()
+	if texts := svgTexts(svg); !slices.Contains(texts, "PWR = mix") || !slices.Contains(texts, "FGD") {
+		t.Errorf("texts %q: want the legend labels FGD and \"PWR = mix\"", texts)
+	}
+}
+
+// A log x axis leaves out x <= 0 and labels decades.
+func TestLinePlotLogX(t *testing.T) {
+	svg, err := LinePlot{Title: "JCT", XLabel: "JCT (s)", YLabel: "share", LogX: true, Steps: true,
+		Series: []Series{{Name: "a", X: []float64{0, 10, 1000, 1e5}, Y: []float64{0.1, 0.2, 0.6, 1}}}}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := svgTexts(svg)
+	for _, want := range []string{"10", "1000", "100000"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("texts %q: want the decade label %s", texts, want)
+		}
+	}
 }

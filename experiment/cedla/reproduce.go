@@ -422,7 +422,7 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 	if b, n, err := mainBars(rep); err != nil {
 		return nil, fmt.Errorf("plot totals.svg: %w", err)
 	} else if b != nil {
-		caption := fmt.Sprintf("Main workload (%d jobs, %.4g req/min): each system's energy, cost and CO2 over the week, the bar the mean over the %d seeds and the whiskers the 95%% interval of that mean (Student's t; none with one seed)", rep.Runs[0].Jobs, rep.Runs[0].ReqPerMin, n)
+		caption := fmt.Sprintf("Main workload (%d jobs, %.4g req/min): each system's energy, cost and CO2 over the week, the bar the mean over the %d seeds and the whiskers the 95%% interval of that mean on the log scale (experiment.PositiveCI95: it cannot reach zero; none with one seed)", rep.Runs[0].Jobs, rep.Runs[0].ReqPerMin, n)
 		figs = append([]experiment.Figure{{File: "totals.svg", Caption: caption, SVG: b}}, figs...)
 	}
 	res.AddStandIns(rep.StandIns)

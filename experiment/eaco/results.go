@@ -113,8 +113,8 @@ func totalsPlot(rep *Reproduction, n int) experiment.Plot {
 		a := rep.Agg(n, v.Label)
 		bp.Names = append(bp.Names, v.Label)
 		for k, x := range [][2]float64{a.EnergyMWh, a.CostUSD, {a.CO2Kg[0] / 1000, a.CO2Kg[1] / 1000}} {
-			h := experiment.Half95(x[1], seeds)
-			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: x[0], Lo: x[0] - h, Hi: x[0] + h})
+			lo, hi := experiment.Positive95(x[0], x[1], seeds)
+			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: x[0], Lo: lo, Hi: hi})
 		}
 	}
 	return experiment.Plot{File: fmt.Sprintf("totals_%d.svg", n), Caption: bp.Title + ": " + rep.Label, Plot: bp}

@@ -264,7 +264,7 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Figures = append([]experiment.Figure{{File: "totals.svg", Caption: "Each system's energy, cost and CO2: bars the mean over the seeds, whiskers the 95% interval of that mean (Student's t)", SVG: totals}}, curve...)
+	res.Figures = append([]experiment.Figure{{File: "totals.svg", Caption: "Each system's energy, cost and CO2: bars the mean over the seeds, whiskers the 95% interval of that mean on the log scale (experiment.PositiveCI95: it cannot reach zero)", SVG: totals}}, curve...)
 	res.AddNotes(r.Scenario.Description)
 	res.AddGrid(r.Grid)
 	res.AddStandIns(r.StandIns)

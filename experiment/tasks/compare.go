@@ -66,7 +66,7 @@ func RunCompare(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Compa
 		sys := systems[i/s.Seeds]
 		st, ps := sets[sys.Variant], &s.Policies[sys.Policy]
 		seed := s.FirstSeed + uint64(i%s.Seeds)
-		r, err := replayOnce(st.env, st.s, ps, st.in, st.acct, st.rec, seed)
+		r, err := replayOnce(st.env, st.s, ps, st.in, st.acct, st.rec, seed, st.spec.Name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", label(i), err)
 		}
@@ -196,6 +196,9 @@ type CompareSummary struct {
 	// Measured sums the seeds' lookups of recorded readings (scenario
 	// measured).
 	Measured *MeasuredSummary `json:"measured,omitempty"`
+	// ByGPUModel is what each GPU model's nodes carried, the mean over
+	// the seeds (gpu_models.csv has each seed).
+	ByGPUModel []ModelUsage `json:"by_gpu_model"`
 }
 
 // label names the system in text: the policy, and the setting when the
@@ -268,11 +271,13 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		csvRows[0] = append(csvRows[0], m.key)
 	}
 	var sums []CompareSummary
-	means := report.Table{Title: fmt.Sprintf("Comparison over %d seeds: mean [95%% confidence interval]", s.Seeds), Head: slices.Clone(lead)}
+	// The verdict and the energy against the reference come right after
+	// the system's name, so that they are in view however many figures
+	// follow (report.html at 1,400 px, a terminal).
+	means := report.Table{Title: fmt.Sprintf("Comparison over %d seeds: mean [95%% confidence interval]", s.Seeds), Head: append(slices.Clone(lead), "verdict", "energy vs "+refName)}
 	for _, m := range metrics {
 		means.Head = append(means.Head, m.head)
 	}
-	means.Head = append(means.Head, "energy vs "+refName, "verdict")
 	dist := report.Table{Title: "Wait and completion time distributions over all tasks and seeds (s)", Head: slices.Clone(lead)}
 	for _, q := range quantiles {
 		dist.Head = append(dist.Head, "wait "+q.name)
@@ -284,7 +289,9 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	for _, r := range base {
 		baseHourly = append(baseHourly, r.Result.Hourly)
 	}
-	var cdf, powerLines []report.Series
+	var cdf, jcdf, powerLines []report.Series
+	modelRows := [][]string{append(append(slices.Clone(lead), "seed"), modelHead...)}
+	mt := modelTable(fmt.Sprintf("Per GPU model, mean over %d seeds (pods started, GPU-hours, energy busy and idle, completion times of the pods that ended there)", s.Seeds), lead)
 	for _, sys := range systems {
 		ps, vs := s.Policies[sys.Policy], sets[sys.Variant].spec
 		rs := bySystem[key{vs.Name, ps.Name}]
@@ -294,23 +301,23 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		if multi {
 			row = append(row, vs.Name)
 		}
+		var cells []string // the metrics' cells, after the verdict's
 		for _, m := range metrics {
 			var xs []float64
 			for _, r := range rs {
 				xs = append(xs, m.of(r))
 			}
-			c := experiment.CI95(xs)
+			c := experiment.PositiveCI95(xs)
 			sum.Metrics[m.key] = c
-			row = append(row, c.Format(m.format))
+			cells = append(cells, c.Format(m.format))
 		}
-		var rel []float64
+		var xs, bs []float64
 		var hourly [][]hw.Joules
 		for i, r := range rs {
-			b := metrics[0].of(base[i])
-			rel = append(rel, metrics[0].of(r)/b-1)
+			xs, bs = append(xs, metrics[0].of(r)), append(bs, metrics[0].of(base[i]))
 			hourly = append(hourly, r.Result.Hourly)
 		}
-		sum.EnergyVsBaseline = experiment.CI95(rel)
+		sum.EnergyVsBaseline = experiment.RatioCI95(xs, bs)
 		sum.EnergyByBlock = blockInterval(hourly, baseHourly)
 		lo, hi, _ := sum.interval()
 		sum.Verdict = judge(lo, hi, opt.Equivalence)
@@ -322,10 +329,22 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		if len(sums) == 0 {
 			cell, verdict = "reference", "-"
 		}
-		row = append(row, cell, verdict)
+		row = append(append(row, verdict, cell), cells...)
 		means.Rows = append(means.Rows, row)
 		for _, r := range rs {
 			sum.Measured = sum.Measured.add(r.Measured)
+		}
+		var usage [][]ModelUsage
+		for _, r := range rs {
+			u := modelUsage(in.Nodes, in.Pods, r.Result)
+			usage = append(usage, u)
+			for _, x := range u {
+				modelRows = append(modelRows, append(append(slices.Clone(row[:len(lead)]), strconv.FormatUint(r.Seed, 10)), modelCSVRow(x)...))
+			}
+		}
+		sum.ByGPUModel = meanUsage(usage)
+		for _, x := range sum.ByGPUModel {
+			mt.Rows = append(mt.Rows, modelTableRow(row[:len(lead)], x, "%.1f"))
 		}
 		var wait, jct []float64
 		for _, r := range rs {
@@ -355,6 +374,7 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		dist.Rows = append(dist.Rows, drow)
 		sums = append(sums, sum)
 		cdf = append(cdf, cdfSeries(name, wait))
+		jcdf = append(jcdf, cdfSeries(name, jct))
 		powerLines = append(powerLines, hourlyPowerSeries(name, rs))
 	}
 	defs := report.Table{Title: "What each figure means", Head: []string{"figure", "definition"}}
@@ -363,11 +383,21 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	}
 	thr := 100 * opt.Equivalence
 	defs.Rows = append(defs.Rows,
-		[]string{"energy vs " + refName, fmt.Sprintf("per seed, this system's energy divided by the reference's (%s, the first row) on the same seed, minus 1; mean and 95%% interval over the seeds (Student's t)", refName)},
+		[]string{"energy vs " + refName, fmt.Sprintf("per seed, this system's energy divided by the reference's (%s, the first row) on the same seed; the geometric mean of these ratios minus 1, and its 95%% interval over the seeds taken on the log of the ratios (Student's t on log ratio, turned back into a relative difference), which cannot pass -100%%", refName)},
 		[]string{"by week / by day [lo, hi]", fmt.Sprintf("the same difference over parts of the trace: the span cut into weeks (into days when it holds fewer than %d weeks; none when it holds fewer than %d days), each block's energy averaged over the seeds, the blocks resampled with replacement %d times (block bootstrap) and the ratio of the totals minus 1 taken each time; the 2.5th and 97.5th percentiles. It shows how the difference varies with the workload, which the seeds (tie-breaking only) do not", minBlocks, minBlocks, bootstrapDraws)},
 		[]string{"verdict", fmt.Sprintf("equivalence threshold %g%% of the reference's energy (--equivalence). The interval judged is the hull of the seeds' interval and the block interval (a verdict must hold for both), either alone when the other is missing. 'no meaningful difference': the whole interval lies within -%g%%..+%g%%; 'less energy' / 'more energy': the whole interval lies below -%g%% / above +%g%%; 'inconclusive': anything else (the interval straddles a threshold, or there is no interval)", thr, thr, thr, thr, thr)},
-		[]string{"[lo, hi]", fmt.Sprintf("95%% confidence interval of the mean over the %d seeds (Student's t); the seeds differ only in how ties between equally scored nodes are broken, so the interval measures that sensitivity, not the variation between traces", s.Seeds)})
-	cdfSVG, err := report.LinePlot{Title: "Wait time distribution (all seeds)", XLabel: "wait (s)", YLabel: "share of started tasks", Series: cdf, Steps: true}.SVG()
+		[]string{"[lo, hi]", fmt.Sprintf("95%% confidence interval of the mean over the %d seeds, on the log scale because every figure here is positive: mean x exp(±t(0.975, n-1) x standard error / mean), Student's t on the log of the mean (delta method); it cannot reach zero and is close to the plain t-interval where the seeds agree; the seeds differ only in how ties between equally scored nodes are broken, so the interval measures that sensitivity, not the variation between traces", s.Seeds)})
+	extendCDFs(cdf)
+	extendCDFs(jcdf)
+	wp := report.LinePlot{Title: "Wait time distribution (all seeds)", XLabel: "wait (s)", YLabel: "share of started tasks", Series: cdf, Steps: true}
+	wp.YMin, wp.YMax = cdfRange(cdf)
+	cdfSVG, err := wp.SVG()
+	if err != nil {
+		return nil, err
+	}
+	jp := report.LinePlot{Title: "Completion time distribution (all seeds)", XLabel: "JCT (s, log scale)", YLabel: "share of ended tasks", Series: jcdf, Steps: true, LogX: true}
+	jp.YMin, jp.YMax = cdfRange(jcdf)
+	jctSVG, err := jp.SVG()
 	if err != nil {
 		return nil, err
 	}
@@ -411,23 +441,29 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	if err := addReplayNotes(res, s, in); err != nil {
 		return nil, err
 	}
-	res.Tables = []report.Table{means, dist}
+	if few := experiment.FewSeedsNote(s.Seeds); few != "" {
+		res.AddNotes("Warning: " + few + ".")
+		res.Tail = append(res.Tail, "warning: "+few)
+	}
+	res.Tables = []report.Table{means, dist, mt}
 	if multi || opt.CatalogFile != "" {
 		res.Tables = append(res.Tables, settingsT)
 	}
 	res.Tables = append(res.Tables, hwT, defs)
 	res.Figures = []experiment.Figure{
-		{File: "totals.svg", Caption: fmt.Sprintf("Each policy's energy, cost and CO2: bars the mean over the %d seeds, whiskers the 95%% confidence interval of that mean (Student's t)", s.Seeds), SVG: bars},
-		{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds", SVG: cdfSVG},
-		{File: "power.svg", Caption: fmt.Sprintf("Estimated cluster power averaged over each hour (CPU and GPU energy of the hour / its length; the last hour over the part the run covers): the line is the mean over the %d seeds, the shaded band its 95%% confidence interval (Student's t)", s.Seeds), SVG: powSVG},
+		{File: "totals.svg", Caption: fmt.Sprintf("Each policy's energy, cost and CO2: bars the mean over the %d seeds, whiskers the 95%% confidence interval of that mean on the log scale (as the table's)", s.Seeds), SVG: bars},
+		{File: "wait_cdf.svg", Caption: "Share of started tasks that waited at most x seconds, all seeds; every line runs to the longest wait of any system (a system whose tasks never waited is the line at 1 from 0); systems with the same distribution share one line, labelled with each name", SVG: cdfSVG},
+		{File: "jct_cdf.svg", Caption: "Share of ended tasks that completed (submission to end) within x seconds, all seeds, on a log scale of x; lines as in the wait distribution", SVG: jctSVG},
+		{File: "power.svg", Caption: fmt.Sprintf("Estimated cluster power averaged over each hour (CPU and GPU energy of the hour / its length; the last hour over the part the run covers): the line is the mean over the %d seeds, the shaded band its 95%% confidence interval on the log scale (as the table's)", s.Seeds), SVG: powSVG},
 	}
-	res.Files["runs.csv"], res.Listing = report.CSV(csvRows), "summary.json, runs.csv, totals.svg, wait_cdf.svg, power.svg, report.html"
+	res.Files["runs.csv"], res.Files[GPUModelsFile] = report.CSV(csvRows), report.CSV(modelRows)
+	res.Listing = "summary.json, runs.csv, " + GPUModelsFile + ", totals.svg, wait_cdf.svg, jct_cdf.svg, power.svg, report.html"
 	// --explain (explain.go)
 	var xls []*explainLog
 	for _, r := range runs {
 		xls = append(xls, r.explain)
 	}
-	addExplain(res, s, xls)
+	addExplain(res, s, xls, true)
 	return res, nil
 }
 
@@ -455,6 +491,50 @@ func pctCI(m experiment.MeanCI) string {
 		s += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", 100*float64(m.Lo), 100*float64(m.Hi))
 	}
 	return s
+}
+
+// cdfRange is the y range of distribution lines: from a little below the
+// lowest share any line starts at to a little above 1, so that a line at
+// 1 (every task within its first value) is drawn inside the frame rather
+// than on it; 0 to 1.04 when every line starts at 1.
+func cdfRange(lines []report.Series) (lo, hi float64) {
+	lo = 1.0
+	for _, l := range lines {
+		if len(l.Y) > 0 {
+			lo = min(lo, l.Y[0])
+		}
+	}
+	if lo >= 1 {
+		lo = 0
+	}
+	return max(0, lo-0.02*(1-lo)), 1 + 0.04*(1-lo)
+}
+
+// extendCDFs runs every distribution line to the largest value of any
+// (and a line of one value, every task equal, at least to 1), so that a
+// distribution that reaches 1 early is still drawn as a line there.
+func extendCDFs(lines []report.Series) {
+	end := 0.0
+	for _, l := range lines {
+		if n := len(l.X); n > 0 {
+			end = max(end, l.X[n-1])
+		}
+	}
+	for i := range lines {
+		l := &lines[i]
+		n := len(l.X)
+		if n == 0 {
+			continue
+		}
+		e := end
+		if e <= l.X[n-1] {
+			if n > 1 {
+				continue
+			}
+			e = l.X[0] + max(1, math.Abs(l.X[0]))
+		}
+		l.X, l.Y = append(l.X, e), append(l.Y, l.Y[n-1])
+	}
 }
 
 // cdfSeries is the empirical distribution of xs as a step line.
@@ -497,7 +577,7 @@ func hourlyPowerSeries(name string, runs []*CompareRun) report.Series {
 		if len(xs) == 0 {
 			continue
 		}
-		c := experiment.CI95(xs)
+		c := experiment.PositiveCI95(xs)
 		line.X = append(line.X, float64(h))
 		line.Y = append(line.Y, float64(c.Mean))
 		line.Lo = append(line.Lo, float64(c.Lo))

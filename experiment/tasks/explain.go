@@ -65,9 +65,14 @@ func explainColumns(s *scenario.Scenario) []string {
 	return keys
 }
 
-// ExplainHeader is explain.csv's header for scenario s (docs/formats.md).
-func ExplainHeader(s *scenario.Scenario) []string {
+// ExplainHeader is explain.csv's header for scenario s (docs/formats.md),
+// with a variant column after the policy when variant is set (compare,
+// whose systems are policies under settings).
+func ExplainHeader(s *scenario.Scenario, variant bool) []string {
 	head := []string{"policy", "seed", "time_s", "task", "name", "rank", "node", "gpu_model", "total"}
+	if variant {
+		head = slices.Insert(head, 1, "variant")
+	}
 	for _, k := range explainColumns(s) {
 		head = append(head, k+"_raw", k+"_score", k+"_weighted")
 	}
@@ -78,12 +83,14 @@ func ExplainHeader(s *scenario.Scenario) []string {
 // tasks.
 type explainLog struct {
 	policy, seed string
-	cols         []int // the scorers' column groups (-1: none)
-	ncols        int   // scorer column groups in the file
-	c            *cluster.Cluster
-	buf          bytes.Buffer
-	w            *csv.Writer
-	row          []string
+	// variant is the setting, written after the policy when set (compare).
+	variant string
+	cols    []int // the scorers' column groups (-1: none)
+	ncols   int   // scorer column groups in the file
+	c       *cluster.Cluster
+	buf     bytes.Buffer
+	w       *csv.Writer
+	row     []string
 	// kept and seen count the decisions written and made.
 	kept, seen, max int
 }
@@ -114,7 +121,11 @@ func (l *explainLog) record(now job.Time, t *job.Task, x *policy.Explanation) {
 	l.kept++
 	for r, ns := range x.Nodes {
 		n := l.c.Nodes[ns.Node]
-		row := append(l.row[:0], l.policy, l.seed, strconv.FormatFloat(float64(now)/1000, 'f', 3, 64), strconv.Itoa(int(t.ID)), t.Name,
+		row := append(l.row[:0], l.policy)
+		if l.variant != "" {
+			row = append(row, l.variant)
+		}
+		row = append(row, l.seed, strconv.FormatFloat(float64(now)/1000, 'f', 3, 64), strconv.Itoa(int(t.ID)), t.Name,
 			strconv.Itoa(ns.Rank), n.Name, n.GPUModel, strconv.FormatInt(ns.Total, 10))
 		start := len(row)
 		for range 3 * l.ncols {
@@ -147,8 +158,9 @@ func (l *explainLog) record(now job.Time, t *job.Task, x *policy.Explanation) {
 func (l *explainLog) cut() bool { return l.kept < l.seen }
 
 // addExplain adds explain.csv to res from the runs' logs (nothing when no
-// log was kept), and a line saying what it holds.
-func addExplain(res *experiment.Results, s *scenario.Scenario, logs []*explainLog) {
+// log was kept), and a line saying what it holds; variant: the logs carry
+// their setting's name (compare).
+func addExplain(res *experiment.Results, s *scenario.Scenario, logs []*explainLog, variant bool) {
 	var b bytes.Buffer
 	size := 0
 	for _, l := range logs {
@@ -159,7 +171,7 @@ func addExplain(res *experiment.Results, s *scenario.Scenario, logs []*explainLo
 	}
 	b.Grow(size + 4096)
 	w := csv.NewWriter(&b)
-	_ = w.Write(ExplainHeader(s))
+	_ = w.Write(ExplainHeader(s, variant))
 	w.Flush()
 	runs, cut, kept, most := 0, 0, 0, 0
 	for _, l := range logs {

@@ -43,7 +43,7 @@ func TestExplainBudget(t *testing.T) {
 		l.record(job.Time(i*1000), &job.Task{ID: job.ID(i), Name: "p"}, x)
 	}
 	res := &experiment.Results{Files: map[string][]byte{}, Listing: "jobs.csv, report.html"}
-	addExplain(res, s, []*explainLog{l})
+	addExplain(res, s, []*explainLog{l}, false)
 	want := "policy,seed,time_s,task,name,rank,node,gpu_model,total,pwr_raw,pwr_score,pwr_weighted,feasible_nodes,filtered_out\n" +
 		"P,42,0.000,0,p,1,b,T4,200,-60,100,200,2,\n" + // weighted: 2 x 100
 		"P,42,0.000,0,p,2,a,T4,0,-270,0,0,,\n" +
@@ -67,7 +67,7 @@ func TestExplainBudget(t *testing.T) {
 		Nodes: []policy.NodeScore{{Node: 0, Rank: 1, Raw: []int64{7, -270}, Score: []int64{7, 100}, Total: 207}}, Feasible: 1}
 	l.record(0, &job.Task{ID: 0, Name: "p"}, y)
 	res = &experiment.Results{Files: map[string][]byte{}}
-	addExplain(res, s, []*explainLog{l})
+	addExplain(res, s, []*explainLog{l}, false)
 	if got, want := string(res.Files[ExplainFile]), "P with gate,42,0.000,0,p,1,a,T4,207,-270,100,200,1,\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("explain.csv:\n%s\nwant it to end with:\n%s", got, want)
 	}
@@ -77,7 +77,7 @@ func TestExplainBudget(t *testing.T) {
 		t.Errorf("a log without --explain")
 	}
 	res = &experiment.Results{Files: map[string][]byte{}}
-	addExplain(res, s, []*explainLog{nil})
+	addExplain(res, s, []*explainLog{nil}, false)
 	if len(res.Files) != 0 || len(res.Tail) != 0 {
 		t.Errorf("without --explain: files %v, tail %q", res.Files, res.Tail)
 	}

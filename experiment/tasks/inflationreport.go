@@ -10,14 +10,15 @@ import (
 )
 
 // bandSeries is series with each point's 95% interval over n seeds
-// (sd: the standard deviation over seeds, in y's unit) as its band.
+// (sd: the standard deviation over seeds, in y's unit; y positive) as its
+// band, on the log scale (experiment.Positive95).
 func bandSeries(curves []CurvePoint, names []string, n int, y, sd func(CurvePoint) float64) []report.Series {
 	out := series(curves, names, y)
 	for i, name := range names {
 		for _, c := range Series(curves, name) {
-			h := experiment.Half95(sd(c), n)
-			out[i].Lo = append(out[i].Lo, y(c)-h)
-			out[i].Hi = append(out[i].Hi, y(c)+h)
+			lo, hi := experiment.Positive95(y(c), sd(c), n)
+			out[i].Lo = append(out[i].Lo, lo)
+			out[i].Hi = append(out[i].Hi, hi)
 		}
 	}
 	return out
@@ -37,9 +38,9 @@ func yearBars(r *InflationResult, curves []CurvePoint) (experiment.Figure, error
 		if !ok {
 			return experiment.Figure{}, fmt.Errorf("plot year_bars.svg: policy %s has no point at 0.5 requested", name)
 		}
-		h := experiment.Half95(c.EOPCStdW, r.Scenario.Seeds)
+		lo, hi := experiment.Positive95(c.EOPCW, c.EOPCStdW, r.Scenario.Seeds)
 		bar := func(scale float64) report.Bar {
-			return report.Bar{Value: c.EOPCW * scale, Lo: (c.EOPCW - h) * scale, Hi: (c.EOPCW + h) * scale}
+			return report.Bar{Value: c.EOPCW * scale, Lo: lo * scale, Hi: hi * scale}
 		}
 		eopc.Bars = append(eopc.Bars, bar(1.0/1000))
 		usd.Bars = append(usd.Bars, bar(usdPerW))
@@ -53,7 +54,7 @@ func yearBars(r *InflationResult, curves []CurvePoint) (experiment.Figure, error
 	if err != nil {
 		return experiment.Figure{}, fmt.Errorf("plot year_bars.svg: %w", err)
 	}
-	caption := "Each policy's estimated power (EOPC) when the tasks that arrived request half the cluster's GPUs; with a grid, the money and CO2 of a year at that power. Bars: mean over the seeds; whiskers: 95% interval (Student's t) over the seeds."
+	caption := "Each policy's estimated power (EOPC) when the tasks that arrived request half the cluster's GPUs; with a grid, the money and CO2 of a year at that power. Bars: mean over the seeds; whiskers: 95% interval over the seeds on the log scale (mean x exp(±t x standard error / mean)), which cannot reach zero."
 	return experiment.Figure{File: "year_bars.svg", Caption: caption, SVG: svg}, nil
 }
 
@@ -162,7 +163,7 @@ func inflationDefinitions(r *InflationResult) *report.Table {
 		{"failed final", "tasks that found no node by the end of the run, mean over the seeds (a task that fits no node fails and is not retried; inflation tasks never leave)."},
 		{"fragmentation ratio", "FGD's fragmentation measure of the idle GPUs (the GPU capacity that the typical task could not use), divided by the idle GPU capacity (FGD paper's definition, with its default target workload)."},
 		{"USD/yr, t CO2/yr", "the cluster drawing that EOPC for a whole year, each hour priced at the grid's hourly price and carbon intensity (see the note above), times the PUE: a capacity experiment has no time of its own, so this prices a constant load."},
-		{"shaded band, whiskers", fmt.Sprintf("the 95%% confidence interval of the mean over the %d seeds (Student's t); the seeds differ in which tasks are drawn and how ties between equally scored nodes are broken. No band with one seed.", n)},
+		{"shaded band, whiskers", fmt.Sprintf("the 95%% confidence interval of the mean over the %d seeds on the log scale (mean x exp(±t(0.975, n-1) x standard error / mean), which cannot reach zero); the seeds differ in which tasks are drawn and how ties between equally scored nodes are broken. No band with one seed.", n)},
 	}
 	return &report.Table{Title: "What each figure means", Head: []string{"figure", "definition"}, Rows: rows}
 }

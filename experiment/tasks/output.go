@@ -215,7 +215,7 @@ func InflationResults(version string, r *InflationResult, claims []experiment.Cl
 	for _, run := range r.Runs {
 		xls = append(xls, run.explain)
 	}
-	addExplain(res, r.Scenario, xls)
+	addExplain(res, r.Scenario, xls, false)
 	return res, nil
 }
 

@@ -52,6 +52,8 @@ type ReplaySummary struct {
 	PowerDown *PowerDownSummary `json:"power_down,omitempty"`
 	// Measured is set when the scenario replays measured power.
 	Measured *MeasuredSummary `json:"measured,omitempty"`
+	// ByGPUModel is what each GPU model's nodes carried (gpu_models.csv).
+	ByGPUModel []ModelUsage `json:"by_gpu_model"`
 }
 
 // PowerDownSummary is what node power management did in one run.
@@ -81,8 +83,9 @@ type replayed struct {
 // replayOnce replays the pod list under one policy with the given seed
 // (ties between nodes broken by that seed's order of the nodes by name,
 // cluster.TieRank), with the recorded readings if any, and prices its
-// energy.
-func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, rec *recorded, seed uint64) (*replayed, error) {
+// energy. variant names the setting in explain.csv's variant column
+// (compare; "" for none).
+func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, in *Inputs, acct *elgrid.Account, rec *recorded, seed uint64, variant string) (*replayed, error) {
 	c, pm, placer, err := setup(env, ps, in)
 	if err != nil {
 		return nil, err
@@ -99,6 +102,7 @@ func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySp
 	online := &policy.Online{Placer: placer}
 	xl := newExplainLog(env, s, ps, seed, c)
 	if xl != nil {
+		xl.variant = variant
 		online.Explain = xl.record
 	}
 	e, err := sim.New(c, online, o)
@@ -144,7 +148,7 @@ func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Replay
 	}
 	out, errs := experiment.ShardedRun(env.Shards, len(s.Policies), env.Workers, func(i int) (*ReplayRun, error) {
 		ps := &s.Policies[i]
-		r, err := replayOnce(env, s, ps, in, acct, rec, s.FirstSeed)
+		r, err := replayOnce(env, s, ps, in, acct, rec, s.FirstSeed, "")
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
@@ -160,10 +164,10 @@ func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Replay
 
 func kwh(j interface{ KWh() float64 }) experiment.Num { return experiment.Num(j.KWh()) }
 
-// Summarize condenses a replay.
-func (r *ReplayRun) Summarize() ReplaySummary {
+// Summarize condenses a replay of in.
+func (r *ReplayRun) Summarize(in *Inputs) ReplaySummary {
 	res := r.Result
-	s := ReplaySummary{Policy: r.Policy, Tasks: len(res.Tasks),
+	s := ReplaySummary{ByGPUModel: modelUsage(in.Nodes, in.Pods, res), Policy: r.Policy, Tasks: len(res.Tasks),
 		EnergyKWh: kwh(res.CPUEnergy + res.GPUEnergy), CPUKWh: kwh(res.CPUEnergy), GPUKWh: kwh(res.GPUEnergy),
 		IdleKWh:    kwh(res.IdleEnergy),
 		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy),
@@ -217,8 +221,15 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		}
 		return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
 	}
+	models := [][]string{append([]string{"policy"}, modelHead...)}
+	mt := modelTable("Per GPU model (pods started, GPU-hours, energy busy and idle, completion times of the pods that ended there)", []string{"policy"})
 	for _, r := range runs {
-		sums = append(sums, r.Summarize())
+		x := r.Summarize(in)
+		sums = append(sums, x)
+		for _, u := range x.ByGPUModel {
+			models = append(models, append([]string{r.Policy}, modelCSVRow(u)...))
+			mt.Rows = append(mt.Rows, modelTableRow([]string{r.Policy}, u, "%.0f"))
+		}
 		for _, t := range r.Result.Tasks {
 			wait := job.Time(-1)
 			if t.Start >= 0 {
@@ -247,7 +258,7 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err != nil {
 		return nil, err
 	}
-	bars, err := replayBars(runs)
+	bars, err := replayBars(in, runs)
 	if err != nil {
 		return nil, err
 	}
@@ -266,26 +277,26 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err := addReplayNotes(res, s, in); err != nil {
 		return nil, err
 	}
-	res.Tables = []report.Table{ReplayTable(runs)}
+	res.Tables = []report.Table{ReplayTable(in, runs), mt}
 	res.Figures = []experiment.Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
 		{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}
-	res.Files["jobs.csv"], res.Files["timeline.csv"] = report.CSV(jobs), report.CSV(timeline)
-	res.Listing = "summary.json, jobs.csv, timeline.csv, totals.svg, power.svg, report.html"
+	res.Files["jobs.csv"], res.Files["timeline.csv"], res.Files[GPUModelsFile] = report.CSV(jobs), report.CSV(timeline), report.CSV(models)
+	res.Listing = "summary.json, jobs.csv, timeline.csv, " + GPUModelsFile + ", totals.svg, power.svg, report.html"
 	var xls []*explainLog
 	for _, r := range runs {
 		xls = append(xls, r.explain)
 	}
-	addExplain(res, s, xls)
+	addExplain(res, s, xls, false)
 	return res, nil
 }
 
 // replayBars draws each policy's energy, cost and CO2 as bars.
-func replayBars(runs []*ReplayRun) ([]byte, error) {
+func replayBars(in *Inputs, runs []*ReplayRun) ([]byte, error) {
 	bp := report.BarPlot{Title: "Energy, cost and CO2 of the replay",
 		Panels: []report.BarPanel{{Label: "energy (kWh)", Format: "%.1f"}, {Label: "cost (USD)", Format: "%.2f"}, {Label: "CO2 (kg)", Format: "%.1f"}}}
 	nan := math.NaN()
 	for _, r := range runs {
-		x := r.Summarize()
+		x := r.Summarize(in)
 		bp.Names = append(bp.Names, r.Policy)
 		for k, v := range []experiment.Num{x.EnergyKWh, x.CostUSD, x.CO2Kg} {
 			bp.Panels[k].Bars = append(bp.Panels[k].Bars, report.Bar{Value: float64(v), Lo: nan, Hi: nan})
@@ -335,7 +346,7 @@ func orDash(format string, n experiment.Num) string {
 }
 
 // ReplayTable renders the replay summaries for the terminal.
-func ReplayTable(runs []*ReplayRun) report.Table {
+func ReplayTable(in *Inputs, runs []*ReplayRun) report.Table {
 	t := report.Table{Title: "Replay", Head: []string{"policy", "tasks", "started", "energy kWh", "idle kWh", "mean wait s", "mean JCT s", "peak kW", "cost USD", "CO2 kg"}}
 	pd := len(runs) > 0 && runs[0].PowerDown
 	if pd {
@@ -347,7 +358,7 @@ func ReplayTable(runs []*ReplayRun) report.Table {
 		t.Head = append(t.Head, "measured readings")
 	}
 	for _, r := range runs {
-		x := r.Summarize()
+		x := r.Summarize(in)
 		row := []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
 			fmt.Sprintf("%.1f", float64(x.IdleKWh)), orDash("%.1f", x.MeanWaitS), orDash("%.0f", x.MeanJCTS), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000),
 			fmt.Sprintf("%.2f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))}

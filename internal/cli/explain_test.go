@@ -242,3 +242,41 @@ func TestExplainDocExample(t *testing.T) {
 		t.Errorf("docs/explain.md's example (-want +got):\n%s", diff)
 	}
 }
+
+// compare's explain.csv names each row's setting: the pod of explainFiles
+// is placed once per policy, setting and seed, so every (policy, variant,
+// seed, task) has exactly one rank-1 row, and the automatic power-down
+// setting (run with the reference policy, "power") has rows of its own
+// beside the scenario's as configured.
+func TestCompareExplainNamesTheVariant(t *testing.T) {
+	d := explainFiles(t)
+	out := filepath.Join(d, "out")
+	if code, _, stderr := run(t, "compare", "-c", filepath.Join(d, "s.yaml"), "-o", out, "--seeds", "2", "--explain"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rows := readCSV(t, filepath.Join(out, "explain.csv"))
+	first := map[string]int{}
+	variants := map[string]bool{}
+	for _, r := range rows {
+		v, ok := r["variant"]
+		if !ok || v == "" {
+			t.Fatalf("row %v: no variant", r)
+		}
+		variants[v] = true
+		if r["rank"] == "1" {
+			first[r["policy"]+"|"+v+"|"+r["seed"]+"|"+r["task"]]++
+		}
+	}
+	if len(variants) < 2 || !variants["as configured"] {
+		t.Errorf("variants %v: want as configured and the automatic power-down", variants)
+	}
+	// 2 policies as configured and the reference under power-down, 2 seeds.
+	if len(first) != 6 {
+		t.Errorf("%d distinct (policy, variant, seed, task) placements, want 6: %v", len(first), first)
+	}
+	for k, n := range first {
+		if n != 1 {
+			t.Errorf("%s: %d rank-1 rows, want 1", k, n)
+		}
+	}
+}

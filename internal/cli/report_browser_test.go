@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,15 +16,23 @@ import (
 
 // browserCheck is put at the top of a copy of each report: it records
 // script errors and, once the page's fonts are ready, writes what it found
-// into a <pre id="wattsched-check"> that --dump-dom prints.
+// into a <pre id="wattsched-check"> that --dump-dom prints: the figures
+// drawn, the font, every text of a figure that is not drawn wholly inside
+// its SVG (a clipped legend label, say; 3 px of slack for the line box
+// above a title's glyphs and left of a rotated axis label) and where the first "verdict"
+// column heading ends against the viewport's width.
 const browserCheck = `<script>window.__errs=[];window.addEventListener('error',function(e){window.__errs.push(String(e.message))});
 document.addEventListener('DOMContentLoaded',function(){document.fonts.ready.then(function(){
 var figs=document.querySelectorAll('figure'),ok=0;
 figs.forEach(function(f){var s=f.querySelector('svg');if(!s)return;var r=s.getBoundingClientRect();
 if(r.width>=300&&r.height>=120&&s.querySelectorAll('path').length>=3&&s.querySelectorAll('text').length>=3)ok++;});
 var font=false;document.fonts.forEach(function(f){if(f.family.indexOf('Liberation Sans')>=0&&f.status==='loaded')font=true;});
+var clipped=[],texts=0;figs.forEach(function(f){var s=f.querySelector('svg');if(!s)return;var b=s.getBoundingClientRect();
+s.querySelectorAll('text').forEach(function(t){if(!t.textContent.trim())return;texts++;var r=t.getBoundingClientRect();
+if(r.width<=0||r.left<b.left-3||r.right>b.right+3||r.top<b.top-3||r.bottom>b.bottom+3)clipped.push(t.textContent);});});
+var vr=-1,vw=document.documentElement.clientWidth;document.querySelectorAll('th').forEach(function(h){if(vr<0&&h.textContent.trim()==='verdict')vr=h.getBoundingClientRect().right;});
 var p=document.createElement('pre');p.id='wattsched-check';
-p.textContent=JSON.stringify({figures:figs.length,rendered:ok,font:font,errors:window.__errs});document.body.appendChild(p);});});</script>`
+p.textContent=JSON.stringify({figures:figs.length,rendered:ok,font:font,errors:window.__errs,texts:texts,clipped:clipped,verdictRight:vr,viewWidth:vw});document.body.appendChild(p);});});</script>`
 
 var checkPre = regexp.MustCompile(`<pre id="wattsched-check">([^<]*)</pre>`)
 
@@ -46,7 +55,17 @@ type browserResult struct {
 	Font              bool
 	Errors            []string
 	Console           []string
+	// Texts counts the figures' texts; Clipped are those not drawn wholly
+	// inside their SVG.
+	Texts   int
+	Clipped []string
+	// VerdictRight is where the first "verdict" column heading ends (-1:
+	// none), ViewWidth the viewport's width (CSS px).
+	VerdictRight, ViewWidth float64
 }
+
+// windowWidth is the browser window's width: the issue's 1,400 px.
+const windowWidth = 1400
 
 // loadInBrowser writes page with the check script at probe, loads it in
 // headless chromium (its own profile in profile), saves a screenshot at
@@ -57,7 +76,7 @@ func loadInBrowser(t *testing.T, browser, profile string, page []byte, probe, sh
 		t.Fatal(err)
 	}
 	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-		"--user-data-dir="+profile, "--window-size=1200,4000",
+		"--user-data-dir="+profile, fmt.Sprintf("--window-size=%d,4000", windowWidth),
 		"--virtual-time-budget=5000", "--enable-logging=stderr", "--v=0",
 		"--screenshot="+shot, "--dump-dom", "file://"+probe)
 	var stdout, stderr bytes.Buffer
@@ -98,9 +117,19 @@ func TestBrowserCheckCatchesBrokenPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	page = bytes.Replace(page, []byte("</body>"), []byte("<script>notAFunction()</script></body>"), 1)
+	// A legend label written past the SVG's right edge, and a table whose
+	// verdict column starts 2,000 px to the right.
+	page = bytes.Replace(page, []byte("</svg>"), []byte(`<text x="570" y="20" style="font-size:11px">cut legend label</text></svg>`), 1)
+	page = bytes.Replace(page, []byte("</body>"), []byte(`<table><tr><th style="min-width:2000px">wide</th><th>verdict</th></tr></table></body>`), 1)
 	got := loadInBrowser(t, browser, filepath.Join(dir, "profile"), page, filepath.Join(dir, "broken.html"), filepath.Join(dir, "broken.png"))
 	if got.Figures != 2 || got.Rendered != 1 {
 		t.Errorf("figures %d, drawn %d; want 2 and 1 (the empty SVG is not drawn)", got.Figures, got.Rendered)
+	}
+	if len(got.Clipped) != 1 || got.Clipped[0] != "cut legend label" {
+		t.Errorf("clipped texts %q, want the one written past the edge", got.Clipped)
+	}
+	if got.VerdictRight <= got.ViewWidth {
+		t.Errorf("verdict heading ends at %v px, viewport %v px: want it found off-screen", got.VerdictRight, got.ViewWidth)
 	}
 	if len(got.Errors) != 1 || !strings.Contains(got.Errors[0], "notAFunction") {
 		t.Errorf("script errors %q, want the one of notAFunction", got.Errors)
@@ -145,16 +174,36 @@ policies:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// byo-replay under two more settings: 12 systems named "policy /
+	// setting", the widest compare table and the longest legend labels.
+	byo, err := os.ReadFile("../../examples/byo-replay.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := filepath.Abs("../../examples/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := bytes.ReplaceAll(byo, []byte(" data/"), []byte(" "+data+"/"))
+	variants = bytes.Replace(variants, []byte("\npolicies:"), []byte("\nvariants:\n  - name: always on\n    no_power_down: true\n  - name: power-down 5 min\n    power_down: {idle_after_s: 300, wake_s: 120, off_w: 10}\npolicies:"), 1)
+	scenV := filepath.Join(dir, "variants.yaml")
+	if err := os.WriteFile(scenV, variants, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
 		// figures is the least number of figures the report must show.
 		figures int
+		// verdict: the page has a verdict column, which must end inside
+		// the viewport.
+		verdict bool
 	}{
-		{"inflation", []string{"run", "-c", scen}, 6},
-		{"replay", []string{"run", "-c", "../../examples/byo-replay.yaml"}, 2},
-		{"compare", []string{"compare", "-c", "../../examples/byo-replay.yaml", "--seeds", "2"}, 3},
-		{"reproduce-eaco", []string{"reproduce", "eaco", "--quick"}, 1},
+		{"inflation", []string{"run", "-c", scen}, 6, false},
+		{"replay", []string{"run", "-c", "../../examples/byo-replay.yaml"}, 2, false},
+		{"compare", []string{"compare", "-c", "../../examples/byo-replay.yaml", "--seeds", "2"}, 4, true},
+		{"compare-variants", []string{"compare", "-c", scenV, "--seeds", "2"}, 4, true},
+		{"reproduce-eaco", []string{"reproduce", "eaco", "--quick"}, 1, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,6 +232,28 @@ policies:
 			}
 			if len(got.Errors) > 0 {
 				t.Errorf("script errors: %q", got.Errors)
+			}
+			if got.Texts == 0 || len(got.Clipped) > 0 {
+				t.Errorf("of the figures' %d texts, %d are cut at their SVG's edge: %q", got.Texts, len(got.Clipped), got.Clipped)
+			}
+			if c.verdict && !(got.VerdictRight > 0 && got.VerdictRight <= got.ViewWidth) {
+				t.Errorf("the verdict column ends at %v px, outside the %v px viewport (window %d px)", got.VerdictRight, got.ViewWidth, windowWidth)
+			}
+			// Every system of a comparison has a labelled line in each
+			// distribution plot (systems with the same line share one label).
+			for _, f := range []string{"wait_cdf.svg", "jct_cdf.svg"} {
+				if !c.verdict {
+					break
+				}
+				svg, err := os.ReadFile(filepath.Join(out, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range []string{"FGD", "PWR", "0.1*PWR+0.9*FGD", "BestFit"} {
+					if n := bytes.Count(svg, []byte(p)); n == 0 {
+						t.Errorf("%s: no legend label names %s", f, p)
+					}
+				}
 			}
 			t.Logf("screenshot: %s", shot)
 		})
