@@ -131,6 +131,20 @@ func (p *Placer) SetRank(rank []int) {
 	p.ix = nil // its heaps are ordered by rank
 }
 
+// Notes are the notes of the Placer's scorers that implement Noter, each
+// prefixed with the scorer's name, in scorer order.
+func (p *Placer) Notes() []string {
+	var out []string
+	for _, s := range p.scorers {
+		if nt, ok := s.Scorer.(Noter); ok {
+			for _, n := range nt.Notes() {
+				out = append(out, s.Name+": "+n)
+			}
+		}
+	}
+	return out
+}
+
 // CacheStats reports score-cache hits (a node's cached scores reused) and
 // misses (a node scored).
 func (p *Placer) CacheStats() (hits, misses int64) { return p.hits, p.misses }

@@ -80,6 +80,14 @@ type StateScorer interface {
 	StateOnly()
 }
 
+// Noter is implemented by scorers that can say, after a run, where they
+// could not score as designed (a missing figure they fell back from); the
+// notes are sorted and name no task, so that they depend only on what the
+// run scored.
+type Noter interface {
+	Notes() []string
+}
+
 // Normalizer is implemented by scorers whose raw scores need rescaling over
 // the feasible nodes before weighting (kube-scheduler's NormalizeScore).
 type Normalizer interface {
