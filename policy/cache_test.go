@@ -184,3 +184,46 @@ func TestUndeclaredScorerIsNotCached(t *testing.T) {
 		t.Errorf("cache hits %d misses %d, want none: an undeclared scorer is not cached", h, m)
 	}
 }
+
+// workScorer prefers node a for short tasks and declares that it reads the
+// task's work.
+type workScorer struct{}
+
+func (workScorer) Score(t *job.Task, n *cluster.Node) int64 {
+	if (t.Work < 100) == (n.ID == 0) {
+		return 100
+	}
+	return 0
+}
+
+func (workScorer) TaskReads() policy.TaskFields { return policy.ReadsDemand | policy.ReadsWork }
+
+// A scorer that reads the work makes each task a class of its own: past
+// MaxClasses classes the Placer scores afresh (no cache row, the same
+// decisions) instead of growing its cache without bound.
+func TestCacheClassesAreBounded(t *testing.T) {
+	c := clustertest.New().Node("a").Node("b").Build()
+	p, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "w", Scorer: workScorer{}, Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	place := func(work float64) {
+		d, ok := p.Place(&job.Task{Demand: job.Demand{CPUMilli: 1000}, Work: work}, c)
+		if want := cluster.NodeID(map[bool]int{true: 0, false: 1}[work < 100]); !ok || d.Node != want {
+			t.Fatalf("work %v on %d, want %d", work, d.Node, want)
+		}
+	}
+	for i := range policy.MaxClasses {
+		place(float64(i))
+	}
+	h, m := p.CacheStats()
+	if h != 0 || m != 2*policy.MaxClasses {
+		t.Fatalf("after %d classes: hits %d misses %d, want 0 and %d", policy.MaxClasses, h, m, 2*policy.MaxClasses)
+	}
+	place(-1) // a new class past the bound: scored, not cached
+	place(5)  // a cached class: both nodes reused
+	h2, m2 := p.CacheStats()
+	if h2 != 2 || m2 != m {
+		t.Errorf("past the bound: hits %d misses %d, want 2 and %d", h2, m2, m)
+	}
+}

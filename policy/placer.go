@@ -196,6 +196,11 @@ func declaredReads(filters []Filter, scorers []Weighted) (TaskFields, bool) {
 	return reads, all
 }
 
+// maxClasses bounds the task classes a Placer caches (each holds a cache
+// entry per node): a scorer that declares ReadsWork makes nearly every
+// task a class of its own, and the tasks past the bound are scored afresh.
+const maxClasses = 4096
+
 // taskKey is what the Placer's scorers and filters read of a task: the
 // fields they did not declare are left zero, so tasks that differ only
 // there share a key.
@@ -237,6 +242,9 @@ func (p *Placer) class(t *job.Task) int {
 	}
 	c, ok := p.classes[k]
 	if !ok {
+		if len(p.classes) >= maxClasses {
+			return -1 // scored afresh: the same decisions, without a cache row
+		}
 		if p.classes == nil {
 			p.classes = map[taskKey]int{}
 		}

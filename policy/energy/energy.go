@@ -127,6 +127,10 @@ func (*Policy) TaskReads() policy.TaskFields {
 	return policy.ReadsDemand | policy.ReadsKind | policy.ReadsRefGPU
 }
 
+// NumNotes is the number of distinct notes so far (len(Notes()) without
+// building them).
+func (p *Policy) NumNotes() int { return len(p.notes) }
+
 // Notes implements policy.Noter: why scores fell back to PWR's, sorted.
 func (p *Policy) Notes() []string {
 	out := make([]string, 0, len(p.notes))
