@@ -13,8 +13,8 @@ import (
 // since the class was last placed and a few heap steps, not a pass over
 // every node.
 //
-// A node's raw scores for a class depend only on the class's demand and
-// the node's state (Scorer), so they change only when the node does
+// A node's raw scores for a class depend only on the task fields the
+// scorers read (the class's key, TaskReader) and the node's state, so they change only when the node does
 // (cluster.ChangedSince lists those nodes). Nodes with equal raw scores
 // form a group; a group keeps its nodes in a heap by tie-break rank, and
 // the class keeps its groups with nodes in a heap by total score. The
@@ -95,18 +95,18 @@ type placeIndex struct {
 	gids    []int32
 }
 
-// indexable reports whether Place may use the index for t: a classified
-// task, no power gate (its admission depends on the whole cluster's
+// indexable reports whether Place may use the index for a task of class
+// cls: a cached Placer (cls >= 0), no power gate (its admission depends on the whole cluster's
 // power), no explanation (it reports every feasible node), and scorers
 // whose normalisation the index can compute.
-func (p *Placer) indexable(t *job.Task) bool {
-	return p.canIndex && t.Class >= 0 && p.gate == nil && p.explain == nil
+func (p *Placer) indexable(cls int) bool {
+	return p.canIndex && cls >= 0 && p.gate == nil && p.explain == nil
 }
 
 // placeIndexed is Place through the index.
-func (p *Placer) placeIndexed(t *job.Task, c *cluster.Cluster) (Decision, bool) {
+func (p *Placer) placeIndexed(t *job.Task, cls int, c *cluster.Cluster) (Decision, bool) {
 	p.held = false
-	ci := p.upToDate(t, c)
+	ci := p.upToDate(t, cls, c)
 	if len(ci.heap) == 0 {
 		return Decision{}, false
 	}
@@ -118,22 +118,22 @@ func (p *Placer) placeIndexed(t *job.Task, c *cluster.Cluster) (Decision, bool) 
 	return Decision{Node: n.ID, GPUs: p.SelectGPUs(t, n), Score: p.indexTotal(ci, &g.raw)}, true
 }
 
-// upToDate returns t's class index with every node's scores current.
-func (p *Placer) upToDate(t *job.Task, c *cluster.Cluster) *classIndex {
+// upToDate returns the index of t's class cls with every node's scores current.
+func (p *Placer) upToDate(t *job.Task, cls int, c *cluster.Cluster) *classIndex {
 	if p.ix == nil || p.ix.c != c || len(p.ix.seen) != len(c.Nodes) {
 		p.ix = p.newIndex(c)
 	}
 	ix := p.ix
-	if t.Class >= len(ix.classes) {
-		ix.classes = append(ix.classes, make([]*classIndex, t.Class+1-len(ix.classes))...)
+	if cls >= len(ix.classes) {
+		ix.classes = append(ix.classes, make([]*classIndex, cls+1-len(ix.classes))...)
 	}
-	ci := ix.classes[t.Class]
+	ci := ix.classes[cls]
 	if ci == nil {
 		ci = &classIndex{group: make([]int32, len(c.Nodes)), byRaw: map[rawScores]int32{}}
 		for i := range ci.group {
 			ci.group[i] = -1
 		}
-		ix.classes[t.Class] = ci
+		ix.classes[cls] = ci
 	}
 	changed, ok := c.ChangedSince(ci.mark)
 	evaluated := 0

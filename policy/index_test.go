@@ -70,8 +70,8 @@ var indexScorers = map[string]scorerMaker{
 }
 
 // TestIndexedPlaceEqualsScan is the index's invariant: placing through the
-// index (classified tasks) gives the decision of scoring every node (the
-// same tasks unclassified: Class -1 bypasses every cache), node, GPUs and
+// index gives the decision of scoring every node (a Placer with neither
+// cache nor index), node, GPUs and
 // total score, for every single scorer and weighted mixes, with ties by
 // node ID or by a rank with repeats, while tasks start and end and nodes
 // power off and on.
@@ -107,6 +107,7 @@ func TestIndexedPlaceEqualsScan(t *testing.T) {
 				}
 				c := indexCluster()
 				indexed, scan := build(), build()
+				scan.Uncached()
 				if ranked {
 					rank := make([]int, len(c.Nodes))
 					for i := range rank {

@@ -50,6 +50,13 @@ type Placer struct {
 	held bool
 
 	cache [][]cacheEntry // [class][node]: one class's entries are contiguous
+	// reads is what the scorers and filters read of a task; cached is set
+	// when every one of them declares it (TaskReader). classes numbers
+	// the tasks' keys (taskKey) in first-seen order: a task's class
+	// indexes cache and the index.
+	reads   TaskFields
+	cached  bool
+	classes map[taskKey]int
 	// scratch
 	idx    []int
 	raw    [][]int64
@@ -84,6 +91,8 @@ func NewPlacer(filters []Filter, scorers []Weighted) (*Placer, error) {
 	}
 	p := &Placer{filters: filters, scorers: scorers, raw: make([][]int64, len(scorers)),
 		canIndex: len(scorers) <= maxCachedScorers, stateOnly: len(filters) == 0, normed: make([]bool, len(scorers)), equal: make([]int64, len(scorers))}
+	p.reads, p.cached = declaredReads(filters, scorers)
+	p.cached = p.cached && len(scorers) <= maxCachedScorers
 	var bestW int64 = -1
 	for i, s := range scorers {
 		if s.Weight <= 0 {
@@ -124,6 +133,20 @@ func (p *Placer) SetRank(rank []int) {
 	p.ix = nil // its heaps are ordered by rank
 }
 
+// Notes are the notes of the Placer's scorers that implement Noter, each
+// prefixed with the scorer's name, in scorer order.
+func (p *Placer) Notes() []string {
+	var out []string
+	for _, s := range p.scorers {
+		if nt, ok := s.Scorer.(Noter); ok {
+			for _, n := range nt.Notes() {
+				out = append(out, s.Name+": "+n)
+			}
+		}
+	}
+	return out
+}
+
 // CacheStats reports score-cache hits (a node's cached scores reused) and
 // misses (a node scored).
 func (p *Placer) CacheStats() (hits, misses int64) { return p.hits, p.misses }
@@ -154,12 +177,92 @@ func (p *Placer) evaluate(t *job.Task, n *cluster.Node, e *cacheEntry) {
 	}
 }
 
+// declaredReads is the union of what filters and scorers read of a task,
+// and whether every one of them declares it (TaskReader).
+func declaredReads(filters []Filter, scorers []Weighted) (TaskFields, bool) {
+	var reads TaskFields
+	all := true
+	add := func(v any) {
+		if r, ok := v.(TaskReader); ok {
+			reads |= r.TaskReads()
+		} else {
+			all = false
+		}
+	}
+	for _, f := range filters {
+		add(f)
+	}
+	for _, s := range scorers {
+		add(s.Scorer)
+	}
+	return reads, all
+}
+
+// maxClasses bounds the task classes a Placer caches (each holds a cache
+// entry per node): a scorer that declares ReadsWork makes nearly every
+// task a class of its own, and the tasks past the bound are scored afresh.
+const maxClasses = 4096
+
+// taskKey is what the Placer's scorers and filters read of a task: the
+// fields they did not declare are left zero, so tasks that differ only
+// there share a key.
+type taskKey struct {
+	cpu, mem int64
+	gpus     int
+	milli    int64
+	spec     string
+	kind     job.Kind
+	ref      string
+	work     float64
+}
+
+// class is t's cache class: tasks equal in every field the scorers and
+// filters read share one; -1 when the Placer is not cached.
+func (p *Placer) class(t *job.Task) int {
+	if !p.cached {
+		return -1
+	}
+	var k taskKey
+	if p.reads&ReadsDemand != 0 {
+		k.cpu, k.mem, k.gpus, k.milli = t.CPUMilli, t.MemMiB, t.GPUCount, t.GPUMilli
+		switch len(t.GPUSpec) {
+		case 0:
+		case 1:
+			k.spec = t.GPUSpec[0]
+		default:
+			k.spec = t.SpecString()
+		}
+	}
+	if p.reads&ReadsKind != 0 {
+		k.kind = t.Kind
+	}
+	if p.reads&ReadsRefGPU != 0 {
+		k.ref = t.RefGPU
+	}
+	if p.reads&ReadsWork != 0 {
+		k.work = t.Work
+	}
+	c, ok := p.classes[k]
+	if !ok {
+		if len(p.classes) >= maxClasses {
+			return -1 // scored afresh: the same decisions, without a cache row
+		}
+		if p.classes == nil {
+			p.classes = map[taskKey]int{}
+		}
+		c = len(p.classes)
+		p.classes[k] = c
+	}
+	return c
+}
+
 // Place chooses a node and GPUs for t, or reports that no node is feasible.
 func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
-	if p.indexable(t) {
-		return p.placeIndexed(t, c)
+	cls := p.class(t)
+	if p.indexable(cls) {
+		return p.placeIndexed(t, cls, c)
 	}
-	if !p.score(t, c) {
+	if !p.score(t, cls, c) {
 		return Decision{}, false
 	}
 	best := 0
@@ -179,7 +282,7 @@ func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
 // node order, and that score; ok is false when no node is feasible. Place
 // picks the first of them by rank; kube-scheduler picks one at random.
 func (p *Placer) Top(t *job.Task, c *cluster.Cluster) (nodes []cluster.NodeID, score int64, ok bool) {
-	if !p.score(t, c) {
+	if !p.score(t, p.class(t), c) {
 		return nil, 0, false
 	}
 	score = p.total[0]
@@ -208,25 +311,26 @@ func (p *Placer) SelectGPUs(t *job.Task, n *cluster.Node) []int {
 }
 
 // score fills p.idx with the feasible nodes and p.total with their
-// weighted normalised scores; false when no node is feasible (p.held says
-// whether nodes that fit were all over the power limit).
-func (p *Placer) score(t *job.Task, c *cluster.Cluster) bool {
+// weighted normalised scores, using the cache of class cls (-1: none);
+// false when no node is feasible (p.held says whether nodes that fit were
+// all over the power limit).
+func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 	p.held = false
 	var clusterW hw.Watts
 	if p.gate != nil {
 		clusterW = p.gate.ClusterPower(c.Nodes)
 	}
 	fit := false
-	cacheable := t.Class >= 0 && len(p.scorers) <= maxCachedScorers
+	cacheable := cls >= 0
 	var row []cacheEntry
 	if cacheable {
-		if t.Class >= len(p.cache) {
-			p.cache = append(p.cache, make([][]cacheEntry, t.Class+1-len(p.cache))...)
+		if cls >= len(p.cache) {
+			p.cache = append(p.cache, make([][]cacheEntry, cls+1-len(p.cache))...)
 		}
-		if len(p.cache[t.Class]) != len(c.Nodes) {
-			p.cache[t.Class] = make([]cacheEntry, len(c.Nodes))
+		if len(p.cache[cls]) != len(c.Nodes) {
+			p.cache[cls] = make([]cacheEntry, len(c.Nodes))
 		}
-		row = p.cache[t.Class]
+		row = p.cache[cls]
 	}
 	p.idx = p.idx[:0]
 	for i := range p.raw {

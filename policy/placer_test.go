@@ -17,6 +17,10 @@ type fixed []int64
 
 func (f fixed) Score(_ *job.Task, n *cluster.Node) int64 { return f[n.ID] }
 
+// TaskReads implements policy.TaskReader: fixed reads nothing of a task
+// (declaring the demand keeps it cached).
+func (fixed) TaskReads() policy.TaskFields { return policy.ReadsDemand }
+
 type normalized struct{ fixed }
 
 func (normalized) Normalize(s []int64) { policy.MinMaxNormalize(s, policy.MaxScore) }

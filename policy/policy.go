@@ -31,11 +31,44 @@ type Filter interface {
 	Feasible(t *job.Task, n *cluster.Node) (ok bool, reason string)
 }
 
-// Scorer rates a feasible node for a task; higher is better. Scores must
-// depend only on the task's demand and the node's state, so that a Placer may
-// cache them per (node version, task class).
+// Scorer rates a feasible node for a task; higher is better. A Placer
+// caches a scorer's scores only when it declares what it reads of a task
+// (TaskReader); see TaskReader for the contract.
 type Scorer interface {
 	Score(t *job.Task, n *cluster.Node) int64
+}
+
+// TaskFields is a set of the fields of a job.Task that a Scorer's score (or
+// a Filter's verdict, or a GPUSelector's choice) reads.
+type TaskFields uint8
+
+// The task fields a scorer may declare.
+const (
+	// ReadsDemand: the task's Demand (CPU, memory, GPU count and share,
+	// GPU model constraint).
+	ReadsDemand TaskFields = 1 << iota
+	// ReadsKind: the task's Kind, its workload class (training, inference, ...).
+	ReadsKind
+	// ReadsRefGPU: the GPU model the task's work was measured on (RefGPU).
+	ReadsRefGPU
+	// ReadsWork: the task's Work (its duration at rate 1).
+	ReadsWork
+)
+
+// TaskReader is implemented by scorers and filters that declare which
+// fields of a task their results read. The contract a Placer relies on:
+// for two tasks equal in every declared field, Score (and Feasible and
+// SelectGPUs) return the same result on a node in the same state (same
+// cluster.Node.Version). The Placer then keys its score cache on the union
+// of the declared fields of all its scorers and filters, so that a task is
+// never served scores computed for a task that differs in a field any of
+// them reads. A scorer or filter that does not implement TaskReader
+// declares nothing, and a Placer with one is not cached: each placement
+// scores every node afresh. Reading a field not in the set (ID, Name,
+// Submit, ...) breaks the contract: such a scorer must not implement
+// TaskReader.
+type TaskReader interface {
+	TaskReads() TaskFields
 }
 
 // StateScorer is implemented by scorers whose score depends on a node only
@@ -45,6 +78,14 @@ type Scorer interface {
 type StateScorer interface {
 	Scorer
 	StateOnly()
+}
+
+// Noter is implemented by scorers that can say, after a run, where they
+// could not score as designed (a missing figure they fell back from); the
+// notes are sorted and name no task, so that they depend only on what the
+// run scored.
+type Noter interface {
+	Notes() []string
 }
 
 // Normalizer is implemented by scorers whose raw scores need rescaling over

@@ -93,7 +93,7 @@ func TestParseScenarioErrors(t *testing.T) {
 func TestCheckAgainstRegistries(t *testing.T) {
 	cases := []struct{ doc, want string }{
 		{"name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fdg, weight: 1}]}]\n",
-			`policies[0].scorers[0]: unknown placement policy "fdg" (known: fgd, pwr, bestfit, dotprod, gpupacking, gpuclustering)`},
+			`policies[0].scorers[0]: unknown placement policy "fdg" (known: fgd, pwr, energy, bestfit, dotprod, gpupacking, gpuclustering)`},
 		{"name: x\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1, args: {popularity_threshold: 0}}]}]\n",
 			"policies[0].scorers[0]: fgd args: fgd.popularity_threshold"},
 		{"name: x\nhpc: {swf: nasa-ipsc, systems: [{name: v, policy: vahrm, args: {beta: 2}, predictions: ideal}]}\n",

@@ -35,6 +35,8 @@ type CompareRun struct {
 	Measured *MeasuredSummary
 	// explain is the run's explain.csv rows (--explain; nil otherwise).
 	explain *explainLog
+	// notes are the Placer's notes (policy.Noter: where a scorer fell back).
+	notes []string
 }
 
 // RunCompare replays the scenario's trace under every policy and setting
@@ -71,7 +73,7 @@ func RunCompare(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Compa
 			return nil, fmt.Errorf("%s: %w", label(i), err)
 		}
 		return &CompareRun{Policy: ps.Name, Variant: st.spec.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg,
-			PowerDown: st.s.PowerDown != nil, Measured: r.measured, explain: r.explain}, nil
+			PowerDown: st.s.PowerDown != nil, Measured: r.measured, explain: r.explain, notes: r.notes}, nil
 	}, env.Progress, label)
 	for _, err := range errs {
 		if err != nil {
@@ -446,6 +448,9 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		res.Tail = append(res.Tail, "warning: "+few)
 	}
 	res.Tables = []report.Table{means, dist, mt}
+	for _, r := range runs {
+		addPolicyNotes(res, r.Policy, r.notes)
+	}
 	if multi || opt.CatalogFile != "" {
 		res.Tables = append(res.Tables, settingsT)
 	}

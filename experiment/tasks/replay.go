@@ -3,6 +3,7 @@ package tasks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -29,6 +30,8 @@ type ReplayRun struct {
 	Measured *MeasuredSummary
 	// explain is the run's explain.csv rows (--explain; nil otherwise).
 	explain *explainLog
+	// notes are the Placer's notes (policy.Noter: where a scorer fell back).
+	notes []string
 }
 
 // ReplaySummary condenses one replay.
@@ -78,6 +81,7 @@ type replayed struct {
 	usd, kg  float64
 	measured *MeasuredSummary
 	explain  *explainLog
+	notes    []string
 }
 
 // replayOnce replays the pod list under one policy with the given seed
@@ -117,7 +121,7 @@ func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySp
 	if err != nil {
 		return nil, err
 	}
-	out := &replayed{res: res, usd: usd, kg: kg, explain: xl}
+	out := &replayed{res: res, usd: usd, kg: kg, explain: xl, notes: placer.Notes()}
 	if m != nil {
 		out.measured = &m.sum
 	}
@@ -152,7 +156,7 @@ func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Replay
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
-		return &ReplayRun{Policy: ps.Name, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, PowerDown: s.PowerDown != nil, Measured: r.measured, explain: r.explain}, nil
+		return &ReplayRun{Policy: ps.Name, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, PowerDown: s.PowerDown != nil, Measured: r.measured, explain: r.explain, notes: r.notes}, nil
 	}, env.Progress, func(i int) string { return s.Policies[i].Name })
 	for _, err := range errs {
 		if err != nil {
@@ -277,6 +281,9 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 	if err := addReplayNotes(res, s, in); err != nil {
 		return nil, err
 	}
+	for _, r := range runs {
+		addPolicyNotes(res, r.Policy, r.notes)
+	}
 	res.Tables = []report.Table{ReplayTable(in, runs), mt}
 	res.Figures = []experiment.Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
 		{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}
@@ -335,6 +342,19 @@ func addReplayNotes(res *experiment.Results, s *scenario.Scenario, in *Inputs) e
 	res.AddGrid(acct.Where)
 	res.AddNotes(warn...)
 	return nil
+}
+
+// addPolicyNotes adds a policy's scorer notes (policy.Noter) to the
+// report's notes and the lines printed after the tables, once each.
+func addPolicyNotes(res *experiment.Results, pol string, notes []string) {
+	for _, n := range notes {
+		line := "note: policy " + pol + ", " + n
+		if slices.Contains(res.Tail, line) {
+			continue
+		}
+		res.Tail = append(res.Tail, line)
+		res.AddNotes("Policy " + pol + ", " + n + ".")
+	}
 }
 
 // orDash formats n, or "-" for NaN (no task to average over).

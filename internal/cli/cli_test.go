@@ -103,7 +103,7 @@ func TestUsageErrors(t *testing.T) {
 func TestRegistryHasEveryPolicyOnce(t *testing.T) {
 	r := builtin.Registries()
 	for _, c := range []struct{ family, got, want string }{
-		{"scorers", strings.Join(r.Scorers.Names(), ","), "fgd,pwr,bestfit,dotprod,gpupacking,gpuclustering"},
+		{"scorers", strings.Join(r.Scorers.Names(), ","), "fgd,pwr,energy,bestfit,dotprod,gpupacking,gpuclustering"},
 		{"hpc", strings.Join(r.HPC.Names(), ","), "fcfs,vahrm"},
 		{"elastic", strings.Join(r.Elastic.Names(), ","), "powerflow,gandiva,tiresias,afs,zeus"},
 		{"slotted", strings.Join(r.Slotted.Names(), ","), "cedla,fifo,eprons,pambt"},

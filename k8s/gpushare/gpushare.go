@@ -54,6 +54,16 @@ const (
 	maxGPUsPerNode = 64
 )
 
+// Annotations of a pod's work, read by the energy score plugin.
+const (
+	// AnnWorkload is a pod's workload class, training or inference (the
+	// catalog's speed figure its duration scales by; absent: training).
+	AnnWorkload = Prefix + "workload"
+	// AnnReferenceGPU is the GPU model (catalog name or alias) a pod's
+	// duration was measured on; absent: unknown.
+	AnnReferenceGPU = Prefix + "reference-gpu"
+)
+
 // Bounds on a pod's requests: a million cores, an exbibyte.
 var (
 	maxCPU    = resource.MustParse("1M")
@@ -111,6 +121,29 @@ func Demand(pod *v1.Pod) (job.Demand, error) {
 		return d, err
 	}
 	return d, nil
+}
+
+// Work is what pod says about its work beyond its demand: its kind from
+// wattsched.io/workload (training, the default, or inference) and the GPU
+// model its duration was measured on from wattsched.io/reference-gpu
+// (empty when absent). The energy score plugin reads them (perf.Speed).
+func Work(pod *v1.Pod) (job.Kind, string, error) {
+	kind := job.Training
+	if s, ok := pod.Annotations[AnnWorkload]; ok {
+		switch k := job.Kind(strings.TrimSpace(s)); k {
+		case job.Training, job.Inference:
+			kind = k
+		default:
+			return kind, "", fmt.Errorf("annotation %s %q: want %s or %s", AnnWorkload, s, job.Training, job.Inference)
+		}
+	}
+	ref := ""
+	if s, ok := pod.Annotations[AnnReferenceGPU]; ok {
+		if ref = strings.TrimSpace(s); ref == "" {
+			return kind, "", fmt.Errorf("annotation %s %q: empty model name", AnnReferenceGPU, s)
+		}
+	}
+	return kind, ref, nil
 }
 
 // GPUIndex parses pod's wattsched.io/gpu-index annotation; ok is false

@@ -11,6 +11,7 @@ func Registry() frameworkruntime.Registry {
 		GPUName:           NewGPU,
 		BudgetName:        NewBudget,
 		PWRName:           NewPWR,
+		EnergyName:        NewEnergy,
 		FGDName:           NewFGD,
 		BestFitName:       NewBestFit,
 		DotProdName:       NewDotProd,

@@ -7,13 +7,18 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/bestfit"
 	"github.com/wattsched/wattsched/policy/dotprod"
+	"github.com/wattsched/wattsched/policy/energy"
 	"github.com/wattsched/wattsched/policy/gpuclustering"
 	"github.com/wattsched/wattsched/policy/gpupacking"
 	"github.com/wattsched/wattsched/policy/pwr"
@@ -23,6 +28,7 @@ import (
 // Score plugin names.
 const (
 	PWRName           = "PWR"
+	EnergyName        = "Energy"
 	FGDName           = "FGD"
 	BestFitName       = "BestFit"
 	DotProdName       = "DotProd"
@@ -200,6 +206,85 @@ func NewPWR(_ context.Context, obj runtime.Object, h framework.Handle) (framewor
 		return nil, err
 	}
 	return newScore(PWRName, h, p, a.Explain), nil
+}
+
+// NewEnergy is the energy score plugin's factory (docs/policies/energy.md):
+// the core energy scorer with the PWR power model and the profile's
+// hardware catalog (the WattschedGPU plugin's catalogFile and
+// extraCatalogFile), reading a pod's workload class and reference GPU
+// from its wattsched.io/workload and wattsched.io/reference-gpu
+// annotations. Its GPUs are PWR's: pair it with gpuSelector: pwr.
+func NewEnergy(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	a, err := scoreArgs(EnergyName, obj)
+	if err != nil {
+		return nil, err
+	}
+	s := sharedState(h)
+	e := &energyScorer{s: s}
+	if _, err := e.policy(); err != nil {
+		return nil, err
+	}
+	return newScore(EnergyName, h, e, a.Explain), nil
+}
+
+// energyScorer is the core energy scorer built on the profile's catalog
+// as it is when scoring (the WattschedGPU plugin may replace it after this
+// plugin was built); it logs each of the scorer's notes (where it fell
+// back to PWR's score) once.
+type energyScorer struct {
+	s      *shared
+	cat    *hw.Catalog
+	p      *energy.Policy
+	logged int
+}
+
+var (
+	_ policy.MinMaxNormalizer = (*energyScorer)(nil)
+	_ policy.TaskReader       = (*energyScorer)(nil)
+)
+
+func (e *energyScorer) policy() (*energy.Policy, error) {
+	e.s.mu.RLock()
+	c := e.s.cat
+	e.s.mu.RUnlock()
+	if c != e.cat || e.p == nil {
+		p, err := energy.New(energy.Args{}, policy.Deps{Catalog: c, Power: power.PWR{}})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnergyName, err)
+		}
+		e.cat, e.p, e.logged = c, p, 0
+	}
+	return e.p, nil
+}
+
+// Score implements policy.Scorer with the core energy scorer.
+func (e *energyScorer) Score(t *job.Task, n *cluster.Node) int64 {
+	p, err := e.policy()
+	if err != nil { // New fails only without a catalog; the profile always has one
+		return 0
+	}
+	v := p.Score(t, n)
+	if p.NumNotes() > e.logged {
+		notes := p.Notes()
+		for _, note := range notes {
+			klog.InfoS("energy score falls back to PWR's", "plugin", EnergyName, "note", note)
+		}
+		e.logged = len(notes)
+	}
+	return v
+}
+
+// Normalize implements policy.Normalizer as the core scorer does.
+func (e *energyScorer) Normalize(scores []int64) {
+	policy.MinMaxNormalize(scores, e.NormalizeEqual())
+}
+
+// NormalizeEqual implements policy.MinMaxNormalizer.
+func (*energyScorer) NormalizeEqual() int64 { return policy.MaxScore }
+
+// TaskReads implements policy.TaskReader as the core scorer does.
+func (*energyScorer) TaskReads() policy.TaskFields {
+	return (*energy.Policy)(nil).TaskReads()
 }
 
 // NewFGD is the FGD score plugin's factory; its arguments are WorkloadArgs

@@ -314,10 +314,14 @@ func demand(state fwk.CycleState, pod *v1.Pod) *cycleData {
 		}
 	}
 	d, err := gpushare.Demand(pod)
+	kind, ref, werr := gpushare.Work(pod)
+	if err == nil {
+		err = werr
+	}
 	if err != nil {
 		err = fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	cd := &cycleData{task: job.Task{ID: 0, Name: pod.Name, Demand: d, Class: -1}, err: err}
+	cd := &cycleData{task: job.Task{ID: 0, Name: pod.Name, Kind: kind, RefGPU: ref, Demand: d, Class: -1}, err: err}
 	state.Write(cycleKey, cd)
 	return cd
 }

@@ -26,6 +26,7 @@ type Policy struct{}
 
 var (
 	_ policy.StateScorer      = Policy{}
+	_ policy.TaskReader       = Policy{}
 	_ policy.Scorer           = Policy{}
 	_ policy.MinMaxNormalizer = Policy{}
 )
@@ -51,3 +52,7 @@ func (Policy) NormalizeEqual() int64 { return policy.MinScore }
 // StateOnly implements policy.StateScorer: the score reads the node's
 // models, capacities and allocations only.
 func (Policy) StateOnly() {}
+
+// TaskReads implements policy.TaskReader: the score and the GPUs chosen
+// read the task's demand only, so a Placer caches them per demand.
+func (Policy) TaskReads() policy.TaskFields { return policy.ReadsDemand }

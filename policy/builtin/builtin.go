@@ -15,6 +15,7 @@ import (
 	"github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/policy/dotprod"
 	"github.com/wattsched/wattsched/policy/eaco"
+	"github.com/wattsched/wattsched/policy/energy"
 	"github.com/wattsched/wattsched/policy/eprons"
 	"github.com/wattsched/wattsched/policy/fcfs"
 	"github.com/wattsched/wattsched/policy/fgd"
@@ -79,6 +80,7 @@ func Registries() *policy.Registries {
 	errs := []error{
 		r.Scorers.Register(fgd.Name, scorer(fgd.New)),
 		r.Scorers.Register(pwr.Name, scorer(pwr.New)),
+		r.Scorers.Register(energy.Name, scorer(energy.New)),
 		r.Scorers.Register(bestfit.Name, scorer(bestfit.New)),
 		r.Scorers.Register(dotprod.Name, scorer(dotprod.New)),
 		r.Scorers.Register(gpupacking.Name, scorer(gpupacking.New)),

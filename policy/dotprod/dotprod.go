@@ -25,7 +25,10 @@ func (Args) Validate() error { return nil }
 // Policy is the DotProd scorer.
 type Policy struct{}
 
-var _ policy.StateScorer = Policy{}
+var (
+	_ policy.StateScorer = Policy{}
+	_ policy.TaskReader  = Policy{}
+)
 
 // New builds DotProd.
 func New(Args, policy.Deps) (Policy, error) { return Policy{}, nil }
@@ -42,3 +45,7 @@ func (Policy) Score(t *job.Task, n *cluster.Node) int64 {
 // StateOnly implements policy.StateScorer: the score reads the node's
 // models, capacities and allocations only.
 func (Policy) StateOnly() {}
+
+// TaskReads implements policy.TaskReader: the score and the GPUs chosen
+// read the task's demand only, so a Placer caches them per demand.
+func (Policy) TaskReads() policy.TaskFields { return policy.ReadsDemand }

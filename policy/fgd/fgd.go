@@ -257,6 +257,7 @@ type Policy struct {
 
 var (
 	_ policy.StateScorer = (*Policy)(nil)
+	_ policy.TaskReader  = (*Policy)(nil)
 	_ policy.Scorer      = (*Policy)(nil)
 	_ policy.GPUSelector = (*Policy)(nil)
 )
@@ -328,3 +329,7 @@ func (p *Policy) best(t *job.Task, n *cluster.Node) (int64, []int) {
 // StateOnly implements policy.StateScorer: the score reads the node's
 // models, capacities and allocations only.
 func (*Policy) StateOnly() {}
+
+// TaskReads implements policy.TaskReader: the score and the GPUs chosen
+// read the task's demand only, so a Placer caches them per demand.
+func (*Policy) TaskReads() policy.TaskFields { return policy.ReadsDemand }

@@ -27,7 +27,10 @@ func (Args) Validate() error { return nil }
 // Policy is the GpuPacking scorer.
 type Policy struct{ idx []int }
 
-var _ policy.StateScorer = (*Policy)(nil)
+var (
+	_ policy.StateScorer = (*Policy)(nil)
+	_ policy.TaskReader  = (*Policy)(nil)
+)
 
 // New builds GpuPacking.
 func New(Args, policy.Deps) (*Policy, error) { return &Policy{}, nil }
@@ -76,3 +79,7 @@ func (p *Policy) Score(t *job.Task, n *cluster.Node) int64 {
 // StateOnly implements policy.StateScorer: the score reads the node's
 // models, capacities and allocations only.
 func (*Policy) StateOnly() {}
+
+// TaskReads implements policy.TaskReader: the score and the GPUs chosen
+// read the task's demand only, so a Placer caches them per demand.
+func (*Policy) TaskReads() policy.TaskFields { return policy.ReadsDemand }

@@ -27,6 +27,7 @@ type Policy struct{ model power.Model }
 
 var (
 	_ policy.StateScorer      = (*Policy)(nil)
+	_ policy.TaskReader       = (*Policy)(nil)
 	_ policy.Scorer           = (*Policy)(nil)
 	_ policy.MinMaxNormalizer = (*Policy)(nil)
 	_ policy.GPUSelector      = (*Policy)(nil)
@@ -91,3 +92,7 @@ func (p *Policy) best(t *job.Task, n *cluster.Node) (int64, []int) {
 // StateOnly implements policy.StateScorer: the score reads the node's
 // models, capacities and allocations only.
 func (*Policy) StateOnly() {}
+
+// TaskReads implements policy.TaskReader: the score and the GPUs chosen
+// read the task's demand only, so a Placer caches them per demand.
+func (*Policy) TaskReads() policy.TaskFields { return policy.ReadsDemand }

@@ -215,7 +215,9 @@ func NodeObject(s cluster.NodeSpec) *v1.Node {
 
 // PodObject is task t as pod name in namespace for schedulerName: CPU and
 // memory requests, whole GPUs as nvidia.com/gpu, a shared GPU as
-// wattsched.io/gpu-milli, the model constraint as wattsched.io/gpu-models.
+// wattsched.io/gpu-milli, the model constraint as wattsched.io/gpu-models,
+// an inference task's kind as wattsched.io/workload and its reference GPU
+// as wattsched.io/reference-gpu.
 func PodObject(t *job.Task, namespace, name, schedulerName string) *v1.Pod {
 	req := v1.ResourceList{
 		v1.ResourceCPU:    *resource.NewMilliQuantity(t.CPUMilli, resource.DecimalSI),
@@ -238,6 +240,12 @@ func PodObject(t *job.Task, namespace, name, schedulerName string) *v1.Pod {
 	}
 	if len(t.GPUSpec) > 0 {
 		p.Annotations[gpushare.AnnGPUModels] = t.SpecString()
+	}
+	if t.Kind == job.Inference {
+		p.Annotations[gpushare.AnnWorkload] = string(job.Inference)
+	}
+	if t.RefGPU != "" {
+		p.Annotations[gpushare.AnnReferenceGPU] = t.RefGPU
 	}
 	return p
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/k8s/gpushare"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/energy"
 	"github.com/wattsched/wattsched/policy/fgd"
 	"github.com/wattsched/wattsched/policy/pwr"
 	"github.com/wattsched/wattsched/power"
@@ -47,10 +48,38 @@ func openbSlice(t testing.TB) ([]cluster.NodeSpec, []job.Task, []job.Task) {
 }
 
 // policyCase is one profile of k8s/deploy/scheduler-config.yaml with the
-// core Placer that must agree with it.
+// core Placer that must agree with it; slice, when set, replaces
+// openbSlice.
 type policyCase struct {
 	name, schedulerName string
 	placer              func(workload []job.Task) (*policy.Placer, error)
+	slice               func(testing.TB) ([]cluster.NodeSpec, []job.Task, []job.Task)
+}
+
+// mixedSlice is a cluster of H100, A100 (no inference speed: the energy
+// scorer falls back to PWR's score there), L40S and CPU-only nodes, and
+// the parity tests' openb pods measured on H100, every third one an
+// inference pod: the pods the energy profile places by speed.
+func mixedSlice(t testing.TB) ([]cluster.NodeSpec, []job.Task, []job.Task) {
+	_, tasks, workload := openbSlice(t)
+	var nodes []cluster.NodeSpec
+	for i, m := range []struct {
+		n, gpus int
+		model   string
+		cpu     int64
+	}{{8, 8, "H100", 224000}, {8, 8, "A100", 224000}, {12, 4, "L40S", 128000}, {4, 0, "", 96000}} {
+		for k := range m.n {
+			nodes = append(nodes, cluster.NodeSpec{Name: fmt.Sprintf("m%d-%02d", i, k), CPUMilli: m.cpu, MemMiB: 1 << 20, GPUs: m.gpus, GPUModel: m.model})
+		}
+	}
+	tasks = slices.Clone(tasks)
+	for i := range tasks {
+		tasks[i].RefGPU = "H100"
+		if i%3 == 0 {
+			tasks[i].Kind = job.Inference
+		}
+	}
+	return nodes, tasks, workload
 }
 
 var cases = []policyCase{
@@ -60,14 +89,14 @@ var cases = []policyCase{
 			return nil, err
 		}
 		return policy.NewPlacer(nil, []policy.Weighted{{Name: "fgd", Scorer: f, Weight: 1}})
-	}},
+	}, nil},
 	{"PWR", "wattsched-pwr", func([]job.Task) (*policy.Placer, error) {
 		p, err := pwr.New(pwr.Args{}, policy.Deps{Power: power.PWR{}})
 		if err != nil {
 			return nil, err
 		}
 		return policy.NewPlacer(nil, []policy.Weighted{{Name: "pwr", Scorer: p, Weight: 1}})
-	}},
+	}, nil},
 	{"0.2*PWR+0.8*FGD", "wattsched-pwr-fgd", func(w []job.Task) (*policy.Placer, error) {
 		p, err := pwr.New(pwr.Args{}, policy.Deps{Power: power.PWR{}})
 		if err != nil {
@@ -78,7 +107,14 @@ var cases = []policyCase{
 			return nil, err
 		}
 		return policy.NewPlacer(nil, []policy.Weighted{{Name: "pwr", Scorer: p, Weight: 200}, {Name: "fgd", Scorer: f, Weight: 800}})
-	}},
+	}, nil},
+	{"Energy", "wattsched-energy", func([]job.Task) (*policy.Placer, error) {
+		e, err := energy.New(energy.Args{}, policy.Deps{Catalog: hw.Default(), Power: power.PWR{}})
+		if err != nil {
+			return nil, err
+		}
+		return policy.NewPlacer(nil, []policy.Weighted{{Name: "energy", Scorer: e, Weight: 1}})
+	}, mixedSlice},
 }
 
 func TestParity(t *testing.T) {
@@ -103,7 +139,11 @@ func TestRestartParity(t *testing.T) {
 // that node. The core then applies the same placement, so both stay in
 // the same state.
 func parity(t *testing.T, pc policyCase, restartAt int) {
-	specs, tasks, workload := openbSlice(t)
+	slice := pc.slice
+	if slice == nil {
+		slice = openbSlice
+	}
+	specs, tasks, workload := slice(t)
 	cs, rc := apiServer(t)
 	byName := map[string]cluster.NodeID{}
 	for i, s := range specs {
