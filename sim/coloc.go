@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/wattsched/wattsched/hw"
@@ -35,6 +36,12 @@ type ColocOptions struct {
 	// round-based timing (see RunColoc); the scheduler must then be a
 	// policy.RoundAllocator.
 	Rounds *RoundTiming
+	// ObsNoise, when > 0, is the measurement noise of an observation
+	// window: each member's observed factor is multiplied by
+	// exp(ObsNoise * z), z standard normal from a source seeded by
+	// ObsSeed; the rates the engine runs are unchanged.
+	ObsNoise float64
+	ObsSeed  uint64
 	// Rates gives two jobs' measured rates (steps/s) when they share a GPU
 	// set, uncapped (Gavel's pair throughputs); needed with Rounds.
 	Rates func(a, b gavel.Key) (ra, rb float64, ok bool)
@@ -180,6 +187,7 @@ type colocEngine struct {
 	gpuSet [][]int // node, gpu -> set id or -1
 	colocNodes
 	obs    []policy.ColocObservation
+	noise  *rand.Rand // observation noise (ObsNoise > 0)
 	res    *ColocResult
 	active []int // active job IDs (arrived, not done), ascending
 
@@ -248,7 +256,13 @@ func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (
 		}
 		return runRounds(jobs, a, o)
 	}
+	if !(o.ObsNoise >= 0) || o.ObsNoise > 1 {
+		return nil, fmt.Errorf("sim: observation noise %v, want 0..1", o.ObsNoise)
+	}
 	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes)}
+	if o.ObsNoise > 0 {
+		e.noise = rand.New(rand.NewPCG(o.ObsSeed, 0x0b5e))
+	}
 	e.gpuSet = make([][]int, o.Nodes)
 	for n := range e.gpuSet {
 		e.gpuSet[n] = slices.Repeat([]int{-1}, o.GPUsPerNode)
@@ -461,6 +475,9 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 		f := j.view.Rate / j.j.IsoRate
 		if dt > 0 {
 			f = (j.view.Done - s.marks[i]) / dt / j.j.IsoRate
+		}
+		if e.noise != nil {
+			f *= math.Exp(e.o.ObsNoise * e.noise.NormFloat64())
 		}
 		o.Jobs, o.Keys, o.Factors = append(o.Jobs, id), append(o.Keys, j.j.Key), append(o.Factors, f)
 	}
