@@ -16,6 +16,7 @@ import (
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/eaco"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/bloxpal"
 	"github.com/wattsched/wattsched/trace/gavel"
@@ -212,8 +213,12 @@ func NewEnvFrom(cat *hw.Catalog, tp *gavel.Throughputs) (*Env, error) {
 			}
 		}
 	}
-	slices.Sort(alone)
-	e := &Env{Multi: multi, ByScale: byScale, PriorH: alone[len(alone)/2], Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
+	prior := eaco.Args{}.Default().LengthPriorH // an empty pool (a table that runs none of its jobs)
+	if len(alone) > 0 {
+		slices.Sort(alone)
+		prior = alone[len(alone)/2]
+	}
+	e := &Env{Multi: multi, ByScale: byScale, PriorH: prior, Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
 		HeldOut: coloc.Evaluate(cest, clean, cheld), CrossVal: coloc.CrossValidate(clean, 5), BloxPal: check, Pool: pool,
 		Paper: paper, Placeholders: coloc.Placeholders(tp)}
 	e.Settings = []Setting{
