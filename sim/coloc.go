@@ -52,6 +52,10 @@ type ColocOptions struct {
 // dry), a job's GPUs spanning servers as Gavel places them.
 type RoundTiming struct {
 	Round, Reset job.Time
+	// IgnoreFailures turns Gavel's failed-round rule off (see runRounds):
+	// a job whose per-GPU share of a round's steps rounds to 0 runs its
+	// last steps and finishes like any other.
+	IgnoreFailures bool
 	// MaxTracked bounds the jobs and pairs tracked at once (Gavel tracks
 	// every pair of active jobs of one GPU count, so a long queue grows
 	// them quadratically); 0: DefaultMaxTracked.
@@ -75,7 +79,10 @@ type ColocJobResult struct {
 	// Run is the time it held GPUs; Missed says End > Deadline.
 	Run    job.Time
 	Missed bool
-	Undos  int
+	// Dropped says Gavel's failed-round rule removed the job without a
+	// completion (timing gavel-rounds): End is when it was removed.
+	Dropped bool
+	Undos   int
 	// MaxShare is the most jobs its set held while it ran.
 	MaxShare int
 	// Utilisation (%) of the GPUs it ran on, time-weighted over its run
@@ -113,7 +120,9 @@ type ColocResult struct {
 	AvgActiveNodes                   float64
 	AvgRunSec, AvgJTTSec, AvgWaitSec float64
 	DeadlineMisses, Undos, Joins     int
-	LostSteps                        float64
+	// Dropped counts jobs removed without a completion (gavel-rounds).
+	Dropped   int
+	LostSteps float64
 	// Utilisation of GPUs holding jobs, time-weighted (%): mean core and
 	// memory; peaks are the highest set sum of the members' peaks.
 	MeanCoreUtil, PeakCoreUtil float64
@@ -706,14 +715,17 @@ func (r *ColocResult) totals(c *colocNodes) {
 	for i := range r.Jobs {
 		jr := &r.Jobs[i]
 		r.Makespan = max(r.Makespan, jr.End)
-		run += jr.Run.Seconds()
-		jtt += (jr.End - jr.Submit).Seconds()
-		wait += (jr.End - jr.Submit - jr.Run).Seconds()
 		if jr.Missed {
 			r.DeadlineMisses++
 		}
+		if jr.Dropped {
+			continue // no completion time: out of the averages (Gavel's get_average_jct)
+		}
+		run += jr.Run.Seconds()
+		jtt += (jr.End - jr.Submit).Seconds()
+		wait += (jr.End - jr.Submit - jr.Run).Seconds()
 	}
-	if n := float64(len(r.Jobs)); n > 0 {
+	if n := float64(len(r.Jobs) - r.Dropped); n > 0 {
 		r.AvgRunSec, r.AvgJTTSec, r.AvgWaitSec = run/n, jtt/n, wait/n
 	}
 	r.Energy = c.led.Total()
