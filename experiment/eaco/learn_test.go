@@ -7,6 +7,7 @@ import (
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy/builtin"
+	"github.com/wattsched/wattsched/sim"
 )
 
 // TestHistoryLearns: in the primary setting EaCO's H is not the engine's
@@ -122,5 +123,26 @@ func TestBelowNeedsSign(t *testing.T) {
 	g := splitByPaper([]string{"FIFO", "FIFO_packed", "Gandiva"}, map[string]float64{"FIFO": 39, "FIFO_packed": 39, "Gandiva": 8.3})
 	if len(g) != 2 || len(g[0]) != 2 || g[1][0] != "Gandiva" {
 		t.Errorf("groups %v, want [[FIFO FIFO_packed] [Gandiva]]", g)
+	}
+}
+
+// TestSameRunsOneClaim: baselines whose runs give the same figure on every
+// seed share one claim; one seed apart keeps them apart.
+func TestSameRunsOneClaim(t *testing.T) {
+	rep := &Reproduction{Options: Options{Seeds: 2}}
+	// Energy per (cluster, variant, seed): FIFO and FIFO_packed equal on
+	// both seeds at 28 nodes, Gandiva equal on seed 1 only.
+	e := map[string][2]float64{"FIFO": {10, 20}, "FIFO_packed": {10, 20}, "Gandiva": {10, 21}}
+	for range Clusters {
+		for _, v := range Variants {
+			for s := range 2 {
+				x := e[v.Label][s]
+				rep.Runs = append(rep.Runs, &Run{Res: &sim.ColocResult{Energy: hw.Joules(x)}})
+			}
+		}
+	}
+	got := rep.sameRuns(28, []string{"FIFO", "FIFO_packed", "Gandiva"}, energy)
+	if len(got) != 2 || len(got[0]) != 2 || got[0][1] != "FIFO_packed" || got[1][0] != "Gandiva" {
+		t.Errorf("groups %v, want [[FIFO FIFO_packed] [Gandiva]]", got)
 	}
 }
