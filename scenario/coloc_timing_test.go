@@ -57,3 +57,36 @@ func TestColocTimingKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestColocFailedJobs: coloc.failed_jobs (Gavel's failed-round rule) is
+// drop by default under gavel-rounds, finish turns it off, and it is
+// refused under event timing or with another value.
+func TestColocFailedJobs(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+		drops            bool
+	}{
+		{"gavel-rounds: drop by default", "coloc: {jobs: gavel-msr, timing: gavel-rounds}", "", true},
+		{"drop named", "coloc: {jobs: gavel-msr, timing: gavel-rounds, failed_jobs: drop}", "", true},
+		{"finish", "coloc: {jobs: gavel-msr, timing: gavel-rounds, failed_jobs: finish}", "", false},
+		{"events: no rule", "coloc: {jobs: gavel-msr}", "", false},
+		{"under events", "coloc: {jobs: gavel-msr, failed_jobs: drop}", "coloc.failed_jobs: only for timing: gavel-rounds", false},
+		{"unknown", "coloc: {jobs: gavel-msr, timing: gavel-rounds, failed_jobs: keep}", `coloc.failed_jobs: "keep", want drop or finish`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse([]byte("name: t\n"+tc.yaml+"\n"), "t.yaml")
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want it to contain %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("valid scenario refused: %v", err)
+			}
+			if got := s.Coloc.DropsFailedJobs(); got != tc.drops {
+				t.Errorf("drops failed jobs: %v, want %v", got, tc.drops)
+			}
+		})
+	}
+}

@@ -54,7 +54,7 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"policies[].name", "policies[].scorers[].policy",
 		"hpc.systems[].name", "hpc.systems[].policy", "hpc.systems[].predictions",
 		"elastic.start", "elastic.systems[].name", "elastic.systems[].policy", "elastic.systems[].predictions",
-		"coloc.arrivals", "coloc.worker", "coloc.systems[].name", "coloc.systems[].policy", "coloc.systems[].predictions", "coloc.timing", "coloc.deadlines",
+		"coloc.arrivals", "coloc.worker", "coloc.systems[].name", "coloc.systems[].policy", "coloc.systems[].predictions", "coloc.timing", "coloc.deadlines", "coloc.failed_jobs",
 		"slotted.systems[].name", "slotted.systems[].policy", "slotted.systems[].predictions",
 		"grid.start", "grid.carbon_basis",
 		"variants[].name", "variants[].grid.start", "variants[].grid.carbon_basis",

@@ -376,6 +376,11 @@ type ColocSpec struct {
 	// allocation resets in seconds (timing gavel-rounds; 360 and 1920).
 	RoundS float64 `yaml:"round_s" json:"round_s,omitempty"`
 	ResetS float64 `yaml:"reset_s" json:"reset_s,omitempty"`
+	// FailedJobs is Gavel's failed-round rule under timing gavel-rounds:
+	// FailedJobsDrop (empty: the default, what Gavel's simulator does)
+	// removes a job after MaxFailedAttempts rounds in which a GPU of it got
+	// no step, without a completion time; FailedJobsFinish lets it finish.
+	FailedJobs string `yaml:"failed_jobs" json:"failed_jobs,omitempty"`
 	// Deadlines is "drawn" (empty: the EaCO reproduction's deadline
 	// classes, 20% of jobs high-priority) or "none" (no deadline or
 	// priority: FIFO is arrival order).
@@ -387,6 +392,9 @@ const (
 	TimingEvents  = "events"
 	TimingGavel   = "gavel-rounds"
 	DeadlinesNone = "none"
+	// FailedJobsDrop and FailedJobsFinish are coloc.failed_jobs' values.
+	FailedJobsDrop   = "drop"
+	FailedJobsFinish = "finish"
 	// DefaultRoundS and DefaultResetS are Gavel's time_per_iteration and
 	// minimum_time_between_allocation_resets.
 	DefaultRoundS = 360
@@ -429,7 +437,16 @@ func (c *ColocSpec) defaults() {
 		if c.ResetS == 0 {
 			c.ResetS = DefaultResetS
 		}
+		if c.FailedJobs == "" {
+			c.FailedJobs = FailedJobsDrop
+		}
 	}
+}
+
+// DropsFailedJobs reports whether Gavel's failed-round rule removes jobs
+// (timing gavel-rounds, failed_jobs drop).
+func (c *ColocSpec) DropsFailedJobs() bool {
+	return c.GavelRounds() && c.FailedJobs != FailedJobsFinish
 }
 
 // ColocWorkers are the worker types of Gavel's throughput tables a coloc
@@ -495,6 +512,9 @@ func (c *ColocSpec) validate(bad *problems) {
 		if c.RoundS != 0 || c.ResetS != 0 {
 			bad.add("coloc.round_s, coloc.reset_s: only for timing: %s", TimingGavel)
 		}
+		if c.FailedJobs != "" {
+			bad.add("coloc.failed_jobs: only for timing: %s", TimingGavel)
+		}
 	case TimingGavel:
 		// A round of a second to a day; a reset interval of a second (a
 		// new allocation at nearly every round) to 30 days.
@@ -503,6 +523,9 @@ func (c *ColocSpec) validate(bad *problems) {
 		}
 		if !(c.ResetS >= 1 && c.ResetS <= 30*86400) {
 			bad.add("coloc.reset_s: %v, want 1..2592000 seconds", c.ResetS)
+		}
+		if c.FailedJobs != "" && c.FailedJobs != FailedJobsDrop && c.FailedJobs != FailedJobsFinish {
+			bad.add("coloc.failed_jobs: %q, want %s or %s", c.FailedJobs, FailedJobsDrop, FailedJobsFinish)
 		}
 		for i, s := range c.Systems {
 			if s.Policy != "" && !slices.Contains(ColocRoundPolicies, s.Policy) {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/wattsched/wattsched/hw"
@@ -35,6 +36,12 @@ type ColocOptions struct {
 	// round-based timing (see RunColoc); the scheduler must then be a
 	// policy.RoundAllocator.
 	Rounds *RoundTiming
+	// ObsNoise, when > 0, is the measurement noise of an observation
+	// window: each member's observed factor is multiplied by
+	// exp(ObsNoise * z), z standard normal from a source seeded by
+	// ObsSeed; the rates the engine runs are unchanged.
+	ObsNoise float64
+	ObsSeed  uint64
 	// Rates gives two jobs' measured rates (steps/s) when they share a GPU
 	// set, uncapped (Gavel's pair throughputs); needed with Rounds.
 	Rates func(a, b gavel.Key) (ra, rb float64, ok bool)
@@ -45,6 +52,10 @@ type ColocOptions struct {
 // dry), a job's GPUs spanning servers as Gavel places them.
 type RoundTiming struct {
 	Round, Reset job.Time
+	// IgnoreFailures turns Gavel's failed-round rule off (see runRounds):
+	// a job whose per-GPU share of a round's steps rounds to 0 runs its
+	// last steps and finishes like any other.
+	IgnoreFailures bool
 	// MaxTracked bounds the jobs and pairs tracked at once (Gavel tracks
 	// every pair of active jobs of one GPU count, so a long queue grows
 	// them quadratically); 0: DefaultMaxTracked.
@@ -68,7 +79,10 @@ type ColocJobResult struct {
 	// Run is the time it held GPUs; Missed says End > Deadline.
 	Run    job.Time
 	Missed bool
-	Undos  int
+	// Dropped says Gavel's failed-round rule removed the job without a
+	// completion (timing gavel-rounds): End is when it was removed.
+	Dropped bool
+	Undos   int
 	// MaxShare is the most jobs its set held while it ran.
 	MaxShare int
 	// Utilisation (%) of the GPUs it ran on, time-weighted over its run
@@ -106,7 +120,9 @@ type ColocResult struct {
 	AvgActiveNodes                   float64
 	AvgRunSec, AvgJTTSec, AvgWaitSec float64
 	DeadlineMisses, Undos, Joins     int
-	LostSteps                        float64
+	// Dropped counts jobs removed without a completion (gavel-rounds).
+	Dropped   int
+	LostSteps float64
 	// Utilisation of GPUs holding jobs, time-weighted (%): mean core and
 	// memory; peaks are the highest set sum of the members' peaks.
 	MeanCoreUtil, PeakCoreUtil float64
@@ -180,6 +196,7 @@ type colocEngine struct {
 	gpuSet [][]int // node, gpu -> set id or -1
 	colocNodes
 	obs    []policy.ColocObservation
+	noise  *rand.Rand // observation noise (ObsNoise > 0)
 	res    *ColocResult
 	active []int // active job IDs (arrived, not done), ascending
 
@@ -248,7 +265,13 @@ func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (
 		}
 		return runRounds(jobs, a, o)
 	}
+	if !(o.ObsNoise >= 0) || o.ObsNoise > 1 {
+		return nil, fmt.Errorf("sim: observation noise %v, want 0..1", o.ObsNoise)
+	}
 	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes)}
+	if o.ObsNoise > 0 {
+		e.noise = rand.New(rand.NewPCG(o.ObsSeed, 0x0b5e))
+	}
 	e.gpuSet = make([][]int, o.Nodes)
 	for n := range e.gpuSet {
 		e.gpuSet[n] = slices.Repeat([]int{-1}, o.GPUsPerNode)
@@ -461,6 +484,9 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 		f := j.view.Rate / j.j.IsoRate
 		if dt > 0 {
 			f = (j.view.Done - s.marks[i]) / dt / j.j.IsoRate
+		}
+		if e.noise != nil {
+			f *= math.Exp(e.o.ObsNoise * e.noise.NormFloat64())
 		}
 		o.Jobs, o.Keys, o.Factors = append(o.Jobs, id), append(o.Keys, j.j.Key), append(o.Factors, f)
 	}
@@ -689,14 +715,17 @@ func (r *ColocResult) totals(c *colocNodes) {
 	for i := range r.Jobs {
 		jr := &r.Jobs[i]
 		r.Makespan = max(r.Makespan, jr.End)
-		run += jr.Run.Seconds()
-		jtt += (jr.End - jr.Submit).Seconds()
-		wait += (jr.End - jr.Submit - jr.Run).Seconds()
 		if jr.Missed {
 			r.DeadlineMisses++
 		}
+		if jr.Dropped {
+			continue // no completion time: out of the averages (Gavel's get_average_jct)
+		}
+		run += jr.Run.Seconds()
+		jtt += (jr.End - jr.Submit).Seconds()
+		wait += (jr.End - jr.Submit - jr.Run).Seconds()
 	}
-	if n := float64(len(r.Jobs)); n > 0 {
+	if n := float64(len(r.Jobs) - r.Dropped); n > 0 {
 		r.AvgRunSec, r.AvgJTTSec, r.AvgWaitSec = run/n, jtt/n, wait/n
 	}
 	r.Energy = c.led.Total()

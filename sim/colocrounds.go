@@ -31,6 +31,16 @@ import (
 //   - GPUs are assigned per round as Gavel's worker assignment does: largest
 //     GPU count first, a job keeping last round's GPUs where it can, others
 //     filling servers in order (a job may span servers).
+//   - Failed rounds (Gavel's micro-task failure, _done_callback): each of a
+//     job's GPUs reports steps // scale_factor of the job's steps in the
+//     round (the last GPU the rest); a report of 0 steps fails the round
+//     for the whole combination: no step and no time is credited, and the
+//     allocation is recomputed at the next reset. A job running alone that
+//     fails MaxFailedAttempts rounds in a row is removed without a
+//     completion time (Dropped): left out of the averages; the time of its
+//     removal still counts in the makespan (Gavel's "Total duration" is the
+//     time its loop ends). So a job with 1 to scale_factor-1 steps left
+//     never finishes. RoundTiming.IgnoreFailures turns the rule off.
 //
 // The engine keeps Gavel's clock in float seconds (its decisions compare
 // these values) and posts kernel events at the millisecond at or after
@@ -47,12 +57,17 @@ const (
 )
 
 type rjob struct {
-	j       *policy.ColocJob
-	done    float64 // steps completed
-	started bool
-	ran     float64 // seconds holding GPUs
-	paired  bool
+	j        *policy.ColocJob
+	done     float64 // steps completed
+	started  bool
+	ran      float64 // seconds holding GPUs
+	paired   bool
+	failures int // failed rounds alone in a row
 }
+
+// MaxFailedAttempts is Gavel's MAX_FAILED_ATTEMPTS (scheduler.py): a job
+// whose rounds fail this many times in a row is removed.
+const MaxFailedAttempts = 5
 
 type gpuRef struct{ node, gpu int }
 
@@ -198,20 +213,44 @@ func (e *roundEngine) handle(ev roundEvent) (bool, error) {
 }
 
 // taskDone credits a finished task's steps and time (Gavel's done
-// callback) and removes the jobs it completed.
+// callback) and removes the jobs it completed or, after MaxFailedAttempts
+// failed rounds, dropped.
 func (e *roundEngine) taskDone(t *rtask) error {
+	ids := e.members(t.c)
+	if !e.o.Rounds.IgnoreFailures && failed(t, e.scale(t.c)) {
+		for _, id := range ids {
+			e.jobs[id].ran += t.finish - t.start
+		}
+		e.freeGPUs(t)
+		e.dirty = true // Gavel: _need_to_update_allocation
+		if t.c.IsPair() {
+			return nil // a pair's failure counts against neither job
+		}
+		j := &e.jobs[t.c.A]
+		if j.failures++; j.failures < MaxFailedAttempts {
+			return nil
+		}
+		r := &e.res.Jobs[t.c.A]
+		r.End, r.Dropped = job.Time(math.Round(t.finish*1000)), true
+		r.Run = job.Time(math.Round(j.ran * 1000))
+		r.Missed = r.Deadline != policy.NoDeadline // it never completes
+		e.res.Dropped++
+		e.remove(t.c.A)
+		return e.k.End(t.c.A)
+	}
 	var ended []int
-	for i, id := range e.members(t.c) {
+	for i, id := range ids {
 		j := &e.jobs[id]
 		j.done += t.steps[i]
 		j.ran += t.finish - t.start
+		if !t.c.IsPair() {
+			j.failures = 0
+		}
 		if j.done >= j.j.Steps {
 			ended = append(ended, id)
 		}
 	}
-	for _, g := range t.gpus {
-		e.gpuUtil[g.node][g.gpu], e.gpuJobs[g.node][g.gpu] = -1, 0
-	}
+	e.freeGPUs(t)
 	if k, ok := e.byKey[t.c]; ok {
 		d := t.finish - e.roundStart
 		k.timeSince += d
@@ -228,6 +267,31 @@ func (e *roundEngine) taskDone(t *rtask) error {
 		}
 	}
 	return nil
+}
+
+// failed reports whether Gavel fails t: a member's steps split over its
+// scale GPUs (steps // scale each, the last GPU the rest) give some GPU
+// no step.
+func failed(t *rtask, scale int) bool {
+	for i := range 1 + btoi(t.c.IsPair()) {
+		if math.Floor(t.steps[i]/float64(scale)) < 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (e *roundEngine) freeGPUs(t *rtask) {
+	for _, g := range t.gpus {
+		e.gpuUtil[g.node][g.gpu], e.gpuJobs[g.node][g.gpu] = -1, 0
+	}
 }
 
 func (e *roundEngine) members(c policy.Combo) []int {

@@ -165,6 +165,15 @@ func TestGavelRounds(t *testing.T) {
 			if d := res.Makespan.Seconds()/ref.ms - 1; math.Abs(d) > 1e-4 {
 				t.Errorf("makespan %.3f s, Gavel %.3f s (%+.3f%%)", res.Makespan.Seconds(), ref.ms, 100*d)
 			}
+			// Gavel's log of each run of the generated traces shows one
+			// "[Job failed]" (testdata/gavel/README.md); its own traces none.
+			want := 0
+			if strings.HasPrefix(ref.trace, "generated_") {
+				want = 1
+			}
+			if res.Dropped != want {
+				t.Errorf("%d jobs dropped, Gavel %d", res.Dropped, want)
+			}
 		})
 	}
 }
@@ -339,4 +348,51 @@ func mustCal(t *testing.T) *coloc.Calibration {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestGavelFailedJobs: Gavel's failed-round rule. Job 0 runs on 2 GPUs
+// and has one step more than a round gives it, so its second round gives
+// each GPU 1 // 2 = 0 steps: that round fails, and so does every later one
+// (no step is credited); after MaxFailedAttempts (5) it is removed
+// without a completion time and left out of the averages. Job 1 (1 GPU,
+// three rounds' steps) completes. With IgnoreFailures job 0 finishes its
+// last step.
+func TestGavelFailedJobs(t *testing.T) {
+	tp := gavelTP(t)
+	k2, k1 := gavel.Key{Type: "ResNet-18 (batch size 32)", Scale: 2}, gavel.Key{Type: "ResNet-18 (batch size 32)", Scale: 1}
+	r2, r1 := tp.Isolated[k2], tp.Isolated[k1]
+	per2, per1 := math.Floor(r2*360), math.Floor(r1*360)
+	jobs := []policy.ColocJob{
+		{ID: 0, Key: k2, Steps: per2 + 1, EpochSteps: per2 + 1, IsoRate: r2, Deadline: policy.NoDeadline},
+		{ID: 1, Key: k1, Steps: 3 * per1, EpochSteps: per1, IsoRate: r1, Deadline: policy.NoDeadline},
+	}
+	on := runGavelRounds(t, tp, jobs, "fifo", 8, 0)
+	if on.Dropped != 1 || !on.Jobs[0].Dropped || on.Jobs[1].Dropped {
+		t.Fatalf("dropped %d (%v, %v), want job 0 only", on.Dropped, on.Jobs[0].Dropped, on.Jobs[1].Dropped)
+	}
+	// Job 0 held its GPUs for one full round (per2 / r2 s) and five failed
+	// ones of one step each (1 / r2 s).
+	if got, want := on.Jobs[0].Run.Seconds(), per2/r2+5/r2; math.Abs(got-want) > 0.002 {
+		t.Errorf("job 0 ran %.3f s, want %.3f (1 round + %d failed)", got, want, sim.MaxFailedAttempts)
+	}
+	// The averages are job 1's alone; the makespan is the later of job 1's
+	// end and job 0's removal.
+	if want := (on.Jobs[1].End - on.Jobs[1].Submit).Seconds(); on.AvgJTTSec != want {
+		t.Errorf("avg JCT %.3f s, want job 1's %.3f", on.AvgJTTSec, want)
+	}
+	if on.Makespan != max(on.Jobs[0].End, on.Jobs[1].End) {
+		t.Errorf("makespan %v, want the later of %v and %v", on.Makespan, on.Jobs[0].End, on.Jobs[1].End)
+	}
+	r := sim.GavelRounds
+	r.IgnoreFailures = true
+	off := runGavelTiming(t, tp, jobs, "fifo", 8, 0, r)
+	if off.Dropped != 0 || off.Jobs[0].Dropped {
+		t.Fatalf("rule off: %d dropped", off.Dropped)
+	}
+	if got, want := off.Jobs[0].Run.Seconds(), per2/r2+1/r2; math.Abs(got-want) > 0.002 {
+		t.Errorf("rule off: job 0 ran %.3f s, want %.3f (its last step)", got, want)
+	}
+	if want := ((off.Jobs[0].End - off.Jobs[0].Submit) + (off.Jobs[1].End - off.Jobs[1].Submit)).Seconds() / 2; math.Abs(off.AvgJTTSec-want) > 1e-9 {
+		t.Errorf("rule off: avg JCT %.3f, want both jobs' %.3f", off.AvgJTTSec, want)
+	}
 }

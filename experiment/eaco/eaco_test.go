@@ -62,7 +62,8 @@ func quickInvariants(t *testing.T, interf string) {
 	for _, r := range rep.Runs {
 		// High-priority jobs run exclusive under EaCO (Sec. 4.2).
 		if r.Policy == "eaco" {
-			load := e.Workload(r.Seed, rep.Options.Jobs, rep.Options.PerHour)
+			set, _ := e.Setting(rep.Interference)
+			load := e.WorkloadFor(set, r.Seed, rep.Options.Jobs, rep.Options.PerHour)
 			shared := 0
 			for _, j := range r.Res.Jobs {
 				if load[j.ID].Priority > 0 && j.MaxShare > 1 {
@@ -90,8 +91,11 @@ func quickInvariants(t *testing.T, interf string) {
 		if r.Policy == "fifo" && x.Joins > 0 {
 			t.Errorf("FIFO shared GPUs")
 		}
-		if r.Policy == "eaco" && x.DeadlineMisses > 0 {
-			t.Errorf("EaCO missed %d deadlines on %d nodes, seed %d", x.DeadlineMisses, r.Nodes, r.Seed)
+		// With lengths given EaCO misses no deadline; predicting them (the
+		// paper setting) it may, but fewer than FIFO on the same workload.
+		if fifo := rep.runsOf(r.Nodes, "FIFO")[r.Seed-1].Res.DeadlineMisses; r.Policy == "eaco" &&
+			(rep.Interference != InterfPaper && x.DeadlineMisses > 0 || x.DeadlineMisses >= max(fifo, 1)) {
+			t.Errorf("EaCO missed %d deadlines on %d nodes, seed %d (FIFO %d)", x.DeadlineMisses, r.Nodes, r.Seed, fifo)
 		}
 	}
 	// 28 nodes (600 jobs at 120/h) is oversubscribed: FIFO_packed packs.

@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf/coloc"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/eaco"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/bloxpal"
 	"github.com/wattsched/wattsched/trace/gavel"
@@ -68,6 +70,14 @@ type Env struct {
 	Placeholders []coloc.Placeholder
 	// Settings are the reproduction's interference settings, primary first.
 	Settings []Setting
+	// Multi is Gavel's V100 table at every GPU count (isolated rates of
+	// the multi-GPU jobs of the primary setting's workload).
+	Multi *gavel.Throughputs
+	// ByScale are the pool's jobs whose type Multi runs on each GPU count
+	// of ScaleCounts, and PriorH the pool's median length alone on one
+	// GPU (hours): EaCO's length prediction before any job completed.
+	ByScale map[int][]gavel.Job
+	PriorH  float64
 	// SpanGPUs, when set, is the most GPUs a job may have, the cluster's:
 	// jobs span nodes (timing gavel-rounds); 0: one node's 8.
 	SpanGPUs int
@@ -75,8 +85,11 @@ type Env struct {
 
 // Interference settings of the reproduction.
 const (
-	// InterfPaper: the paper's own co-location figures (PaperInterference),
-	// known to the schedulers as their history H.
+	// InterfPaper: the paper's own co-location figures (PaperInterference)
+	// run by the engine; the schedulers' history H starts from what the
+	// paper's profiling reports (PaperInterference.Profiled) and learns
+	// from noisy observations; the workload has multi-GPU jobs and EaCO
+	// predicts job lengths.
 	InterfPaper = "paper"
 	// InterfGavel: Gavel's measured V100 pairs without the placeholders,
 	// the pairs never measured (placeholders) run at the estimator fitted
@@ -95,7 +108,27 @@ type Setting struct {
 	// paper's model, or Gavel's measured pairs only (a set that needs a
 	// placeholder pair has no value).
 	Fig1 coloc.SetFunc
+	// ObsNoise is the observations' measurement noise (sim.ColocOptions).
+	ObsNoise float64
+	// Multi draws multi-GPU jobs in ScaleCounts' proportions (else every
+	// job has one GPU).
+	Multi bool
+	// EacoArgs are added to EaCO's arguments (YAML lines).
+	EacoArgs string
 }
+
+// ObsNoise is the primary setting's measurement noise of an observed
+// factor (log-normal sigma): the paper gives none; chosen, see
+// docs/reproduce-eaco.md.
+const ObsNoise = 0.05
+
+// ScaleCounts are the jobs per GPU count (1, 2, 4, 8) of Gavel's
+// Philly-derived msr traces (scheduler/traces/msr/seed=0, all 15 virtual
+// clusters, 15,264 jobs): the jobs of at most 8 GPUs but for 2 of 7 GPUs,
+// a count Gavel's table lacks; 359 jobs of 12-64 GPUs are larger than a
+// node. The primary setting's workload draws GPU counts in these
+// proportions (70.3%, 3.1%, 13.7%, 12.9%).
+var ScaleCounts = [][2]int{{1, 10480}, {2, 463}, {4, 2044}, {8, 1916}}
 
 // NewEnv builds the models from the embedded data and the catalog's V100.
 func NewEnv(cat *hw.Catalog) (*Env, error) {
@@ -166,12 +199,31 @@ func NewEnvFrom(cat *hw.Catalog, tp *gavel.Throughputs) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
+	multi, err := gavel.Simulation("v100")
+	if err != nil {
+		return nil, err
+	}
+	byScale := map[int][]gavel.Job{}
+	var alone []float64
+	for _, j := range pool {
+		alone = append(alone, j.Steps/tp.Isolated[j.Key()]/3600)
+		for _, sc := range ScaleCounts {
+			if r, ok := multi.Rate(gavel.Key{Type: j.Type, Scale: sc[0]}); ok && r > 0 {
+				byScale[sc[0]] = append(byScale[sc[0]], j)
+			}
+		}
+	}
+	prior := eaco.Args{}.Default().LengthPriorH // an empty pool (a table that runs none of its jobs)
+	if len(alone) > 0 {
+		slices.Sort(alone)
+		prior = alone[len(alone)/2]
+	}
+	e := &Env{Multi: multi, ByScale: byScale, PriorH: prior, Cal: cal, Power: p, PowerFit: res, TP: tp, Truth: coloc.MeasuredFactors(tp, tp.Pairs), Known: known, Est: est,
 		HeldOut: coloc.Evaluate(cest, clean, cheld), CrossVal: coloc.CrossValidate(clean, 5), BloxPal: check, Pool: pool,
 		Paper: paper, Placeholders: coloc.Placeholders(tp)}
 	e.Settings = []Setting{
-		{Name: InterfPaper, Label: "paper's co-location figures", Truth: paper.Factors, History: func() *coloc.History { return coloc.NewModelHistory(paper.Factors) },
-			Fig1: paper.Factors},
+		{Name: InterfPaper, Label: "paper's co-location figures", Truth: paper.Factors, History: func() *coloc.History { return coloc.NewLearningHistory(paper.Profiled) },
+			Fig1: paper.Factors, ObsNoise: ObsNoise, Multi: true, EacoArgs: fmt.Sprintf("lengths: history\nlength_prior_h: %g", e.PriorH)},
 		{Name: InterfGavel, Label: "Gavel's V100 pairs (pessimistic)", Truth: coloc.PairRule(cleanTruth), History: func() *coloc.History { return coloc.NewHistory(cknown, cest) },
 			Fig1: coloc.PairRule(measured.Pair)},
 	}
@@ -200,6 +252,11 @@ func (e *Env) Workload(seed uint64, n int, perHour float64) []policy.ColocJob {
 // n jobs of pool (all when n <= 0) keep their own arrival times instead.
 // Every job type must have a V100 throughput (checked by CheckPool).
 func (e *Env) WorkloadFrom(pool []gavel.Job, seed uint64, n int, perHour float64, traceArrivals bool) []policy.ColocJob {
+	return e.workload(pool, seed, n, perHour, traceArrivals, e.TP.Isolated)
+}
+
+// workload is WorkloadFrom with the isolated rates iso.
+func (e *Env) workload(pool []gavel.Job, seed uint64, n int, perHour float64, traceArrivals bool, isoRates map[gavel.Key]float64) []policy.ColocJob {
 	r := rand.New(rand.NewPCG(seed, 0xeac0))
 	if traceArrivals && (n <= 0 || n > len(pool)) {
 		n = len(pool)
@@ -216,7 +273,7 @@ func (e *Env) WorkloadFrom(pool []gavel.Job, seed uint64, n int, perHour float64
 			src = pool[r.IntN(len(pool))]
 		}
 		k := gavel.Key{Type: src.Type, Scale: src.Scale}
-		iso := e.TP.Isolated[k]
+		iso := isoRates[k]
 		m, _ := e.Cal.Model(coloc.StandIn(k.Type))
 		j := policy.ColocJob{ID: i, Submit: job.Time(math.Round(t * 1000)), Key: k, Steps: src.Steps, EpochSteps: src.Steps / Epochs,
 			IsoRate: iso, Deadline: policy.NoDeadline, CoreAvg: m.GPUAvgPct, CoreMax: m.GPUMaxPct, MemAvg: m.MemAvgPct, MemMax: m.MemMaxPct,
@@ -233,6 +290,38 @@ func (e *Env) WorkloadFrom(pool []gavel.Job, seed uint64, n int, perHour float64
 		jobs[i] = j
 	}
 	return jobs
+}
+
+// WorkloadFor is the workload of set: Workload, with GPU counts drawn in
+// ScaleCounts' proportions when set.Multi (a job's type and steps then
+// drawn from the pool's jobs whose type runs on that many GPUs; its
+// deadline from its isolated rate on them).
+func (e *Env) WorkloadFor(set Setting, seed uint64, n int, perHour float64) []policy.ColocJob {
+	if !set.Multi {
+		return e.Workload(seed, n, perHour)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x6a1e))
+	var total int
+	for _, sc := range ScaleCounts {
+		total += sc[1]
+	}
+	pool := make([]gavel.Job, n)
+	t := 0.0
+	for i := range pool {
+		t += r.ExpFloat64() / perHour * 3600
+		u, scale := r.IntN(total), 1
+		for _, sc := range ScaleCounts {
+			if u < sc[1] {
+				scale = sc[0]
+				break
+			}
+			u -= sc[1]
+		}
+		from := e.ByScale[scale]
+		pool[i] = from[r.IntN(len(from))]
+		pool[i].Scale, pool[i].ArrivalSec = scale, t
+	}
+	return e.workload(pool, seed, n, perHour, true, e.Multi.Isolated)
 }
 
 // CheckPool fails on the first job whose type and GPU count cannot run

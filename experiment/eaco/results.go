@@ -23,12 +23,12 @@ func pct(x [2]float64) string { return fmt.Sprintf("%+.1f%% ± %.1f", 100*(x[0]-
 // each other setting's results, claims and Fig. 1 table.
 func Tables(rep *Reproduction, others ...*Reproduction) []report.Table {
 	main, sets := settingTables(rep)
-	out := []report.Table{main, experiment.ClaimsTable(rep.Claims), sets, modelTable(rep)}
+	out := []report.Table{main, predTable(rep), experiment.ClaimsTable(rep.Claims), sets, modelTable(rep)}
 	for _, o := range others {
 		m, st := settingTables(o)
 		cl := experiment.ClaimsTable(o.Claims)
 		cl.Title = "Paper claims vs measured, second setting: " + o.Label
-		out = append(out, m, cl, st)
+		out = append(out, m, predTable(o), cl, st)
 	}
 	ph := report.Table{Title: fmt.Sprintf("Gavel V100 pairs left out of the Gavel setting: co-located rates equal the isolated ones (%d placeholders)", len(rep.Placeholders)),
 		Head: []string{"job A", "job B"}}
@@ -66,6 +66,33 @@ func settingTables(rep *Reproduction) (report.Table, report.Table) {
 			fmt.Sprintf("%.1f%%", s.EnergySavingPct), fmt.Sprintf("%.0f%%", s.PaperEnergyPct), fmt.Sprintf("%+.1f", s.EnergySavingPct-s.PaperEnergyPct), fmt.Sprintf("%.1f%%", s.GPUUtilPct)})
 	}
 	return main, sets
+}
+
+// predTable is EaCO's prediction error and undo count per cluster and
+// variant, summed or averaged over the seeds.
+func predTable(rep *Reproduction) report.Table {
+	t := report.Table{Title: "EaCO's predictions (" + rep.Label + "): co-location factors predicted at each join vs the engine's truth for the set and vs the observed window; lengths predicted at arrival vs the completed jobs' (mean over seeds)",
+		Head: []string{"nodes", "scheduler", "joins", "factor error vs truth (MAPE)", "joins predicted optimistic", "vs observed (MAPE, noise incl.)", "observed joins", "undos", "length error (MAPE, jobs)"}}
+	for _, a := range rep.Aggs {
+		if len(a.Pred) == 0 {
+			continue
+		}
+		var joins, opt, obs, und, lens int
+		var fm, om, lm []float64
+		for i, p := range a.Pred {
+			joins, opt, obs, lens = joins+p.Joins, opt+p.Optimistic, obs+p.Observed, lens+p.Lengths
+			und += a.Undos[i]
+			fm, om, lm = append(fm, p.FactorMAPE), append(om, p.ObsMAPE), append(lm, p.LengthMAPE)
+		}
+		mean := func(x []float64) float64 { m, _ := experiment.MeanStd(x); return m }
+		length := "lengths given"
+		if lens > 0 {
+			length = fmt.Sprintf("%.1f%% (%d)", mean(lm), lens)
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(a.Nodes), a.Variant, strconv.Itoa(joins), fmt.Sprintf("%.2f%%", mean(fm)), strconv.Itoa(opt),
+			fmt.Sprintf("%.2f%%", mean(om)), strconv.Itoa(obs), strconv.Itoa(und), length})
+	}
+	return t
 }
 
 // modelTable reports the power fit and the pair estimator's checks.

@@ -28,6 +28,9 @@ type ScenarioSummary struct {
 	Misses      []int      `json:"deadline_misses_per_seed"`
 	Undos       []int      `json:"undos_per_seed"`
 	Joins       []int      `json:"co_locations_per_seed"`
+	// Dropped counts the jobs Gavel's failed-round rule removed without a
+	// completion, per seed (timing gavel-rounds only).
+	Dropped []int `json:"dropped_jobs_per_seed,omitempty"`
 	// CostUSD and CO2Kg price each run's hourly energy (scenario grid).
 	CostUSD [2]float64 `json:"cost_usd_mean_std"`
 	CO2Kg   [2]float64 `json:"co2_kg_mean_std"`
@@ -87,7 +90,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	}
 	opts := RunOptions{}
 	if c.GavelRounds() {
-		opts.Rounds = &sim.RoundTiming{Round: job.Time(math.Round(c.RoundS * 1000)), Reset: job.Time(math.Round(c.ResetS * 1000))}
+		opts.Rounds = &sim.RoundTiming{Round: job.Time(math.Round(c.RoundS * 1000)), Reset: job.Time(math.Round(c.ResetS * 1000)), IgnoreFailures: !c.DropsFailedJobs()}
 	}
 	workload := func(seed uint64) []policy.ColocJob { return e.ScenarioWorkload(pool, c, seed) }
 	for _, seed := range seeds {
@@ -109,7 +112,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	gpu := strings.ToUpper(c.WorkerType())
 	env.Notef("%s: jobs of %s (%s arrivals) on %d nodes x 8 %s, %d systems x %d seeds", s.Name, src, c.Arrivals, c.Nodes, gpu, len(c.Systems), len(seeds))
 	if c.GavelRounds() {
-		env.Notef("%s: timing %s (%g s rounds, allocation reset at most every %g s)", s.Name, scenario.TimingGavel, c.RoundS, c.ResetS)
+		env.Notef("%s: timing %s (%g s rounds, allocation reset at most every %g s; failed jobs: %s)", s.Name, scenario.TimingGavel, c.RoundS, c.ResetS, c.FailedJobs)
 	}
 	runs := make([]*Run, len(seeds)*len(c.Systems))
 	errs := experiment.Parallel(len(runs), env.Workers, func(i int) error {
@@ -140,20 +143,29 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	tab := report.Table{Title: fmt.Sprintf("%s: %d nodes x 8 %s, mean ± std over %d seeds", s.Name, c.Nodes, gpu, len(seeds)),
 		Head: []string{"system", "energy (MWh)", "cost (USD)", "CO2 (kg)", "avg runtime (h)", "avg JTT (h)", "active nodes", "deadline misses", "undos", "co-locations"}}
 	rows := [][]string{{"seed", "system", "energy_j", "avg_runtime_s", "avg_jtt_s", "avg_active_nodes", "deadline_misses", "undos", "joins", "makespan_s", "cost_usd", "co2_kg"}}
+	if c.GavelRounds() { // Gavel's failed-round rule: jobs removed without a completion
+		tab.Head, rows[0] = append(tab.Head, "dropped jobs"), append(rows[0], "dropped_jobs")
+	}
 	for k, sys := range c.Systems {
 		sum := ScenarioSummary{System: sys.Name}
 		var en, ru, jt, an, cu, co []float64
-		mis, und, joi := 0, 0, 0
+		mis, und, joi, drop := 0, 0, 0, 0
 		for si, seed := range seeds {
 			i := si*len(c.Systems) + k
 			r := runs[i].Res
 			en, ru, jt, an = append(en, float64(r.Energy)/3.6e9), append(ru, r.AvgRunSec/3600), append(jt, r.AvgJTTSec/3600), append(an, r.AvgActiveNodes)
 			cu, co = append(cu, runs[i].CostUSD), append(co, runs[i].CO2Kg)
 			sum.Misses, sum.Undos, sum.Joins = append(sum.Misses, r.DeadlineMisses), append(sum.Undos, r.Undos), append(sum.Joins, r.Joins)
-			mis, und, joi = mis+r.DeadlineMisses, und+r.Undos, joi+r.Joins
+			mis, und, joi, drop = mis+r.DeadlineMisses, und+r.Undos, joi+r.Joins, drop+r.Dropped
+			if c.GavelRounds() {
+				sum.Dropped = append(sum.Dropped, r.Dropped)
+			}
 			rows = append(rows, []string{strconv.FormatUint(seed, 10), sys.Name, report.Exact(float64(r.Energy)), report.F(r.AvgRunSec), report.F(r.AvgJTTSec),
 				report.F(r.AvgActiveNodes), strconv.Itoa(r.DeadlineMisses), strconv.Itoa(r.Undos), strconv.Itoa(r.Joins), report.F(r.Makespan.Seconds()),
 				report.F(runs[i].CostUSD), report.F(runs[i].CO2Kg)})
+			if c.GavelRounds() {
+				rows[len(rows)-1] = append(rows[len(rows)-1], strconv.Itoa(r.Dropped))
+			}
 		}
 		ms := func(x []float64) [2]float64 { m, sd := experiment.MeanStd(x); return [2]float64{m, sd} }
 		sum.EnergyMWh, sum.RunH, sum.JTTH, sum.ActiveNodes = ms(en), ms(ru), ms(jt), ms(an)
@@ -161,6 +173,9 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		sums = append(sums, sum)
 		tab.Rows = append(tab.Rows, []string{sys.Name, pm(sum.EnergyMWh, "%.3f"), pm(sum.CostUSD, "%.2f"), pm(sum.CO2Kg, "%.1f"), pm(sum.RunH, "%.2f"), pm(sum.JTTH, "%.2f"), pm(sum.ActiveNodes, "%.1f"),
 			strconv.Itoa(mis), strconv.Itoa(und), strconv.Itoa(joi)})
+		if c.GavelRounds() {
+			tab.Rows[len(tab.Rows)-1] = append(tab.Rows[len(tab.Rows)-1], strconv.Itoa(drop))
+		}
 	}
 	standIns := []string{scenarioInterference, StandIns()[2], StandIns()[3], StandIns()[4]}
 	if c.Deadlines == scenario.DeadlinesNone {

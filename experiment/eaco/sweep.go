@@ -116,7 +116,7 @@ func RunSweep(o SweepOptions) (*Sweep, error) {
 	for ri, r := range SweepPerHour {
 		loads[ri] = make([][]policy.ColocJob, o.Seeds)
 		for s := range loads[ri] {
-			loads[ri][s] = e.Workload(uint64(s+1), o.Jobs, r)
+			loads[ri][s] = e.WorkloadFor(set, uint64(s+1), o.Jobs, r)
 		}
 	}
 	runs := make([]*Run, len(specs))

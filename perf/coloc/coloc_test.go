@@ -251,3 +251,53 @@ func TestCrossValidate(t *testing.T) {
 		t.Errorf("folds hold %d pairs, want %d", total, len(held))
 	}
 }
+
+// TestProfiledAndLearning: the profiled prior is the paper's JCT increase
+// by set size whatever the jobs; it equals the engine's model while the
+// members' utilisation sums to at most 100% and is optimistic above; a
+// learning history predicts unseen sets by the prior and seen sets by the
+// mean of their observations.
+func TestProfiledAndLearning(t *testing.T) {
+	c, err := PaperCalibration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewPaperInterference(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := func(n string) gavel.Key { return PaperKey(n) }
+	under := []gavel.Key{k("AlexNet"), k("VGG-16")}            // U = 52.73: both 1/1.03
+	over := []gavel.Key{k("VGG-16"), k("VGG-16"), k("VGG-16")} // U = 144.03
+	for _, set := range [][]gavel.Key{under, over} {
+		p, _ := m.Profiled(set)
+		f, _ := m.Factors(set)
+		want := 1 / (1 + []float64{0, 0, 0.03, 0.078, 0.19}[len(set)])
+		if math.Abs(p[0]-want) > 1e-12 {
+			t.Errorf("profiled %d jobs: %v, want %v", len(set), p[0], want)
+		}
+		if len(set) == 2 && p[0] != f[0] {
+			t.Errorf("under 100%%: profiled %v, model %v: want equal", p[0], f[0])
+		}
+		if len(set) == 3 && !(p[0] > f[0]*1.4) { // 1/1.078 against 1/(1.078 x 1.4403)
+			t.Errorf("oversubscribed: profiled %v, model %v: want the prior 1.44x optimistic", p[0], f[0])
+		}
+	}
+	h := NewLearningHistory(m.Profiled)
+	if f := h.Predict(over); math.Abs(f[0]-1/1.078) > 1e-12 || h.FromModel != 1 {
+		t.Fatalf("unseen set: %v (from model %d), want the prior 1/1.078", f, h.FromModel)
+	}
+	h.Record(over, []float64{0.6, 0.6, 0.6})
+	h.Record(over, []float64{0.7, 0.5, 0.7})
+	// Mean of the two observations per (sorted) member: 0.65, 0.55, 0.65.
+	if f := h.Predict(over); math.Abs(f[0]-0.65) > 1e-12 || math.Abs(f[1]-0.55) > 1e-12 || h.Observations != 2 {
+		t.Errorf("seen set: %v after %d observations, want [0.65 0.55 0.65] after 2", f, h.Observations)
+	}
+	// A plain history keeps the latest observation.
+	g := NewModelHistory(m.Factors)
+	g.Record(under, []float64{0.9, 0.9})
+	g.Record(under, []float64{0.8, 0.8})
+	if f := g.Predict(under); f[0] != 0.8 {
+		t.Errorf("model history: %v, want the latest 0.8", f)
+	}
+}

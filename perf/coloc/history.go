@@ -18,6 +18,12 @@ type History struct {
 	// model, when set, predicts every set not recorded (NewModelHistory).
 	model SetFunc
 	rec   map[string][]float64
+	// mean, when set, makes a recorded set's prediction the mean of every
+	// observation of it (NewLearningHistory); else the latest.
+	mean bool
+	n    map[string]int
+	// Observations counts the observations recorded.
+	Observations int
 	// Lookups counts predictions by source: a recorded set, measured
 	// pairs only, at least one estimated pair, or the set model.
 	FromRecord, FromPairs, FromEstimate, FromModel int
@@ -33,6 +39,14 @@ func NewHistory(known *Factors, est *Fitted) *History {
 // sets not yet observed are predicted by model.
 func NewModelHistory(model SetFunc) *History {
 	return &History{model: model, rec: map[string][]float64{}}
+}
+
+// NewLearningHistory starts a history from prior (what profiling gives,
+// e.g. PaperInterference.Profiled) that learns from noisy observations:
+// a set observed before is predicted by the mean of its observations, a
+// set never observed by prior.
+func NewLearningHistory(prior SetFunc) *History {
+	return &History{model: prior, rec: map[string][]float64{}, mean: true, n: map[string]int{}}
 }
 
 // order sorts the members of set by key into idx (len(set) long) and
@@ -120,9 +134,19 @@ func (h *History) Record(set []gavel.Key, factors []float64) {
 	}
 	idx := make([]int, len(set))
 	sig := order(set, idx)
+	h.Observations++
 	r := make([]float64, len(set))
 	for k, i := range idx {
 		r[k] = factors[i]
+	}
+	if old, ok := h.rec[sig]; ok && h.mean {
+		c := float64(h.n[sig])
+		for k := range r {
+			r[k] = (old[k]*c + r[k]) / (c + 1)
+		}
+	}
+	if h.mean {
+		h.n[sig]++
 	}
 	h.rec[sig] = r
 }

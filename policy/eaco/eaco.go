@@ -41,13 +41,35 @@ type Args struct {
 	// other jobs share GPUs when deadlines allow, without the eq. 1 test,
 	// or wait.
 	ReserveGPUs int `yaml:"reserve_gpus"`
+	// Lengths says where a job's length (steps) comes from: LengthsGiven
+	// reads it from the job (the trace's exact step count), LengthsHistory
+	// predicts it from the jobs that completed earlier in the run.
+	Lengths string `yaml:"lengths"`
+	// LengthPriorH is the length (hours alone) LengthsHistory predicts
+	// before any job has completed.
+	LengthPriorH float64 `yaml:"length_prior_h"`
+	// Undo undoes a placement whose observation predicts a missed deadline
+	// (Algorithm 1 lines 17-18; default: yes). Off, every observed
+	// placement is kept (an ablation: what undo changes).
+	Undo bool `yaml:"undo"`
 	// SleepIdle puts nodes without jobs to sleep (default: yes).
 	policy.SleepArg `yaml:",inline"`
 }
 
+// Where job lengths come from (Args.Lengths).
+const (
+	LengthsGiven   = "given"
+	LengthsHistory = "history"
+)
+
+// MinSameType is the fewest completed jobs of a job's type whose mean
+// length LengthsHistory uses; with fewer, the mean over every completed
+// job.
+const MinSameType = 3
+
 // Default returns EaCO's defaults (docs/policies/eaco.md says why).
 func (Args) Default() Args {
-	return Args{CoreThreshold: 80, MemThreshold: 80, Alpha: 0.5, MaxShare: 4, ReserveGPUs: 8, SleepArg: policy.SleepArg{SleepIdle: true}}
+	return Args{CoreThreshold: 80, MemThreshold: 80, Alpha: 0.5, MaxShare: 4, ReserveGPUs: 8, Lengths: LengthsGiven, LengthPriorH: 10, Undo: true, SleepArg: policy.SleepArg{SleepIdle: true}}
 }
 
 // Validate names every bad field.
@@ -63,6 +85,10 @@ func (a Args) Validate() error {
 		return fmt.Errorf("max_share: %d, want 1..8", a.MaxShare)
 	case a.ReserveGPUs < 0:
 		return fmt.Errorf("reserve_gpus: %d, want >= 0", a.ReserveGPUs)
+	case a.Lengths != LengthsGiven && a.Lengths != LengthsHistory:
+		return fmt.Errorf("lengths: %q, want %q or %q", a.Lengths, LengthsGiven, LengthsHistory)
+	case !(a.LengthPriorH > 0 && a.LengthPriorH < 1e6):
+		return fmt.Errorf("length_prior_h: %v, want in (0, 1e6)", a.LengthPriorH)
 	}
 	return nil
 }
@@ -78,6 +104,15 @@ type Policy struct {
 	tried map[int][]int
 	// Finalised and Undone count outcomes of observation.
 	Finalised, Undone int
+	// Predictions are the factors predicted for each join and, once its
+	// observation window ended, the factors observed, in decision order.
+	Predictions []Prediction
+	// Lengths learnt (LengthsHistory): jobs seen active, and the lengths
+	// (seconds alone) of those that completed, per job type and in all.
+	seen            map[int]*policy.ColocJob
+	doneSec         map[string][]float64
+	doneAll         []float64
+	predLen, predAt map[int]float64
 	// Predictions within one decision (sets do not change during it).
 	before map[int][]float64
 	after  map[memoKey][]float64
@@ -92,7 +127,111 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	if d.History == nil {
 		return nil, fmt.Errorf("eaco needs a history H")
 	}
-	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), pending: map[int]int{}, tried: map[int][]int{}}, nil
+	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), pending: map[int]int{}, tried: map[int][]int{},
+		seen: map[int]*policy.ColocJob{}, doneSec: map[string][]float64{}, predLen: map[int]float64{}, predAt: map[int]float64{}}, nil
+}
+
+// Prediction is one join: the set's members (new job last), the factors
+// H predicted for them, and the factors observed at the end of the
+// window (nil if the window never ended, e.g. the set emptied first).
+type Prediction struct {
+	Keys      []gavel.Key
+	Predicted []float64
+	Observed  []float64
+	// Job is the job that joined; Undone says its placement was undone.
+	Job    int
+	Undone bool
+	set    int
+}
+
+// LengthPrediction is a completed job's predicted length at its first
+// decision and its real one (seconds alone).
+type LengthPrediction struct {
+	Job                 int
+	PredictedS, ActualS float64
+}
+
+// Lengths returns the length predictions of the jobs that completed, by
+// job ID (LengthsHistory only).
+func (p *Policy) Lengths() []LengthPrediction {
+	var out []LengthPrediction
+	for id, a := range p.predAt {
+		out = append(out, LengthPrediction{Job: id, PredictedS: p.predLen[id], ActualS: a})
+	}
+	slices.SortFunc(out, func(a, b LengthPrediction) int { return a.Job - b.Job })
+	return out
+}
+
+// learnLengths records the jobs that completed since the last decision
+// (seen active before, not now) and notes the jobs that arrived.
+func (p *Policy) learnLengths(st *policy.ColocState) {
+	if p.a.Lengths != LengthsHistory {
+		return
+	}
+	var gone []int
+	for id := range p.seen {
+		if st.View(id) == nil {
+			gone = append(gone, id)
+		}
+	}
+	slices.Sort(gone) // the means must not depend on map order
+	for _, id := range gone {
+		j := p.seen[id]
+		sec := j.Steps / j.IsoRate // known once it has completed
+		p.doneSec[j.Key.Type] = insertSorted(p.doneSec[j.Key.Type], sec)
+		p.doneAll = insertSorted(p.doneAll, sec)
+		delete(p.seen, id)
+		if _, ok := p.predLen[id]; ok {
+			p.predAt[id] = sec
+		}
+	}
+	for _, v := range st.Jobs {
+		if _, ok := p.seen[v.Job.ID]; !ok {
+			p.seen[v.Job.ID] = v.Job
+			p.predLen[v.Job.ID] = p.lengthSec(v.Job)
+		}
+	}
+}
+
+// lengthSec predicts a job's length in seconds alone: the median of the
+// completed jobs of its type (at least MinSameType), else of all
+// completed jobs, else the prior. The median, not the mean: lengths are
+// heavy-tailed, and a mean above most jobs' lengths would predict nearly
+// every deadline job to miss.
+func (p *Policy) lengthSec(j *policy.ColocJob) float64 {
+	if d := p.doneSec[j.Key.Type]; len(d) >= MinSameType {
+		return median(d)
+	}
+	if len(p.doneAll) > 0 {
+		return median(p.doneAll)
+	}
+	return p.a.LengthPriorH * 3600
+}
+
+// median of xs (kept sorted: insertSorted).
+func median(xs []float64) float64 {
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// insertSorted inserts x into the sorted xs.
+func insertSorted(xs []float64, x float64) []float64 {
+	i, _ := slices.BinarySearch(xs, x)
+	return slices.Insert(xs, i, x)
+}
+
+// remaining is the steps v has left as the policy knows it: exact with
+// LengthsGiven; with LengthsHistory the predicted length less what is
+// done, at least one epoch (a job predicted to have finished is expected
+// to run another epoch).
+func (p *Policy) remaining(v *policy.ColocView) float64 {
+	if p.a.Lengths != LengthsHistory {
+		return v.Job.Steps - v.Done
+	}
+	return math.Max(p.lengthSec(v.Job)*v.Job.IsoRate-v.Done, v.Job.EpochSteps)
 }
 
 // History is the policy's H.
@@ -106,11 +245,11 @@ func completion(now job.Time, rem, rate float64) float64 {
 	return float64(now) + 1000*rem/rate
 }
 
-func meets(v *policy.ColocView, now job.Time, f float64) bool {
+func (p *Policy) meets(v *policy.ColocView, now job.Time, f float64) bool {
 	if v.Job.Deadline == policy.NoDeadline {
 		return f > 0
 	}
-	return completion(now, v.Job.Steps-v.Done, v.Job.IsoRate*f) <= float64(v.Job.Deadline)
+	return completion(now, p.remaining(v), v.Job.IsoRate*f) <= float64(v.Job.Deadline)
 }
 
 // ScheduleColoc implements policy.ColocScheduler.
@@ -118,6 +257,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	var d policy.ColocDecision
 	undone := map[int]bool{}
 	p.before, p.after = map[int][]float64{}, map[memoKey][]float64{}
+	p.learnLengths(st)
 	// Lines 12-20: a finished observation is recorded in H, then every
 	// member's JCT is re-estimated from what was measured.
 	for _, o := range st.Observed {
@@ -127,17 +267,24 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 			continue
 		}
 		delete(p.pending, o.Set)
+		pr := p.prediction(o.Set, j)
+		if pr != nil {
+			pr.Observed = observedIn(pr.Keys, o)
+		}
 		keep := true
 		for i, id := range o.Jobs {
-			if v := st.View(id); v != nil && !meets(v, st.Now, o.Factors[i]) {
+			if v := st.View(id); v != nil && !p.meets(v, st.Now, o.Factors[i]) {
 				keep = false
 			}
 		}
-		if keep || !slices.Contains(o.Jobs, j) {
+		if keep || !p.a.Undo || !slices.Contains(o.Jobs, j) {
 			p.Finalised++
 			continue
 		}
 		p.Undone++
+		if pr != nil {
+			pr.Undone = true
+		}
 		p.tried[j] = append(p.tried[j], o.Set)
 		undone[o.Set] = true
 		d.Actions = append(d.Actions, policy.ColocAction{Kind: policy.ColocUndo, Job: j})
@@ -219,6 +366,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 					first++
 				}
 				p.pending[s.ID] = v.Job.ID
+				p.predict(st, s, v)
 				placed = true
 				break
 			}
@@ -271,7 +419,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 		p.after[mk] = after
 	}
 	for i, m := range members {
-		if !meets(m, st.Now, after[i]) {
+		if !p.meets(m, st.Now, after[i]) {
 			return false
 		}
 	}
@@ -295,7 +443,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	var core float64
 	var tAfter, tBefore, tpeA, tpeB float64
 	for i, m := range members {
-		rem := m.Job.Steps - m.Done
+		rem := p.remaining(m)
 		tA := rem / (m.Job.IsoRate * after[i])
 		tAfter = math.Max(tAfter, tA)
 		tpeA += m.Job.EpochSteps / (m.Job.IsoRate * after[i])
@@ -306,10 +454,46 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 			tpeB += m.Job.EpochSteps / (m.Job.IsoRate * before[i])
 		}
 	}
-	tv := (v.Job.Steps - v.Done) / v.Job.IsoRate
+	tv := p.remaining(v) / v.Job.IsoRate
 	tpeB += v.Job.EpochSteps / v.Job.IsoRate
 	eShared := float64(setW(math.Min(core+v.Job.CoreAvg, 100), len(members))) * tAfter
 	eAlone := float64(setW(math.Min(core, 100), len(members)-1))*tBefore + float64(setW(v.Job.CoreAvg, 1))*tv
 	cost := p.a.Alpha*eShared/eAlone + (1-p.a.Alpha)*tpeA/tpeB
 	return cost <= 1
+}
+
+// predict logs the factors H predicted for s with v joining (as fits used
+// them).
+func (p *Policy) predict(st *policy.ColocState, s *policy.ColocSet, v *policy.ColocView) {
+	pr := Prediction{Job: v.Job.ID, set: s.ID}
+	for _, id := range s.Jobs {
+		pr.Keys = append(pr.Keys, st.View(id).Job.Key)
+	}
+	pr.Keys = append(pr.Keys, v.Job.Key)
+	pr.Predicted = slices.Clone(p.after[memoKey{v.Job.Key, s.ID}])
+	p.Predictions = append(p.Predictions, pr)
+}
+
+// prediction is the latest logged join of job j on set.
+func (p *Policy) prediction(set, j int) *Prediction {
+	for i := len(p.Predictions) - 1; i >= 0; i-- {
+		if pr := &p.Predictions[i]; pr.set == set && pr.Job == j {
+			return pr
+		}
+	}
+	return nil
+}
+
+// observedIn is o's factors for the members of keys (nil if the set's
+// members changed during the window, so that the two do not compare).
+func observedIn(keys []gavel.Key, o policy.ColocObservation) []float64 {
+	if len(o.Keys) != len(keys) {
+		return nil
+	}
+	for i := range keys {
+		if o.Keys[i] != keys[i] {
+			return nil
+		}
+	}
+	return slices.Clone(o.Factors)
 }

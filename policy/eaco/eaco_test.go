@@ -146,3 +146,47 @@ func TestHighPriorityExclusive(t *testing.T) {
 		})
 	}
 }
+
+// TestLengthsFromHistory: with lengths: history a job's remaining steps
+// come from the jobs that completed before (their median length alone),
+// never from its own step count; before any completion, the prior.
+func TestLengthsFromHistory(t *testing.T) {
+	a := Args{}.Default()
+	a.ReserveGPUs, a.Lengths, a.LengthPriorH = 0, LengthsHistory, 1
+	p, err := New(a, policy.ColocDeps{History: history})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state(40, 20, policy.NoDeadline)
+	p.ScheduleColoc(st)
+	// Nothing completed: the prior, 1 h alone = 3,600 s x 10 steps/s.
+	if got := p.remaining(st.Jobs[0]); got != 36_000 {
+		t.Errorf("before any completion: %v steps left, want 36000 (the prior)", got)
+	}
+	// Job 1 (A, 1,000 steps at 10/s: 100 s alone) completes.
+	st.Jobs = []*policy.ColocView{st.Jobs[0], st.Jobs[2]}
+	st.Sets = st.Sets[:1]
+	p.ScheduleColoc(st)
+	// Job 0: 100 s x 10/s = 1,000 predicted, 250 done: 750 left.
+	st.Jobs[0].Done = 250
+	if got := p.remaining(st.Jobs[0]); got != 750 {
+		t.Errorf("after one completion: %v steps left, want 750", got)
+	}
+	// Past its predicted length: one more epoch (10 steps).
+	st.Jobs[0].Done = 1200
+	if got := p.remaining(st.Jobs[0]); got != 10 {
+		t.Errorf("past the prediction: %v steps left, want one epoch (10)", got)
+	}
+	st.Jobs[0].Job.Steps = 5000 // its own count is never read
+	if got := p.remaining(st.Jobs[0]); got != 10 {
+		t.Errorf("own step count changed the prediction: %v", got)
+	}
+	if l := p.Lengths(); len(l) != 1 || l[0].Job != 1 || l[0].PredictedS != 3600 || l[0].ActualS != 100 {
+		t.Errorf("length predictions %+v, want job 1: 3600 s predicted, 100 s real", l)
+	}
+	// Given lengths read the job.
+	g := newPolicy(t)
+	if got := g.remaining(st.Jobs[0]); got != 3800 {
+		t.Errorf("given lengths: %v steps left, want 5000-1200", got)
+	}
+}
