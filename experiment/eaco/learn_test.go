@@ -114,8 +114,8 @@ func TestBelowNeedsSign(t *testing.T) {
 	for _, c := range []struct {
 		paper, measured float64
 		want            bool
-	}{{4, -0.4, false}, {4, 0, false}, {4, 0.1, true}, {4, 9, true}, {4, 9.1, false}, {39, 34.5, true}, {39, math.NaN(), false}} {
-		if got := belowHolds(c.paper, c.measured); got != c.want {
+	}{{4, -0.4, false}, {4, 0, false}, {4, 0.04, false}, {4, 0.1, true}, {4, 9, true}, {4, 9.1, false}, {39, 34.5, true}, {39, math.NaN(), false}} {
+		if got := belowCheck(c.paper).Holds(c.measured); got != c.want {
 			t.Errorf("paper %v, measured %v: holds %v, want %v", c.paper, c.measured, got, c.want)
 		}
 	}
