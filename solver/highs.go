@@ -544,7 +544,8 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt, integer bool) 
 		}
 	}
 	var iters C.HighsInt
-	if C.Highs_getIntInfoValue(h, cSimplexIterationCount, &iters) != C.kHighsStatusError {
+	if C.Highs_getIntInfoValue(h, cSimplexIterationCount, &iters) != C.kHighsStatusError && iters > 0 {
+		// HiGHS 1.3.1 reports -1 after a MIP run: counted as none.
 		res.LPIterations = int64(iters)
 	}
 	if res.Status != Optimal && res.Status != TimeLimit && res.Status != IterationLimit {

@@ -137,8 +137,8 @@ type Result struct {
 	// Nodes is the number of branch-and-bound nodes explored (0 for an LP).
 	Nodes int64
 	// LPIterations is the number of simplex iterations HiGHS reports for
-	// the run (HiGHS 1.3.1 counts them for LPs; its branch and cut leaves
-	// the count at 0). Deterministic for a model and options.
+	// the run (HiGHS 1.3.1 counts them for LPs; after branch and cut it
+	// reports -1, kept as 0). Deterministic for a model and options.
 	LPIterations int64
 }
 
