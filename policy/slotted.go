@@ -133,9 +133,17 @@ type PlanInfo struct {
 	// Infeasible is set when the hard problem had no solution and jobs
 	// were rejected.
 	Infeasible bool `json:"hard_infeasible"`
-	// Polished is how much a time-limited incumbent improved when its
-	// training decisions were kept and the rest re-solved (USD).
-	Polished float64 `json:"polished_usd"`
+	// Bound is the best proven bound on the objective (the LP
+	// relaxation's, or the MIP search's).
+	Bound float64 `json:"bound"`
+	// Heuristic names how the plan was found (cedla.ByRounding, ...).
+	Heuristic string `json:"heuristic"`
+	// Solves, Nodes and LPIterations add up every solve of the plan
+	// (branch-and-bound nodes; simplex iterations as the solver reports
+	// them). All three are deterministic, unlike Seconds.
+	Solves       int   `json:"solves"`
+	Nodes        int64 `json:"nodes"`
+	LPIterations int64 `json:"lp_iterations"`
 }
 
 // SlotPlan is the decisions for slots Slot, Slot+1, ... and the jobs the

@@ -62,6 +62,7 @@ import (
 // extern const HighsInt kHighsModelStatusUnboundedOrInfeasible;
 // extern const HighsInt kHighsModelStatusUnbounded;
 // extern const HighsInt kHighsModelStatusTimeLimit;
+// extern const HighsInt kHighsModelStatusIterationLimit;
 // HighsInt Highs_run(void* highs);
 // void Highs_resetGlobalScheduler(const HighsInt blocking);
 // HighsInt Highs_setSolution(void* highs, const double* col_value, const double* row_value, const double* col_dual, const double* row_dual);
@@ -469,6 +470,12 @@ func setHiGHSOptions(raw *highs.RawModel, limit time.Duration, o Options) (strin
 			set  func() error
 		}{"time_limit", func() error { return raw.SetFloat64Option("time_limit", limit.Seconds()) }})
 	}
+	if o.MaxNodes > 0 {
+		set = append(set, struct {
+			name string
+			set  func() error
+		}{"mip_max_nodes", func() error { return raw.SetIntOption("mip_max_nodes", o.MaxNodes) }})
+	}
 	if o.RelGap > 0 {
 		set = append(set, struct {
 			name string
@@ -521,6 +528,8 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt, integer bool) 
 		res.Status = InfeasibleOrUnbounded
 	case C.kHighsModelStatusTimeLimit:
 		res.Status = TimeLimit
+	case C.kHighsModelStatusIterationLimit:
+		res.Status = IterationLimit
 	default:
 		return res, fmt.Errorf("solver: model %q: HiGHS ended with model status %d (run status %d)", m.name, int(ms), int(runStatus))
 	}
@@ -534,7 +543,12 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt, integer bool) 
 			res.Nodes = int64(nodes)
 		}
 	}
-	if res.Status != Optimal && res.Status != TimeLimit {
+	var iters C.HighsInt
+	if C.Highs_getIntInfoValue(h, cSimplexIterationCount, &iters) != C.kHighsStatusError && iters > 0 {
+		// HiGHS 1.3.1 reports -1 after a MIP run: counted as none.
+		res.LPIterations = int64(iters)
+	}
+	if res.Status != Optimal && res.Status != TimeLimit && res.Status != IterationLimit {
 		return res, nil
 	}
 	var pss C.HighsInt
@@ -596,9 +610,10 @@ func (m *Model) readHiGHS(h unsafe.Pointer, runStatus C.HighsInt, integer bool) 
 
 // The names of the information items read, as C strings allocated once.
 var (
-	cMIPNodeCount         = C.CString("mip_node_count")
-	cPrimalSolutionStatus = C.CString("primal_solution_status")
-	cMIPDualBound         = C.CString("mip_dual_bound")
+	cMIPNodeCount          = C.CString("mip_node_count")
+	cPrimalSolutionStatus  = C.CString("primal_solution_status")
+	cMIPDualBound          = C.CString("mip_dual_bound")
+	cSimplexIterationCount = C.CString("simplex_iteration_count")
 )
 
 // copyLog writes the log HiGHS wrote to path to w in one Write, so that

@@ -21,6 +21,10 @@ type Options struct {
 	// Threads is the number of threads the backend may use (0 or 1: one;
 	// more than MaxThreads: MaxThreads).
 	Threads int
+	// MaxNodes stops a MIP search after this many branch-and-bound nodes
+	// (0: no limit; HiGHS mip_max_nodes): a deterministic limit, unlike
+	// TimeLimit. A search it stops ends with Status IterationLimit.
+	MaxNodes int
 	// Seed is the backend's random seed (HiGHS random_seed).
 	Seed int
 	// Log receives the backend's log when not nil, in one Write per run of
@@ -42,6 +46,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("solver: options: RelGap %v is not a finite number >= 0", o.RelGap)
 	case o.Threads < 0:
 		return fmt.Errorf("solver: options: Threads %d is negative", o.Threads)
+	case o.MaxNodes < 0:
+		return fmt.Errorf("solver: options: MaxNodes %d is negative", o.MaxNodes)
 	case o.Seed < 0:
 		return fmt.Errorf("solver: options: Seed %d is negative", o.Seed)
 	}
@@ -83,6 +89,9 @@ const (
 	// search; HasSolution says whether an incumbent exists, Gap how far it may
 	// be from optimal.
 	TimeLimit
+	// IterationLimit: a deterministic limit (Options.MaxNodes) stopped the
+	// search; HasSolution and Gap as with TimeLimit.
+	IterationLimit
 )
 
 // String returns the status's name.
@@ -100,6 +109,8 @@ func (s Status) String() string {
 		return "infeasible or unbounded"
 	case TimeLimit:
 		return "time limit"
+	case IterationLimit:
+		return "iteration limit"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -125,6 +136,10 @@ type Result struct {
 	Time time.Duration
 	// Nodes is the number of branch-and-bound nodes explored (0 for an LP).
 	Nodes int64
+	// LPIterations is the number of simplex iterations HiGHS reports for
+	// the run (HiGHS 1.3.1 counts them for LPs; after branch and cut it
+	// reports -1, kept as 0). Deterministic for a model and options.
+	LPIterations int64
 }
 
 // Value returns the value of v in the solution, or NaN when the result has no

@@ -19,8 +19,8 @@ func BenchmarkPlan(b *testing.B) {
 	}{{pcedla.Soft, 0, false, "soft-exact"}, {pcedla.Hard, 0, false, "hard-exact"}, {pcedla.Soft, 4, false, "soft-relax-fix"}, {pcedla.Hard, 4, false, "hard-relax-fix"},
 		{pcedla.Soft, 4, true, "soft-study-blocks"}, {pcedla.Hard, 4, true, "hard-study-blocks"}} {
 		b.Run(c.name, func(b *testing.B) {
-			var gap, solve, cols, jobs float64
-			limited := 0.0
+			var gap, solve, cols, jobs, lpIt float64
+			mip := 0.0
 			for b.Loop() {
 				info, n, err := BenchPlan(c.mode, c.bin)
 				if c.study {
@@ -29,16 +29,17 @@ func BenchmarkPlan(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				gap, solve, cols, jobs = info.Gap, info.Seconds, float64(info.Vars), float64(n)
-				if info.Status == "time limit" {
-					limited = 1
+				gap, solve, cols, jobs, lpIt = info.Gap, info.Seconds, float64(info.Vars), float64(n), float64(info.LPIterations)
+				if info.Heuristic == pcedla.ByMIP || info.Heuristic == pcedla.ByMIPStart {
+					mip = 1
 				}
 			}
 			b.ReportMetric(gap*100, "gap%")
 			b.ReportMetric(solve, "solve-s")
 			b.ReportMetric(cols, "columns")
 			b.ReportMetric(jobs, "jobs")
-			b.ReportMetric(limited, "time-limited")
+			b.ReportMetric(mip, "mip")
+			b.ReportMetric(lpIt, "lp-iterations")
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/grid"
@@ -131,11 +130,6 @@ func Reproduce(version string, tb *Table, o Options) (*Reproduction, *Setup, err
 	s, err := NewSetupGrid(tb, count, slots, look, every, 1, ps, cs)
 	if err != nil {
 		return nil, nil, err
-	}
-	if o.Quick {
-		// Quick runs stop on the gap, never on the clock, so that they are
-		// byte-identical on any machine.
-		s.Args.TimeLimit = 10 * time.Minute
 	}
 	cases := Cases(o)
 	runs := make([]*Metrics, len(cases))
@@ -384,7 +378,7 @@ func Tables(rep *Reproduction) []report.Table {
 		}
 	}
 	t := report.Table{Title: "Results (mean over seeds)", Head: []string{"system", "jobs", "req/min", "deadline viol.", "latency viol.", "rejected", "energy kWh", "cost USD", "CO2 kg",
-		"train jobs/USD", "USD 0-20 / 20-30 / 30+", "plans", "hard infeasible", "time-limited", "max gap"}}
+		"train jobs/USD", "USD 0-20 / 20-30 / 30+", "plans", "hard infeasible", "MIP plans", "max gap"}}
 	for _, k := range keys {
 		f := func(g func(*Metrics) float64) float64 { return mean(rep.Runs, k.sys, k.jobs, k.rate, g) }
 		t.Rows = append(t.Rows, []string{k.sys, strconv.Itoa(k.jobs), fmt.Sprintf("%.4g", k.rate),
@@ -394,10 +388,10 @@ func Tables(rep *Reproduction) []report.Table {
 			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return m.CO2Kg })), fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CostPerfTrain })),
 			fmt.Sprintf("%.2f / %.2f / %.2f", f(func(m *Metrics) float64 { return m.PriceBands[0] }), f(func(m *Metrics) float64 { return m.PriceBands[1] }), f(func(m *Metrics) float64 { return m.PriceBands[2] })),
 			fmt.Sprintf("%.0f", f(func(m *Metrics) float64 { return float64(m.Plans) })), fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.HardInfeasible) })),
-			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.TimeLimited) })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.MIPPlans) })),
 			fmt.Sprintf("%.2f%%", 100*f(func(m *Metrics) float64 { return m.MaxGap }))})
 	}
-	out = append(out, t)
+	out = append(out, t, SolverTable(rep.Runs))
 	return append(out, experiment.ClaimsTable(rep.Claims))
 }
 
@@ -407,7 +401,7 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Files["runs.csv"] = RunsCSV(rep.Runs)
+	res.Files["runs.csv"], res.Files["plans.csv"] = RunsCSV(rep.Runs), PlansCSV(rep.Runs)
 	// Plots of the first seed's runs at the main workload.
 	main := map[string]*Metrics{}
 	for _, m := range rep.Runs {
@@ -426,7 +420,7 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 		figs = append([]experiment.Figure{{File: "totals.svg", Caption: caption, SVG: b}}, figs...)
 	}
 	res.AddStandIns(rep.StandIns)
-	res.Tables, res.Figures, res.Listing = Tables(rep), figs, "summary.json, runs.csv, *.svg, report.html"
+	res.Tables, res.Figures, res.Listing = Tables(rep), figs, "summary.json, runs.csv, plans.csv, *.svg, report.html"
 	return res, nil
 }
 
@@ -434,12 +428,12 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 // the wall-clock ones.
 func RunsCSV(runs []*Metrics) []byte {
 	rows := [][]string{{"system", "jobs", "req_per_min", "seed", "finished", "rejected", "late", "deadline_violation", "mean_lateness_slots", "latency_violation", "energy_kwh", "cost_usd", "co2_kg",
-		"cost_perf_train", "cost_perf_infer", "band_0_20", "band_20_30", "band_30_up", "plans", "hard_infeasible", "time_limited", "max_gap", "turn_ons", "restarts"}}
+		"cost_perf_train", "cost_perf_infer", "band_0_20", "band_20_30", "band_30_up", "plans", "hard_infeasible", "mip_plans", "max_gap", "turn_ons", "restarts"}}
 	for _, m := range runs {
 		rows = append(rows, []string{m.System, strconv.Itoa(m.Jobs), report.F(m.ReqPerMin), strconv.FormatUint(m.Seed, 10), strconv.Itoa(m.Finished), strconv.Itoa(m.Rejected), strconv.Itoa(m.Late),
 			report.F(m.DeadlineViolation), report.F(m.MeanLateness), report.F(m.LatencyViolation), report.F(m.EnergyKWh), report.F(m.CostUSD), report.F(m.CO2Kg),
 			report.F(m.CostPerfTrain), report.F(m.CostPerfInfer), report.F(m.PriceBands[0]), report.F(m.PriceBands[1]), report.F(m.PriceBands[2]),
-			strconv.Itoa(m.Plans), strconv.Itoa(m.HardInfeasible), strconv.Itoa(m.TimeLimited), report.F(m.MaxGap), strconv.Itoa(m.TurnOns), strconv.Itoa(m.Restarts)})
+			strconv.Itoa(m.Plans), strconv.Itoa(m.HardInfeasible), strconv.Itoa(m.MIPPlans), report.F(m.MaxGap), strconv.Itoa(m.TurnOns), strconv.Itoa(m.Restarts)})
 	}
 	return report.CSV(rows)
 }

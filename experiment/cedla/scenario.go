@@ -479,7 +479,7 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 		over = fmt.Sprintf("mean over %d seeds", len(seeds))
 	}
 	tab := report.Table{Title: fmt.Sprintf("%s: %s nodes, %d slots of 15 min, %s", s.Name, nodeList(counts), c.Slots, over),
-		Head: []string{"system", "jobs", "deadline viol.", "latency viol.", "rejected", "energy kWh", "cost USD", "CO2 kg", "train jobs/USD", "USD 0-20 / 20-30 / 30+", "plans", "time-limited"}}
+		Head: []string{"system", "jobs", "deadline viol.", "latency viol.", "rejected", "energy kWh", "cost USD", "CO2 kg", "train jobs/USD", "USD 0-20 / 20-30 / 30+", "plans", "MIP plans"}}
 	for _, x := range systems {
 		var ms []*Metrics
 		for _, r := range runs {
@@ -500,13 +500,16 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 			fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.EnergyKWh })), fmt.Sprintf("%.3f", f(func(m *Metrics) float64 { return m.CostUSD })),
 			fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CO2Kg })), fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CostPerfTrain })),
 			fmt.Sprintf("%.2f / %.2f / %.2f", f(func(m *Metrics) float64 { return m.PriceBands[0] }), f(func(m *Metrics) float64 { return m.PriceBands[1] }), f(func(m *Metrics) float64 { return m.PriceBands[2] })),
-			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Plans) })), fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.TimeLimited) }))})
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Plans) })), fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.MIPPlans) }))})
 	}
 	res.AddNotes(s.Description)
 	res.AddNotes(sources...)
 	res.AddStandIns(standIns)
 	res.Tables, res.Figures = []report.Table{tab}, figs
-	res.Files["runs.csv"], res.Files["jobs.csv"], res.Files["timeline.csv"] = RunsCSV(runs), report.CSV(jobs), report.CSV(timeline)
-	res.Listing = "summary.json, runs.csv, jobs.csv, timeline.csv, *.svg, report.html"
+	if st := SolverTable(runs); len(st.Rows) > 0 {
+		res.Tables = append(res.Tables, st)
+	}
+	res.Files["runs.csv"], res.Files["jobs.csv"], res.Files["timeline.csv"], res.Files["plans.csv"] = RunsCSV(runs), report.CSV(jobs), report.CSV(timeline), PlansCSV(runs)
+	res.Listing = "summary.json, runs.csv, jobs.csv, timeline.csv, plans.csv, *.svg, report.html"
 	return []*experiment.Results{res}, nil
 }

@@ -290,8 +290,8 @@ func benchCEDLA(stdout io.Writer) error {
 			case bin > 0:
 				what = fmt.Sprintf("relax-and-fix, %d binary slots", bin)
 			}
-			fmt.Fprintf(stdout, "\nCE-DLA %s plan (%s): %d waiting jobs, 160 nodes, 96 slots, %d columns, %d rows: %s, gap %.3f%%, solve %.2f s (wall %.2f s with setup): %.2fx the 5 s budget\n",
-				mode, what, jobs, info.Vars, info.Rows, info.Status, 100*info.Gap, info.Seconds, wall, info.Seconds/5)
+			fmt.Fprintf(stdout, "\nCE-DLA %s plan (%s): %d waiting jobs, 160 nodes, 96 slots, %d columns, %d rows: %s by %s, gap %.3f%%, %d solves, %d nodes, %d LP iterations, solve %.2f s (wall %.2f s with setup): %.2fx the 5 s budget\n",
+				mode, what, jobs, info.Vars, info.Rows, info.Status, info.Heuristic, 100*info.Gap, info.Solves, info.Nodes, info.LPIterations, info.Seconds, wall, info.Seconds/5)
 		}
 	}
 	return nil

@@ -47,7 +47,7 @@ func hostileSolverCases() []hostileCase {
 	return append(cases,
 		// HiGHS started threads-1 workers per OS thread that ran a solve
 		// (5,749 threads after 30 s); now clamped to the CPUs, with a note.
-		hostileCase{name: "threads 100000", files: files(small, "[{name: c, policy: cedla, args: {threads: 100000, time_limit: 20s}}]", slottedLoad), args: run, code: 0,
+		hostileCase{name: "threads 100000", files: files(small, "[{name: c, policy: cedla, args: {threads: 100000}}]", slottedLoad), args: run, code: 0,
 			errLine: "c: threads 100000 clamped to"},
 		// CE-DLA's plans at the documented maximum load: valid (the engine
 		// accepts them), every request violates the bound.

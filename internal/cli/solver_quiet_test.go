@@ -31,7 +31,7 @@ func TestSlottedStdoutQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := "name: quiet\nseeds: 3\n" + strings.TrimPrefix(slottedDoc("{GTX1060-3GB: 2, RTX2060: 2, GTX1080: 2}",
-		"[{name: soft, policy: cedla, args: {mode: soft, time_limit: 10m}}, {name: hard, policy: cedla, args: {mode: hard, time_limit: 10m}}]"), "name: hostile\n")
+		"[{name: soft, policy: cedla, args: {mode: soft}}, {name: hard, policy: cedla, args: {mode: hard}}]"), "name: hostile\n")
 	for name, body := range map[string]string{"s.yaml": doc, "jobs.csv": slottedJobs, "load.csv": slottedLoad} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -66,7 +66,7 @@ func TestSolverLogFlag(t *testing.T) {
 	if !solver.Available() {
 		t.Skip("CE-DLA needs HiGHS (build tag highs)")
 	}
-	cfg := slottedFiles(t, "[{name: soft, policy: cedla, args: {mode: soft, time_limit: 10m}}]", slottedJobs, slottedLoad)
+	cfg := slottedFiles(t, "[{name: soft, policy: cedla, args: {mode: soft}}]", slottedJobs, slottedLoad)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "highs.log")
 	code, stdout, stderr := run(t, "run", "-c", cfg, "-o", filepath.Join(dir, "out"), "--solver-log", logPath)

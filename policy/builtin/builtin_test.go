@@ -24,10 +24,10 @@ func TestSlottedFamily(t *testing.T) {
 		want               string // "" builds
 	}{
 		{"cedla defaults", "cedla", "", withSolver, ""},
-		{"cedla hard with its args", "cedla", "mode: hard\nbinary_slots: 4\ntime_limit: 10m\nrel_gap: 0.02\n", withSolver, ""},
+		{"cedla hard with its args", "cedla", "mode: hard\nbinary_slots: 4\nsafety_net: 10m\nrel_gap: 0.02\n", withSolver, ""},
 		{"cedla unknown field", "cedla", "mode: soft\nlate_penalty: 1\n", withSolver, "cedla args: yaml: unmarshal errors:\n  line 2: field late_penalty not found in type cedla.Args"},
 		{"cedla bad mode", "cedla", "mode: medium\n", withSolver, `cedla args: cedla.mode: "medium"`},
-		{"cedla bad duration", "cedla", "time_limit: soon\n", withSolver, "cedla args: yaml: unmarshal errors"},
+		{"cedla bad duration", "cedla", "safety_net: soon\n", withSolver, "cedla args: yaml: unmarshal errors"},
 		{"cedla without a solver", "cedla", "", policy.SlotDeps{}, "built without it: build it with 'make build'"},
 		{"cedla with something else", "cedla", "", policy.SlotDeps{Solver: "glpk"}, "cedla: SlotDeps.Solver is a string, want a solver.Solver"},
 		{"fifo", "fifo", "", policy.SlotDeps{}, ""},

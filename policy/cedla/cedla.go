@@ -64,17 +64,27 @@ type Args struct {
 	BlockSlots int `yaml:"block_slots"`
 	// BlockAfter is how many leading slots of the window stay one period
 	// each when BlockSlots is set (at least BinarySlots).
-	BlockAfter int           `yaml:"block_after_slots"`
-	TimeLimit  time.Duration `yaml:"time_limit"`
-	RelGap     float64       `yaml:"rel_gap"`
-	Threads    int           `yaml:"threads"`
+	BlockAfter int `yaml:"block_after_slots"`
+	// RelGap is the relative gap at which a plan is accepted: the
+	// heuristic's plan when it is within RelGap of the LP relaxation's
+	// bound, else the MIP solve's when HiGHS proves it within RelGap.
+	RelGap float64 `yaml:"rel_gap"`
+	// MaxNodes bounds the branch-and-bound nodes of a MIP solve (0: no
+	// bound); a solve it stops keeps its incumbent, whose gap the plan's
+	// statistics show. A deterministic limit: the same plan on any machine.
+	MaxNodes int `yaml:"max_nodes"`
+	// SafetyNet is the wall-clock time one solve may take before the run
+	// fails with an error naming the slot (never a different plan): no
+	// result depends on it.
+	SafetyNet time.Duration `yaml:"safety_net"`
+	Threads   int           `yaml:"threads"`
 }
 
 // Default is Problem 2 with the penalties of docs/policies/cedla.md, a
-// 1% gap and 5 s per solve.
+// 1% gap, no node bound and a 10-minute safety net per solve.
 func (Args) Default() Args {
 	return Args{Mode: Soft, LatePenalty: 0.5, LateAllowance: 0.5, LatencyPenalty: 0.01, HardLatencyPenalty: 10,
-		TimeLimit: 5 * time.Second, RelGap: 0.01, Threads: 1}
+		RelGap: 0.01, SafetyNet: 10 * time.Minute, Threads: 1}
 }
 
 // Validate names bad fields.
@@ -98,8 +108,10 @@ func (a Args) Validate() error {
 		return fmt.Errorf("cedla.block_after_slots: %d, want >= 0", a.BlockAfter)
 	case a.BlockSlots > 0 && a.BinarySlots == 0:
 		return fmt.Errorf("cedla.block_slots: %d needs binary_slots > 0 (the exact problem has one period per slot)", a.BlockSlots)
-	case a.TimeLimit <= 0:
-		return fmt.Errorf("cedla.time_limit: %v, want > 0", a.TimeLimit)
+	case a.SafetyNet <= 0:
+		return fmt.Errorf("cedla.safety_net: %v, want > 0", a.SafetyNet)
+	case a.MaxNodes < 0:
+		return fmt.Errorf("cedla.max_nodes: %d, want >= 0", a.MaxNodes)
 	case !(a.RelGap >= 0 && a.RelGap < 1):
 		return fmt.Errorf("cedla.rel_gap: %v, want [0, 1)", a.RelGap)
 	case a.Threads < 0:
@@ -172,14 +184,16 @@ func (a Args) periods(h int) ([]period, []int) {
 
 // build writes Problem 1 or 2 for st. With reject, every job may be
 // rejected (r_k = 1 drops its progress row) and the objective is the
-// priority-weighted count of rejections; keep lists the jobs taken (nil:
-// all).
+// priority-weighted count of rejections. fix holds training placements
+// (job index, type, period) fixed to a value; relax makes every training
+// placement continuous (the LP relaxation; the rejection columns stay
+// binary).
 //
 // In Problem 1 excess[q] (from inferenceExcess, computed before any
 // training row) caps the latency excess of period q: zero when inference
 // alone fits within the bound, so eq. 29 is hard for the admitted set;
 // nil in Problem 2, where the excess is priced (O^I).
-func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject bool, fix map[[3]int]float64, excess []float64) (*solver.Model, *cols) {
+func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject bool, fix map[[3]int]float64, excess []float64, relax bool) (*solver.Model, *cols) {
 	m := st.Models
 	nm, nt, H := len(m.Models), len(m.Types), len(st.Price)
 	md := solver.NewModel(fmt.Sprintf("cedla-%s-slot%d", p.a.Mode, st.Slot))
@@ -236,7 +250,7 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 					lo, hi = v, v
 				}
 				kind := solver.Binary
-				if p.a.BinarySlots > 0 && from >= p.a.BinarySlots {
+				if relax || p.a.BinarySlots > 0 && from >= p.a.BinarySlots {
 					kind = solver.Continuous
 				}
 				x := md.AddVar(fmt.Sprintf("x_j%d_t%d_h%d", j.ID, t, h), lo, hi, obj, kind)
@@ -385,8 +399,8 @@ func periodLoad(st *policy.SlotState, pq period, i int) float64 {
 // node takes the most within the bound) that places everything proves 0;
 // the other periods get the least excess from a linear program (lambda <=
 // cap n + v, sum_i n <= nodes of the type, sum_t lambda = L_i; minimise
-// the sum of v). It returns the excess and the solve seconds.
-func (p *Policy) inferenceExcess(st *policy.SlotState, opts solver.Options) ([]float64, float64, error) {
+// the sum of v). It returns the excess and adds the solve to info.
+func (p *Policy) inferenceExcess(st *policy.SlotState, opts solver.Options, info *policy.PlanInfo) ([]float64, error) {
 	m := st.Models
 	nm, nt := len(m.Models), len(m.Types)
 	per, _ := p.a.periods(len(st.Price))
@@ -432,7 +446,7 @@ func (p *Policy) inferenceExcess(st *policy.SlotState, opts solver.Options) ([]f
 		}
 	}
 	if len(open) == 0 {
-		return excess, 0, nil
+		return excess, nil
 	}
 	md := solver.NewModel(fmt.Sprintf("cedla-inference-excess-slot%d", st.Slot))
 	vs := make([][]solver.Var, len(open))
@@ -464,19 +478,19 @@ func (p *Policy) inferenceExcess(st *policy.SlotState, opts solver.Options) ([]f
 			md.AddRow(fmt.Sprintf("nodes_t%d_h%d", t, h), math.Inf(-1), float64(m.Types[t].Count), terms...)
 		}
 	}
-	res, err := p.s.Solve(context.Background(), md, opts)
+	res, err := p.solve(st, md, opts, info, "inference excess")
 	if err != nil {
-		return nil, 0, fmt.Errorf("cedla: slot %d: inference excess: %w", st.Slot, err)
+		return nil, err
 	}
 	if !res.HasSolution {
-		return nil, 0, fmt.Errorf("cedla: slot %d: inference excess: no solution (%s)", st.Slot, res.Status)
+		return nil, fmt.Errorf("cedla: slot %d: inference excess: no solution (%s)", st.Slot, res.Status)
 	}
 	for k, q := range open {
 		for _, v := range vs[k] {
 			excess[q] += math.Max(res.Value(v), 0)
 		}
 	}
-	return excess, res.Time.Seconds(), nil
+	return excess, nil
 }
 
 // cannotFinish reports whether j's remaining epochs exceed what the
@@ -507,11 +521,13 @@ func (p *Policy) lastSlot(j policy.SlotJobState) int {
 }
 
 // Plan implements policy.SlotPlanner: it solves the problem over the
-// forecast window; when Problem 1 (or 2) is infeasible it first finds the
-// rejections of least priority weight that make it feasible, rejects
-// those jobs, and solves again (Algorithm 1, lines 06-10).
+// forecast window (solvePlan); when Problem 1 (or 2) is infeasible it first
+// finds the rejections of least priority weight that make it feasible,
+// rejects those jobs, and solves again (Algorithm 1, lines 06-10). No
+// stopping rule reads the clock: a solve that runs past Args.SafetyNet is
+// an error naming the slot, never a different plan.
 func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
-	opts := solver.Options{TimeLimit: p.a.TimeLimit, RelGap: p.a.RelGap, Threads: p.a.Threads, Log: p.Log}
+	opts := solver.Options{TimeLimit: p.a.SafetyNet, RelGap: p.a.RelGap, MaxNodes: p.a.MaxNodes, Threads: p.a.Threads, Log: p.Log}
 	// A job past the last slot it may use (its deadline; in Problem 2
 	// plus the allowance), or with more work left than the fastest node
 	// could do by then, cannot be planned: rejected now.
@@ -529,23 +545,19 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	// any training row (build caps each period's excess by it).
 	var excess []float64
 	if p.a.Mode == Hard {
-		var secs float64
 		var err error
-		if excess, secs, err = p.inferenceExcess(st, opts); err != nil {
+		if excess, err = p.inferenceExcess(st, opts, info); err != nil {
 			return nil, err
 		}
-		info.Seconds += secs
 	}
-	md, c := p.build(st, jobs, false, nil, excess)
-	res, err := p.s.Solve(context.Background(), md, opts)
+	res, c, err := p.solvePlan(st, jobs, excess, opts, info)
 	if err != nil {
 		return nil, err
 	}
-	info.Vars, info.Rows = md.NumVars(), md.NumRows()
-	if res.Status == solver.Infeasible || res.Status == solver.InfeasibleOrUnbounded || res.Status == solver.TimeLimit && !res.HasSolution {
-		info.Infeasible = res.Status != solver.TimeLimit
-		rm, rc := p.build(st, jobs, true, nil, excess)
-		rr, err := p.s.Solve(context.Background(), rm, opts)
+	if res.Status == solver.Infeasible || res.Status == solver.InfeasibleOrUnbounded {
+		info.Infeasible = true
+		rm, rc := p.build(st, jobs, true, nil, excess, false)
+		rr, err := p.solve(st, rm, opts, info, "rejections")
 		if err != nil {
 			return nil, err
 		}
@@ -561,39 +573,345 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 			}
 		}
 		jobs = keep
-		md, c = p.build(st, jobs, false, nil, excess)
-		if res, err = p.s.Solve(context.Background(), md, opts); err != nil {
+		if res, c, err = p.solvePlan(st, jobs, excess, opts, info); err != nil {
 			return nil, err
 		}
-		info.Seconds += rr.Time.Seconds()
 	}
-	info.Status, info.Gap, info.Objective = res.Status.String(), res.Gap, res.Objective
-	info.Seconds += res.Time.Seconds()
+	info.Status, info.Gap, info.Objective, info.Bound = res.Status.String(), res.Gap, res.Objective, res.Bound
 	if !res.HasSolution {
 		return nil, fmt.Errorf("cedla: slot %d: no plan after %d rejections (%s)", st.Slot, len(rejected), res.Status)
 	}
-	if res.Status == solver.TimeLimit {
-		// Stopped short of the gap: keep the incumbent's binary training
-		// decisions and solve the rest (relaxed placements, inference
-		// spread, nodes on) to optimality; that part is a linear program.
-		fix := map[[3]int]float64{}
-		for k, v := range c.x {
-			if p.a.BinarySlots == 0 || k[2] < p.a.BinarySlots {
-				fix[k] = math.Round(res.Value(v))
-			}
-		}
-		pm, pc := p.build(st, jobs, false, fix, excess)
-		pr, err := p.s.Solve(context.Background(), pm, opts)
+	return &policy.SlotPlan{Slots: p.decisions(st, jobs, c, res), Reject: rejected, Info: info}, nil
+}
+
+// The ways a plan is found (PlanInfo.Heuristic).
+const (
+	// ByRounding: the LP relaxation's training placements rounded
+	// (round), the rest re-solved as an LP, within RelGap of the
+	// relaxation's bound.
+	ByRounding = "lp-rounding-up"
+	// ByRoundingHalf: as ByRounding, each placement rounded at 1/2.
+	ByRoundingHalf = "lp-rounding-half"
+	// ByDive: LP diving (dive) ended within RelGap of the bound.
+	ByDive = "lp-dive"
+	// ByMIP: HiGHS's branch and cut, started from the rounded plan when
+	// it was feasible.
+	ByMIP = "mip"
+	// ByMIPStart is ByMIP given the rounded plan as its first incumbent.
+	ByMIPStart = "mip+start"
+	// NoPlan: the LP relaxation is infeasible, so is the program.
+	NoPlan = "lp-infeasible"
+)
+
+// solvePlan solves Problem 1 or 2 for jobs: first the LP relaxation (the
+// bound), then the relaxation's placements rounded and the rest re-solved
+// as an LP; a rounded plan within RelGap of the bound is the plan (a
+// deterministic primal heuristic: the root bound of these programs is
+// tight, so this is where most solves end). Otherwise the MIP is solved,
+// with the rounded plan, when feasible, as its first incumbent. Every
+// step is deterministic for the state; info records what was used.
+func (p *Policy) solvePlan(st *policy.SlotState, jobs []policy.SlotJobState, excess []float64, opts solver.Options, info *policy.PlanInfo) (solver.Result, *cols, error) {
+	info.Vars, info.Rows = 0, 0
+	lm, lc := p.build(st, jobs, false, nil, excess, true)
+	lr, err := p.solve(st, lm, opts, info, "LP relaxation")
+	if err != nil {
+		return lr, nil, err
+	}
+	info.Vars, info.Rows = lm.NumVars(), lm.NumRows()
+	if lr.Status == solver.Infeasible || lr.Status == solver.InfeasibleOrUnbounded {
+		info.Heuristic = NoPlan
+		return lr, lc, nil
+	}
+	if !lr.HasSolution {
+		return lr, nil, fmt.Errorf("cedla: slot %d: LP relaxation: no solution (%s)", st.Slot, lr.Status)
+	}
+	// Two roundings, each followed by an LP over the rest: the one that
+	// keeps every job's use of the binary periods (rounded up), then the
+	// one at 1/2; the first within RelGap of the bound is the plan, the
+	// better feasible one otherwise starts the MIP.
+	var best solver.Result
+	var bc *cols
+	for _, up := range []bool{true, false} {
+		fix := p.round(st, jobs, lc, lr, up)
+		rm, rc := p.build(st, jobs, false, fix, excess, true)
+		rr, err := p.solve(st, rm, opts, info, "rounded plan")
 		if err != nil {
-			return nil, err
+			return rr, nil, err
 		}
-		info.Seconds += pr.Time.Seconds()
-		if pr.HasSolution && pr.Objective <= res.Objective+1e-9 {
-			info.Polished = res.Objective - pr.Objective
-			c, res.X = pc, pr.X
+		if !rr.HasSolution {
+			continue
+		}
+		if gap := gapOf(rr.Objective, lr.Objective); gap <= p.a.RelGap {
+			info.Heuristic = ByRounding
+			if !up {
+				info.Heuristic = ByRoundingHalf
+			}
+			rr.Status, rr.Bound, rr.Gap = solver.Optimal, lr.Objective, gap
+			return rr, rc, nil
+		}
+		if !best.HasSolution || rr.Objective < best.Objective {
+			best, bc = rr, rc
 		}
 	}
-	return &policy.SlotPlan{Slots: p.decisions(st, jobs, c, res), Reject: rejected, Info: info}, nil
+	// Diving: the relaxation re-solved with its largest fractional
+	// placements fixed to 1, until every binary placement is integral.
+	dr, dc, err := p.dive(st, jobs, excess, opts, info, lc, lr)
+	if err != nil {
+		return dr, nil, err
+	}
+	if dr.HasSolution {
+		if gap := gapOf(dr.Objective, lr.Objective); gap <= p.a.RelGap {
+			info.Heuristic = ByDive
+			dr.Status, dr.Bound, dr.Gap = solver.Optimal, lr.Objective, gap
+			return dr, dc, nil
+		}
+		if !best.HasSolution || dr.Objective < best.Objective {
+			best, bc = dr, dc
+		}
+	}
+	rr, rc := best, bc
+	mm, mc := p.build(st, jobs, false, nil, excess, false)
+	o := opts
+	info.Heuristic = ByMIP
+	if rr.HasSolution {
+		o.Start = rr.X
+		info.Heuristic = ByMIPStart
+	}
+	mr, err := p.solve(st, mm, o, info, "MIP")
+	if err != nil {
+		return mr, nil, err
+	}
+	if !mr.HasSolution && rr.HasSolution && (mr.Status == solver.IterationLimit) {
+		// The node limit stopped a search that found nothing better than
+		// the start it was given (HiGHS then reports no incumbent).
+		rr.Status, rr.Bound, rr.Gap = solver.IterationLimit, lr.Objective, gapOf(rr.Objective, lr.Objective)
+		return rr, rc, nil
+	}
+	return mr, mc, nil
+}
+
+// maxDive bounds the LPs of one dive.
+const maxDive = 12
+
+// dive re-solves the LP relaxation (lr, columns lc) with fractional binary
+// placements fixed to 1, round by round: in each, per job and binary
+// period the type with the largest placement (ties: the lower type), and
+// of those every one at least 1/2, or, when none is, the single largest
+// (ties: the lower job index, then the earlier period); placements at 1
+// stay fixed. It ends when every binary placement is integral (the LP's
+// point is then a plan), when an LP is infeasible, or after maxDive LPs
+// (no plan).
+func (p *Policy) dive(st *policy.SlotState, jobs []policy.SlotJobState, excess []float64, opts solver.Options, info *policy.PlanInfo, lc *cols, lr solver.Result) (solver.Result, *cols, error) {
+	nt := len(st.Models.Types)
+	nb := len(lc.per)
+	if p.a.BinarySlots > 0 {
+		nb = min(p.a.BinarySlots, nb)
+	}
+	fix := map[[3]int]float64{}
+	c, r := lc, lr
+	for range maxDive {
+		type cand struct {
+			k, t, q int
+			v       float64
+		}
+		var frac []cand
+		for k := range jobs {
+			for q := range nb {
+				best := cand{k, -1, q, 0}
+				integral := true
+				for t := range nt {
+					x, ok := c.x[[3]int{k, t, q}]
+					if !ok {
+						continue
+					}
+					v := r.Value(x)
+					if v > 1e-6 && v < 1-1e-6 {
+						integral = false
+					}
+					if v >= 1-1e-6 {
+						fix[[3]int{k, t, q}] = 1
+					}
+					if v > best.v+1e-9 {
+						best.t, best.v = t, v
+					}
+				}
+				if !integral && best.t >= 0 {
+					frac = append(frac, best)
+				}
+			}
+		}
+		if len(frac) == 0 {
+			return r, c, nil
+		}
+		n := 0
+		for _, f := range frac {
+			if f.v >= 0.5 {
+				fix[[3]int{f.k, f.t, f.q}] = 1
+				n++
+			}
+		}
+		if n == 0 {
+			top := frac[0]
+			for _, f := range frac[1:] {
+				if f.v > top.v+1e-9 {
+					top = f
+				}
+			}
+			fix[[3]int{top.k, top.t, top.q}] = 1
+		}
+		dm, dc := p.build(st, jobs, false, fix, excess, true)
+		dr, err := p.solve(st, dm, opts, info, "dive")
+		if err != nil {
+			return dr, nil, err
+		}
+		if !dr.HasSolution {
+			return dr, nil, nil
+		}
+		c, r = dc, dr
+	}
+	return solver.Result{Status: solver.IterationLimit}, nil, nil
+}
+
+// gapOf is the relative gap between a plan's objective and a bound.
+func gapOf(obj, bound float64) float64 {
+	d := math.Max(obj-bound, 0)
+	if d == 0 {
+		return 0
+	}
+	return d / math.Max(math.Abs(obj), 1e-9)
+}
+
+// solve runs one solve and adds its statistics to info; a solve stopped
+// by the safety net is an error that names the slot and the setting.
+func (p *Policy) solve(st *policy.SlotState, md *solver.Model, opts solver.Options, info *policy.PlanInfo, what string) (solver.Result, error) {
+	res, err := p.s.Solve(context.Background(), md, opts)
+	info.Seconds += res.Time.Seconds()
+	info.Solves++
+	info.Nodes += res.Nodes
+	info.LPIterations += res.LPIterations
+	if err != nil {
+		return res, fmt.Errorf("cedla: slot %d: %s: %w", st.Slot, what, err)
+	}
+	if res.Status == solver.TimeLimit {
+		return res, fmt.Errorf("cedla: slot %d: %s: the solve ran past the safety net of %v, which no plan may depend on; raise cedla.safety_net (a Go duration, e.g. 30m) or run on a less loaded machine",
+			st.Slot, what, opts.TimeLimit)
+	}
+	return res, nil
+}
+
+// round is the heuristic's rounding of the LP relaxation lr over the
+// binary periods. With up, each job runs in as many binary periods as its
+// relaxed placements there add up to, rounded up (so its epochs row loses
+// nothing to rounding), in the periods where they are largest (ties: the
+// earlier period), on the type it uses most there (ties: the lower type).
+// Without up, per job and period the type with the largest placement
+// (ties: the lower type) is fixed to 1 when that placement is at least
+// 1/2. Every other placement of the binary periods is fixed to 0; where a
+// type then holds more runs in a period than it has nodes, the runs with
+// the smallest placements (ties: the higher job ID) are fixed to 0. The
+// relaxed periods stay free for the LP that follows.
+func (p *Policy) round(st *policy.SlotState, jobs []policy.SlotJobState, c *cols, lr solver.Result, up bool) map[[3]int]float64 {
+	nt := len(st.Models.Types)
+	nb := len(c.per)
+	if p.a.BinarySlots > 0 {
+		nb = min(p.a.BinarySlots, nb)
+	}
+	type run struct {
+		k int
+		v float64
+	}
+	ones := make([][][]run, nt)
+	for t := range nt {
+		ones[t] = make([][]run, nb)
+	}
+	fix := map[[3]int]float64{}
+	val := func(k, t, q int) (float64, bool) {
+		x, ok := c.x[[3]int{k, t, q}]
+		if !ok {
+			return 0, false
+		}
+		fix[[3]int{k, t, q}] = 0
+		return math.Max(lr.Value(x), 0), true
+	}
+	set := func(k, t, q int, v float64) {
+		fix[[3]int{k, t, q}] = 1
+		ones[t][q] = append(ones[t][q], run{k, v})
+	}
+	for k := range jobs {
+		if !up {
+			for q := range nb {
+				best, bv := -1, 0.0
+				for t := range nt {
+					if v, ok := val(k, t, q); ok && v > bv+1e-9 {
+						best, bv = t, v
+					}
+				}
+				if best >= 0 && bv >= 0.5 {
+					set(k, best, q, bv)
+				}
+			}
+			continue
+		}
+		use := make([]float64, nb) // per period, summed over types
+		byType := make([]float64, nt)
+		var sum float64
+		var qs []int
+		for q := range nb {
+			for t := range nt {
+				if v, ok := val(k, t, q); ok {
+					use[q] += v
+					byType[t] += v
+					sum += v
+					if !slices.Contains(qs, q) {
+						qs = append(qs, q)
+					}
+				}
+			}
+		}
+		n := min(int(math.Ceil(sum-1e-6)), len(qs))
+		if n <= 0 {
+			continue
+		}
+		tt := 0
+		for t := range nt {
+			if byType[t] > byType[tt]+1e-9 {
+				tt = t
+			}
+		}
+		slices.SortStableFunc(qs, func(a, b int) int {
+			switch {
+			case use[a] > use[b]+1e-9:
+				return -1
+			case use[a] < use[b]-1e-9:
+				return 1
+			}
+			return a - b
+		})
+		for _, q := range qs[:n] {
+			set(k, tt, q, use[q])
+		}
+	}
+	for t := range nt {
+		for q := range nb {
+			rs := ones[t][q]
+			if len(rs) <= st.Models.Types[t].Count {
+				continue
+			}
+			slices.SortStableFunc(rs, func(a, b run) int {
+				switch {
+				case a.v > b.v:
+					return -1
+				case a.v < b.v:
+					return 1
+				}
+				return jobs[a.k].ID - jobs[b.k].ID
+			})
+			for _, r := range rs[st.Models.Types[t].Count:] {
+				fix[[3]int{r.k, t, q}] = 0
+			}
+		}
+	}
+	return fix
 }
 
 // decisions reads the solution, rounding integers and rescaling the loads

@@ -52,7 +52,7 @@ func TestOptimalAgainstBruteForce(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := Args{}.Default()
-			a.Mode, a.RelGap, a.TimeLimit = c.mode, 0, 10*time.Second
+			a.Mode, a.RelGap, a.SafetyNet = c.mode, 0, 10*time.Second
 			hi, err := New(a, solver.HiGHS(), 60)
 			if err != nil {
 				t.Fatal(err)
@@ -204,7 +204,7 @@ func TestBlocksAgainstBruteForce(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := Args{}.Default()
-			a.Mode, a.RelGap, a.TimeLimit, a.BinarySlots, a.BlockSlots = c.mode, 0, 10*time.Second, 1, 4
+			a.Mode, a.RelGap, a.SafetyNet, a.BinarySlots, a.BlockSlots = c.mode, 0, 10*time.Second, 1, 4
 			hi, _ := New(a, solver.HiGHS(), 60)
 			bf, _ := New(a, solver.BruteForce(), 60)
 			ph, err := hi.Plan(state(c.jobs, price))
@@ -293,7 +293,7 @@ func TestOverload(t *testing.T) {
 	for _, mode := range []Mode{Soft, Hard} {
 		for _, c := range slottest.Clusters {
 			a := Args{}.Default()
-			a.Mode, a.TimeLimit, a.BinarySlots = mode, time.Minute, 1
+			a.Mode, a.SafetyNet, a.BinarySlots = mode, time.Minute, 1
 			p, err := New(a, solver.HiGHS(), 60)
 			if err != nil {
 				t.Fatal(err)
@@ -341,7 +341,7 @@ func TestHardLatency(t *testing.T) {
 			jobs := []policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 3, Deadline: 0, Epochs: 1}, Remaining: 1, LastType: -1}}
 			st := state(jobs, []float64{20})
 			st.Load[0][0] = c.load
-			ex, _, err := p.inferenceExcess(st, solver.Options{})
+			ex, err := p.inferenceExcess(st, solver.Options{}, &policy.PlanInfo{})
 			if err != nil {
 				t.Fatal(err)
 			}

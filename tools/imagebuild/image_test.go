@@ -90,7 +90,7 @@ func TestImages(t *testing.T) {
 			// refuses the policy): a small slotted run (one node per
 			// type, one day, 2 jobs) in the image.
 			scenario := "name: tiny-cedla\nseeds: 1\nslotted:\n  nodes: {GTX1060-3GB: 1, GTX1060-6GB: 1, RTX2060: 1, GTX1080: 1}\n  slots: 96\n  lookahead: 4\n  replan_every: 4\n" +
-				"  jobs: {count: 2}\n  inference: {req_per_min: 500}\n  systems:\n    - {name: CE-DLA soft, policy: cedla, args: {mode: soft, time_limit: 10m}}\n"
+				"  jobs: {count: 2}\n  inference: {req_per_min: 500}\n  systems:\n    - {name: CE-DLA soft, policy: cedla, args: {mode: soft}}\n"
 			if err := os.WriteFile(filepath.Join(root, "tmp/tiny.yaml"), []byte(scenario), 0o644); err != nil {
 				t.Fatal(err)
 			}
