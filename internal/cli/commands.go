@@ -552,6 +552,7 @@ x20 on the GPU node list x10 (163,040 pods on 12,130 nodes).`,
 	c.Flags().StringVar(&f.scale, "scale", "", "instead: cluster factors (e.g. 1,10): one inflation run per policy on the GPU node list repeated that many times, CPU time and the ratio to the first factor")
 	c.Flags().IntVar(&f.reps, "reps", 1, "with --scale: repetitions, interleaved; the least CPU time of each run is kept")
 	c.Flags().StringVar(&f.plot, "plot", "", "with --scale: also write an SVG of the CPU time per task over the node count to this file")
+	c.Flags().BoolVar(&f.force, "force", false, "replace an existing --plot file (never a symbolic link or a file inside a result)")
 	c.Flags().BoolVar(&f.replay, "replay", false, "instead: replay the openb Default pods x--replay-pods on the GPU node list x--replay-nodes, one run per single scorer and 0.1*PWR+0.9*FGD")
 	c.Flags().IntVar(&f.replayNodes, "replay-nodes", 10, "with --replay: node list factor")
 	c.Flags().IntVar(&f.replayPods, "replay-pods", 20, "with --replay: pod list factor")
@@ -586,6 +587,7 @@ clusters of the scaling benchmarks (docs/performance.md).`,
 	s.Flags().StringVar(&f.nodes, "nodes", "", "node list to repeat: openb-gpu, openb-all or a CSV file")
 	s.Flags().StringVar(&f.pods, "pods", "", "pod list to repeat instead: an embedded openb name (default, ...) or a CSV file; every copy keeps the original times")
 	s.Flags().StringVarP(&f.out, "o", "o", "", "output CSV file (required)")
+	s.Flags().BoolVar(&f.force, "force", false, "replace an existing -o file (never a symbolic link or a file inside a result)")
 	s.RunE = func(*cobra.Command, []string) error { return cmdTracesScale(f, a.stdout) }
 	c.AddCommand(s)
 	return c

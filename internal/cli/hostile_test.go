@@ -18,7 +18,8 @@ type hostileCase struct {
 	args  []string          // "{D}" in an argument is replaced by D
 	code  int
 	// errLine must occur in the first line of standard error that starts
-	// with "wattsched:" (or, for a warning with exit 0, in standard error).
+	// with "wattsched:" (or, for a warning with exit 0, in standard error);
+	// "{D}" in it is replaced by D.
 	errLine string
 	// stdout, when set, must occur in standard output.
 	stdout string
@@ -42,6 +43,7 @@ func hostileSuites() map[string][]hostileCase {
 		"variants": hostileVariants,
 		"explain":  hostileExplain,
 		"cedla":    hostileCedla,
+		"writers":  hostileWriters,
 	}
 }
 
@@ -82,6 +84,7 @@ func runHostile(t *testing.T, c hostileCase) {
 	for i, a := range c.args {
 		args[i] = strings.ReplaceAll(a, "{D}", d)
 	}
+	c.errLine = strings.ReplaceAll(c.errLine, "{D}", d)
 	code, stdout, stderr := run(t, args...)
 	if code != c.code {
 		t.Fatalf("%v: exit %d, want %d\nstderr: %s", c.args, code, c.code, stderr)
