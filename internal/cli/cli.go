@@ -27,6 +27,7 @@ import (
 	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
@@ -167,7 +168,7 @@ func cmdImport(ctx context.Context, o *importOptions, args []string, stdout, std
 		}
 		r, name = bytes.NewReader(b), fmt.Sprintf("cluster %s (context %s)", kc.Server, kc.Context)
 	case *in != "-":
-		f, err := os.Open(*in)
+		f, err := userfile.OpenRegular(*in)
 		if err != nil {
 			return err
 		}
@@ -356,6 +357,9 @@ func parseScenarioRun(cmd string, fs *pflag.FlagSet, f *scenarioFlags, args []st
 	}
 	if *out == "" {
 		return nil, usageError{fmt.Errorf("%s: -o DIR is required", cmd)}
+	}
+	if fs.Changed("c") && *cfg == "" {
+		return nil, usageError{fmt.Errorf("%s: -c is empty: give a scenario file%s", cmd, map[bool]string{true: " (or leave -c out for the embedded " + defaultScenario(cmd) + ")", false: ""}[defaultScenario(cmd) != ""])}
 	}
 	if *cfg == "" && defaultScenario(cmd) == "" {
 		return nil, usageError{fmt.Errorf("%s: -c scenario.yaml is required", cmd)}

@@ -139,7 +139,38 @@ command writes its results into one directory (-o DIR), all or nothing.`,
 	root.SetHelpCommand(helpCmd())
 	root.AddCommand(a.runCmd("run"), a.runCmd("compare"), a.mergeCmd(), a.reproduceCmd(), a.benchCmd(), a.tracesCmd(),
 		a.versionCmd(), a.importCmd(), a.calibrateCmd(), completionCmd(root))
+	onceStrings(root)
 	return root
+}
+
+// onceStrings makes every string flag of c and its subcommands a usage
+// error when given twice (-c a.yaml -c b.yaml, -o x -o y): pflag keeps
+// the last silently, and which one a user meant is not ours to guess.
+func onceStrings(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() == "string" {
+			f.Value = &onceValue{Value: f.Value}
+		}
+	})
+	for _, sub := range c.Commands() {
+		onceStrings(sub)
+	}
+}
+
+// onceValue is a flag value that may be set once.
+type onceValue struct {
+	pflag.Value
+	set   bool
+	first string
+}
+
+// Set implements pflag.Value.
+func (o *onceValue) Set(s string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%q, then %q): give it once", o.first, s)
+	}
+	o.set, o.first = true, s
+	return o.Value.Set(s)
 }
 
 // usageTemplate is cobra's, with flags listed by flagUsages (a

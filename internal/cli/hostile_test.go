@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -15,6 +16,7 @@ import (
 type hostileCase struct {
 	name  string
 	files map[string]string // path relative to D -> content
+	fifos []string          // named pipes (no writer) made in D
 	args  []string          // "{D}" in an argument is replaced by D
 	code  int
 	// errLine must occur in the first line of standard error that starts
@@ -44,6 +46,8 @@ func hostileSuites() map[string][]hostileCase {
 		"explain":  hostileExplain,
 		"cedla":    hostileCedla,
 		"writers":  hostileWriters,
+		"inputs":   hostileInputs,
+		"odd":      hostileOdd,
 	}
 }
 
@@ -79,6 +83,12 @@ func runHostile(t *testing.T, c hostileCase) {
 			t.Fatal(err)
 		}
 		wrote = append(wrote, strings.Split(filepath.ToSlash(p), "/")[0])
+	}
+	for _, p := range c.fifos {
+		if err := syscall.Mkfifo(filepath.Join(d, p), 0o644); err != nil {
+			t.Skip("no named pipes here:", err)
+		}
+		wrote = append(wrote, p)
 	}
 	args := make([]string, len(c.args))
 	for i, a := range c.args {

@@ -1,0 +1,34 @@
+package cli
+
+// hostileOdd: input that was silently ignored, taken at its last value or
+// accepted although absurd (issue 40, items 4 and 8); each is now an error
+// before any run naming what is wrong. See hostile_test.go.
+var hostileOdd = []hostileCase{
+	{name: "-c given twice", files: tinyRun, args: []string{"run", "-c", "{D}/s.yaml", "-c", "{D}/other.yaml", "-o", "{D}/out"},
+		code: 2, errLine: `for "-c, --c" flag: given twice ("{D}/s.yaml", then "{D}/other.yaml"): give it once`},
+	{name: "-o given twice", files: tinyRun, args: []string{"compare", "-c", "{D}/s.yaml", "-o", "{D}/out", "-o", "{D}/out2"},
+		code: 2, errLine: `given twice ("{D}/out", then "{D}/out2")`},
+	{name: "-o given twice to reproduce", args: []string{"reproduce", "vahrm", "--quick", "-o", "{D}/out", "-o", "{D}/out2"},
+		code: 2, errLine: `given twice`},
+	{name: "-c empty runs no built-in scenario", args: []string{"run", "-c", "", "-o", "{D}/out"},
+		code: 2, errLine: "run: -c is empty: give a scenario file (or leave -c out for the embedded pwr-default)"},
+	{name: "-c empty in compare", args: []string{"compare", "-c", "", "-o", "{D}/out"},
+		code: 2, errLine: "compare: -c is empty: give a scenario file"},
+	{name: "merge --force into one of its own shards", files: twoShards,
+		args: []string{"merge", "--force", "-o", "{D}/s0", "{D}/s0", "{D}/s1"}, code: 2, errLine: "merge: -o {D}/s0 is the shard {D}/s0, one of the merge's inputs"},
+	{name: "merge into a shard spelt otherwise", files: twoShards,
+		args: []string{"merge", "--force", "-o", "{D}/s0/../s1/.", "{D}/s0", "{D}/s1"}, code: 2, errLine: "is the shard {D}/s1"},
+	{name: "merge into a directory inside a shard", files: twoShards,
+		args: []string{"merge", "-o", "{D}/s1/merged", "{D}/s0", "{D}/s1"}, code: 2, errLine: "or lies inside it"},
+	{name: "price of 1e308", files: withFiles(decodeScenario("grid: {price: price.csv}"), "price.csv", "Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00,40\n2023-01-01 01:00:00,1e308\n"),
+		args: decodeRun, code: 1, errLine: "price.csv:3: column Price (USD/MWh): 1e308 USD/MWh is beyond the physical range (at most 100000 USD/MWh either way)"},
+	{name: "carbon intensity of 1e6", files: withFiles(decodeScenario("grid: {carbon: carbon.csv}"), "carbon.csv", "Datetime (UTC),Carbon Intensity gCO₂eq/kWh (LCA)\n2023-01-01 00:00:00,1e6\n"),
+		args: decodeRun, code: 1, errLine: "carbon.csv:2: column Carbon Intensity gCO₂eq/kWh (LCA): 1e6 gCO2eq/kWh is beyond the physical range (at most 5000"},
+}
+
+// twoShards are the manifests of two agreeing shards (the runs behind
+// them are never read: the output is checked first).
+var twoShards = map[string]string{
+	"s0/shard.json": shardJSON(0, `["run", "-c", "s.yaml"]`, `{"field": "-c", "file": "s.yaml", "sha256": "aa"}`),
+	"s1/shard.json": shardJSON(1, `["run", "-c", "s.yaml"]`, `{"field": "-c", "file": "s.yaml", "sha256": "aa"}`),
+}
