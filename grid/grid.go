@@ -350,10 +350,12 @@ func StudyAccount() (*Account, error) {
 }
 
 // Wraps says whether n hours from the account's start run past the end of
-// its price or carbon series.
+// its price or carbon series. It counts hours, never a time.Duration of n
+// hours, which wraps past 2,562,047 hours (a Gavel arrival of 9.9e9 s
+// made the check pass and the run fail after it, issue 40).
 func (a *Account) Wraps(n int) bool {
 	for _, s := range []*Series{a.Price, a.Carbon} {
-		if a.Start.Add(time.Duration(n) * time.Hour).After(s.End()) {
+		if !s.End().After(a.Start) || int64(n) > int64(s.End().Sub(a.Start)/time.Hour) {
 			return true
 		}
 	}

@@ -24,6 +24,17 @@ var hostileOdd = []hostileCase{
 		args: decodeRun, code: 1, errLine: "price.csv:3: column Price (USD/MWh): 1e308 USD/MWh is beyond the physical range (at most 100000 USD/MWh either way)"},
 	{name: "carbon intensity of 1e6", files: withFiles(decodeScenario("grid: {carbon: carbon.csv}"), "carbon.csv", "Datetime (UTC),Carbon Intensity gCO₂eq/kWh (LCA)\n2023-01-01 00:00:00,1e6\n"),
 		args: decodeRun, code: 1, errLine: "carbon.csv:2: column Carbon Intensity gCO₂eq/kWh (LCA): 1e6 gCO2eq/kWh is beyond the physical range (at most 5000"},
+	// late_penalty_usd: 1e308 failed at slot 10 after 6.5 s.
+	{name: "CE-DLA late_penalty_usd 1e308", files: map[string]string{
+		"s.yaml":   slottedDoc("{GTX1060-3GB: 2, GTX1060-6GB: 2, RTX2060: 2, GTX1080: 2}", "[{name: soft, policy: cedla, args: {mode: soft, late_penalty_usd: 1e308}}]"),
+		"jobs.csv": slottedJobs, "load.csv": slottedLoad},
+		args: decodeRun, code: 1, errLine: "scenario hostile: invalid scenario:", errAlso: "slotted.systems[0] (soft): cedla args: cedla.late_penalty_usd: 1e+308, want (0, 1e+06] USD"},
+	// A Gavel arrival of 9.9e9 s failed after the run when pricing it: the
+	// check's hours wrapped in a time.Duration.
+	{name: "Gavel arrival past the price series", files: map[string]string{
+		"j.trace": gavelLine10(9, "0") + gavelLine10(9, "9.9e9"),
+		"s.yaml":  "name: t\ncoloc:\n  jobs: j.trace\n  nodes: 1\n  systems: [FIFO]\n"},
+		args: decodeRun, code: 1, errLine: "the job at coloc.jobs {D}/j.trace line 2, column arrival_time (9.9e+09 s) cannot end before hour 2750000 of the run, past the end of the price or carbon series"},
 }
 
 // twoShards are the manifests of two agreeing shards (the runs behind

@@ -23,6 +23,9 @@ type hostileCase struct {
 	// with "wattsched:" (or, for a warning with exit 0, in standard error);
 	// "{D}" in it is replaced by D.
 	errLine string
+	// errAlso, when set, must occur somewhere in standard error (the
+	// lines after an error's first).
+	errAlso string
 	// stdout, when set, must occur in standard output.
 	stdout string
 }
@@ -98,6 +101,9 @@ func runHostile(t *testing.T, c hostileCase) {
 	code, stdout, stderr := run(t, args...)
 	if code != c.code {
 		t.Fatalf("%v: exit %d, want %d\nstderr: %s", c.args, code, c.code, stderr)
+	}
+	if c.errAlso != "" && !strings.Contains(stderr, c.errAlso) {
+		t.Errorf("%v: stderr lacks %q:\n%s", c.args, c.errAlso, stderr)
 	}
 	if c.stdout != "" && !strings.Contains(stdout, c.stdout) {
 		t.Errorf("%v: stdout lacks %q:\n%s", c.args, c.stdout, stdout)
