@@ -29,6 +29,11 @@ var hostileOdd = []hostileCase{
 		"s.yaml":   slottedDoc("{GTX1060-3GB: 2, GTX1060-6GB: 2, RTX2060: 2, GTX1080: 2}", "[{name: soft, policy: cedla, args: {mode: soft, late_penalty_usd: 1e308}}]"),
 		"jobs.csv": slottedJobs, "load.csv": slottedLoad},
 		args: decodeRun, code: 1, errLine: "scenario hostile: invalid scenario:", errAlso: "slotted.systems[0] (soft): cedla args: cedla.late_penalty_usd: 1e+308, want (0, 1e+06] USD"},
+	// calibrate --from accepted repeated timestamps (documented as an error).
+	{name: "calibrate --from with a repeated timestamp", files: map[string]string{"q.json": `{"status": "success", "data": {"resultType": "matrix", "result": [` +
+		`{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "gpu": "0", "Hostname": "n0", "modelName": "NVIDIA A100-SXM4-80GB"}, "values": [[1700000000, "60"], [1700000000, "61"]]}]}}`},
+		args: []string{"calibrate", "--from", "{D}/q.json", "-o", "{D}/cat.yaml"}, code: 1,
+		errLine: "{D}/q.json: data.result[0].values[1][0]: time 2023-11-14T22:13:20Z is not after the previous point's 2023-11-14T22:13:20Z"},
 	// A Gavel arrival of 9.9e9 s failed after the run when pricing it: the
 	// check's hours wrapped in a time.Duration.
 	{name: "Gavel arrival past the price series", files: map[string]string{
