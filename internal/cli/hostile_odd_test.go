@@ -34,6 +34,16 @@ var hostileOdd = []hostileCase{
 		`{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "gpu": "0", "Hostname": "n0", "modelName": "NVIDIA A100-SXM4-80GB"}, "values": [[1700000000, "60"], [1700000000, "61"]]}]}}`},
 		args: []string{"calibrate", "--from", "{D}/q.json", "-o", "{D}/cat.yaml"}, code: 1,
 		errLine: "{D}/q.json: data.result[0].values[1][0]: time 2023-11-14T22:13:20Z is not after the previous point's 2023-11-14T22:13:20Z"},
+	// openb columns read but not used were accepted whatever they held.
+	{name: "openb qos unknown", files: withFiles(decodeScenario("trace: {pods: p11.csv, nodes: nodes.csv}"), "p11.csv", pods11("Gold,Running,0,60,0")),
+		args: decodeRun, code: 1, errLine: `p11.csv:2: column qos: "Gold", want one of LS, BE, Burstable, Guaranteed, BestEffort or empty`},
+	{name: "openb pod_phase unknown", files: withFiles(decodeScenario("trace: {pods: p11.csv, nodes: nodes.csv}"), "p11.csv", pods11("LS,Done,0,60,0")),
+		args: decodeRun, code: 1, errLine: `p11.csv:2: column pod_phase: "Done"`},
+	{name: "openb scheduled_time after deletion", files: withFiles(decodeScenario("trace: {pods: p11.csv, nodes: nodes.csv}"), "p11.csv", pods11("LS,Running,0,60,61")),
+		args: decodeRun, code: 1, errLine: "p11.csv:2: column scheduled_time: 61 outside creation_time 0 .. deletion_time 60"},
+	// elastic.hours was ignored with philly-day (1e-300 ran all 1,896 jobs).
+	{name: "elastic.hours with philly-day", files: map[string]string{"s.yaml": "name: x\nelastic: {jobs: philly-day, hours: 1e-300, systems: [Gandiva]}\n"},
+		args: decodeRun, code: 1, errLine: "invalid scenario", errAlso: "elastic.hours: 1e-300: only for a Philly job table file"},
 	// A Gavel arrival of 9.9e9 s failed after the run when pricing it: the
 	// check's hours wrapped in a time.Duration.
 	{name: "Gavel arrival past the price series", files: map[string]string{
@@ -47,4 +57,10 @@ var hostileOdd = []hostileCase{
 var twoShards = map[string]string{
 	"s0/shard.json": shardJSON(0, `["run", "-c", "s.yaml"]`, `{"field": "-c", "file": "s.yaml", "sha256": "aa"}`),
 	"s1/shard.json": shardJSON(1, `["run", "-c", "s.yaml"]`, `{"field": "-c", "file": "s.yaml", "sha256": "aa"}`),
+}
+
+// pods11 is an 11-column openb pod list of one pod whose last five
+// columns (qos, pod_phase, creation, deletion, scheduled) are tail.
+func pods11(tail string) string {
+	return "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,1000,1024,1,500,," + tail + "\n"
 }
