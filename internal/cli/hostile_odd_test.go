@@ -39,8 +39,8 @@ var hostileOdd = []hostileCase{
 		args: decodeRun, code: 1, errLine: `p11.csv:2: column qos: "Gold", want one of LS, BE, Burstable, Guaranteed, BestEffort or empty`},
 	{name: "openb pod_phase unknown", files: withFiles(decodeScenario("trace: {pods: p11.csv, nodes: nodes.csv}"), "p11.csv", pods11("LS,Done,0,60,0")),
 		args: decodeRun, code: 1, errLine: `p11.csv:2: column pod_phase: "Done"`},
-	{name: "openb scheduled_time after deletion", files: withFiles(decodeScenario("trace: {pods: p11.csv, nodes: nodes.csv}"), "p11.csv", pods11("LS,Running,0,60,61")),
-		args: decodeRun, code: 1, errLine: "p11.csv:2: column scheduled_time: 61 outside creation_time 0 .. deletion_time 60"},
+	{name: "openb scheduled_time before creation", files: withFiles(decodeScenario("trace: {pods: p11.csv, nodes: nodes.csv}"), "p11.csv", pods11("LS,Running,30,60,29")),
+		args: decodeRun, code: 1, errLine: "p11.csv:2: column scheduled_time: 29 before creation_time 30"},
 	// elastic.hours was ignored with philly-day (1e-300 ran all 1,896 jobs).
 	{name: "elastic.hours with philly-day", files: map[string]string{"s.yaml": "name: x\nelastic: {jobs: philly-day, hours: 1e-300, systems: [Gandiva]}\n"},
 		args: decodeRun, code: 1, errLine: "invalid scenario", errAlso: "elastic.hours: 1e-300: only for a Philly job table file"},
