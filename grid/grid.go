@@ -59,6 +59,18 @@ type Series struct {
 // End is the first hour after the series.
 func (s *Series) End() time.Time { return s.Start.Add(time.Duration(len(s.Values)) * time.Hour) }
 
+// The physical range of the values a series may hold, beyond which a value
+// is an input error (a price of 1e308 USD/MWh priced a run at +Inf):
+// MaxAbsPrice bounds prices either way, some five times the highest
+// wholesale price cap in force (Australia's NEM, about 20,000 AUD/MWh;
+// ERCOT's 5,000 USD/MWh; the EU's +-4,000 and -500 EUR/MWh); MaxCarbon
+// bounds carbon intensities, some three times the most carbon-intensive
+// generation (lignite, about 1,100-1,700 gCO2eq/kWh over its life cycle).
+const (
+	MaxAbsPrice = 100_000 // USD/MWh
+	MaxCarbon   = 5_000   // gCO2eq/kWh
+)
+
 // Read parses a CSV with a "Datetime (UTC)" column (YYYY-MM-DD hh:mm:ss,
 // optionally with a +00:00 offset) and the named value column, one row per
 // hour in order. Prices may be negative; carbon intensities may not (neg
@@ -93,6 +105,9 @@ func Read(r io.Reader, file, column, unit string, neg bool) (*Series, error) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(rec[vi]), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || !neg && v < 0 {
 			return nil, bad(line, column, fmt.Errorf("%q is not a finite %s", rec[vi], map[bool]string{true: "number", false: "number >= 0"}[neg]))
+		}
+		if lim := map[bool]float64{true: MaxAbsPrice, false: MaxCarbon}[neg]; math.Abs(v) > lim {
+			return nil, bad(line, column, fmt.Errorf("%s %s is beyond the physical range (at most %g %s%s)", rec[vi], unit, lim, unit, map[bool]string{true: " either way", false: ""}[neg]))
 		}
 		if len(s.Values) == 0 {
 			s.Start = t
@@ -335,10 +350,12 @@ func StudyAccount() (*Account, error) {
 }
 
 // Wraps says whether n hours from the account's start run past the end of
-// its price or carbon series.
+// its price or carbon series. It counts hours, never a time.Duration of n
+// hours, which wraps past 2,562,047 hours (a Gavel arrival of 9.9e9 s
+// made the check pass and the run fail after it, issue 40).
 func (a *Account) Wraps(n int) bool {
 	for _, s := range []*Series{a.Price, a.Carbon} {
-		if a.Start.Add(time.Duration(n) * time.Hour).After(s.End()) {
+		if !s.End().After(a.Start) || int64(n) > int64(s.End().Sub(a.Start)/time.Hour) {
 			return true
 		}
 	}

@@ -100,6 +100,9 @@ func TestReadErrors(t *testing.T) {
 	if err != nil || len(s.Values) != 4 || s.Values[2] != 1 || s.Filled != 2 {
 		t.Fatalf("gap fill: %+v %v", s, err)
 	}
+	if _, err := Read(strings.NewReader(head+"2023-01-01 00:00:00,100000\n2023-01-01 01:00:00,-100000\n"), "p.csv", PriceColumn, "", true); err != nil {
+		t.Errorf("prices at the bounds: %v", err)
+	}
 	for _, c := range []struct{ in, col, want string }{
 		{head + "2023-01-01 00:00:00,1\n2023-01-01 05:00:00,4\n", PriceColumn, "p.csv:3: column Datetime (UTC): 4 hours missing"},
 		{head + "2023-01-01 01:00:00,1\n2023-01-01 00:00:00,4\n", PriceColumn, "p.csv:3: column Datetime (UTC)"},
@@ -108,6 +111,11 @@ func TestReadErrors(t *testing.T) {
 		{"Datetime (UTC),Carbon Intensity gCO₂eq/kWh (LCA)\n2023-01-01 00:00:00,-3\n", LCAColumn, "p.csv:2: column Carbon"},
 		{"a,b\n", PriceColumn, "p.csv:1: header"},
 		{head, PriceColumn, "p.csv:2: no rows"},
+		// Beyond the physical range (issue 40: 1e308 priced a run at
+		// +Inf with exit 0); 100,000 USD/MWh either way is still a price.
+		{head + "2023-01-01 00:00:00,1e308\n", PriceColumn, "p.csv:2: column Price (USD/MWh): 1e308  is beyond the physical range (at most 100000"},
+		{head + "2023-01-01 00:00:00,1\n2023-01-01 01:00:00,-100001\n", PriceColumn, "p.csv:3: column Price (USD/MWh): -100001"},
+		{"Datetime (UTC),Carbon Intensity gCO₂eq/kWh (LCA)\n2023-01-01 00:00:00,5001\n", LCAColumn, "p.csv:2: column Carbon Intensity gCO₂eq/kWh (LCA): 5001"},
 	} {
 		_, err := Read(strings.NewReader(c.in), "p.csv", c.col, "", c.col == PriceColumn)
 		var pe *trace.ParseError

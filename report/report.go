@@ -555,6 +555,11 @@ func (bp BarPlot) SVG() (out []byte, err error) {
 			span = 1
 		}
 		p.X.Min, p.X.Max = loMin, hiMax+0.3*span
+		if !finite(p.X.Max - p.X.Min) {
+			// gonum's tick search never ends on a range wider than
+			// float64 holds (issue 40: bars near -1.2e308 and 5e307).
+			return nil, fmt.Errorf("plot %q: panel %q spans %g to %g, beyond float64: cannot draw", bp.Title, pn.Label, loMin, hiMax)
+		}
 		p.X.Tick.Marker = compactTicks{}
 		p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 		plots = append(plots, p)

@@ -105,6 +105,9 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			}
 		}
 		what := fmt.Sprintf("job %d of seed %d (arriving at %.0f h)", last.ID, seed, last.Submit.Seconds()/3600)
+		if c.Arrivals == "trace" && last.ID < len(pool) {
+			what = fmt.Sprintf("the job at coloc.jobs %s line %d, column arrival_time (%v s)", in.Name, pool[last.ID].Line, pool[last.ID].ArrivalSec)
+		}
 		if err := experiment.CheckOutlasts(acct, last.Submit, what); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}

@@ -191,6 +191,13 @@ type DirClaim struct {
 	made     []string
 	tmp      string
 	done     bool
+	// writing is held by Publish from its first write to its rename, so
+	// that Abandon never removes the temporary directory while files are
+	// being written into it (a removal racing the writes could leave the
+	// directory with its final manifest and none of its files); abandoned
+	// tells Publish to stop at its next step.
+	writing   sync.Mutex
+	abandoned bool
 }
 
 // claims are the claims held by this process, for Abandon. Publish holds
@@ -429,17 +436,43 @@ func (c *DirClaim) release() {
 }
 
 // Abandon releases every claim this process holds, removing the
-// temporary directories being written (called on SIGINT or SIGTERM): each
-// target keeps its old contents. Once Publish has begun renaming, Abandon
-// waits for it to finish, so the target holds either its old contents or
-// the complete new ones.
-func Abandon() {
+// temporary directories and files being written (called on a terminating
+// signal): each target keeps its old contents. A Publish in progress stops
+// at its next step, and Abandon waits for it: it removes its own temporary
+// directory, or, once it has begun renaming, finishes, so the target
+// holds either its old contents or the complete new ones. Abandon returns
+// the directories this process published whole (their results stand).
+func Abandon() []string {
+	claims.Lock()
+	held := slices.Clone(claims.held)
+	for _, c := range held {
+		c.abandoned = true
+	}
+	for _, f := range slices.Clone(files) {
+		f.discard()
+	}
+	claims.Unlock()
+	for _, c := range held {
+		c.writing.Lock() // a Publish in flight returns first
+	}
 	claims.Lock()
 	defer claims.Unlock()
 	for len(claims.held) > 0 {
 		claims.held[0].release()
 	}
+	for _, c := range held {
+		c.writing.Unlock()
+	}
+	return slices.Clone(published)
 }
+
+// published are the directories this process published (under claims'
+// lock).
+var published []string
+
+// afterWrite, when set (by tests), is called after each result is written
+// into the temporary directory.
+var afterWrite func()
 
 // Publish claims dir (ClaimDir), writes the results into it and releases
 // it: the whole life of a claim in one call, for callers that have no work
@@ -462,7 +495,9 @@ func Publish(dir string, force bool, version string, results []*experiment.Resul
 // empty directory is replaced in one rename; on any failure, or Abandon,
 // the directory keeps what it held. version is recorded in the manifest.
 func (c *DirClaim) Publish(version string, results []*experiment.Results) error {
-	defer c.Release()
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	defer c.Release() // before Unlock: Abandon finds the directory removed
 	claims.Lock()
 	ok := c.lock != nil && !c.done
 	claims.Unlock()
@@ -477,8 +512,14 @@ func (c *DirClaim) Publish(version string, results []*experiment.Results) error 
 		return err
 	}
 	for _, r := range results {
+		if c.stopped() {
+			return errors.New("interrupted")
+		}
 		if err := r.Write(tmp); err != nil {
 			return err
+		}
+		if afterWrite != nil {
+			afterWrite()
 		}
 	}
 	var files []string
@@ -501,10 +542,21 @@ func (c *DirClaim) Publish(version string, results []*experiment.Results) error 
 	}
 	claims.Lock()
 	defer claims.Unlock()
-	if c.tmp == "" {
+	if c.tmp == "" || c.abandoned {
 		return errors.New("interrupted")
 	}
-	return c.rename()
+	if err := c.rename(); err != nil {
+		return err
+	}
+	published = append(published, c.Dir)
+	return nil
+}
+
+// stopped says whether Abandon has asked c's Publish to stop.
+func (c *DirClaim) stopped() bool {
+	claims.Lock()
+	defer claims.Unlock()
+	return c.abandoned
 }
 
 // begin creates the temporary directory and writes the pending marker into
@@ -516,7 +568,7 @@ func (c *DirClaim) begin() (string, error) {
 		return "", fmt.Errorf("output directory %s: %w", c.Dir, err)
 	}
 	claims.Lock()
-	if c.lock == nil { // abandoned meanwhile
+	if c.lock == nil || c.abandoned { // abandoned meanwhile
 		claims.Unlock()
 		os.RemoveAll(tmp)
 		return "", errors.New("interrupted")

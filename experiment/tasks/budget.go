@@ -32,11 +32,24 @@ const (
 	// timeline.csv rows, plot points): 100,000 pods, 1 policy: 345 MB; 3
 	// policies: 829 MB, about 2,400 bytes a pod and policy.
 	replayPodBytes = 2560
-	// comparePodBytes is one pod of one compare run kept until every run
-	// is done (the engine's result: task record and samples): the openb
-	// Default trace (8,152 pods), 3 policies, 2 seeds: 96 MB; 8 seeds: 171
-	// MB, about 4.1 MB a run, 500 bytes a pod.
-	comparePodBytes = 640
+	// comparePodBytes and compareRunBytes are one pod and the rest of one
+	// compare run kept until every run is done (the engine's result and
+	// samples; its hourly energy at experiment.HourBytes an hour), and
+	// compareHourBytes one hour of the trace's span for each system (a
+	// policy under a setting: its hourly series over the seeds, its line
+	// of the power plot). Measured as peak RSS over PUE variants of one
+	// policy and one seed (a system and a run each; issue 40, where 200
+	// variants were estimated at 237 MiB and peaked at 1.99 GB): 60 pods
+	// over 9 hours, 1 and 200 variants: 27.7 and 88.7 MB, 0.31 MB a
+	// system; the same pods over 3,543 hours, 1 and 50 variants: 37.7 and
+	// 142.1 MB, 2.13 MB a system, about 515 bytes an hour; the openb
+	// Default trace (8,152 pods, 3,586 hours), 10 and 30 variants: 117.9
+	// and 275.7 MB, 7.9 MB a system, so about 700 bytes a pod; seeds, not
+	// systems (examples/byo-replay.yaml, 1,359 pods over 3,586 hours, 4
+	// policies, 1 and 20 seeds: 49.8 and 145.0 MB), 1.25 MB a run.
+	comparePodBytes  = 768
+	compareHourBytes = 512
+	compareRunBytes  = 320 << 10
 )
 
 // EstimateInflation estimates an inflation scenario: each run draws tasks
@@ -126,7 +139,8 @@ func EstimateCompare(s *scenario.Scenario, in *Inputs, workers int) experiment.E
 	systems := len(CompareSystems(s))
 	runs := systems * s.Seeds
 	at := experiment.Concurrent(runs, workers)
-	kept := experiment.SatAdd(experiment.SatMul(pods, comparePodBytes), experiment.SatMul(hours, experiment.HourBytes))
+	kept := experiment.SatAdd(compareRunBytes, experiment.SatMul(pods, comparePodBytes), experiment.SatMul(hours, experiment.HourBytes))
+	series := experiment.SatMul(int64(systems), experiment.SatMul(hours, compareHourBytes))
 	working := experiment.SatAdd(experiment.RunBaseBytes, experiment.SatMul(pods, replayPodBytes))
 	what := fmt.Sprintf("compare would keep %s runs (%d policies x %d seeds) of %s pods over %s hours each",
 		experiment.Commas(int64(runs)), len(s.Policies), s.Seeds, experiment.Commas(pods), experiment.Commas(hours))
@@ -137,7 +151,7 @@ func EstimateCompare(s *scenario.Scenario, in *Inputs, workers int) experiment.E
 		remedy = "use fewer seeds, policies or variants"
 	}
 	return experiment.Estimate{
-		Bytes:  experiment.SatAdd(experiment.BaseBytes, experiment.SatMul(pods, podInputBytes), experiment.SatMul(int64(runs), kept), experiment.SatMul(at, working)),
+		Bytes:  experiment.SatAdd(experiment.BaseBytes, experiment.SatMul(pods, podInputBytes), experiment.SatMul(int64(runs), kept), series, experiment.SatMul(at, working)),
 		What:   what,
 		Cause:  fmt.Sprintf("because of --seeds %d", s.Seeds),
 		Remedy: remedy,

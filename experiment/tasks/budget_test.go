@@ -137,9 +137,10 @@ func TestEstimateReplayCompare(t *testing.T) {
 		t.Errorf("replay: %d bytes, want %d", r.Bytes, want)
 	}
 	c := EstimateCompare(s, in, 2)
-	// base + 2 pods read + 3,000 runs x (2 pods x 640 B + 3 hours x 16 B)
-	// kept + 2 runs going x (run + 2 pods x 2.5 KiB)
-	if want := int64(64*mib + 2*kib + 3000*(2*640+3*16) + 2*(16*mib+2*2560)); c.Bytes != want {
+	// base + 2 pods read + 3,000 runs x (320 KiB + 2 pods x 768 B + 3
+	// hours x 16 B) kept + 3 systems x 3 hours x 512 B + 2 runs going x
+	// (run + 2 pods x 2.5 KiB)
+	if want := int64(64*mib + 2*kib + 3000*(320*kib+2*768+3*16) + 3*3*512 + 2*(16*mib+2*2560)); c.Bytes != want {
 		t.Errorf("compare: %d bytes, want %d", c.Bytes, want)
 	}
 	if err := c.Check(64 * mib); err == nil || !strings.Contains(err.Error(), "3,000 runs (3 policies x 1000 seeds)") || !strings.Contains(err.Error(), "--seeds 1000") {
@@ -151,7 +152,7 @@ func TestEstimateReplayCompare(t *testing.T) {
 	// systems x 10 seeds = 70 runs.
 	v := &scenario.Scenario{Mode: scenario.Replay, Policies: policies(3), Seeds: 10, Variants: []scenario.VariantSpec{{Name: "pue", PUE: 1.5}}}
 	cv := EstimateCompare(v, in, 2)
-	if want := int64(64*mib + 2*kib + 70*(2*640+3*16) + 2*(16*mib+2*2560)); cv.Bytes != want {
+	if want := int64(64*mib + 2*kib + 70*(320*kib+2*768+3*16) + 7*3*512 + 2*(16*mib+2*2560)); cv.Bytes != want {
 		t.Errorf("compare with variants: %d bytes, want %d", cv.Bytes, want)
 	}
 	if err := cv.Check(64 * mib); err == nil || !strings.Contains(err.Error(), "70 runs (7 systems: 3 policies under 3 settings") {

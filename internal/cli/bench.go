@@ -13,6 +13,7 @@ import (
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/experiment/cedla"
 	"github.com/wattsched/wattsched/experiment/eaco"
+	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
 	"github.com/wattsched/wattsched/experiment/tasks"
@@ -21,7 +22,6 @@ import (
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/builtin"
 	pcedla "github.com/wattsched/wattsched/policy/cedla"
-	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/philly"
 )
@@ -141,7 +141,7 @@ func benchVAHRM(stdout io.Writer) error {
 type benchFlags struct {
 	policies, trace, scale, plot  string
 	reps, replayNodes, replayPods int
-	replay                        bool
+	replay, force                 bool
 }
 
 // cmdBench times one inflation run per policy (--policies, comma-separated;
@@ -173,6 +173,14 @@ func cmdBench(f benchFlags, stdout io.Writer) error {
 		}
 		if *reps < 1 {
 			return usageError{fmt.Errorf("--reps %d, want at least 1", *reps)}
+		}
+	}
+	if *plot != "" {
+		if *scale == "" {
+			return usageError{fmt.Errorf("bench: --plot needs --scale (it plots the scaling runs)")}
+		}
+		if _, err := outdir.CheckFile(*plot, f.force); err != nil {
+			return fmt.Errorf("bench --plot: %w", err)
 		}
 	}
 	s, err := pwr.Scenario(*trace, 1, "")
@@ -217,7 +225,9 @@ func cmdBench(f benchFlags, stdout io.Writer) error {
 			if err != nil {
 				return err
 			}
-			return report.WriteFile(*plot, svg)
+			if err := outdir.WriteFile(*plot, svg, f.force); err != nil {
+				return fmt.Errorf("bench --plot: %w", err)
+			}
 		}
 		return nil
 	}

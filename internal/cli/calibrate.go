@@ -5,22 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/power/calibrate"
 	"github.com/wattsched/wattsched/power/prom"
-	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
@@ -178,74 +175,18 @@ func abs(path string) string {
 	return path
 }
 
-// checkOutFile refuses a path that names a directory (a trailing slash,
-// ".", ".."), a directory, a symbolic link, or an existing file without
-// force; and it checks, by creating and removing a temporary file beside
-// it, that its directory can be written, before any work.
+// checkOutFile checks an output file before any work by the rules every
+// output file follows (outdir.CheckFile).
 func checkOutFile(path string, force bool) error {
-	switch filepath.Base(path) {
-	case ".", "..", string(filepath.Separator):
-		return fmt.Errorf("output %s names a directory: give a file name", path)
-	}
-	if strings.HasSuffix(path, string(filepath.Separator)) {
-		return fmt.Errorf("output %s names a directory (it ends in a slash): give a file name", path)
-	}
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		// the probe below says why it cannot be written, if it cannot
-	case err != nil:
-		return fmt.Errorf("output %s: %w", path, err)
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("output %s is a symbolic link: give its target or another path", path)
-	case fi.IsDir():
-		return fmt.Errorf("output %s is a directory: give a file name", path)
-	case !force:
-		return fmt.Errorf("output %s exists (use --force to replace it)", path)
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("output %s: cannot write in %s: %w", path, dir, err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
+	_, err := outdir.CheckFile(path, force)
+	return err
 }
 
-// writeOutFile writes data to path through a synced temporary file beside
-// it. With force it replaces path in one rename; without, it never
-// replaces a file that appeared since checkOutFile (a hard link of the
-// temporary file, which fails if the name exists), and says so.
+// writeOutFile writes data to path by those rules, checked again: through
+// a synced temporary file beside it, never over a file that appeared
+// since the check without force, never through a symbolic link.
 func writeOutFile(path string, data []byte, force bool) error {
-	if force {
-		return report.WriteFile(path, data)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("output %s was created by another program while this one ran: not written (use --force to replace it)", path)
-	} else if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return outdir.WriteFile(path, data, force)
 }
 
 func parseKnots(s string) ([]float64, error) {

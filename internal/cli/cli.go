@@ -27,6 +27,7 @@ import (
 	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
@@ -44,18 +45,31 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitCode(newApp(ctx, stdout, stderr, nil).execute(args), stderr)
 }
 
-// HandleSignals makes SIGINT and SIGTERM stop the process with one line
-// and exit status 130, after removing any results directory being written
-// (the output directory keeps its earlier contents).
+// TerminatingSignals are the signals HandleSignals handles.
+var TerminatingSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// HandleSignals makes SIGINT, SIGTERM, SIGHUP and SIGQUIT stop the process
+// with one line and exit status 130, after removing every results
+// directory and output file being written (each output keeps its earlier
+// contents). A result published whole before the signal stands, and the
+// line says so.
 func HandleSignals(stderr io.Writer) {
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, TerminatingSignals...)
 	go func() {
 		s := <-sig
-		outdir.Abandon()
-		fmt.Fprintf(stderr, "wattsched: %v: stopped; no partial results were written\n", s)
+		fmt.Fprintln(stderr, stoppedLine(s, outdir.Abandon()))
 		os.Exit(130)
 	}()
+}
+
+// stoppedLine is the line a terminating signal prints, given the results
+// directories published whole before it.
+func stoppedLine(s os.Signal, published []string) string {
+	if len(published) == 0 {
+		return fmt.Sprintf("wattsched: %v: stopped; no partial results were written", s)
+	}
+	return fmt.Sprintf("wattsched: %v: stopped; the results in %s are complete, nothing partial was written", s, strings.Join(published, ", "))
 }
 
 type usageError struct{ error }
@@ -162,7 +176,7 @@ func cmdImport(ctx context.Context, o *importOptions, args []string, stdout, std
 		}
 		r, name = bytes.NewReader(b), fmt.Sprintf("cluster %s (context %s)", kc.Server, kc.Context)
 	case *in != "-":
-		f, err := os.Open(*in)
+		f, err := userfile.OpenRegular(*in)
 		if err != nil {
 			return err
 		}
@@ -238,8 +252,10 @@ type scenarioRun struct {
 	// claim is the output directory, claimed before any work: the
 	// command releases it (emit publishes into it).
 	claim *outdir.DirClaim
-	// solverLog is --solver-log: the file for the MILP solver's log.
-	solverLog string
+	// solverLog is --solver-log: the file for the MILP solver's log,
+	// claimed before any work by the rules of every output file (nil:
+	// none); the command commits or discards it.
+	solverLog *outdir.FileClaim
 	// equivalence is compare's --equivalence as a fraction (0: not
 	// compare).
 	equivalence float64
@@ -350,6 +366,9 @@ func parseScenarioRun(cmd string, fs *pflag.FlagSet, f *scenarioFlags, args []st
 	if *out == "" {
 		return nil, usageError{fmt.Errorf("%s: -o DIR is required", cmd)}
 	}
+	if fs.Changed("c") && *cfg == "" {
+		return nil, usageError{fmt.Errorf("%s: -c is empty: give a scenario file%s", cmd, map[bool]string{true: " (or leave -c out for the embedded " + defaultScenario(cmd) + ")", false: ""}[defaultScenario(cmd) != ""])}
+	}
 	if *cfg == "" && defaultScenario(cmd) == "" {
 		return nil, usageError{fmt.Errorf("%s: -c scenario.yaml is required", cmd)}
 	}
@@ -410,14 +429,43 @@ func parseScenarioRun(cmd string, fs *pflag.FlagSet, f *scenarioFlags, args []st
 		if s.Mode != scenario.Slotted {
 			return nil, usageError{fmt.Errorf("%s: --solver-log applies to mode slotted (CE-DLA's solves), not %s", cmd, s.Mode)}
 		}
-		r.solverLog = *solverLog
+		if err := checkBesideResults(cmd, "--solver-log", *solverLog, *out); err != nil {
+			return nil, err
+		}
+		if _, err := outdir.CheckFile(*solverLog, *force); err != nil {
+			return nil, fmt.Errorf("%s: --solver-log: %w", cmd, err)
+		}
 	}
-	// The claim comes last: every check that can fail goes above it, and
-	// the caller releases it (defer r.claim.Release()).
+	// The claims come last: every check that can fail goes above them, and
+	// the caller releases them (defer r.claim.Release()).
 	if r.claim, err = outdir.ClaimDir(*out, *force); err != nil {
 		return nil, err
 	}
+	if solverLog != nil && *solverLog != "" {
+		if r.solverLog, err = outdir.CreateFile(*solverLog, *force); err != nil {
+			r.claim.Release()
+			return nil, fmt.Errorf("%s: --solver-log: %w", cmd, err)
+		}
+	}
 	return r, nil
+}
+
+// checkBesideResults refuses an output file (flag) that is the results
+// directory out, lies inside it, or is one of the names its claim and
+// temporaries take beside it: the file would be lost, or would take the
+// results' place.
+func checkBesideResults(cmd, flag, file, out string) error {
+	f, errF := filepath.Abs(filepath.Clean(file))
+	o, errO := filepath.Abs(filepath.Clean(out))
+	if errF != nil || errO != nil {
+		return nil
+	}
+	base := filepath.Base(f)
+	if f == o || strings.HasPrefix(f, o+string(filepath.Separator)) ||
+		(filepath.Dir(f) == filepath.Dir(o) && strings.HasPrefix(base, "."+filepath.Base(o)+".")) {
+		return usageError{fmt.Errorf("%s: %s %s is the results directory -o %s, inside it or beside it as its temporary: give a file elsewhere", cmd, flag, file, out)}
+	}
+	return nil
 }
 
 // setExplain applies --explain: a usage error for a mode whose placements
@@ -445,15 +493,18 @@ func setExplain(cmd string, s *scenario.Scenario, e *experiment.Env) error {
 // which a shard records.
 func cmdRun(ctx context.Context, r *scenarioRun, cmdline []string, stdout io.Writer) error {
 	defer r.claim.Release()
-	if r.solverLog != "" {
-		f, err := os.Create(r.solverLog)
-		if err != nil {
-			return fmt.Errorf("run: --solver-log: %w", err)
-		}
-		defer f.Close()
-		r.e.SolverLog = &lockedWriter{w: f}
+	if r.solverLog != nil {
+		defer r.solverLog.Discard()
+		r.e.SolverLog = &lockedWriter{w: r.solverLog}
 	}
 	results, inputs, err := sharded(r.e.Shards, cmdline, func() ([]*experiment.Results, error) { return runners(r.s.Mode)(ctx, r.e, r.s) })
+	if r.solverLog != nil {
+		// The log of the solves that ran, also of a failed run (where it
+		// says why), whole or not at all.
+		if cerr := r.solverLog.Commit(); cerr != nil {
+			return errors.Join(err, fmt.Errorf("run: --solver-log: %w", cerr))
+		}
+	}
 	if r.e.Shards.Sharding() {
 		return emitShard(stdout, r.claim, r.e.Shards, cmdline, inputs, err)
 	}

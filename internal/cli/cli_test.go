@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -553,27 +554,42 @@ func TestInterruptKeepsOldResults(t *testing.T) {
 		t.Fatalf("first run: %d %s", code, errs)
 	}
 	before, _ := os.ReadFile(filepath.Join(out, "summary.json"))
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestInterruptKeepsOldResults$")
-	cmd.Env = append(os.Environ(), "WATTSCHED_SIGNAL_CHILD="+out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	// Every terminating signal is handled as SIGINT (issue 40: SIGHUP and
+	// SIGQUIT left the temporary directory and the claim).
+	for _, sig := range TerminatingSignals {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestInterruptKeepsOldResults$")
+		cmd.Env = append(os.Environ(), "WATTSCHED_SIGNAL_CHILD="+out)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "no partial results were written") {
+			t.Fatalf("%v: child: %v, stderr %q; want exit 130 and one line", sig, err, stderr.String())
+		}
+		after, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		if !bytes.Equal(before, after) {
+			t.Errorf("%v: the earlier results changed", sig)
+		}
+		ents, _ := os.ReadDir(parent)
+		if len(ents) != 1 {
+			t.Errorf("%v: %d entries beside the results, want none", sig, len(ents)-1)
+		}
 	}
-	time.Sleep(1500 * time.Millisecond)
-	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "no partial results were written") {
-		t.Fatalf("child: %v, stderr %q; want exit 130 and one line", err, stderr.String())
+}
+
+// The line a signal prints is true: a result published whole before the
+// signal is named as complete.
+func TestStoppedLine(t *testing.T) {
+	if got, want := stoppedLine(syscall.SIGTERM, nil), "wattsched: terminated: stopped; no partial results were written"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
-	after, _ := os.ReadFile(filepath.Join(out, "summary.json"))
-	if !bytes.Equal(before, after) {
-		t.Error("the earlier results changed")
-	}
-	ents, _ := os.ReadDir(parent)
-	if len(ents) != 1 {
-		t.Errorf("%d entries beside the results, want none", len(ents)-1)
+	if got, want := stoppedLine(syscall.SIGHUP, []string{"out"}), "wattsched: hangup: stopped; the results in out are complete, nothing partial was written"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

@@ -139,7 +139,38 @@ command writes its results into one directory (-o DIR), all or nothing.`,
 	root.SetHelpCommand(helpCmd())
 	root.AddCommand(a.runCmd("run"), a.runCmd("compare"), a.mergeCmd(), a.reproduceCmd(), a.benchCmd(), a.tracesCmd(),
 		a.versionCmd(), a.importCmd(), a.calibrateCmd(), completionCmd(root))
+	onceStrings(root)
 	return root
+}
+
+// onceStrings makes every string flag of c and its subcommands a usage
+// error when given twice (-c a.yaml -c b.yaml, -o x -o y): pflag keeps
+// the last silently, and which one a user meant is not ours to guess.
+func onceStrings(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() == "string" {
+			f.Value = &onceValue{Value: f.Value}
+		}
+	})
+	for _, sub := range c.Commands() {
+		onceStrings(sub)
+	}
+}
+
+// onceValue is a flag value that may be set once.
+type onceValue struct {
+	pflag.Value
+	set   bool
+	first string
+}
+
+// Set implements pflag.Value.
+func (o *onceValue) Set(s string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%q, then %q): give it once", o.first, s)
+	}
+	o.set, o.first = true, s
+	return o.Value.Set(s)
 }
 
 // usageTemplate is cobra's, with flags listed by flagUsages (a
@@ -552,6 +583,7 @@ x20 on the GPU node list x10 (163,040 pods on 12,130 nodes).`,
 	c.Flags().StringVar(&f.scale, "scale", "", "instead: cluster factors (e.g. 1,10): one inflation run per policy on the GPU node list repeated that many times, CPU time and the ratio to the first factor")
 	c.Flags().IntVar(&f.reps, "reps", 1, "with --scale: repetitions, interleaved; the least CPU time of each run is kept")
 	c.Flags().StringVar(&f.plot, "plot", "", "with --scale: also write an SVG of the CPU time per task over the node count to this file")
+	c.Flags().BoolVar(&f.force, "force", false, "replace an existing --plot file (never a symbolic link or a file inside a result)")
 	c.Flags().BoolVar(&f.replay, "replay", false, "instead: replay the openb Default pods x--replay-pods on the GPU node list x--replay-nodes, one run per single scorer and 0.1*PWR+0.9*FGD")
 	c.Flags().IntVar(&f.replayNodes, "replay-nodes", 10, "with --replay: node list factor")
 	c.Flags().IntVar(&f.replayPods, "replay-pods", 20, "with --replay: pod list factor")
@@ -586,6 +618,7 @@ clusters of the scaling benchmarks (docs/performance.md).`,
 	s.Flags().StringVar(&f.nodes, "nodes", "", "node list to repeat: openb-gpu, openb-all or a CSV file")
 	s.Flags().StringVar(&f.pods, "pods", "", "pod list to repeat instead: an embedded openb name (default, ...) or a CSV file; every copy keeps the original times")
 	s.Flags().StringVarP(&f.out, "o", "o", "", "output CSV file (required)")
+	s.Flags().BoolVar(&f.force, "force", false, "replace an existing -o file (never a symbolic link or a file inside a result)")
 	s.RunE = func(*cobra.Command, []string) error { return cmdTracesScale(f, a.stdout) }
 	c.AddCommand(s)
 	return c

@@ -159,7 +159,7 @@ func TestExplainIsDeterministicAndChangesNothingElse(t *testing.T) {
 					milli = 1000
 				}
 				pods += "p" + strconv.Itoa(i) + "," + strconv.Itoa(1000+i%7*1000) + ",1024," + strconv.Itoa(gpus) + "," + strconv.Itoa(milli) +
-					",,LS,Running," + strconv.Itoa(i*60) + "," + strconv.Itoa(i*60+600+i%11*300) + ",0\n"
+					",,LS,Running," + strconv.Itoa(i*60) + "," + strconv.Itoa(i*60+600+i%11*300) + "," + strconv.Itoa(i*60) + "\n"
 			}
 			policies := "policies:\n  - name: power\n    scorers: [{policy: pwr, weight: 3}, {policy: bestfit, weight: 1}]\n" +
 				"  - name: FGD\n    scorers: [{policy: fgd, weight: 1}]\n"

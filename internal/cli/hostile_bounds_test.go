@@ -32,7 +32,7 @@ var hostileBounds = []hostileCase{
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out", "--max-memory", "1GiB"}, code: 0, stdout: "results in"},
 	{name: "compare --seeds 1000 over the limit", files: map[string]string{"s.yaml": boundsReplay},
 		args: []string{"compare", "-c", "{D}/s.yaml", "-o", "{D}/out", "--seeds", "1000", "--max-memory", "8GiB"}, code: 1,
-		// ~19.8 GiB with 2 runs going at once; the runs going depend on the
+		// ~24.9 GiB with 2 runs going at once; the runs going depend on the
 		// CPUs. 3 policies and the automatic power-down variant with FGD.
 		errLine: "compare would keep 4,000 runs (4 systems: 3 policies under 2 settings, the automatic power-down with the first policy only; x 1000 seeds) of 8,152 pods over 3,586 hours each"},
 	{name: "compare --seeds 1001", files: map[string]string{"s.yaml": boundsReplay},

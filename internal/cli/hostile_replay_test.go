@@ -11,7 +11,7 @@ const (
 	// more CPU than any node has.
 	unfitPods = podsHead + "p1,1000,1024,1,1000,,LS,Running,0,3600,0\np2,1000,1024,1,1000,T4,LS,Running,0,3600,0\np3,128000,1024,4,1000,,LS,Running,0,3600,0\n"
 	// 2^40 s, the documented bound of creation_time.
-	latePod = podsHead + "p1,1000,1024,1,1000,,LS,Running,1099511627776,1099511627776,0\n"
+	latePod = podsHead + "p1,1000,1024,1,1000,,LS,Running,1099511627776,1099511627776,1099511627776\n"
 	longPod = podsHead + "p1,1000,1024,1,1000,,LS,Running,0,1099511627776,0\n"
 	// Two pods of all four GPUs for 5,556 h each: the second waits for the
 	// first and ends at 11,111 h, past the one-year series.

@@ -45,12 +45,12 @@ var hostileShards = []hostileCase{
 	{name: "a shard whose pod list is a directory", files: map[string]string{
 		"s.yaml":    "name: x\nmode: inflation\ntrace: {pods: ./sub}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1}]}\n",
 		"sub/p.csv": "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n",
-	}, args: []string{"run", "-c", "{D}/s.yaml", "--shard", "0/2", "-o", "{D}/out"}, code: 1, errLine: "shard: trace.pods: not a regular file: "},
+	}, args: []string{"run", "-c", "{D}/s.yaml", "--shard", "0/2", "-o", "{D}/out"}, code: 1, errLine: "is a directory, want a regular file (a shard records"},
 	{name: "a shard whose node list is /dev/zero", files: map[string]string{
 		"s.yaml": "name: x\nmode: inflation\ntrace: {pods: default, nodes: /dev/zero}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1}]}\n",
-	}, args: []string{"run", "-c", "{D}/s.yaml", "--shard", "1/2", "-o", "{D}/out"}, code: 1, errLine: "shard: trace.nodes: not a regular file: /dev/zero"},
+	}, args: []string{"run", "-c", "{D}/s.yaml", "--shard", "1/2", "-o", "{D}/out"}, code: 1, errLine: "shard: trace.nodes: /dev/zero is a character device, want a regular file"},
 	{name: "a shard whose SWF log is /dev/zero", args: []string{"reproduce", "vahrm", "--swf", "/dev/zero", "--shard", "0/2", "-o", "{D}/out"},
-		code: 1, errLine: "shard: --swf: not a regular file: /dev/zero"},
+		code: 1, errLine: "shard: --swf: /dev/zero is a character device, want a regular file"},
 }
 
 // shardJSON is the manifest of shard i of 2 of this wattsched, of the

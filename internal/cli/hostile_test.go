@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -15,11 +16,16 @@ import (
 type hostileCase struct {
 	name  string
 	files map[string]string // path relative to D -> content
+	fifos []string          // named pipes (no writer) made in D
 	args  []string          // "{D}" in an argument is replaced by D
 	code  int
 	// errLine must occur in the first line of standard error that starts
-	// with "wattsched:" (or, for a warning with exit 0, in standard error).
+	// with "wattsched:" (or, for a warning with exit 0, in standard error);
+	// "{D}" in it is replaced by D.
 	errLine string
+	// errAlso, when set, must occur somewhere in standard error (the
+	// lines after an error's first).
+	errAlso string
 	// stdout, when set, must occur in standard output.
 	stdout string
 }
@@ -42,6 +48,9 @@ func hostileSuites() map[string][]hostileCase {
 		"variants": hostileVariants,
 		"explain":  hostileExplain,
 		"cedla":    hostileCedla,
+		"writers":  hostileWriters,
+		"inputs":   hostileInputs,
+		"odd":      hostileOdd,
 	}
 }
 
@@ -78,13 +87,23 @@ func runHostile(t *testing.T, c hostileCase) {
 		}
 		wrote = append(wrote, strings.Split(filepath.ToSlash(p), "/")[0])
 	}
+	for _, p := range c.fifos {
+		if err := syscall.Mkfifo(filepath.Join(d, p), 0o644); err != nil {
+			t.Skip("no named pipes here:", err)
+		}
+		wrote = append(wrote, p)
+	}
 	args := make([]string, len(c.args))
 	for i, a := range c.args {
 		args[i] = strings.ReplaceAll(a, "{D}", d)
 	}
+	c.errLine = strings.ReplaceAll(c.errLine, "{D}", d)
 	code, stdout, stderr := run(t, args...)
 	if code != c.code {
 		t.Fatalf("%v: exit %d, want %d\nstderr: %s", c.args, code, c.code, stderr)
+	}
+	if c.errAlso != "" && !strings.Contains(stderr, c.errAlso) {
+		t.Errorf("%v: stderr lacks %q:\n%s", c.args, c.errAlso, stderr)
 	}
 	if c.stdout != "" && !strings.Contains(stdout, c.stdout) {
 		t.Errorf("%v: stdout lacks %q:\n%s", c.args, c.stdout, stdout)

@@ -240,7 +240,7 @@ func TestWriteOutFileNeverReplacesWithoutForce(t *testing.T) {
 	}
 	os.WriteFile(path, []byte("theirs"), 0o644) // another program, meanwhile
 	err := writeOutFile(path, []byte("ours"), false)
-	if err == nil || !strings.Contains(err.Error(), "created by another program while this one ran: not written") {
+	if err == nil || !strings.Contains(err.Error(), "exists (use --force to replace it)") {
 		t.Fatalf("write over a file that appeared: %v", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "theirs" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/experiment/outdir"
+	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/scenario"
 )
 
@@ -125,20 +126,30 @@ func commandInputs(cmd []string) ([]shardInput, error) {
 	return out, nil
 }
 
+// inputAt says whether out names the input directory in, a directory
+// inside it, or one holding it: by cleaned absolute path and, where both
+// exist, by identity (another spelling, a link).
+func inputAt(out, in string) bool {
+	o, errO := filepath.Abs(filepath.Clean(out))
+	i, errI := filepath.Abs(filepath.Clean(in))
+	if errO == nil && errI == nil {
+		sep := string(filepath.Separator)
+		if o == i || strings.HasPrefix(o, i+sep) || strings.HasPrefix(i, o+sep) {
+			return true
+		}
+	}
+	a, errA := os.Stat(out)
+	b, errB := os.Stat(in)
+	return errA == nil && errB == nil && os.SameFile(a, b)
+}
+
 // hashFile is the SHA-256 of a regular file's bytes, in hex.
 func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := userfile.OpenRegular(path) // a FIFO is refused, not waited on
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w (a shard records the SHA-256 of every input file)", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("not a regular file: %s (a shard records the SHA-256 of every input file)", path)
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("hash %s: %w", path, err)
@@ -357,6 +368,11 @@ func cmdMerge(ctx context.Context, outDir string, forceFlag bool, dirs []string,
 					c.then, first.Index, seen[first.Index], c.then.SHA256, m.Index, d, c.now.SHA256)
 			}
 			return fmt.Errorf("merge: %s read %s where %s read %s: run every shard on the same input files", firstName, c.what(c.then), name, c.what(c.now))
+		}
+	}
+	for _, d := range dirs {
+		if inputAt(*out, d) {
+			return usageError{fmt.Errorf("merge: -o %s is the shard %s, one of the merge's inputs, or lies inside it (with --force the merge would replace what it reads): merge into another directory", *out, d)}
 		}
 	}
 	var missing []string

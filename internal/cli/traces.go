@@ -6,9 +6,9 @@ import (
 	"io"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
-	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
 )
@@ -17,6 +17,7 @@ import (
 type scaleFlags struct {
 	factor           int
 	nodes, pods, out string
+	force            bool
 }
 
 // cmdTracesScale writes a node or pod list repeated N times with renamed
@@ -31,7 +32,11 @@ func cmdTracesScale(f scaleFlags, stdout io.Writer) error {
 	case *factor < 1 || *factor > alibaba2023.MaxScaleFactor:
 		return usageError{fmt.Errorf("traces scale: --factor %d, want 1..%d", *factor, alibaba2023.MaxScaleFactor)}
 	}
+	if _, err := outdir.CheckFile(*out, f.force); err != nil {
+		return fmt.Errorf("traces scale: %w", err)
+	}
 	var buf bytes.Buffer
+	var done string
 	if *nodes != "" {
 		list, err := readNodeList(*nodes)
 		if err != nil {
@@ -44,7 +49,7 @@ func cmdTracesScale(f scaleFlags, stdout io.Writer) error {
 		if err := alibaba2023.WriteNodes(&buf, big); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%d nodes (%d x %d) in %s\n", len(big), *factor, len(list), *out)
+		done = fmt.Sprintf("%d nodes (%d x %d) in %s", len(big), *factor, len(list), *out)
 	} else {
 		list, err := readPodList(*pods)
 		if err != nil {
@@ -57,9 +62,13 @@ func cmdTracesScale(f scaleFlags, stdout io.Writer) error {
 		if err := alibaba2023.WritePods(&buf, big); err != nil {
 			return fmt.Errorf("traces scale: %s: %w", *pods, err)
 		}
-		fmt.Fprintf(stdout, "%d pods (%d x %d) in %s\n", len(big), *factor, len(list), *out)
+		done = fmt.Sprintf("%d pods (%d x %d) in %s", len(big), *factor, len(list), *out)
 	}
-	return report.WriteFile(*out, buf.Bytes())
+	if err := outdir.WriteFile(*out, buf.Bytes(), f.force); err != nil {
+		return fmt.Errorf("traces scale: %w", err)
+	}
+	fmt.Fprintln(stdout, done)
+	return nil
 }
 
 // readNodeList reads an embedded node list by its scenario name or a CSV file.

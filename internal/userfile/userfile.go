@@ -15,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Limit is the bound of one kind of file.
@@ -167,15 +169,52 @@ type File struct {
 // Close closes the file.
 func (f *File) Close() error { return f.f.Close() }
 
-// Open opens path for reading within lim (see Reader).
-func Open(path string, lim Limit) (*File, error) {
-	f, err := os.Open(path)
+// OpenRegular opens path for reading if it is a regular file (after
+// symbolic links) and refuses at once anything else: a directory, a named
+// pipe (FIFO, which would block until a writer came), a device (which
+// may never end, as /dev/zero), a socket. It opens without blocking and
+// checks the file it opened, so a FIFO put in place meanwhile is refused
+// too.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s is a directory, want a file", path)
+		return nil, err
+	}
+	if m := st.Mode(); !m.IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, want a regular file", path, kind(m))
+	}
+	return f, nil
+}
+
+// kind names a file mode that is not a regular file.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
+}
+
+// Open opens path for reading within lim (see Reader); only a regular
+// file (see OpenRegular).
+func Open(path string, lim Limit) (*File, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
 	}
 	r, err := Reader(f, path, lim)
 	if err != nil {

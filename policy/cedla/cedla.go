@@ -87,19 +87,26 @@ func (Args) Default() Args {
 		RelGap: 0.01, SafetyNet: 10 * time.Minute, Threads: 1}
 }
 
+// MaxPenaltyUSD bounds each penalty: a million dollars per slot (or per
+// request/s per slot) is far past any price of energy a plan weighs it
+// against, and the MILP's coefficients stay where the solver is exact
+// (late_penalty_usd: 1e308 made the objective infinite and failed the run
+// at slot 10, issue 40).
+const MaxPenaltyUSD = 1e6
+
 // Validate names bad fields.
 func (a Args) Validate() error {
 	switch {
 	case a.Mode != Hard && a.Mode != Soft:
 		return fmt.Errorf("cedla.mode: %q, want %q or %q", a.Mode, Hard, Soft)
-	case !(a.LatePenalty > 0) || math.IsInf(a.LatePenalty, 0):
-		return fmt.Errorf("cedla.late_penalty_usd: %v, want > 0", a.LatePenalty)
+	case !(a.LatePenalty > 0 && a.LatePenalty <= MaxPenaltyUSD):
+		return fmt.Errorf("cedla.late_penalty_usd: %v, want (0, %g] USD", a.LatePenalty, MaxPenaltyUSD)
 	case !(a.LateAllowance >= 0) || math.IsInf(a.LateAllowance, 0):
 		return fmt.Errorf("cedla.late_allowance: %v, want >= 0", a.LateAllowance)
-	case !(a.LatencyPenalty > 0) || math.IsInf(a.LatencyPenalty, 0):
-		return fmt.Errorf("cedla.latency_penalty_usd: %v, want > 0", a.LatencyPenalty)
-	case !(a.HardLatencyPenalty > 0) || math.IsInf(a.HardLatencyPenalty, 0):
-		return fmt.Errorf("cedla.hard_latency_penalty_usd: %v, want > 0", a.HardLatencyPenalty)
+	case !(a.LatencyPenalty > 0 && a.LatencyPenalty <= MaxPenaltyUSD):
+		return fmt.Errorf("cedla.latency_penalty_usd: %v, want (0, %g] USD", a.LatencyPenalty, MaxPenaltyUSD)
+	case !(a.HardLatencyPenalty > 0 && a.HardLatencyPenalty <= MaxPenaltyUSD):
+		return fmt.Errorf("cedla.hard_latency_penalty_usd: %v, want (0, %g] USD", a.HardLatencyPenalty, MaxPenaltyUSD)
 	case a.BinarySlots < 0:
 		return fmt.Errorf("cedla.binary_slots: %d, want >= 0", a.BinarySlots)
 	case a.BlockSlots < 0:

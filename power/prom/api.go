@@ -205,12 +205,22 @@ func ParseRange(body []byte) ([]Series, error) {
 			if err != nil {
 				return nil, fmt.Errorf("data.result[%d].values[%d]: %w", i, j, err)
 			}
+			if n := len(ser.Points); n > 0 && !p.Time.After(ser.Points[n-1].Time) {
+				// Prometheus answers each series in increasing time; a
+				// repeated or earlier time is an edited or corrupt file.
+				return nil, fmt.Errorf("data.result[%d].values[%d][0]: time %s is not after the previous point's %s: a range answer's times increase",
+					i, j, p.Time.Format(time.RFC3339Nano), ser.Points[n-1].Time.Format(time.RFC3339Nano))
+			}
 			ser.Points = append(ser.Points, p)
 		}
 		out = append(out, ser)
 	}
 	return out, nil
 }
+
+// maxUnix is 2100-01-01T00:00:00Z: the times a series may hold are
+// 1970..2100, as every reader's (a time past int64 seconds wrapped).
+const maxUnix = 4102444800
 
 // point decodes [unix seconds, "value"]. Values may be NaN or infinite
 // (Prometheus writes "NaN", "+Inf"); callers decide what to do with them.
@@ -222,6 +232,9 @@ func point(raw json.RawMessage) (Point, error) {
 	var ts float64
 	if err := json.Unmarshal(pair[0], &ts); err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) {
 		return Point{}, fmt.Errorf("[0]: want a number of seconds, got %s", clip(pair[0]))
+	}
+	if !(ts >= 0 && ts < maxUnix) {
+		return Point{}, fmt.Errorf("[0]: %s s is outside 1970..2100", clip(pair[0]))
 	}
 	var vs string
 	if err := json.Unmarshal(pair[1], &vs); err != nil {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +30,14 @@ var data embed.FS
 const Source = "Alibaba cluster-trace-gpu-v2023 (openb), Weng et al. USENIX ATC'23; research/study use"
 
 var nodeColumns = []string{"sn", "cpu_milli", "memory_mib", "gpu", "model"}
+
+// podQoS and podPhases are the values of the qos and pod_phase columns:
+// openb's (LS, BE, Burstable, Guaranteed; Pending, Running, Succeeded,
+// Failed) and Kubernetes' (BestEffort; Unknown), or empty.
+var (
+	podQoS    = []string{"", "LS", "BE", "Burstable", "Guaranteed", "BestEffort"}
+	podPhases = []string{"", "Pending", "Running", "Succeeded", "Failed", "Unknown"}
+)
 
 var podColumns = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time",
 	"reference_gpu", "workload"}
@@ -204,6 +213,23 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 			}
 			t.Submit = job.Time(c * 1000)
 			t.Work = float64(d - c)
+			// Read, not used, but checked (issue 40: anything was
+			// accepted silently).
+			if q := strings.TrimSpace(r.rec[6]); !slices.Contains(podQoS, q) {
+				r.fail("qos", fmt.Errorf("%q, want one of %s or empty", q, strings.Join(podQoS[1:], ", ")))
+			}
+			if ph := strings.TrimSpace(r.rec[7]); !slices.Contains(podPhases, ph) {
+				r.fail("pod_phase", fmt.Errorf("%q, want one of %s or empty", ph, strings.Join(podPhases[1:], ", ")))
+			}
+			// A pod is not scheduled before it exists. (No upper
+			// bound: import k8s writes deletion_time as creation_time
+			// plus the time the pod ran, so a pod that waited longer
+			// than it ran is scheduled after it.)
+			if strings.TrimSpace(r.rec[10]) != "" {
+				if sc := r.int(10, 0, 1<<40); r.err == nil && sc < c {
+					r.fail("scheduled_time", fmt.Errorf("%d before creation_time %d", sc, c))
+				}
+			}
 		}
 		if len(h) > timedColumns {
 			t.RefGPU = strings.TrimSpace(r.rec[11])
