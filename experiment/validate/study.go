@@ -79,7 +79,7 @@ var Untested = []string{
 	"idle power (pwr-fgd eq. 2's idle term): the shared measurements hold no idle readings; the catalog's measured idle figures (Vadari) are the catalog's own values, so comparing them with the model would be a check that cannot fail",
 	"CPU power (pwr-fgd eq. 1): no public per-socket measurement in the shared traces",
 	"catalog curves (hw curve): the embedded catalog has none, and at full allocation a curve gives TDP, the pwr prediction",
-	"PowerFlow's DVFS equations (power.DVFSParams, eqs. 6-15): not mapped in this version; their parameters are fitted per DNN and GPU type (fit.PowerFlow) and no independent fitted set is public",
+	"PowerFlow's DVFS equations (power.DVFSParams, eqs. 6-15): not mapped in this version; their parameters are fitted per DNN and GPU type (fit.FitEnergy) on profiles whose power-vs-frequency response comes from these same Perseus A100 stage profiles (perf/data), so a check on them would be in-sample; the Perseus A40 profiles are out of sample",
 	"TSMVA's forests and CE-DLA's per-type fits: not mapped in this version",
 }
 
