@@ -30,6 +30,11 @@ type Point struct {
 	// Setting is the knob the row was measured at ("limit 150 W",
 	// "1410 MHz", "" when none), for the points file.
 	Setting string
+	// Knob names the setting swept in the source ("power limit W",
+	// "frequency MHz"; "" when none) and KnobValue is its value on this
+	// row: the error by setting groups on them.
+	Knob      string
+	KnobValue float64
 	// Watts is the measured average power of one GPU.
 	Watts float64
 }
@@ -40,6 +45,9 @@ type source struct {
 	// workload gives a row's workload from its fields by column name.
 	workload func(get func(string) string) string
 	setting  func(get func(string) string) string
+	// knobCol is the column of the swept setting ("" when none) and
+	// knob its name with unit.
+	knobCol, knob string
 	// watts gives the row's measured power; field names the column(s)
 	// it reads, for errors.
 	watts func(get func(string) string) (float64, string, error)
@@ -66,6 +74,7 @@ func sources() []source {
 			setting: func(get func(string) string) string {
 				return "limit " + get("power_limit") + " W, batch " + get("batch_size")
 			},
+			knobCol: "power_limit", knob: "power limit W",
 			watts: col("average_power")})
 	}
 	// Perseus (SOSP'24): per-stage forward/backward time and energy at
@@ -78,6 +87,7 @@ func sources() []source {
 			cols:     []string{"stage", "instruction", "frequency", "time", "energy"},
 			workload: func(func(string) string) string { return f.model },
 			setting:  func(get func(string) string) string { return get("frequency") + " MHz" },
+			knobCol:  "frequency", knob: "frequency MHz",
 			watts: func(get func(string) string) (float64, string, error) {
 				e, err := strconv.ParseFloat(strings.TrimSpace(get("energy")), 64)
 				if err != nil {
@@ -149,7 +159,18 @@ func (s source) read(dir string) ([]Point, error) {
 		if !(w > 0) || math.IsInf(w, 0) {
 			return nil, fmt.Errorf("read %s line %d field %s: power %v W, want a finite number > 0", s.file, line, field, w)
 		}
-		out = append(out, Point{Source: s.name, File: s.file, Line: line, GPU: s.gpu, Workload: s.workload(get), Setting: s.setting(get), Watts: w})
+		pt := Point{Source: s.name, File: s.file, Line: line, GPU: s.gpu, Workload: s.workload(get), Setting: s.setting(get), Watts: w}
+		if s.knobCol != "" {
+			v, err := strconv.ParseFloat(strings.TrimSpace(get(s.knobCol)), 64)
+			if err == nil && !(v > 0 && !math.IsInf(v, 0)) {
+				err = fmt.Errorf("%v, want a finite number > 0", v)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read %s line %d field %s: %w", s.file, line, s.knobCol, err)
+			}
+			pt.Knob, pt.KnobValue = s.knob, v
+		}
+		out = append(out, pt)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("read %s: no rows", s.file)

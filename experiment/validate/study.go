@@ -125,7 +125,11 @@ func (st *Study) Check() error {
 // Row is one line of the error table.
 type Row struct {
 	Model, GPU, Workload string
-	Points               int
+	// Knob and KnobValue are the setting of a row of the error by
+	// setting ("" and 0 in the error by workload).
+	Knob      string  `json:",omitempty"`
+	KnobValue float64 `json:",omitempty"`
+	Points    int
 	// MAPE and Bias are percent of the measured power (Bias signed:
 	// above zero the model predicts too much); P95AbsW is the 95th
 	// percentile (nearest rank) of |predicted - measured| in watts.
@@ -136,7 +140,10 @@ type Row struct {
 
 // Result is what the study measured.
 type Result struct {
-	Rows      []Row
+	Rows []Row
+	// BySetting is the error per model, GPU model and setting (power
+	// limit, frequency) over all workloads.
+	BySetting []Row
 	Uncovered []string
 	Untested  []string
 	Sources   []string
@@ -193,6 +200,7 @@ func Measure(dir string, cat *hw.Catalog) (*Result, error) {
 	}
 	slices.Sort(res.Uncovered)
 	res.Rows = rows(res.points)
+	res.BySetting = bySetting(res.points)
 	return res, nil
 }
 
@@ -214,6 +222,32 @@ func rows(pts []scored) []Row {
 	slices.SortFunc(out, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.GPU, b.GPU),
 			cmp.Compare(boolInt(a.Workload == "all"), boolInt(b.Workload == "all")), cmp.Compare(a.Workload, b.Workload))
+	})
+	return out
+}
+
+// bySetting groups the scored points that have a setting by model, GPU,
+// setting name and value, over all workloads.
+func bySetting(pts []scored) []Row {
+	type key struct {
+		model, gpu, knob string
+		v                float64
+	}
+	groups := map[key][]scored{}
+	for _, p := range pts {
+		if p.Knob != "" {
+			k := key{p.model, p.GPU, p.Knob, p.KnobValue}
+			groups[k] = append(groups[k], p)
+		}
+	}
+	var out []Row
+	for k, g := range groups {
+		r := errorRow(k.model, k.gpu, "all", g)
+		r.Knob, r.KnobValue = k.knob, k.v
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.GPU, b.GPU), cmp.Compare(a.Knob, b.Knob), cmp.Compare(a.KnobValue, b.KnobValue))
 	})
 	return out
 }
@@ -260,6 +294,7 @@ type summary struct {
 	Study     string
 	Models    []string
 	Rows      []Row
+	BySetting []Row
 	Uncovered []string
 	Untested  []string
 	Sources   []string
@@ -273,7 +308,7 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 		eqs = append(eqs, m.Name+": "+m.Equation)
 	}
 	res, err := experiment.NewResults("power models against measured power", version,
-		summary{Study: "validate power", Models: eqs, Rows: r.Rows, Uncovered: r.Uncovered, Untested: r.Untested, Sources: r.Sources})
+		summary{Study: "validate power", Models: eqs, Rows: r.Rows, BySetting: r.BySetting, Uncovered: r.Uncovered, Untested: r.Untested, Sources: r.Sources})
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +321,14 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 	}
 	res.Tables = []report.Table{t}
 	res.Files["errors.csv"] = report.CSV(csvRows)
+	ts := report.Table{Title: "Error by setting, over all workloads (Zeus power limits, Perseus frequencies)", Head: append([]string{"model", "GPU", "setting"}, head[3:]...)}
+	setRows := [][]string{{"model", "gpu", "setting", "value", "points", "mape_pct", "bias_pct", "p95_abs_err_w", "mean_measured_w", "mean_predicted_w"}}
+	for _, x := range r.BySetting {
+		ts.Rows = append(ts.Rows, []string{x.Model, x.GPU, x.Knob + " " + report.F(x.KnobValue), strconv.Itoa(x.Points), f1(x.MAPE), f1(x.Bias), f1(x.P95AbsW), f1(x.MeanMeasuredW), f1(x.MeanPredictedW)})
+		setRows = append(setRows, []string{x.Model, x.GPU, x.Knob, report.Exact(x.KnobValue), strconv.Itoa(x.Points), report.Exact(x.MAPE), report.Exact(x.Bias), report.Exact(x.P95AbsW), report.Exact(x.MeanMeasuredW), report.Exact(x.MeanPredictedW)})
+	}
+	res.PageTables = []report.Table{ts}
+	res.Files["errors-by-setting.csv"] = report.CSV(setRows)
 	pts := [][]string{{"model", "source", "file", "line", "gpu", "workload", "setting", "measured_w", "predicted_w"}}
 	for _, p := range r.points {
 		pts = append(pts, []string{p.model, p.Source, p.File, strconv.Itoa(p.Line), p.GPU, p.Workload, p.Setting, report.Exact(p.Watts), report.Exact(p.predicted)})
@@ -307,7 +350,7 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 	if res.Figures, err = experiment.Draw(plots...); err != nil {
 		return nil, err
 	}
-	res.Listing = "summary.json, errors.csv, points.csv"
+	res.Listing = "summary.json, errors.csv, errors-by-setting.csv, points.csv"
 	for _, f := range res.Figures {
 		res.Listing += ", " + f.File
 	}

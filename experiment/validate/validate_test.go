@@ -67,6 +67,26 @@ func TestMeasureByHand(t *testing.T) {
 	if got.Points != 3 || !near(got.Bias, 100*bias/3) {
 		t.Errorf("A100 bloom: %d points bias %v%%, want 3 and %v%%", got.Points, got.Bias, 100*bias/3)
 	}
+	// By setting: the P100 rows at limit 125 W are one point, 108.44 W
+	// measured against 250 W; A100 at 1410 MHz are bloom's first two rows
+	// (the third is 1395 MHz) and gpt3-175b's first two: four points.
+	var p125, a1410 *Row
+	for i, r := range res.BySetting {
+		switch {
+		case r.GPU == "P100" && r.Knob == "power limit W" && r.KnobValue == 125:
+			p125 = &res.BySetting[i]
+		case r.GPU == "A100-SXM" && r.Knob == "frequency MHz" && r.KnobValue == 1410:
+			a1410 = &res.BySetting[i]
+		}
+	}
+	if p125 == nil || p125.Points != 1 || !near(p125.MAPE, 100*(250-ms[0])/ms[0]) {
+		t.Errorf("P100 at 125 W: %+v, want 1 point, MAPE %v", p125, 100*(250-ms[0])/ms[0])
+	}
+	gpt := []float64{23.80547200000007 / 0.05016166687011708, 44.584247999999675 / 0.092953779220581}
+	wantBias := 100 * ((400-rowsW[0])/rowsW[0] + (400-rowsW[1])/rowsW[1] + (400-gpt[0])/gpt[0] + (400-gpt[1])/gpt[1]) / 4
+	if a1410 == nil || a1410.Points != 4 || !near(a1410.Bias, wantBias) {
+		t.Errorf("A100 at 1410 MHz: %+v, want 4 points, bias %v%%", a1410, wantBias)
+	}
 	// A40 and RTX6000 have no catalog entry: reported, not dropped.
 	for _, g := range []string{"A40", "RTX6000"} {
 		if !slices.ContainsFunc(res.Uncovered, func(s string) bool { return strings.HasPrefix(s, "pwr on "+g+":") }) {
