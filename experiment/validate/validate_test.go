@@ -222,6 +222,8 @@ func TestBadInput(t *testing.T) {
 			[]string{zeus, "line 3", "field average_power"}},
 		{"negative power", zeus, func(s string) string { return strings.Replace(s, "136.78792402073682", "-5", 1) },
 			[]string{zeus, "line 4", "field average_power", "-5"}},
+		{"bad power limit", zeus, func(s string) string { return strings.Replace(s, "adadelta,150,", "adadelta,-150,", 1) },
+			[]string{zeus, "line 3", "field power_limit"}},
 		{"not a number", "gpu-variability-pal/longhorn/sgemm-longhorn-agg.csv", func(s string) string { return strings.Replace(s, "296.79", "hot", 1) },
 			[]string{"sgemm-longhorn-agg.csv", "line 2", "field pwr"}},
 		{"zero time", "perseus-sosp24-dvfs/stage_profile/bloom+a40_bf16.csv", func(s string) string {
