@@ -201,6 +201,9 @@ type colocEngine struct {
 	obs     []policy.ColocObservation
 	res     *ColocResult
 	active  []int // active job IDs (arrived, not done), ascending
+	// checkPower makes settled recompute every node's power from scratch
+	// and fail on any node the marks missed (tests: RunColocChecked).
+	checkPower bool
 
 	busyGPUms, coreGPUms, memGPUms float64
 }
@@ -257,6 +260,10 @@ func (c *colocNodes) point(r *ColocResult, pt ColocPoint) {
 // o.Rounds it runs Gavel's round-based timing instead (runRounds): s must
 // then be a policy.RoundAllocator and IDs must follow arrival order.
 func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (*ColocResult, error) {
+	return runColoc(jobs, s, o, false)
+}
+
+func runColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions, checkPower bool) (*ColocResult, error) {
 	if o.Nodes < 1 || o.GPUsPerNode < 1 || (o.Truth == nil && o.TruthSet == nil) || o.MaxShare < 1 || o.GPUMemGiB <= 0 {
 		return nil, fmt.Errorf("sim: co-location replay needs nodes, GPUs per node, GPU memory, a truth model and a share limit")
 	}
@@ -267,7 +274,7 @@ func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (
 		}
 		return runRounds(jobs, a, o)
 	}
-	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes)}
+	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes), checkPower: checkPower}
 	e.gpuSet, e.free = make([][]int, o.Nodes), make([][]int, o.Nodes)
 	e.isDirty, e.nodeAt = make([]bool, o.Nodes), make([]job.Time, o.Nodes)
 	all := make([]int, o.GPUsPerNode)
@@ -722,6 +729,11 @@ func (e *colocEngine) power() {
 
 func (e *colocEngine) settled() error {
 	e.power()
+	if e.checkPower {
+		if err := e.recheck(); err != nil {
+			return err
+		}
+	}
 	if e.o.Timeline {
 		pt := ColocPoint{At: e.k.Now()}
 		for n := range e.nodeW {
@@ -743,6 +755,23 @@ func (e *colocEngine) settled() error {
 			}
 		}
 		e.point(e.res, pt)
+	}
+	return nil
+}
+
+// recheck recomputes every node's power and state from scratch and
+// reports a node whose kept value differs (a change power() was not told
+// of).
+func (e *colocEngine) recheck() error {
+	w, busy := slices.Clone(e.nodeW), slices.Clone(e.nodeBusy)
+	for n := range e.nodeW {
+		e.mark(n)
+	}
+	e.power()
+	for n := range w {
+		if w[n] != e.nodeW[n] || busy[n] != e.nodeBusy[n] {
+			return fmt.Errorf("sim: node %d at %d ms: kept %v W (busy %v), recomputed %v W (busy %v)", n, e.k.Now(), w[n], busy[n], e.nodeW[n], e.nodeBusy[n])
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -12,11 +13,13 @@ import (
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
 	"github.com/wattsched/wattsched/experiment/tasks"
+	"github.com/wattsched/wattsched/experiment/vahrm"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
 	"github.com/wattsched/wattsched/trace/philly"
 )
@@ -39,25 +42,24 @@ type EnginePoint struct {
 // Ratio is the 10x run's CPU over the 1x run's.
 func (p EnginePoint) Ratio() float64 { return p.CPU[1] / p.CPU[0] }
 
-// engineCase is one engine's work at a size factor (1 or 10): run does it
-// and returns the jobs it ran.
+// engineCase is one engine's work at a size factor (1 or 10): prepare
+// builds the inputs and models (not timed) and returns the run (timed),
+// which returns the jobs (tasks, pods) it ran.
 type engineCase struct {
 	engine, work string
-	run          func(factor int) (int, error)
+	prepare      func(factor int) (run func() (int, error), err error)
 }
 
-// engineScenario runs a scenario text through its mode's runner, quietly
-// and on one worker, and returns its job count (count).
-func engineScenario(text string, count int) (int, error) {
+// engineScenario parses a scenario text and returns a run of it through
+// its mode's runner, quietly and on one worker (the runner loads its own
+// inputs and models: that part is timed too), and its job count.
+func engineScenario(text string, count int) (func() (int, error), error) {
 	s, err := scenario.Parse([]byte(text), "bench-engines")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	env := &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Workers: 1}
-	if _, err := runners(s.Mode)(context.Background(), env, s); err != nil {
-		return 0, err
-	}
-	return count, nil
+	return func() (int, error) { _, err := runners(s.Mode)(context.Background(), env, s); return count, err }, nil
 }
 
 // engineCases are the six engines' workloads. Where an engine runs jobs
@@ -69,73 +71,83 @@ func engineScenario(text string, count int) (int, error) {
 // jobs together.
 func engineCases() []engineCase {
 	return []engineCase{
-		{"inflation", "openb Default to the PWR study's capacity, FGD; node list x1 / x10", func(f int) (int, error) {
+		{"inflation", "openb Default to the PWR study's capacity, FGD; node list x1 / x10", func(f int) (func() (int, error), error) {
 			s, err := pwr.Scenario("default", 1, "")
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			s.Policies = s.Policies[:1]
 			in, err := tasks.LoadInputs(s)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if in, err = scaledInputs(in, f); err != nil {
-				return 0, err
+				return nil, err
 			}
 			env := &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Workers: 1}
-			res, err := tasks.RunInflation(env, s, in)
-			if err != nil {
-				return 0, err
-			}
-			return res.Runs[0].Tasks, nil
+			return func() (int, error) {
+				res, err := tasks.RunInflation(env, s, in)
+				if err != nil {
+					return 0, err
+				}
+				return res.Runs[0].Tasks, nil
+			}, nil
 		}},
-		{"replay", "openb Default pods x1 / x10 at their recorded times on the node list x1 / x10, FGD", func(f int) (int, error) {
+		{"replay", "openb Default pods x1 / x10 at their recorded times on the node list x1 / x10, FGD", func(f int) (func() (int, error), error) {
 			s, err := scenario.Parse([]byte(replayBenchYAML), "bench-engines")
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			s.Policies = s.Policies[:1]
 			in, err := tasks.LoadInputs(s)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if in, err = scaledInputs(in, f); err != nil {
-				return 0, err
+				return nil, err
 			}
 			if in.Pods, err = alibaba2023.RepeatPods(in.Pods, f); err != nil {
-				return 0, err
+				return nil, err
 			}
 			env := &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Workers: 1}
-			if _, err := tasks.RunReplay(env, s, in); err != nil {
-				return 0, err
+			return func() (int, error) { _, err := tasks.RunReplay(env, s, in); return len(in.Pods), err }, nil
+		}},
+		{"hpc", "NASA iPSC log, first 1,500 / 15,000 jobs, SR 8, 540 nodes, VAHRM+IDEAL (workload 4)", func(f int) (func() (int, error), error) {
+			env, err := vahrm.NewEnvIdeal(builtin.Registries(), 1500*f, 42)
+			if err != nil {
+				return nil, err
 			}
-			return len(in.Pods), nil
+			systems, err := vahrm.Systems("VAHRM+IDEAL")
+			if err != nil {
+				return nil, err
+			}
+			set := vahrm.DefaultSetting()
+			set.SR = 8
+			return func() (int, error) {
+				_, err := env.Run(systems[0], vahrm.Workloads()[4], set)
+				return len(env.Log.Jobs), err
+			}, nil
 		}},
-		{"hpc", "NASA iPSC log, first 1,000 / 10,000 jobs, SR 8, 128 nodes, VU-FCFS-B and VAHRM+IDEAL", func(f int) (int, error) {
-			n := 1000 * f
-			return engineScenario(fmt.Sprintf(`name: bench-hpc
-mode: hpc
-seeds: 1
-power_limit: {tdp_fraction: 0.8}
-hpc: {swf: nasa-ipsc, jobs: %d, procs_per_node: 1, sr: 8, first_run_ratio: 0, workloads: [4], systems: [VU-FCFS-B, VAHRM+IDEAL]}
-`, n), n)
-		}},
-		{"elastic", "the Philly day repeated 1 / 10 times a day apart, 24 nodes, PowerFlow at eta 0.5", func(f int) (int, error) {
+		{"elastic", "the Philly day's jobs of at most 12 h, repeated 1 / 10 times a day apart, 48 nodes, PowerFlow at eta 0.5", func(f int) (func() (int, error), error) {
 			env, err := powerflow.NewEnv(builtin.Registries(), powerflow.DefaultSetup())
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			gj, err := philly.Day()
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
+			// Jobs that outlast the day they arrive in would pile up over
+			// the repeated days (ten times as many at once at 10x): that
+			// is the workload growing, not the engine.
+			gj = slices.DeleteFunc(gj, func(j trace.GPUJob) bool { return j.DurationSec > 12*3600 })
 			jobs := repeatDays(env.Jobs(gj, 42), f)
-			if _, err := env.RunCase("PowerFlow", 0.5, jobs, env.Setup.Nodes, false); err != nil {
-				return 0, err
-			}
-			return len(jobs), nil
+			return func() (int, error) {
+				_, err := env.RunCase("PowerFlow", 0.5, jobs, 48, false)
+				return len(jobs), err
+			}, nil
 		}},
-		{"coloc", "Gavel msr jobs, Poisson 25 per hour, 2,000 / 20,000 jobs on 128 nodes, FIFO and EaCO", func(f int) (int, error) {
+		{"coloc", "Gavel msr jobs, Poisson 25 per hour, 2,000 / 20,000 jobs on 128 nodes, FIFO and EaCO", func(f int) (func() (int, error), error) {
 			n := 2000 * f
 			return engineScenario(fmt.Sprintf(`name: bench-coloc
 mode: coloc
@@ -143,7 +155,7 @@ seeds: 1
 coloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 25, count: %d, nodes: 128, systems: [FIFO, EaCO]}
 `, n), n)
 		}},
-		{"slotted", "100 / 1,000 generated jobs over 1 / 10 days of slots (NYISO 2023 prices), 24 nodes per type, FIFO and EPRONS", func(f int) (int, error) {
+		{"slotted", "100 / 1,000 generated jobs over 1 / 10 days of slots (NYISO 2023 prices), 24 nodes per type, FIFO and EPRONS", func(f int) (func() (int, error), error) {
 			n := 100 * f
 			return engineScenario(fmt.Sprintf(`name: bench-slotted
 mode: slotted
@@ -188,8 +200,12 @@ func measureEngines(keep map[string]bool, reps int, progress func(string)) ([]En
 		p := EnginePoint{Engine: c.engine, Work: c.work}
 		for r := range reps {
 			for i, f := range []int{1, 10} {
+				run, err := c.prepare(f)
+				if err != nil {
+					return nil, fmt.Errorf("%s x%d: %w", c.engine, f, err)
+				}
 				cpu0 := cpuSeconds()
-				n, err := c.run(f)
+				n, err := run()
 				if err != nil {
 					return nil, fmt.Errorf("%s x%d: %w", c.engine, f, err)
 				}
