@@ -81,7 +81,9 @@ type ColocState struct {
 	Jobs []*ColocView
 	// Sets are the GPU sets in use, by ID.
 	Sets []*ColocSet
-	// FreeGPUs[n] lists node n's unused GPUs, ascending.
+	// FreeGPUs[n] lists node n's unused GPUs, ascending. It is the engine's
+	// own table, valid during the call: read it, or take GPUs from a
+	// CopyFree of it; never write into its rows.
 	FreeGPUs [][]int
 	// Observed are the windows that finished at this event.
 	Observed []ColocObservation
@@ -236,14 +238,10 @@ func Take(free [][]int, node, n int) []int {
 	return g
 }
 
-// CopyFree copies a FreeGPUs table.
-func CopyFree(free [][]int) [][]int {
-	out := make([][]int, len(free))
-	for i, f := range free {
-		out[i] = append([]int(nil), f...)
-	}
-	return out
-}
+// CopyFree copies a FreeGPUs table for a scheduler to take GPUs from. The
+// rows are shared, not copied: Take reslices a row and never writes into
+// it, and the engine replaces a row rather than change it.
+func CopyFree(free [][]int) [][]int { return slices.Clone(free) }
 
 // NormalizedPair is the sum of both jobs' rates relative to alone
 // (Gavel's normalized packed throughput) as h predicts it.

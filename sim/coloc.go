@@ -32,6 +32,10 @@ type ColocOptions struct {
 	// up to four).
 	MaxShare int
 	Timeline bool
+	// Progress, if set, is called each time another twentieth of the jobs
+	// has ended (with the count ended and the total): a long run's sign of
+	// life, decided by the jobs, never by the clock.
+	Progress func(ended, total int)
 	// Rounds, when set, replaces event-driven decisions by Gavel's
 	// round-based timing (see RunColoc); the scheduler must then be a
 	// policy.RoundAllocator.
@@ -185,6 +189,10 @@ type cset struct {
 	memMs     float64
 	peakCore  float64
 	peakMem   float64
+	// view is what schedulers see of the set; stale says it must be
+	// rebuilt (a fresh value, so a view a scheduler kept never changes).
+	view  *policy.ColocSet
+	stale bool
 }
 
 type colocEngine struct {
@@ -193,12 +201,26 @@ type colocEngine struct {
 	s      policy.ColocScheduler
 	jobs   []cjob
 	sets   []*cset // by id; nil once released
+	live   []*cset // the sets in use, by ascending id
 	gpuSet [][]int // node, gpu -> set id or -1
+	// free[n] lists node n's unused GPUs, ascending; a row is replaced,
+	// never written in place, so a scheduler's copy of the table stays true.
+	free [][]int
 	colocNodes
-	obs    []policy.ColocObservation
-	noise  *rand.Rand // observation noise (ObsNoise > 0)
-	res    *ColocResult
-	active []int // active job IDs (arrived, not done), ascending
+	// dirty lists the nodes whose power must be recomputed (isDirty marks
+	// them); nodeAt is the time up to which each node's energy is in the
+	// ledger: a node is charged only when its power changes, and once at
+	// the end, so that an event costs what it touches, not every node.
+	dirty   []int
+	isDirty []bool
+	nodeAt  []job.Time
+	obs     []policy.ColocObservation
+	noise   *rand.Rand // observation noise (ObsNoise > 0)
+	res     *ColocResult
+	active  []int // active job IDs (arrived, not done), ascending
+	// checkPower makes settled recompute every node's power from scratch
+	// and fail on any node the marks missed (tests: RunColocChecked).
+	checkPower bool
 
 	busyGPUms, coreGPUms, memGPUms float64
 }
@@ -255,6 +277,10 @@ func (c *colocNodes) point(r *ColocResult, pt ColocPoint) {
 // o.Rounds it runs Gavel's round-based timing instead (runRounds): s must
 // then be a policy.RoundAllocator and IDs must follow arrival order.
 func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (*ColocResult, error) {
+	return runColoc(jobs, s, o, false)
+}
+
+func runColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions, checkPower bool) (*ColocResult, error) {
 	if o.Nodes < 1 || o.GPUsPerNode < 1 || (o.Truth == nil && o.TruthSet == nil) || o.MaxShare < 1 || o.GPUMemGiB <= 0 {
 		return nil, fmt.Errorf("sim: co-location replay needs nodes, GPUs per node, GPU memory, a truth model and a share limit")
 	}
@@ -268,13 +294,20 @@ func RunColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions) (
 	if !(o.ObsNoise >= 0) || o.ObsNoise > 1 {
 		return nil, fmt.Errorf("sim: observation noise %v, want 0..1", o.ObsNoise)
 	}
-	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes)}
+	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes), checkPower: checkPower}
 	if o.ObsNoise > 0 {
 		e.noise = rand.New(rand.NewPCG(o.ObsSeed, 0x0b5e))
 	}
-	e.gpuSet = make([][]int, o.Nodes)
+	e.gpuSet, e.free = make([][]int, o.Nodes), make([][]int, o.Nodes)
+	e.isDirty, e.nodeAt = make([]bool, o.Nodes), make([]job.Time, o.Nodes)
+	all := make([]int, o.GPUsPerNode)
+	for g := range all {
+		all[g] = g
+	}
 	for n := range e.gpuSet {
 		e.gpuSet[n] = slices.Repeat([]int{-1}, o.GPUsPerNode)
+		e.free[n] = all
+		e.mark(n)
 	}
 	e.jobs = make([]cjob, len(jobs))
 	for i := range jobs {
@@ -320,23 +353,55 @@ func (e *colocEngine) advance(from, to job.Time) {
 			j.view.Done = math.Min(j.j.Steps, j.view.Done+j.view.Rate*dt)
 		}
 	}
-	e.accrue(from, to, e.o.SleepIdle)
 	ms := float64(to - from)
-	for _, s := range e.sets {
-		if s != nil {
-			g := float64(len(s.gpus)) * ms
-			e.busyGPUms += g
-			e.coreGPUms += g * s.core
-			e.memGPUms += g * s.mem
-			s.coreMs += ms * s.core
-			s.memMs += ms * s.mem
-			for _, id := range s.members {
-				j := &e.jobs[id]
-				j.coreMs += ms * s.core
-				j.memMs += ms * s.mem
-			}
+	for _, s := range e.live {
+		g := float64(len(s.gpus)) * ms
+		e.busyGPUms += g
+		e.coreGPUms += g * s.core
+		e.memGPUms += g * s.mem
+		s.coreMs += ms * s.core
+		s.memMs += ms * s.mem
+		for _, id := range s.members {
+			j := &e.jobs[id]
+			j.coreMs += ms * s.core
+			j.memMs += ms * s.mem
 		}
 	}
+}
+
+// mark records that node n's power must be recomputed.
+func (e *colocEngine) mark(n int) {
+	if !e.isDirty[n] {
+		e.isDirty[n] = true
+		e.dirty = append(e.dirty, n)
+	}
+}
+
+// touch records that set s changed: its view and its node's power.
+func (e *colocEngine) touch(s *cset) {
+	s.stale = true
+	e.mark(s.node)
+}
+
+// charge books node n's energy from the last time it was charged to now,
+// at the power it drew since: active when busy, else sleeping (SleepIdle)
+// or idle.
+func (e *colocEngine) charge(n int, now job.Time) {
+	from := e.nodeAt[n]
+	if now <= from {
+		return
+	}
+	comp := e.cAct
+	switch {
+	case e.nodeBusy[n]:
+		e.actNodeMs += float64(now - from)
+	case e.o.SleepIdle:
+		comp = e.cSleep
+	default:
+		comp = e.cIdle
+	}
+	e.led.Accrue(comp, e.nodeW[n], from, now)
+	e.nodeAt[n] = now
 }
 
 func (e *colocEngine) handle(ev colocEvent) (bool, error) {
@@ -361,7 +426,16 @@ func (e *colocEngine) handle(ev colocEvent) (bool, error) {
 		r.Missed = now > j.j.Deadline
 		i, _ := slices.BinarySearch(e.active, ev.id)
 		e.active = slices.Delete(e.active, i, i+1)
-		return true, e.k.End(ev.id)
+		if err := e.k.End(ev.id); err != nil {
+			return false, err
+		}
+		if p := e.o.Progress; p != nil {
+			ended, total := len(e.jobs)-e.k.Open(), len(e.jobs)
+			if ended*20/total != (ended-1)*20/total {
+				p(ended, total)
+			}
+		}
+		return true, nil
 	case ckObs:
 		return e.checkObs(e.sets[ev.id])
 	}
@@ -380,11 +454,17 @@ func (e *colocEngine) leave(j *cjob, s *cset) error {
 	}
 	j.view.Set, j.view.Rate = -1, 0
 	j.version++
+	e.touch(s)
 	if len(s.members) == 0 {
 		for _, g := range s.gpus {
 			e.gpuSet[s.node][g] = -1
 		}
+		row := slices.Concat(e.free[s.node], s.gpus)
+		slices.Sort(row)
+		e.free[s.node] = row
 		e.sets[s.id] = nil
+		i, _ := slices.BinarySearchFunc(e.live, s.id, func(x *cset, id int) int { return x.id - id })
+		e.live = slices.Delete(e.live, i, i+1)
 		sr := ColocSetResult{ID: s.id, Node: s.node, GPUs: len(s.gpus), Start: s.start, End: now, Jobs: s.jobs, MaxJobs: s.maxJobs,
 			PeakCore: s.peakCore, PeakMem: s.peakMem}
 		if d := float64(now - s.start); d > 0 {
@@ -421,6 +501,7 @@ func (e *colocEngine) rates(s *cset) error {
 	if !ok {
 		return fmt.Errorf("%w: set %d holds a pair or set with no measured throughput: %v", ErrPolicy, s.id, keys)
 	}
+	e.touch(s)
 	s.core, s.mem, s.memPeak, s.corePeak = 0, 0, 0, 0
 	for i, id := range s.members {
 		j := &e.jobs[id]
@@ -491,12 +572,14 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 		o.Jobs, o.Keys, o.Factors = append(o.Jobs, id), append(o.Keys, j.j.Key), append(o.Factors, f)
 	}
 	s.observing, s.marks = false, nil
+	s.stale = true
 	e.obs = append(e.obs, o)
 	return true, nil
 }
 
 func (e *colocEngine) observe(s *cset) {
 	s.observing, s.obsStart = true, e.k.Now()
+	s.stale = true
 	s.marks = make([]float64, len(s.members))
 	for i, id := range s.members {
 		s.marks[i] = e.jobs[id].view.Done
@@ -504,24 +587,23 @@ func (e *colocEngine) observe(s *cset) {
 	e.postObs(s)
 }
 
+// state is what the scheduler sees: the active jobs and sets are listed
+// afresh, each set's view rebuilt only when the set changed, and the free
+// GPUs are the engine's own table (rows are replaced, never written).
 func (e *colocEngine) state() *policy.ColocState {
 	st := &policy.ColocState{Now: e.k.Now(), Nodes: e.o.Nodes, GPUsPerNode: e.o.GPUsPerNode, GPUMemGiB: e.o.GPUMemGiB,
-		Observed: e.obs, Power: e.o.Power, FreeGPUs: make([][]int, e.o.Nodes)}
-	for _, id := range e.active {
-		st.Jobs = append(st.Jobs, &e.jobs[id].view)
+		Observed: e.obs, Power: e.o.Power, FreeGPUs: e.free,
+		Jobs: make([]*policy.ColocView, len(e.active)), Sets: make([]*policy.ColocSet, len(e.live))}
+	for i, id := range e.active {
+		st.Jobs[i] = &e.jobs[id].view
 	}
-	for _, s := range e.sets {
-		if s != nil {
-			st.Sets = append(st.Sets, &policy.ColocSet{ID: s.id, Node: s.node, GPUs: slices.Clone(s.gpus), Jobs: slices.Clone(s.members),
-				CoreUtil: s.core, MemUtil: s.mem, MemPeak: s.memPeak, Observing: s.observing})
+	for i, s := range e.live {
+		if s.stale || s.view == nil {
+			s.view = &policy.ColocSet{ID: s.id, Node: s.node, GPUs: slices.Clone(s.gpus), Jobs: slices.Clone(s.members),
+				CoreUtil: s.core, MemUtil: s.mem, MemPeak: s.memPeak, Observing: s.observing}
+			s.stale = false
 		}
-	}
-	for n, gs := range e.gpuSet {
-		for g, sid := range gs {
-			if sid < 0 {
-				st.FreeGPUs[n] = append(st.FreeGPUs[n], g)
-			}
-		}
+		st.Sets[i] = s.view
 	}
 	return st
 }
@@ -564,9 +646,11 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			}
 			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs), start: now}
 			e.sets = append(e.sets, s)
+			e.live = append(e.live, s)
 			for _, g := range a.GPUs {
 				e.gpuSet[a.Node][g] = s.id
 			}
+			e.free[a.Node] = slices.DeleteFunc(slices.Clone(e.free[a.Node]), func(g int) bool { return slices.Contains(a.GPUs, g) })
 		} else {
 			if a.Set < 0 || a.Set >= len(e.sets) || e.sets[a.Set] == nil {
 				return fmt.Errorf("%w: job %d: set %d does not exist", ErrPolicy, a.Job, a.Set)
@@ -623,22 +707,29 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 
 func (e *colocEngine) finished() bool { return e.k.Open() == 0 }
 
-// power recomputes every node's power (eq. 5) from the sets on it.
+// power recomputes the power (eq. 5) of the nodes marked since the last
+// call, from the sets on them, after charging each up to now at the power
+// it drew until now.
 func (e *colocEngine) power() {
 	p := e.o.Power
+	now := e.k.Now()
 	gpuU := make([]float64, e.o.GPUsPerNode)
-	for n := range e.nodeW {
+	ids := make([]int, 0, e.o.GPUsPerNode)
+	for _, n := range e.dirty {
+		e.isDirty[n] = false
+		e.charge(n, now)
 		busy := false
-		cpu := 0.0
-		for g := range gpuU {
-			gpuU[g] = 0
-		}
+		ids = ids[:0]
 		for g, sid := range e.gpuSet[n] {
+			gpuU[g] = 0
 			if sid < 0 {
 				continue
 			}
 			busy = true
 			gpuU[g] = e.sets[sid].core
+			if !slices.Contains(ids, sid) {
+				ids = append(ids, sid)
+			}
 		}
 		if !busy {
 			e.nodeBusy[n] = false
@@ -649,18 +740,26 @@ func (e *colocEngine) power() {
 			}
 			continue
 		}
-		for _, s := range e.sets {
-			if s != nil && s.node == n {
-				cpu += p.CPUPerJobPct * float64(len(s.members)*len(s.gpus)) / float64(e.o.GPUsPerNode)
-			}
+		// The server's CPU term, summed over the node's sets by id.
+		slices.Sort(ids)
+		cpu := 0.0
+		for _, sid := range ids {
+			s := e.sets[sid]
+			cpu += p.CPUPerJobPct * float64(len(s.members)*len(s.gpus)) / float64(e.o.GPUsPerNode)
 		}
 		e.nodeBusy[n] = true
 		e.nodeW[n] = p.Node(cpu, gpuU)
 	}
+	e.dirty = e.dirty[:0]
 }
 
 func (e *colocEngine) settled() error {
 	e.power()
+	if e.checkPower {
+		if err := e.recheck(); err != nil {
+			return err
+		}
+	}
 	if e.o.Timeline {
 		pt := ColocPoint{At: e.k.Now()}
 		for n := range e.nodeW {
@@ -676,8 +775,8 @@ func (e *colocEngine) settled() error {
 				pt.Waiting++
 			}
 		}
-		for _, s := range e.sets {
-			if s != nil && len(s.members) > 1 {
+		for _, s := range e.live {
+			if len(s.members) > 1 {
 				pt.SharedSets++
 			}
 		}
@@ -686,8 +785,28 @@ func (e *colocEngine) settled() error {
 	return nil
 }
 
+// recheck recomputes every node's power and state from scratch and
+// reports a node whose kept value differs (a change power() was not told
+// of).
+func (e *colocEngine) recheck() error {
+	w, busy := slices.Clone(e.nodeW), slices.Clone(e.nodeBusy)
+	for n := range e.nodeW {
+		e.mark(n)
+	}
+	e.power()
+	for n := range w {
+		if w[n] != e.nodeW[n] || busy[n] != e.nodeBusy[n] {
+			return fmt.Errorf("sim: node %d at %d ms: kept %v W (busy %v), recomputed %v W (busy %v)", n, e.k.Now(), w[n], busy[n], e.nodeW[n], e.nodeBusy[n])
+		}
+	}
+	return nil
+}
+
 func (e *colocEngine) finish() *ColocResult {
 	r := e.res
+	for n := range e.nodeW {
+		e.charge(n, e.k.Now())
+	}
 	for i := range r.Jobs {
 		jr := &r.Jobs[i]
 		cj := &e.jobs[i]

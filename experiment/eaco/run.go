@@ -36,6 +36,8 @@ type RunOptions struct {
 	Timeline bool
 	// Rounds selects Gavel's round-based timing (nil: event-driven).
 	Rounds *sim.RoundTiming
+	// Progress, if set, hears how many jobs have ended (sim.ColocOptions).
+	Progress func(ended, total int)
 }
 
 // RunOneWith is RunOne with engine options.
@@ -57,7 +59,7 @@ func (e *Env) runIn(set Setting, reg *policy.Registries, pol string, args []byte
 		return nil, err
 	}
 	res, err := sim.RunColoc(jobs, s, sim.ColocOptions{Nodes: nodes, GPUsPerNode: 8, GPUMemGiB: GPUMemGiB, Power: e.Power, SleepIdle: sleeps(s),
-		TruthSet: set.Truth, MaxShare: MaxShare, Timeline: o.Timeline, Rounds: o.Rounds, Rates: e.TP.Pair, ObsNoise: set.ObsNoise, ObsSeed: seed})
+		TruthSet: set.Truth, MaxShare: MaxShare, Timeline: o.Timeline, Rounds: o.Rounds, Rates: e.TP.Pair, ObsNoise: set.ObsNoise, ObsSeed: seed, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}

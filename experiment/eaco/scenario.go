@@ -54,6 +54,10 @@ func (e *Env) ScenarioWorkload(pool []gavel.Job, c *scenario.ColocSpec, seed uin
 	return jobs
 }
 
+// progressJobs is the job count from which a run reports how far it has
+// got (a smaller run ends within seconds).
+const progressJobs = 20_000
+
 // RunScenario runs each system of a coloc scenario on each seed (mode
 // coloc): the scenario's Gavel-format job list on its nodes of 8 GPUs of
 // its worker type (V100 unless coloc.worker names another), with
@@ -125,7 +129,12 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		if err != nil {
 			return err
 		}
-		r, err := e.RunOneWith(env.Registries, sys.Policy, raw, c.Nodes, seed, jobs, opts)
+		o := opts
+		if env.RunProgress != nil && len(jobs) >= progressJobs {
+			what := fmt.Sprintf("%s seed %d", sys.Name, seed)
+			o.Progress = func(ended, total int) { env.RunProgress(what, ended, total) }
+		}
+		r, err := e.RunOneWith(env.Registries, sys.Policy, raw, c.Nodes, seed, jobs, o)
 		if err != nil {
 			return fmt.Errorf("%s seed %d: %w", sys.Name, seed, err)
 		}

@@ -140,6 +140,7 @@ func benchVAHRM(stdout io.Writer) error {
 // benchFlags are bench's flags (commands.go).
 type benchFlags struct {
 	policies, trace, scale, plot  string
+	engines                       string
 	reps, replayNodes, replayPods int
 	replay, force                 bool
 }
@@ -150,6 +151,9 @@ type benchFlags struct {
 // repeated node lists and --replay the replay budget instead.
 func cmdBench(f benchFlags, stdout io.Writer) error {
 	pols, trace, scale, reps, plot := &f.policies, &f.trace, &f.scale, &f.reps, &f.plot
+	if f.engines != "" {
+		return cmdBenchEngines(stdout, f.engines, f.reps)
+	}
 	if f.replay {
 		keep := map[string]bool{}
 		for _, p := range strings.Split(*pols, ",") {

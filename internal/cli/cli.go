@@ -241,7 +241,10 @@ func progress(stderr io.Writer) func(done, total int, what string) {
 // env is what every study and scenario run gets.
 func env(stderr io.Writer) *experiment.Env {
 	return &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Progress: progress(stderr),
-		Note: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }}
+		Note: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) },
+		RunProgress: func(what string, done, total int) {
+			fmt.Fprintf(stderr, "  %s: %d of %d jobs ended\n", what, done, total)
+		}}
 }
 
 // scenarioRun is a parsed run or compare command line: the scenario with

@@ -561,7 +561,7 @@ func (a *app) studyCmd(st experiment.Study) *cobra.Command {
 }
 
 func (a *app) benchCmd() *cobra.Command {
-	c := &cobra.Command{Use: "bench [--policies a,b] [--trace NAME] [--scale 1,10 [--reps N] [--plot FILE.svg] | --replay]",
+	c := &cobra.Command{Use: "bench [--policies a,b] [--trace NAME] [--scale 1,10 [--reps N] [--plot FILE.svg] | --replay | --engines all]",
 		Short: "time one inflation run per policy on the 1213-node cluster (one core), and each paper's engine",
 		Long: `Time one inflation run per policy of the PWR comparison on the openb cluster
 (1,213 nodes, one core), against a budget of 1 s per run; with no flags it then
@@ -571,11 +571,14 @@ study and decision, and CE-DLA's rolling plan (docs/performance.md).
 --scale runs each policy on the GPU node list repeated that many times (1,10:
 1,213 and 12,130 nodes, with the tasks to 1.3x capacity) and prints the CPU time
 and its ratio to the first factor; --replay replays the openb Default pods
-x20 on the GPU node list x10 (163,040 pods on 12,130 nodes).`,
+x20 on the GPU node list x10 (163,040 pods on 12,130 nodes); --engines runs each
+engine (inflation, replay, hpc, elastic, coloc, slotted) at 1x and 10x its work
+and prints the CPU ratio against the budget of 12x.`,
 		Example: `  wattsched bench
   wattsched bench --policies FGD,PWR --trace gpushare40
   wattsched bench --scale 1,10 --reps 3 --plot scale.svg
-  wattsched bench --replay --policies FGD`,
+  wattsched bench --replay --policies FGD
+  wattsched bench --engines coloc,hpc --reps 2`,
 		DisableFlagsInUseLine: true, Args: noArgs}
 	var f benchFlags
 	c.Flags().StringVar(&f.policies, "policies", "", "comma-separated policy names (default: all of the PWR comparison)")
@@ -587,6 +590,7 @@ x20 on the GPU node list x10 (163,040 pods on 12,130 nodes).`,
 	c.Flags().BoolVar(&f.replay, "replay", false, "instead: replay the openb Default pods x--replay-pods on the GPU node list x--replay-nodes, one run per single scorer and 0.1*PWR+0.9*FGD")
 	c.Flags().IntVar(&f.replayNodes, "replay-nodes", 10, "with --replay: node list factor")
 	c.Flags().IntVar(&f.replayPods, "replay-pods", 20, "with --replay: pod list factor")
+	c.Flags().StringVar(&f.engines, "engines", "", "instead: all, or comma-separated engines (inflation, replay, hpc, elastic, coloc, slotted): each at 1x and 10x its work, the CPU ratio against the 12x budget (--reps applies)")
 	c.RegisterFlagCompletionFunc("trace", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return alibaba2023.Traces(), cobra.ShellCompDirectiveNoFileComp
 	})
