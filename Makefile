@@ -186,7 +186,7 @@ FUZZTIME ?= 30s
 fuzz: setup
 	$(GO) test -run '^$$' -fuzz '^FuzzBarPlotSVG$$' -fuzztime $(FUZZTIME) ./report
 	$(GO) test -run '^$$' -fuzz '^FuzzCleanDir$$' -fuzztime $(FUZZTIME) ./experiment/outdir
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/strictyaml
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./strictyaml
 	$(GO) test -run '^$$' -fuzz '^FuzzElasticEngine$$' -fuzztime $(FUZZTIME) ./sim
 	$(GO) test -run '^$$' -fuzz '^FuzzHPCEngine$$' -fuzztime $(FUZZTIME) ./sim
 	$(GO) test -run '^$$' -fuzz '^FuzzLinePlotSVG$$' -fuzztime $(FUZZTIME) ./report
@@ -212,7 +212,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz '^FuzzReadTables$$' -fuzztime $(FUZZTIME) ./trace/alibaba2020
 	$(GO) test -run '^$$' -fuzz '^FuzzReadThroughputs$$' -fuzztime $(FUZZTIME) ./trace/gavel
 	$(GO) test -run '^$$' -fuzz '^FuzzReadTrace$$' -fuzztime $(FUZZTIME) ./trace/gavel
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./internal/userfile
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./userfile
 	$(GO) test -run '^$$' -fuzz '^FuzzTaskEngine$$' -fuzztime $(FUZZTIME) ./sim
 	cd k8s && $(GO) test -run '^$$' -fuzz '^FuzzAnnotations$$' -fuzztime $(FUZZTIME) ./gpushare
 

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 //go:embed data/*.csv.gz

@@ -13,8 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wattsched/wattsched/internal/strictyaml"
-	"github.com/wattsched/wattsched/internal/userfile"
+	"github.com/wattsched/wattsched/strictyaml"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Watts is electrical power in watts.

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wattsched/wattsched/internal/strictyaml"
+	"github.com/wattsched/wattsched/strictyaml"
 )
 
 // Args is what every policy's typed arguments implement: Default returns

@@ -9,8 +9,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wattsched/wattsched/internal/strictyaml"
-	"github.com/wattsched/wattsched/internal/userfile"
+	"github.com/wattsched/wattsched/strictyaml"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Bounds on a scenario's text (docs/scenarios.md): a name (of the

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/power/prom"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // MeasuredSpec replays recorded measured power into the power gate (mode

@@ -18,8 +18,8 @@ import (
 
 	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Mode selects the engine and the kind of jobs a scenario runs.

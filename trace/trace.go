@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/wattsched/wattsched/internal/userfile"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // ParseError locates a bad line or field of a trace file: file, 1-based

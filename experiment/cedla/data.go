@@ -22,10 +22,10 @@ import (
 
 	"github.com/wattsched/wattsched/fit"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 //go:embed data/models.csv

@@ -12,13 +12,13 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/grid"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy"
 	pcedla "github.com/wattsched/wattsched/policy/cedla"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/solver"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // jobColumns and loadColumn are the header of a slotted scenario's job

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/gavel"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // ScenarioInputs are a coloc scenario's throughput table and job list,

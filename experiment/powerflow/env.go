@@ -11,7 +11,6 @@ import (
 	"github.com/wattsched/wattsched/fit"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
@@ -22,6 +21,7 @@ import (
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/alibaba2020"
 	"github.com/wattsched/wattsched/trace/philly"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Names of the systems, as the paper's Figure 7 names them (the presets

@@ -12,13 +12,13 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/strictyaml"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/powerflow"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/sim"
+	"github.com/wattsched/wattsched/strictyaml"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/philly"
 )

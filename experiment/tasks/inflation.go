@@ -9,7 +9,6 @@ import (
 	"github.com/wattsched/wattsched/experiment"
 	elgrid "github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
@@ -18,6 +17,7 @@ import (
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Inputs are the cluster and the task population of a scenario.

@@ -15,10 +15,10 @@ import (
 
 	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/power/calibrate"
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/trace/k8sdump"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // calibrateOptions are calibrate's flags.

@@ -27,13 +27,13 @@ import (
 	"github.com/wattsched/wattsched/experiment/outdir"
 	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/hw"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/policy/builtin"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/solver"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/trace/k8sdump"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Version is wattsched's version, written into every result.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/experiment/outdir"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // shardable are the studies, and shardableModes the scenario modes, whose

@@ -7,10 +7,10 @@ import (
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/experiment/outdir"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/alibaba2023"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // scaleFlags are 'traces scale's flags (commands.go).

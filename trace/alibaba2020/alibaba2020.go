@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // JobColumns and TaskColumns are the upstream headers.

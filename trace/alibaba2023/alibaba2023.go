@@ -18,9 +18,9 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 //go:embed data/*.csv.gz

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 //go:embed data/*.csv.gz

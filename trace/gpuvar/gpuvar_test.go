@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wattsched/wattsched/internal/userfile"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 func TestLonghorn(t *testing.T) {

@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/cluster"
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Names shared with the kube-scheduler plugins (k8s/gpushare).

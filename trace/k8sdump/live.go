@@ -19,7 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wattsched/wattsched/internal/userfile"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Kubeconfig is the part of a kubeconfig file that reaching an API server

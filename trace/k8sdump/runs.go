@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // maxGPUIndex bounds a wattsched.io/gpu-index entry, as the plugins do

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Columns are the header the reader expects.

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wattsched/wattsched/internal/userfile"
 	"github.com/wattsched/wattsched/trace"
+	"github.com/wattsched/wattsched/userfile"
 )
 
 // Fields in order (SWF 2.2).
