@@ -75,6 +75,20 @@ func Models() []Model {
 			"normal's quantile at the device's rank, (i+0.5)/n: the error is in the distribution's level, spread and tails, "+
 			"not a per-device prediction; at least %d devices per half", minDevices),
 		score: variationScore,
+	}, {
+		Name: Busy,
+		Equation: "the measured alternative to pwr (scenario power_model: measured-busy): a GPU with any allocation draws " +
+			"its model's measured busy power (catalog busy_w), the mean over public workloads at the default power limit or " +
+			"frequency, capped at the TDP",
+		Sample: "held out by workload: each workload's points at the default setting are predicted by the mean of the " +
+			"other workloads of the same GPU group (V100: Zeus and Longhorn; P100: Zeus; A100: Perseus)",
+		score: busyScore,
+	}, {
+		Name: BusyPooled,
+		Equation: "the measured alternative for a GPU model without measurements: idle + s x (TDP - idle), s the " +
+			"measured busy share (busy - idle)/(TDP - idle) pooled over the measured GPU groups",
+		Sample: "held out by GPU group: each group's default-setting points are predicted with s pooled over the other groups",
+		score:  busyPooledScore,
 	}}
 }
 
@@ -328,4 +342,213 @@ var Untested = []string{
 	"PowerFlow's DVFS equations in batch size and synchronisation (eq. 12's batch term, eq. 14's P_sync): Perseus' stage profiles are compute passes at one micro-batch size; and the DVFS parameters reproduce powerflow fits per Table 1 DNN: they are fitted on the library's profiles (Perseus A100 frequency response, Zeus V100 power vs batch size), and those DNNs have no public power-vs-frequency measurement; their held-out energy error is reproduce powerflow's Table 2",
 	"TSMVA's forests: their held-out error on the same Longhorn runs is reported by reproduce vahrm (Fig. 5 / Table VI), not repeated here",
 	"CE-DLA's per-type fits: its node types' power comes from the paper's own table (experiment/cedla/data); no public measurement of those node types under its workloads is in the shared traces",
+}
+
+// The measured alternative to pwr's full-TDP reading (docs/power-models.md).
+const (
+	Busy       = "measured-busy"
+	BusyPooled = "measured-busy-pooled"
+)
+
+// busyGroup maps a source's GPU to the group of catalog GPUs its busy
+// power describes. Both catalog V100 entries carry the same idle and TDP
+// figures and Zeus does not give its V100's memory, so the Zeus and
+// Longhorn V100 workloads form one group.
+var busyGroup = map[string]string{"V100": "V100", "V100-Longhorn": "V100", "P100": "P100", "A100-SXM": "A100"}
+
+// busyCatalog are the catalog GPUs of each group.
+var busyCatalog = map[string][]string{"V100": {"V100M16", "V100M32"}, "P100": {"P100"}, "A100": {"A100"}}
+
+// BusyFigure is the measured busy power of one group of catalog GPUs.
+type BusyFigure struct {
+	Group   string
+	Catalog []string
+	// Workloads and Points are what the figure averages: each
+	// workload's mean at the default setting, workloads weighted equally.
+	Workloads, Points int
+	// MeasuredW is that mean; BusyW is it capped at the catalog TDP
+	// (Capped says it was).
+	MeasuredW, BusyW float64
+	Capped           bool
+	IdleW, TDPW      float64
+	// Share is (BusyW - idle) / (TDP - idle).
+	Share float64
+}
+
+// BusyFit is the measured busy power per group and the pooled share that
+// stands in for a GPU model without measurements: busy = idle + share x
+// (TDP - idle).
+type BusyFit struct {
+	Groups []BusyFigure
+	Share  float64
+}
+
+// defaultPoints are the points at each file's default setting: the
+// highest power limit or frequency in the file; points with no setting
+// all count.
+func defaultPoints(pts []Point) []Point {
+	top := map[string]float64{}
+	for _, p := range pts {
+		if p.Knob != "" {
+			top[p.File] = max(top[p.File], p.KnobValue)
+		}
+	}
+	var out []Point
+	for _, p := range pts {
+		if p.Knob == "" || p.KnobValue == top[p.File] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// meanOf is the mean of xs summed in ascending order (independent of the
+// order the values came in).
+func meanOf(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// busyWorkloads groups the default-setting points by busy group and
+// workload (source GPU and workload, so the same workload name measured
+// on two data sets stays two workloads).
+func busyWorkloads(pts []Point) map[string]map[string][]Point {
+	out := map[string]map[string][]Point{}
+	for _, p := range defaultPoints(pts) {
+		g, ok := busyGroup[p.GPU]
+		if !ok {
+			continue
+		}
+		if out[g] == nil {
+			out[g] = map[string][]Point{}
+		}
+		w := p.GPU + " " + p.Workload
+		out[g][w] = append(out[g][w], p)
+	}
+	return out
+}
+
+func workloadMean(ps []Point) float64 {
+	xs := make([]float64, len(ps))
+	for i, p := range ps {
+		xs[i] = p.Watts
+	}
+	return meanOf(xs)
+}
+
+// FitBusy fits the measured busy power on all the points (no hold-out:
+// the figures a scenario's power_model: measured-busy uses).
+func FitBusy(cat *hw.Catalog, pts []Point) (*BusyFit, error) {
+	ws := busyWorkloads(pts)
+	fit := &BusyFit{}
+	var shares []float64
+	for _, g := range slices.Sorted(maps.Keys(ws)) {
+		idle, tdp, err := groupWatts(cat, g)
+		if err != nil {
+			return nil, err
+		}
+		f := BusyFigure{Group: g, Catalog: busyCatalog[g], Workloads: len(ws[g]), IdleW: idle, TDPW: tdp}
+		var means []float64
+		for _, ps := range ws[g] {
+			means = append(means, workloadMean(ps))
+			f.Points += len(ps)
+		}
+		f.MeasuredW = meanOf(means)
+		f.BusyW, f.Capped = min(f.MeasuredW, tdp), f.MeasuredW > tdp
+		f.Share = (f.BusyW - idle) / (tdp - idle)
+		shares = append(shares, f.Share)
+		fit.Groups = append(fit.Groups, f)
+	}
+	if len(shares) > 0 {
+		fit.Share = meanOf(shares)
+	}
+	return fit, nil
+}
+
+// groupWatts are the idle and TDP of a group's catalog GPUs (the same for
+// each, else an error).
+func groupWatts(cat *hw.Catalog, group string) (idle, tdp float64, err error) {
+	for i, name := range busyCatalog[group] {
+		m, err := cat.GPU(name)
+		if err != nil {
+			return 0, 0, fmt.Errorf("busy group %s: %w", group, err)
+		}
+		if i > 0 && (float64(m.IdleW) != idle || float64(m.TDPW) != tdp) {
+			return 0, 0, fmt.Errorf("busy group %s: catalog %s has idle %v W, TDP %v W, unlike %s's", group, name, m.IdleW, m.TDPW, busyCatalog[group][0])
+		}
+		idle, tdp = float64(m.IdleW), float64(m.TDPW)
+	}
+	return idle, tdp, nil
+}
+
+// busyScore scores the measured busy power held out by workload: each
+// workload's default-setting points are predicted by the mean of the
+// other workloads of its group (capped at TDP).
+func busyScore(cat *hw.Catalog, pts []Point) ([]scored, []string, error) {
+	ws := busyWorkloads(pts)
+	var out []scored
+	var unc []string
+	for _, g := range slices.Sorted(maps.Keys(ws)) {
+		_, tdp, err := groupWatts(cat, g)
+		if err != nil {
+			return nil, nil, err
+		}
+		names := slices.Sorted(maps.Keys(ws[g]))
+		if len(names) < 2 {
+			unc = append(unc, g+": one workload, none to hold out")
+			continue
+		}
+		means := map[string]float64{}
+		for _, w := range names {
+			means[w] = workloadMean(ws[g][w])
+		}
+		for _, w := range names {
+			var others []float64
+			for _, o := range names {
+				if o != w {
+					others = append(others, means[o])
+				}
+			}
+			pred := min(meanOf(others), tdp)
+			for _, p := range ws[g][w] {
+				out = append(out, scored{p, Busy, pred})
+			}
+		}
+	}
+	return out, unc, nil
+}
+
+// busyPooledScore scores the pooled share held out by GPU group: each
+// group's default-setting points are predicted by idle + share x (TDP -
+// idle) with the share pooled over the other groups.
+func busyPooledScore(cat *hw.Catalog, pts []Point) ([]scored, []string, error) {
+	fit, err := FitBusy(cat, pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(fit.Groups) < 2 {
+		return nil, []string{"all: fewer than two GPU groups measured, none to hold out"}, nil
+	}
+	ws := busyWorkloads(pts)
+	var out []scored
+	for _, f := range fit.Groups {
+		var others []float64
+		for _, o := range fit.Groups {
+			if o.Group != f.Group {
+				others = append(others, o.Share)
+			}
+		}
+		pred := f.IdleW + meanOf(others)*(f.TDPW-f.IdleW)
+		for _, w := range slices.Sorted(maps.Keys(ws[f.Group])) {
+			for _, p := range ws[f.Group][w] {
+				out = append(out, scored{p, BusyPooled, pred})
+			}
+		}
+	}
+	return out, nil, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
@@ -87,7 +88,10 @@ type Result struct {
 	Uncovered []string
 	Untested  []string
 	Sources   []string
-	points    []scored
+	// Busy is the measured busy power fitted on all the points: the
+	// figures behind the catalog's busy_w.
+	Busy   *BusyFit
+	points []scored
 }
 
 type scored struct {
@@ -136,6 +140,10 @@ func Measure(dir string, cat *hw.Catalog) (*Result, error) {
 		res.Uncovered = append(res.Uncovered, u)
 	}
 	slices.Sort(res.Uncovered)
+	var err error
+	if res.Busy, err = FitBusy(cat, pts); err != nil {
+		return nil, fmt.Errorf("validate power: %w", err)
+	}
 	res.Rows = rows(res.points)
 	res.BySetting = bySetting(res.points)
 	return res, nil
@@ -235,6 +243,7 @@ type summary struct {
 	Uncovered []string
 	Untested  []string
 	Sources   []string
+	Busy      *BusyFit
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
@@ -245,7 +254,7 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 		eqs = append(eqs, m.Name+": "+m.Equation+". Check: "+m.Sample)
 	}
 	res, err := experiment.NewResults("power models against measured power", version,
-		summary{Study: "validate power", Models: eqs, Rows: r.Rows, BySetting: r.BySetting, Uncovered: r.Uncovered, Untested: r.Untested, Sources: r.Sources})
+		summary{Study: "validate power", Models: eqs, Rows: r.Rows, BySetting: r.BySetting, Uncovered: r.Uncovered, Untested: r.Untested, Sources: r.Sources, Busy: r.Busy})
 	if err != nil {
 		return nil, err
 	}
@@ -271,6 +280,13 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 		pts = append(pts, []string{p.model, p.Source, p.File, strconv.Itoa(p.Line), p.GPU, p.Workload, p.Setting, report.Exact(p.Watts), report.Exact(p.predicted)})
 	}
 	res.Files["points.csv"] = report.CSV(pts)
+	busy := [][]string{{"group", "catalog", "workloads", "points", "measured_w", "busy_w", "capped", "idle_w", "tdp_w", "share"}}
+	for _, b := range r.Busy.Groups {
+		busy = append(busy, []string{b.Group, strings.Join(b.Catalog, " "), strconv.Itoa(b.Workloads), strconv.Itoa(b.Points),
+			report.Exact(b.MeasuredW), report.Exact(b.BusyW), strconv.FormatBool(b.Capped), report.Exact(b.IdleW), report.Exact(b.TDPW), report.Exact(b.Share)})
+	}
+	busy = append(busy, []string{"pooled", "", "", "", "", "", "", "", "", report.Exact(r.Busy.Share)})
+	res.Files["busy.csv"] = report.CSV(busy)
 	for _, u := range r.Uncovered {
 		res.Tail = append(res.Tail, "not covered: "+u)
 	}
@@ -287,7 +303,7 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 	if res.Figures, err = experiment.Draw(plots...); err != nil {
 		return nil, err
 	}
-	res.Listing = "summary.json, errors.csv, errors-by-setting.csv, points.csv"
+	res.Listing = "summary.json, errors.csv, errors-by-setting.csv, points.csv, busy.csv"
 	for _, f := range res.Figures {
 		res.Listing += ", " + f.File
 	}
