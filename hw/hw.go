@@ -43,8 +43,8 @@ type GPUModel struct {
 	// public workloads), with BusySource saying where it comes from: the
 	// busy power of the measured alternative to PWR's full-TDP reading
 	// (MeasuredBusy, docs/power-models.md).
-	BusyW      Watts  `yaml:"busy_w,omitempty"`
-	BusySource string `yaml:"busy_source,omitempty"`
+	BusyW      Watts  `yaml:"busy_w,omitempty" json:",omitempty"`
+	BusySource string `yaml:"busy_source,omitempty" json:",omitempty"`
 	// Speed is the model's relative throughput per workload class (nil,
 	// or a class left out: unknown). A job whose duration was measured on
 	// model R runs duration x speed(R)/speed(placed) on another model
