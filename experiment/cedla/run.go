@@ -167,18 +167,19 @@ func (s *Setup) Run(c Case) (*Metrics, error) {
 	if _, ok := p.(*pcedla.Policy); ok {
 		look = s.Lookahead
 	}
-	return s.RunPlanner(c, m, w, p, every, look, start)
+	return s.RunPlanner(c, m, w, p, every, look, start, nil)
 }
 
 // RunPlanner runs planner p, which re-plans every `every` slots over a
 // window of look slots (the one-slot heuristics: 1 and 1), on workload w
 // and cluster m (the study's or a scenario's) and measures it; start is
-// when the run began (for the printed wall time only).
-func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.SlotPlanner, every, look int, start time.Time) (*Metrics, error) {
+// when the run began (for the printed wall time only); progress, if set,
+// is told each twentieth of the slots done (sim.SlottedOptions.Progress).
+func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.SlotPlanner, every, look int, start time.Time, progress func(done, total int)) (*Metrics, error) {
 	var err error
 	boot := hw.Joules(float64(s.Derived.Idle[0]) * 120)
 	r, err := sim.RunSlotted(sim.SlottedOptions{Models: m, Truth: s.Derived.Truth(s.RestartSeconds, boot), Jobs: w.Jobs, Load: w.Load,
-		Price: s.Price, Slots: s.Slots, Lookahead: look, Every: every, Planner: p})
+		Price: s.Price, Slots: s.Slots, Lookahead: look, Every: every, Planner: p, Progress: progress})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Label(), err)
 	}
