@@ -67,18 +67,13 @@ func NewSetupGrid(tb *Table, count, slots, lookahead, every int, seed uint64, ps
 		mean += p / float64(slots)
 	}
 	s := &Setup{Count: count, Slots: slots, Lookahead: lookahead, Every: every, RestartSeconds: 60, Derived: d, Fitted: f,
-		Price: price, Carbon: carbon, Args: pcedla.Args{}.Default(), Solver: solver.HiGHS()}
+		Price: price, Carbon: carbon, Solver: solver.HiGHS()}
 	// The costs the paper leaves open (docs/policies/cedla.md): a restart
 	// costs its lost minute of a 250 W node at the week's mean price; a
 	// turn-on half an hour of idle draw at that price.
 	s.Restart = 250 * s.RestartSeconds / 3.6e9 * mean
 	s.TurnOn = float64(d.Idle[0]) * 1800 / 3.6e9 * mean
-	// Relax and fix: the slots applied before the next plan are binary.
-	s.Args.BinarySlots = every
-	// The window's first 4 hours slot by slot, the rest in blocks of an
-	// hour (the price's step): about half the solve time
-	// (docs/policies/cedla.md).
-	s.Args.BlockAfter, s.Args.BlockSlots = 16, 4
+	s.Args = studyArgs(every)
 	// Carbon is priced by the engine's hourly ledger against the 2021 week.
 	s.Account = &grid.Account{Price: ps, Carbon: cs, Start: ps.Start, PUE: 1}
 	return s, nil

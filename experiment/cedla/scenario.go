@@ -314,8 +314,23 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		}
 		systems[k] = slotSystem{System: sys, raw: raw, every: every, look: look}
 	}
-	// One workload per seed, the same for every system.
+	// The memory estimate, before any workload is drawn.
 	seeds := s.SeedList()
+	jobs, key := c.Jobs.Count, fmt.Sprintf("slotted.jobs.count %d", c.Jobs.Count)
+	if fileJobs != nil {
+		jobs, key = len(fileJobs.Jobs), fmt.Sprintf("slotted.jobs.file %s (%d jobs)", c.Jobs.File, len(fileJobs.Jobs))
+	}
+	planners := 0
+	for _, sys := range systems {
+		if sys.Policy == pcedla.Name {
+			planners += len(seeds)
+		}
+	}
+	if err := EstimateSlotted(SlottedLoad{Jobs: jobs, Nodes: total, Slots: c.Slots, Periods: c.Lookahead, Planners: planners,
+		Runs: len(systems) * len(seeds), Seeds: len(seeds)}, key+", slotted.lookahead "+strconv.Itoa(c.Lookahead), env.Workers).Check(env.MaxMemory); err != nil {
+		return fail(err)
+	}
+	// One workload per seed, the same for every system.
 	base := setup.Derived.Models(setup.Fitted, 0, nil, setup.Restart, setup.TurnOn)
 	works := make([]*Workload, len(seeds))
 	for k, seed := range seeds {
