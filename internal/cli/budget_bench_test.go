@@ -24,7 +24,7 @@ var estimateCommands = [][]string{
 	{"run", "-c", "../../examples/slotted-cedla.yaml"},
 	{"run"}, // the embedded pwr-default: inflation
 	{"compare", "-c", "../../examples/byo-replay.yaml"},
-	{"reproduce", "pwr", "--quick"},
+	{"reproduce", "pwr", "--seeds", "1"},
 	{"reproduce", "vahrm", "--quick"},
 	{"reproduce", "eaco", "--quick"},
 	{"reproduce", "powerflow", "--quick"},
