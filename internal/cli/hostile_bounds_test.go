@@ -71,6 +71,10 @@ var hostileBounds = []hostileCase{
 		errLine: "CE-DLA would plan up to 100,000 jobs over 384 periods in each of 1 runs going at once (up to 307,315,360 columns a program)", errAlso: "because of slotted.jobs.count 100000, slotted.lookahead 384"},
 	{name: "slotted example under --max-memory 100MiB", args: []string{"run", "-c", "../../examples/slotted-cedla.yaml", "-o", "{D}/out", "--max-memory", "100MiB"}, code: 1,
 		errLine: "because of slotted.jobs.count 20, slotted.lookahead 24 (every job counted as waiting at once): above --max-memory 100.0 MiB"},
+	// reproduce powerflow on its embedded Philly day was not estimated
+	// (issue 40): --max-memory 1B ran the whole reproduction.
+	{name: "reproduce powerflow under --max-memory 100MiB", args: []string{"reproduce", "powerflow", "--quick", "-o", "{D}/out", "--max-memory", "100MiB"}, code: 1,
+		errLine: "reproduce powerflow would run 1,896 jobs in each of 78 runs (~183.0 MiB) because of the embedded Philly day (1896 jobs)"},
 	{name: "reproduce cedla under --max-memory 1GiB", args: []string{"reproduce", "cedla", "-o", "{D}/out", "--max-memory", "1GiB"}, code: 1,
 		errLine: "because of reproduce cedla --seeds 3 (up to 400 jobs a run)"},
 	{name: "reproduce cedla --seeds 2^31-1", args: []string{"reproduce", "cedla", "-o", "{D}/out", "--seeds", "2147483647"}, code: 2,
