@@ -423,6 +423,9 @@ func (s *Scenario) Validate() error {
 	if s.Mode == Slotted && s.PowerLimit != nil {
 		bad.add("power_limit: not used by mode slotted (CE-DLA plans under a price, not a power limit)")
 	}
+	if s.Grid != nil && s.Grid.Start != "" {
+		checkStart("grid.start", s.Grid.Start, &bad)
+	}
 	if s.Mode == Slotted && s.Grid != nil && s.Grid.PUE != 0 {
 		bad.add("grid.pue: not used by mode slotted (cost and carbon are on the IT energy)")
 	}

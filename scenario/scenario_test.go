@@ -27,6 +27,11 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"bad mode", "name: x\nmode: slottted\n", "mode: \"slottted\""},
 		{"bad power model", "name: x\ntrace: {pods: default}\npower_model: tdp\n" + pol, "power_model: \"tdp\", want pwr (default) or measured-busy"},
 		{"power model in mode hpc", "name: x\nmode: hpc\nhpc: {swf: nasa-ipsc}\npower_model: measured-busy\n", "power_model: only for modes inflation and replay"},
+		// Start times outside 1970..2100 (issue 40).
+		{"grid.start in 1900", "name: x\ntrace: {pods: default}\n" + pol + "grid: {start: \"1900-01-01 00:00:00\"}\n", `grid.start: "1900-01-01 00:00:00" is outside 1970-01-01 00:00:00..2100-01-01 00:00:00`},
+		{"grid.start in 2100", "name: x\ntrace: {pods: default}\n" + pol + "grid: {start: \"2100-01-01 00:00:00\"}\n", `grid.start: "2100-01-01 00:00:00" is outside`},
+		{"elastic.start in 9999", "name: x\nmode: elastic\nelastic: {jobs: j.csv, start: \"9999-01-01 00:00:00\", systems: [{name: G, policy: gandiva}]}\n", `elastic.start: "9999-01-01 00:00:00" is outside`},
+		{"measured.start in year 1", "name: x\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1e6}\nmeasured: {file: m.json, start: \"0001-01-01T00:00:00Z\"}\n", `measured.start: "0001-01-01T00:00:00Z" is outside`},
 		{"slotted missing", "name: x\nmode: slotted\n", "slotted: missing (mode slotted needs a slotted section)"},
 		{"slotted unknown field", "name: x\nslotted: {jobs: {count: 5}, slot_minutes: 5}\n", "field slot_minutes not found"},
 		{"slotted jobs unknown field", "name: x\nslotted: {jobs: {count: 5, seed: 3}}\n", "field seed not found"},

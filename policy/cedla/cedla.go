@@ -168,6 +168,13 @@ type cols struct {
 // slots start .. start+n-1 (relative to the plan's first slot).
 type period struct{ start, n int }
 
+// Periods is how many periods a window of h slots has (periods): the
+// program's size follows it (memory estimates).
+func (a Args) Periods(h int) int {
+	per, _ := a.periods(h)
+	return len(per)
+}
+
 // periods splits a window of h slots: the first max(BinarySlots,
 // BlockAfter) one slot each, the rest in blocks of BlockSlots (the last
 // block may be shorter); without BlockSlots every slot is a period. It returns the periods and
