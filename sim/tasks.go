@@ -153,6 +153,12 @@ type Result struct {
 	// power-offs and wake-ups.
 	OffNodeSeconds   float64
 	PowerOffs, Wakes int
+	// GPUBusyEnergy is, per node, the energy of its busy GPUs (those with
+	// any allocation): the node's GPU power less what its idle GPUs draw
+	// (idle_w each), integrated over the run. It is the part of the GPU
+	// energy that the power model's busy term prices, and what the
+	// model's measured error applies to (docs/power-models.md).
+	GPUBusyEnergy []hw.Joules
 }
 
 // taskEvent is an arrival or a completion of task index task.
@@ -183,7 +189,10 @@ type Engine struct {
 	running []*job.Task
 
 	// The ledger has two components per node: CPU (2i) and GPU (2i+1).
-	ledger    Ledger
+	ledger Ledger
+	// busy has one component per node: the power of its busy GPUs
+	// (Result.GPUBusyEnergy). It is not part of the energy total.
+	busy      Ledger
 	idleP     []power.Breakdown // power of each node with nothing allocated
 	nodePow   []power.Breakdown
 	nodeTasks [][]int // task indices on each node
@@ -239,6 +248,7 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 		}
 		e.ledger.Add(nd.Name + "/cpu")
 		e.ledger.Add(nd.Name + "/gpu")
+		e.busy.Add(nd.Name + "/gpu-busy")
 		e.idleP[i] = opt.Power.NodePower(nd)
 		if nd.State == cluster.On {
 			e.active++
@@ -259,6 +269,7 @@ func (e *Engine) refreshNode(n *cluster.Node) {
 	now := e.k.Now()
 	e.ledger.Set(2*i, now, p.CPU)
 	e.ledger.Set(2*i+1, now, p.GPU)
+	e.busy.Set(i, now, busyGPUPower(n, p.GPU))
 	e.totP.CPU += p.CPU - e.nodePow[i].CPU
 	e.totP.GPU += p.GPU - e.nodePow[i].GPU
 	e.nodePow[i] = p
@@ -267,6 +278,20 @@ func (e *Engine) refreshNode(n *cluster.Node) {
 		e.totMetric += v - e.metric[i]
 		e.metric[i] = v
 	}
+}
+
+// busyGPUPower is the power of node n's busy GPUs (any allocation) when
+// its GPUs draw gpuW in all: gpuW less idle_w for each idle GPU; 0 with
+// no busy GPU (an idle, off or waking node).
+func busyGPUPower(n *cluster.Node, gpuW hw.Watts) hw.Watts {
+	if n.GPU == nil {
+		return 0
+	}
+	idle := n.IdleGPUs()
+	if idle == len(n.GPUFree) {
+		return 0
+	}
+	return gpuW - hw.Watts(idle)*n.GPU.IdleW
 }
 
 // advanceNode integrates node i's power up to now.
@@ -351,6 +376,8 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		e.res.NodeEnergy = append(e.res.NodeEnergy, e.ledger.Energy(2*i)+e.ledger.Energy(2*i+1))
 		e.res.CPUEnergy += e.ledger.Energy(2 * i)
 		e.res.GPUEnergy += e.ledger.Energy(2*i + 1)
+		e.busy.Advance(i, now)
+		e.res.GPUBusyEnergy = append(e.res.GPUBusyEnergy, e.busy.Energy(i))
 	}
 	var dyn hw.Joules
 	for _, t := range e.res.Tasks {
