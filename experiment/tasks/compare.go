@@ -77,12 +77,19 @@ func RunCompare(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Compa
 			return nil, fmt.Errorf("%s: %w", label(i), err)
 		}
 		return &CompareRun{Policy: ps.Name, Variant: st.spec.Name, Seed: seed, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg,
-			PowerDown: st.s.PowerDown != nil, Measured: r.measured, explain: r.explain, notes: r.notes,
-			errs: runErrors(st.env.Catalog, st.s.PowerModel), powerModel: st.s.PowerModel}, nil
+			PowerDown: st.s.PowerDown != nil, Measured: r.measured, explain: r.explain, notes: r.notes}, nil
 	}, env.Progress, label)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	// Set here, not in the run, so that runs merged from shards (which
+	// carry exported fields only) get them too.
+	for i, r := range out {
+		if r != nil {
+			st := sets[systems[i/s.Seeds].Variant]
+			r.errs, r.powerModel = runErrors(st.env.Catalog, st.s.PowerModel), st.s.PowerModel
 		}
 	}
 	return out, nil

@@ -165,12 +165,18 @@ func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Replay
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", ps.Name, err)
 		}
-		return &ReplayRun{Policy: ps.Name, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, PowerDown: s.PowerDown != nil, Measured: r.measured, explain: r.explain, notes: r.notes,
-			errs: runErrors(env.Catalog, s.PowerModel)}, nil
+		return &ReplayRun{Policy: ps.Name, Result: r.res, CostUSD: r.usd, CO2Kg: r.kg, PowerDown: s.PowerDown != nil, Measured: r.measured, explain: r.explain, notes: r.notes}, nil
 	}, env.Progress, func(i int) string { return s.Policies[i].Name })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	// Set here, not in the run, so that runs merged from shards (which
+	// carry exported fields only) get them too.
+	for _, r := range out {
+		if r != nil {
+			r.errs = runErrors(env.Catalog, s.PowerModel)
 		}
 	}
 	return out, nil
