@@ -404,3 +404,39 @@ func TestGPUBusyEnergyByHand(t *testing.T) {
 		t.Errorf("GPU energy %v J, want 60000", res.GPUEnergy)
 	}
 }
+
+// TestBusyGroupsByHand: two nodes in two groups, a with 2 P100 (group 0,
+// 250 W busy under PWR) and b with a V100M16 (group 1, 300 W); three
+// whole-GPU tasks fill them: the last sample carries [2x250, 300] =
+// [500, 300] W, and every sample's groups add up to 250 W per busy P100
+// and 300 W per busy V100.
+func TestBusyGroupsByHand(t *testing.T) {
+	c := clustertest.New().Node("a").GPUs(2, "P100").CPU(32000).Node("b").GPUs(1, "V100M16").CPU(32000).Build()
+	d := job.Demand{CPUMilli: 1000, MemMiB: 1, GPUCount: 1, GPUMilli: 1000}
+	var tasks []job.Task
+	for i := range 3 {
+		tasks = append(tasks, job.Task{ID: job.ID(i), Name: fmt.Sprint("t", i), Demand: d, Class: -1, Work: 10})
+	}
+	group := func(n *cluster.Node) int {
+		if n.Name == "a" {
+			return 0
+		}
+		return 1
+	}
+	e, err := sim.New(c, online(t), sim.Options{Mode: sim.Inflation, BusyGroup: group, BusyGroups: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Samples); n != 3 || fmt.Sprint(res.Samples[n-1].BusyGPUW) != "[500 300]" {
+		t.Fatalf("samples %+v, want the last at [500 300] W", res.Samples)
+	}
+	for _, s := range res.Samples {
+		if g := s.BusyGPUW; (g[0] != 0 && g[0] != 250 && g[0] != 500) || (g[1] != 0 && g[1] != 300) || g[0]/250+g[1]/300 != hw.Watts(s.Arrived) {
+			t.Errorf("after %d arrivals: busy GPU power per group %v", s.Arrived, g)
+		}
+	}
+}

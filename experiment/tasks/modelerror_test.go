@@ -129,3 +129,41 @@ func TestModelUsageBand(t *testing.T) {
 		t.Errorf("run band %v, want %v", b, 6*p)
 	}
 }
+
+// TestEOPCModelErrorByHand: at 0.5 requested FGD draws 1,000 W of EOPC,
+// 400 W of it busy GPUs of model 0 (p95 0.5) and 100 W of model 1 (p95
+// 0.2); PWR 200 and 250 W. Bands: FGD 400x0.5 + 100x0.2 = 220 W, PWR
+// 200x0.5 + 250x0.2 = 150 W. Saving bound: (|200-400|x0.5 + |250-100|x0.2)
+// / 1,000 = 0.13: PWR at 900 W saves 0.1, within; at 800 W 0.2, beyond.
+func TestEOPCModelErrorByHand(t *testing.T) {
+	s, err := scenario.Builtin("pwr-default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Policies = s.Policies[:2]
+	if s.ReferencePolicy() != "FGD" || s.Policies[1].Name != "PWR" {
+		t.Fatalf("policies %v, reference %s", s.PolicyNames(), s.ReferencePolicy())
+	}
+	for _, c := range []struct {
+		pwrW, saving float64
+		verdict      string
+	}{{900, 0.1, WithinModelError}, {800, 0.2, BeyondModelError}} {
+		// A grid from 0 to 0.5 (index k at ratio k/100, as grid writes it).
+		run := func(name string, last GridPoint) *Run {
+			r := &Run{Policy: name}
+			for k := 0; k < 50; k++ {
+				r.Grid = append(r.Grid, GridPoint{Ratio: float64(k) / 100, EOPCW: 1})
+			}
+			r.Grid = append(r.Grid, last)
+			return r
+		}
+		r := &InflationResult{Scenario: s, ModelErrors: []ModelError{{P95Rel: 0.5}, {P95Rel: 0.2}}, Runs: []*Run{
+			run("FGD", GridPoint{Ratio: 0.5, EOPCW: 1000, BusyGPUW: []hw.Watts{400, 100}}),
+			run("PWR", GridPoint{Ratio: 0.5, EOPCW: hw.Watts(c.pwrW), BusyGPUW: []hw.Watts{200, 250}})}}
+		got := eopcModelErrors(r, r.Curves())
+		if len(got) != 2 || math.Abs(float64(got[0].BandW)-220) > 1e-9 || math.Abs(float64(got[1].BandW)-150) > 1e-9 ||
+			math.Abs(float64(got[1].Saving)-c.saving) > 1e-12 || math.Abs(float64(got[1].Bound)-0.13) > 1e-12 || got[1].Verdict != c.verdict || got[0].Verdict != "" {
+			t.Errorf("PWR at %v W: %+v", c.pwrW, got)
+		}
+	}
+}
