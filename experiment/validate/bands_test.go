@@ -1,13 +1,8 @@
 package validate
 
 import (
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/wattsched/wattsched/hw"
 )
 
 // TestRelErrorByHand: workload a has two points, b one; each workload
@@ -21,21 +16,5 @@ func TestRelErrorByHand(t *testing.T) {
 	n, p95, bias := relError(pts)
 	if n != 2 || math.Abs(p95-0.5) > 1e-12 || math.Abs(bias-0.05) > 1e-12 {
 		t.Errorf("workloads %d, p95 %v, bias %v; want 2, 0.5, 0.05", n, p95, bias)
-	}
-}
-
-// TestPrintBands prints the band figures on the shared traces as the Go
-// table experiment/tasks embeds (go test -run TestPrintBands -v).
-func TestPrintBands(t *testing.T) {
-	full := filepath.Join("..", "..", DefaultTraces)
-	if _, err := os.Stat(full); err != nil {
-		t.Skipf("no shared traces at %s", full)
-	}
-	res, err := Measure(full, hw.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range res.Bands() {
-		t.Log(fmt.Sprintf("%+v", f))
 	}
 }
