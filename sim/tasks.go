@@ -34,6 +34,11 @@ type Options struct {
 	// every sample (e.g. FGD fragmentation); it is recomputed only for
 	// nodes that change.
 	NodeMetric func(n *cluster.Node) float64
+	// BusyGroup, if set, puts each node in one of BusyGroups groups (its
+	// GPU model, say); every sample then carries the power of the busy
+	// GPUs of each group (Sample.BusyGPUW).
+	BusyGroup  func(n *cluster.Node) int
+	BusyGroups int
 	// PowerLimit bounds the cluster's estimated power after every start;
 	// policies read it from their state.
 	PowerLimit power.Limit
@@ -118,6 +123,9 @@ type Sample struct {
 	Metric       float64
 	IdleGPUMilli int64
 	ActiveNodes  int
+	// BusyGPUW is the power of the busy GPUs of each Options.BusyGroup
+	// group (nil without groups).
+	BusyGPUW []hw.Watts
 }
 
 // TaskResult is what happened to one task.
@@ -153,6 +161,12 @@ type Result struct {
 	// power-offs and wake-ups.
 	OffNodeSeconds   float64
 	PowerOffs, Wakes int
+	// GPUBusyEnergy is, per node, the energy of its busy GPUs (those with
+	// any allocation): the node's GPU power less what its idle GPUs draw
+	// (idle_w each), integrated over the run. It is the part of the GPU
+	// energy that the power model's busy term prices, and what the
+	// model's measured error applies to (docs/power-models.md).
+	GPUBusyEnergy []hw.Joules
 }
 
 // taskEvent is an arrival or a completion of task index task.
@@ -183,7 +197,13 @@ type Engine struct {
 	running []*job.Task
 
 	// The ledger has two components per node: CPU (2i) and GPU (2i+1).
-	ledger    Ledger
+	ledger Ledger
+	// busy has one component per node: the power of its busy GPUs
+	// (Result.GPUBusyEnergy). It is not part of the energy total.
+	busy      Ledger
+	nodeBusy  []hw.Watts        // each node's busy-GPU power now
+	group     []int             // each node's busy group (Options.BusyGroup)
+	groupBusy []hw.Watts        // the busy-GPU power of each group now
 	idleP     []power.Breakdown // power of each node with nothing allocated
 	nodePow   []power.Breakdown
 	nodeTasks [][]int // task indices on each node
@@ -233,12 +253,24 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 	e.nodeTasks = make([][]int, n)
 	e.metric = make([]float64, n)
 	e.emptyVer, e.offSince, e.waking = make([]int, n), make([]job.Time, n), make([]bool, n)
+	e.nodeBusy = make([]hw.Watts, n)
+	if opt.BusyGroup != nil {
+		e.group, e.groupBusy = make([]int, n), make([]hw.Watts, opt.BusyGroups)
+		for i, nd := range c.Nodes {
+			g := opt.BusyGroup(nd)
+			if g < 0 || g >= opt.BusyGroups {
+				return nil, fmt.Errorf("sim: node %s: busy group %d, want 0 .. %d", nd.Name, g, opt.BusyGroups-1)
+			}
+			e.group[i] = g
+		}
+	}
 	for i, nd := range c.Nodes {
 		if nd.Used() {
 			return nil, fmt.Errorf("sim: node %s already has tasks", nd.Name)
 		}
 		e.ledger.Add(nd.Name + "/cpu")
 		e.ledger.Add(nd.Name + "/gpu")
+		e.busy.Add(nd.Name + "/gpu-busy")
 		e.idleP[i] = opt.Power.NodePower(nd)
 		if nd.State == cluster.On {
 			e.active++
@@ -259,6 +291,12 @@ func (e *Engine) refreshNode(n *cluster.Node) {
 	now := e.k.Now()
 	e.ledger.Set(2*i, now, p.CPU)
 	e.ledger.Set(2*i+1, now, p.GPU)
+	b := busyGPUPower(n, p.GPU)
+	e.busy.Set(i, now, b)
+	if e.group != nil {
+		e.groupBusy[e.group[i]] += b - e.nodeBusy[i]
+	}
+	e.nodeBusy[i] = b
 	e.totP.CPU += p.CPU - e.nodePow[i].CPU
 	e.totP.GPU += p.GPU - e.nodePow[i].GPU
 	e.nodePow[i] = p
@@ -267,6 +305,20 @@ func (e *Engine) refreshNode(n *cluster.Node) {
 		e.totMetric += v - e.metric[i]
 		e.metric[i] = v
 	}
+}
+
+// busyGPUPower is the power of node n's busy GPUs (any allocation) when
+// its GPUs draw gpuW in all: gpuW less idle_w for each idle GPU; 0 with
+// no busy GPU (an idle, off or waking node).
+func busyGPUPower(n *cluster.Node, gpuW hw.Watts) hw.Watts {
+	if n.GPU == nil {
+		return 0
+	}
+	idle := n.IdleGPUs()
+	if idle == len(n.GPUFree) {
+		return 0
+	}
+	return gpuW - hw.Watts(idle)*n.GPU.IdleW
 }
 
 // advanceNode integrates node i's power up to now.
@@ -351,6 +403,8 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		e.res.NodeEnergy = append(e.res.NodeEnergy, e.ledger.Energy(2*i)+e.ledger.Energy(2*i+1))
 		e.res.CPUEnergy += e.ledger.Energy(2 * i)
 		e.res.GPUEnergy += e.ledger.Energy(2*i + 1)
+		e.busy.Advance(i, now)
+		e.res.GPUBusyEnergy = append(e.res.GPUBusyEnergy, e.busy.Energy(i))
 	}
 	var dyn hw.Joules
 	for _, t := range e.res.Tasks {
@@ -408,6 +462,7 @@ func (e *Engine) settled() error {
 		ArrivedGPUMilli: e.arrivedG, AllocGPUMilli: e.c.AllocGPUMilli,
 		CPUW: e.totP.CPU, GPUW: e.totP.GPU, Metric: e.totMetric,
 		IdleGPUMilli: e.c.TotalGPUMilli - e.c.AllocGPUMilli, ActiveNodes: e.active,
+		BusyGPUW: slices.Clone(e.groupBusy),
 	})
 	return nil
 }

@@ -375,3 +375,68 @@ func TestReplayHorizon(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUBusyEnergyByHand: one node with 4 P100 (idle 25 W, TDP 250 W
+// under PWR). Task a takes half a GPU over [0, 100) s, task b a whole GPU
+// over [50, 150) s (on another GPU: a's has half left). Busy GPUs: one
+// over [0, 50), two over [50, 100), one over [100, 150): 250 W x (50 +
+// 2x50 + 50) s = 50,000 J; the idle GPUs' 25 W each is not in it.
+func TestGPUBusyEnergyByHand(t *testing.T) {
+	c := clustertest.New().Node("n").GPUs(4, "P100").CPU(32000).Build()
+	tasks := []job.Task{
+		{ID: 1, Name: "a", Demand: job.Demand{CPUMilli: 1000, MemMiB: 1, GPUCount: 1, GPUMilli: 500}, Class: -1, Submit: 0, Work: 100},
+		{ID: 2, Name: "b", Demand: job.Demand{CPUMilli: 1000, MemMiB: 1, GPUCount: 1, GPUMilli: 1000}, Class: -1, Submit: 50000, Work: 100},
+	}
+	e, err := sim.New(c, online(t), sim.Options{Mode: sim.Replay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GPUBusyEnergy) != 1 || math.Abs(float64(res.GPUBusyEnergy[0])-50000) > 1e-6 {
+		t.Errorf("busy GPU energy %v J, want [50000]", res.GPUBusyEnergy)
+	}
+	// GPU energy: the busy part plus 25 W for each idle GPU-second (4 x
+	// 150 - 200 = 400 GPU-s idle): 50,000 + 10,000 J.
+	if math.Abs(float64(res.GPUEnergy)-60000) > 1e-6 {
+		t.Errorf("GPU energy %v J, want 60000", res.GPUEnergy)
+	}
+}
+
+// TestBusyGroupsByHand: two nodes in two groups, a with 2 P100 (group 0,
+// 250 W busy under PWR) and b with a V100M16 (group 1, 300 W); three
+// whole-GPU tasks fill them: the last sample carries [2x250, 300] =
+// [500, 300] W, and every sample's groups add up to 250 W per busy P100
+// and 300 W per busy V100.
+func TestBusyGroupsByHand(t *testing.T) {
+	c := clustertest.New().Node("a").GPUs(2, "P100").CPU(32000).Node("b").GPUs(1, "V100M16").CPU(32000).Build()
+	d := job.Demand{CPUMilli: 1000, MemMiB: 1, GPUCount: 1, GPUMilli: 1000}
+	var tasks []job.Task
+	for i := range 3 {
+		tasks = append(tasks, job.Task{ID: job.ID(i), Name: fmt.Sprint("t", i), Demand: d, Class: -1, Work: 10})
+	}
+	group := func(n *cluster.Node) int {
+		if n.Name == "a" {
+			return 0
+		}
+		return 1
+	}
+	e, err := sim.New(c, online(t), sim.Options{Mode: sim.Inflation, BusyGroup: group, BusyGroups: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Samples); n != 3 || fmt.Sprint(res.Samples[n-1].BusyGPUW) != "[500 300]" {
+		t.Fatalf("samples %+v, want the last at [500 300] W", res.Samples)
+	}
+	for _, s := range res.Samples {
+		if g := s.BusyGPUW; (g[0] != 0 && g[0] != 250 && g[0] != 500) || (g[1] != 0 && g[1] != 300) || g[0]/250+g[1]/300 != hw.Watts(s.Arrived) {
+			t.Errorf("after %d arrivals: busy GPU power per group %v", s.Arrived, g)
+		}
+	}
+}

@@ -37,6 +37,10 @@ type CompareRun struct {
 	explain *explainLog
 	// notes are the Placer's notes (policy.Noter: where a scorer fell back).
 	notes []string
+	// errs are the power model's error figures per GPU model; powerModel
+	// the setting's power_model ("" the default).
+	errs       errorOf
+	powerModel string
 }
 
 // RunCompare replays the scenario's trace under every policy and setting
@@ -78,6 +82,14 @@ func RunCompare(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Compa
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	// Set here, not in the run, so that runs merged from shards (which
+	// carry exported fields only) get them too.
+	for i, r := range out {
+		if r != nil {
+			st := sets[systems[i/s.Seeds].Variant]
+			r.errs, r.powerModel = runErrors(st.env.Catalog, st.s.PowerModel), st.s.PowerModel
 		}
 	}
 	return out, nil
@@ -201,6 +213,64 @@ type CompareSummary struct {
 	// ByGPUModel is what each GPU model's nodes carried, the mean over
 	// the seeds (gpu_models.csv has each seed).
 	ByGPUModel []ModelUsage `json:"by_gpu_model"`
+	// EnergyModelBandKWh is the power model's error band of the mean
+	// energy (a half-width, kWh): the sum over GPU models of the mean
+	// busy-GPU energy times the model's measured p95 relative error
+	// (ByGPUModel). It is not the seed interval (Metrics' lo and hi).
+	EnergyModelBandKWh experiment.Num `json:"energy_kwh_model_band"`
+	// GPUBusyKWh is the mean energy of busy GPUs, the part the band is
+	// over.
+	GPUBusyKWh experiment.Num `json:"gpu_busy_kwh"`
+	// ModelError judges the difference to the reference against what the
+	// power model's error could produce (nil for the reference).
+	ModelError *ModelErrorVerdict `json:"energy_vs_first_policy_model_error,omitempty"`
+}
+
+// Power model verdicts (ModelErrorVerdict.Verdict).
+const (
+	WithinModelError = "within the power model's error"
+	BeyondModelError = "beyond the power model's error"
+)
+
+// ModelErrorVerdict is a system's energy difference to the reference set
+// against the bound on the power model's error of that difference.
+type ModelErrorVerdict struct {
+	// DiffKWh is the mean energy less the reference's mean energy.
+	DiffKWh experiment.Num `json:"diff_kwh"`
+	// BoundKWh bounds the power model's error of the difference: with the
+	// same power model, sum over GPU models of |busy-GPU kWh - the
+	// reference's| x p95 relative error (a common relative error scales
+	// both and cancels); with different models, the sum of both bands.
+	BoundKWh       experiment.Num `json:"bound_kwh"`
+	SamePowerModel bool           `json:"same_power_model"`
+	// Verdict is WithinModelError when |DiffKWh| <= BoundKWh, else
+	// BeyondModelError.
+	Verdict string `json:"verdict"`
+}
+
+// judgeModelError sets x's difference to ref against the power model's
+// error bound (diffBound); same says both are priced by one power model.
+func judgeModelError(x, ref CompareSummary, same bool) *ModelErrorVerdict {
+	a, ea := usageErrors(x.ByGPUModel)
+	b, eb := usageErrors(ref.ByGPUModel)
+	v := &ModelErrorVerdict{DiffKWh: x.Metrics["energy_kwh"].Mean - ref.Metrics["energy_kwh"].Mean,
+		BoundKWh: experiment.Num(diffBound(a, b, ea, eb, same)), SamePowerModel: same, Verdict: BeyondModelError}
+	if math.Abs(float64(v.DiffKWh)) <= float64(v.BoundKWh) {
+		v.Verdict = WithinModelError
+	}
+	return v
+}
+
+// cell is the verdict in the comparison table.
+func (v *ModelErrorVerdict) cell() string {
+	if v == nil {
+		return "-"
+	}
+	w := "within"
+	if v.Verdict == BeyondModelError {
+		w = "beyond"
+	}
+	return fmt.Sprintf("%s (%+.1f kWh, bound %.1f)", w, float64(v.DiffKWh), float64(v.BoundKWh))
 }
 
 // label names the system in text: the policy, and the setting when the
@@ -276,16 +346,24 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	// The verdict and the energy against the reference come right after
 	// the system's name, so that they are in view however many figures
 	// follow (report.html at 1,400 px, a terminal).
-	means := report.Table{Title: fmt.Sprintf("Comparison over %d seeds: mean [95%% confidence interval]", s.Seeds), Head: append(slices.Clone(lead), "verdict", "energy vs "+refName)}
+	means := report.Table{Title: fmt.Sprintf("Comparison over %d seeds: mean [95%% confidence interval]", s.Seeds), Head: append(slices.Clone(lead), "verdict", "energy vs "+refName, "vs power model's error")}
 	for _, m := range metrics {
 		means.Head = append(means.Head, m.head)
+		if m.key == "energy_kwh" {
+			means.Head = append(means.Head, "power model ± kWh")
+		}
 	}
+	csvRows[0] = append(csvRows[0], "gpu_busy_kwh", "energy_kwh_model_band")
 	dist := report.Table{Title: "Wait and completion time distributions over all tasks and seeds (s)", Head: slices.Clone(lead)}
 	for _, q := range quantiles {
 		dist.Head = append(dist.Head, "wait "+q.name)
 	}
 	for _, q := range quantiles {
 		dist.Head = append(dist.Head, "JCT "+q.name)
+	}
+	var refPowerModel string
+	if len(base) > 0 {
+		refPowerModel = powerModelName(base[0].powerModel)
 	}
 	var baseHourly [][]hw.Joules
 	for _, r := range base {
@@ -312,6 +390,25 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 			c := experiment.PositiveCI95(xs)
 			sum.Metrics[m.key] = c
 			cells = append(cells, c.Format(m.format))
+			if m.key == "energy_kwh" {
+				cells = append(cells, "") // the band, below
+			}
+		}
+		usage := make([][]ModelUsage, len(rs))
+		for i, r := range rs {
+			usage[i] = modelUsage(in.Nodes, in.Pods, r.Result, r.errs)
+		}
+		sum.ByGPUModel = meanUsage(usage)
+		sum.EnergyModelBandKWh = usageBand(sum.ByGPUModel)
+		for _, u := range sum.ByGPUModel {
+			sum.GPUBusyKWh += u.GPUBusyKWh
+		}
+		// The band's cell follows the energy's (metrics[0], energy_kwh).
+		cells[1] = fmt.Sprintf("%.1f", float64(sum.EnergyModelBandKWh))
+		modelCell := "-"
+		if len(sums) > 0 {
+			sum.ModelError = judgeModelError(sum, sums[0], len(rs) > 0 && powerModelName(rs[0].powerModel) == refPowerModel)
+			modelCell = sum.ModelError.cell()
 		}
 		var xs, bs []float64
 		var hourly [][]hw.Joules
@@ -331,25 +428,21 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		if len(sums) == 0 {
 			cell, verdict = "reference", "-"
 		}
-		row = append(append(row, verdict, cell), cells...)
+		row = append(append(row, verdict, cell, modelCell), cells...)
 		means.Rows = append(means.Rows, row)
 		for _, r := range rs {
 			sum.Measured = sum.Measured.add(r.Measured)
 		}
-		var usage [][]ModelUsage
-		for _, r := range rs {
-			u := modelUsage(in.Nodes, in.Pods, r.Result)
-			usage = append(usage, u)
-			for _, x := range u {
+		for i, r := range rs {
+			for _, x := range usage[i] {
 				modelRows = append(modelRows, append(append(slices.Clone(row[:len(lead)]), strconv.FormatUint(r.Seed, 10)), modelCSVRow(x)...))
 			}
 		}
-		sum.ByGPUModel = meanUsage(usage)
 		for _, x := range sum.ByGPUModel {
 			mt.Rows = append(mt.Rows, modelTableRow(row[:len(lead)], x, "%.1f"))
 		}
 		var wait, jct []float64
-		for _, r := range rs {
+		for i, r := range rs {
 			w, j := taskTimes(r.Result)
 			wait, jct = append(wait, w...), append(jct, j...)
 			line := []string{ps.Name}
@@ -360,6 +453,11 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 			for _, m := range metrics {
 				line = append(line, report.F(m.of(r)))
 			}
+			var gb experiment.Num
+			for _, u := range usage[i] {
+				gb += u.GPUBusyKWh
+			}
+			line = append(line, report.F(float64(gb)), report.F(float64(usageBand(usage[i]))))
 			csvRows = append(csvRows, line)
 		}
 		drow := slices.Clone(row[:len(lead)])
@@ -388,6 +486,8 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		[]string{"energy vs " + refName, fmt.Sprintf("per seed, this system's energy divided by the reference's (%s, the first row) on the same seed; the geometric mean of these ratios minus 1, and its 95%% interval over the seeds taken on the log of the ratios (Student's t on log ratio, turned back into a relative difference), which cannot pass -100%%", refName)},
 		[]string{"by week / by day [lo, hi]", fmt.Sprintf("the same difference over parts of the trace: the span cut into weeks (into days when it holds fewer than %d weeks; none when it holds fewer than %d days), each block's energy averaged over the seeds, the blocks resampled with replacement %d times (block bootstrap) and the ratio of the totals minus 1 taken each time; the 2.5th and 97.5th percentiles. It shows how the difference varies with the workload, which the seeds (tie-breaking only) do not", minBlocks, minBlocks, bootstrapDraws)},
 		[]string{"verdict", fmt.Sprintf("equivalence threshold %g%% of the reference's energy (--equivalence). The interval judged is the hull of the seeds' interval and the block interval (a verdict must hold for both), either alone when the other is missing. 'no meaningful difference': the whole interval lies within -%g%%..+%g%%; 'less energy' / 'more energy': the whole interval lies below -%g%% / above +%g%%; 'inconclusive': anything else (the interval straddles a threshold, or there is no interval)", thr, thr, thr, thr, thr)},
+		[]string{"power model ± kWh", "the power model's error band of the mean energy, not a seed interval: the sum over GPU models of the mean energy of busy GPUs (any allocation; the part the model's busy term prices) times the model's measured 95th-percentile relative error on that GPU model (wattsched validate power, docs/power-models.md; a GPU model without a measurement of its own takes the figure pooled over the measured ones). CPU and idle energy carry no band: no public measurement checks them"},
+		[]string{"vs power model's error", "the difference of the mean energy to the reference's against a bound on what the power model's error could produce: with both priced by the same power model, the sum over GPU models of |busy-GPU kWh - the reference's| times that model's p95 relative error (a common relative error scales both and cancels); with different power models, the sum of both bands. 'within': |difference| <= bound; 'beyond': larger"},
 		[]string{"[lo, hi]", fmt.Sprintf("95%% confidence interval of the mean over the %d seeds, on the log scale because every figure here is positive: mean x exp(±t(0.975, n-1) x standard error / mean), Student's t on the log of the mean (delta method); it cannot reach zero and is close to the plain t-interval where the seeds agree; the seeds differ only in how ties between equally scored nodes are broken, so the interval measures that sensitivity, not the variation between traces", s.Seeds)})
 	extendCDFs(cdf)
 	extendCDFs(jcdf)
@@ -675,6 +775,7 @@ func compareSentence(s *scenario.Scenario, in *Inputs, sums []CompareSummary, se
 			top.label(settings), e(top), -100*rel(top), refName, e(ref), iv(top), 100*thr)
 	}
 	lever(&b, s, sums, settings)
+	modelErrorSentence(&b, sums, best, settings)
 	if idle := float64(ref.Metrics["idle_kwh"].Mean) / e(ref); !math.IsNaN(idle) {
 		fmt.Fprintf(&b, " %.0f%% of the reference's energy was drawn idle (what the powered nodes draw with nothing allocated)", 100*idle)
 		if idle > idleDominates {
@@ -795,4 +896,41 @@ func powerDownOf(s *scenario.Scenario, sums []CompareSummary, ref CompareSummary
 		return &powerDownEffect{what: fmt.Sprintf("%s changes %s's energy by %+.1f%% (%s)", how, x.Policy, 100*d, x.Verdict)}
 	}
 	return nil
+}
+
+// powerModelName is a scenario's power_model, "" read as the default.
+func powerModelName(pm string) string {
+	if pm == "" {
+		return scenario.PowerModelPWR
+	}
+	return pm
+}
+
+// modelErrorSentence says whether the difference between the reference
+// and the system with the least energy (the next after the reference when
+// the reference has the least) is larger than what the power model's
+// error could produce.
+func modelErrorSentence(b *strings.Builder, sums []CompareSummary, best, settings int) {
+	if len(sums) < 2 {
+		return
+	}
+	x := best
+	if x == 0 {
+		x = 1
+		for i := 2; i < len(sums); i++ {
+			if sums[i].Metrics["energy_kwh"].Mean < sums[x].Metrics["energy_kwh"].Mean {
+				x = i
+			}
+		}
+	}
+	v := sums[x].ModelError
+	if v == nil {
+		return
+	}
+	how := "both priced by the same power model, so a common error cancels: the bound is the sum over GPU models of the busy-GPU kWh difference times the model's measured p95 error"
+	if !v.SamePowerModel {
+		how = "priced by different power models, so nothing cancels: the bound is the sum of both bands"
+	}
+	fmt.Fprintf(b, " Power model: %s's difference to the reference, %+.1f kWh, is %s (bound %.1f kWh; %s).",
+		sums[x].label(settings), float64(v.DiffKWh), v.Verdict, float64(v.BoundKWh), how)
 }

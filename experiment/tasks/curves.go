@@ -23,12 +23,22 @@ type CurvePoint struct {
 	FragRatio    float64
 	FragGPUMilli float64
 	Failed       float64
+	// BusyGPUW is the mean busy-GPU power of each GPU model over the seeds
+	// (InflationResult.ModelErrors' order); EOPCBandW the power model's
+	// error band of EOPCW (sum over models of BusyGPUW x p95 relative
+	// error; not a seed interval); SavingModelBound bounds the power
+	// model's error of SavingVsFGD (sum over models of |BusyGPUW -
+	// FGD's| x p95, over FGD's EOPC; NaN without FGD).
+	BusyGPUW         []float64
+	EOPCBandW        float64
+	SavingModelBound float64
 }
 
 // Curves averages the runs over seeds for each policy, in scenario order.
 func (r *InflationResult) Curves() []CurvePoint {
 	var out []CurvePoint
 	ref := map[int]float64{}
+	refBusy := map[int][]float64{}
 	refName := r.Scenario.ReferencePolicy()
 	for _, name := range r.Scenario.PolicyNames() {
 		runs := r.RunsOf(name)
@@ -52,8 +62,23 @@ func (r *InflationResult) Curves() []CurvePoint {
 			p.FragRatio, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return g.FragRatio }))
 			p.FragGPUMilli, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return g.FragGPUMilli }))
 			p.Failed, _ = experiment.MeanStd(col(func(g GridPoint) float64 { return float64(g.Failed) }))
+			// Before the first arrival (the initial state) no GPU is busy:
+			// a grid point there has no busy powers.
+			for m := range r.ModelErrors {
+				w, _ := experiment.MeanStd(col(func(g GridPoint) float64 {
+					if m < len(g.BusyGPUW) {
+						return float64(g.BusyGPUW[m])
+					}
+					return 0
+				}))
+				p.BusyGPUW = append(p.BusyGPUW, w)
+			}
+			if len(r.ModelErrors) == len(p.BusyGPUW) {
+				p.EOPCBandW = modelBand(p.BusyGPUW, r.ModelErrors)
+			}
 			if name == refName {
 				ref[k] = p.EOPCW
+				refBusy[k] = p.BusyGPUW
 			}
 			out = append(out, p)
 		}
@@ -62,8 +87,13 @@ func (r *InflationResult) Curves() []CurvePoint {
 		k := int(math.Round(out[i].Ratio * 100))
 		if e, ok := ref[k]; ok && e > 0 {
 			out[i].SavingVsFGD = 1 - out[i].EOPCW/e
+			out[i].SavingModelBound = math.NaN()
+			if len(r.ModelErrors) == len(out[i].BusyGPUW) && len(refBusy[k]) == len(out[i].BusyGPUW) {
+				out[i].SavingModelBound = diffBound(out[i].BusyGPUW, refBusy[k], r.ModelErrors, r.ModelErrors, true) / e
+			}
 		} else {
 			out[i].SavingVsFGD = math.NaN()
+			out[i].SavingModelBound = math.NaN()
 		}
 	}
 	return out

@@ -6,9 +6,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/sim"
@@ -44,6 +46,28 @@ type ModelUsage struct {
 	// (submission to end; NaN, null in JSON, when none did).
 	MeanJCTS experiment.Num `json:"mean_jct_s"`
 	P90JCTS  experiment.Num `json:"p90_jct_s"`
+	// GPUBusyKWh is the energy of the nodes' busy GPUs (any allocation;
+	// sim.Result.GPUBusyEnergy): the part the power model's busy term
+	// prices. ModelBandKWh is it times the model's measured p95 relative
+	// error, ModelP95Rel, from the figure ModelErrorFrom names
+	// (docs/power-models.md, "Error bands in results").
+	GPUBusyKWh     experiment.Num `json:"gpu_busy_kwh"`
+	ModelP95Rel    experiment.Num `json:"model_p95_rel"`
+	ModelBandKWh   experiment.Num `json:"model_band_kwh"`
+	ModelErrorFrom string         `json:"model_error_from,omitempty"`
+}
+
+// errorOf gives the power model's error figure for a GPU model as the node
+// list spells it (nil: no figures, every band 0).
+type errorOf func(gpuModel string) ModelError
+
+// runErrors is errorOf for a run priced by power model pm over catalog
+// cat (nil: the embedded one).
+func runErrors(cat *hw.Catalog, pm string) errorOf {
+	if cat == nil {
+		cat = hw.Default()
+	}
+	return func(m string) ModelError { return modelErrorFor(cat, pm, m) }
 }
 
 // modelOf is the accounting name of a node's GPU model.
@@ -78,7 +102,7 @@ func modelNames(nodes []cluster.NodeSpec) []string {
 // modelUsage accounts one run per GPU model: nodes are the run's node
 // list (res's node IDs index it), pods its task list (res.Tasks[i] is
 // pods[i]).
-func modelUsage(nodes []cluster.NodeSpec, pods []job.Task, res *sim.Result) []ModelUsage {
+func modelUsage(nodes []cluster.NodeSpec, pods []job.Task, res *sim.Result, errs errorOf) []ModelUsage {
 	names := modelNames(nodes)
 	out := make([]ModelUsage, len(names))
 	idx := map[string]int{}
@@ -105,7 +129,8 @@ func modelUsage(nodes []cluster.NodeSpec, pods []job.Task, res *sim.Result) []Mo
 			jcts[k] = append(jcts[k], (t.End - t.Submit).Seconds())
 		}
 	}
-	total := make([]float64, len(names)) // J
+	total := make([]float64, len(names))   // J
+	gpuBusy := make([]float64, len(names)) // J
 	for i, n := range nodes {
 		k := idx[modelOf(n)]
 		out[k].Nodes++
@@ -113,14 +138,41 @@ func modelUsage(nodes []cluster.NodeSpec, pods []job.Task, res *sim.Result) []Mo
 		if i < len(res.NodeEnergy) {
 			total[k] += float64(res.NodeEnergy[i])
 		}
+		if i < len(res.GPUBusyEnergy) {
+			gpuBusy[k] += float64(res.GPUBusyEnergy[i])
+		}
 	}
 	for k := range out {
 		out[k].EnergyKWh = experiment.Num(total[k] / 3.6e6)
 		out[k].BusyKWh = experiment.Num(busy[k] / 3.6e6)
 		out[k].IdleKWh = experiment.Num((total[k] - busy[k]) / 3.6e6)
 		out[k].MeanJCTS, out[k].P90JCTS = experiment.Num(mean(jcts[k])), experiment.Num(quantile(jcts[k], 0.9))
+		out[k].GPUBusyKWh = experiment.Num(gpuBusy[k] / 3.6e6)
+		if errs != nil && out[k].Model != NoGPUModel {
+			e := errs(out[k].Model)
+			out[k].ModelP95Rel, out[k].ModelErrorFrom = experiment.Num(e.P95Rel), e.Source
+			out[k].ModelBandKWh = out[k].GPUBusyKWh * experiment.Num(e.P95Rel)
+		}
 	}
 	return out
+}
+
+// usageBand is the error band of a run's (or a mean's) energy from its
+// per-model accounting: sum over GPU models of busy-GPU kWh x p95 relative
+// error (kWh, a half-width; modelBand).
+func usageBand(us []ModelUsage) experiment.Num {
+	busy, errs := usageErrors(us)
+	return experiment.Num(modelBand(busy, errs))
+}
+
+// usageErrors are the busy-GPU kWh and error figure of each model of us.
+func usageErrors(us []ModelUsage) ([]float64, []ModelError) {
+	busy := make([]float64, len(us))
+	errs := make([]ModelError, len(us))
+	for k, u := range us {
+		busy[k], errs[k] = float64(u.GPUBusyKWh), ModelError{P95Rel: float64(u.ModelP95Rel), Source: u.ModelErrorFrom}
+	}
+	return busy, errs
 }
 
 // meanUsage is the mean of runs' accountings (each from modelUsage over
@@ -133,12 +185,13 @@ func meanUsage(runs [][]ModelUsage) []ModelUsage {
 	}
 	out := slices.Clone(runs[0])
 	for k := range out {
-		var started, gh, e, b, id []float64
+		var started, gh, e, b, id, gb []float64
 		var mj, pj []float64
 		for _, r := range runs {
 			u := r[k]
 			started, gh = append(started, float64(u.Started)), append(gh, float64(u.GPUHours))
 			e, b, id = append(e, float64(u.EnergyKWh)), append(b, float64(u.BusyKWh)), append(id, float64(u.IdleKWh))
+			gb = append(gb, float64(u.GPUBusyKWh))
 			if !math.IsNaN(float64(u.MeanJCTS)) {
 				mj, pj = append(mj, float64(u.MeanJCTS)), append(pj, float64(u.P90JCTS))
 			}
@@ -146,23 +199,27 @@ func meanUsage(runs [][]ModelUsage) []ModelUsage {
 		m := func(xs []float64) experiment.Num { return experiment.Num(mean(xs)) }
 		out[k].Started, out[k].GPUHours, out[k].EnergyKWh, out[k].BusyKWh, out[k].IdleKWh = m(started), m(gh), m(e), m(b), m(id)
 		out[k].MeanJCTS, out[k].P90JCTS = m(mj), m(pj)
+		// The band is linear in the busy energy: the band of the mean.
+		out[k].GPUBusyKWh = m(gb)
+		out[k].ModelBandKWh = out[k].GPUBusyKWh * out[k].ModelP95Rel
 	}
 	return out
 }
 
 // modelHead are the per-model columns after the leading ones.
-var modelHead = []string{"gpu_model", "nodes", "gpus", "pods_started", "gpu_hours", "energy_kwh", "busy_kwh", "idle_kwh", "mean_jct_s", "p90_jct_s"}
+var modelHead = []string{"gpu_model", "nodes", "gpus", "pods_started", "gpu_hours", "energy_kwh", "busy_kwh", "idle_kwh", "mean_jct_s", "p90_jct_s", "gpu_busy_kwh", "model_band_kwh"}
 
 // modelCSVRow is one model's columns of gpu_models.csv.
 func modelCSVRow(u ModelUsage) []string {
 	return []string{u.Model, strconv.Itoa(u.Nodes), strconv.Itoa(u.GPUs), report.F(float64(u.Started)), report.F(float64(u.GPUHours)),
-		report.F(float64(u.EnergyKWh)), report.F(float64(u.BusyKWh)), report.F(float64(u.IdleKWh)), report.F(float64(u.MeanJCTS)), report.F(float64(u.P90JCTS))}
+		report.F(float64(u.EnergyKWh)), report.F(float64(u.BusyKWh)), report.F(float64(u.IdleKWh)), report.F(float64(u.MeanJCTS)), report.F(float64(u.P90JCTS)),
+		report.F(float64(u.GPUBusyKWh)), report.F(float64(u.ModelBandKWh))}
 }
 
 // modelTable starts the per-model table: lead names the leading columns
 // (policy, and variant in a comparison of several settings).
 func modelTable(title string, lead []string) report.Table {
-	return report.Table{Title: title, Head: append(slices.Clone(lead), "GPU model", "nodes", "GPUs", "pods started", "GPU-h", "energy kWh", "busy kWh", "idle kWh", "mean JCT s", "p90 JCT s")}
+	return report.Table{Title: title, Head: append(slices.Clone(lead), "GPU model", "nodes", "GPUs", "pods started", "GPU-h", "energy kWh", "busy kWh", "idle kWh", "mean JCT s", "p90 JCT s", "busy-GPU kWh", "power model ± kWh")}
 }
 
 // modelTableRow is one model's cells of the per-model table; startedFmt
@@ -170,5 +227,20 @@ func modelTable(title string, lead []string) report.Table {
 func modelTableRow(lead []string, u ModelUsage, startedFmt string) []string {
 	return append(slices.Clone(lead), u.Model, strconv.Itoa(u.Nodes), strconv.Itoa(u.GPUs), fmt.Sprintf(startedFmt, float64(u.Started)),
 		fmt.Sprintf("%.1f", float64(u.GPUHours)), fmt.Sprintf("%.1f", float64(u.EnergyKWh)), fmt.Sprintf("%.1f", float64(u.BusyKWh)),
-		fmt.Sprintf("%.1f", float64(u.IdleKWh)), orDash("%.0f", u.MeanJCTS), orDash("%.0f", u.P90JCTS))
+		fmt.Sprintf("%.1f", float64(u.IdleKWh)), orDash("%.0f", u.MeanJCTS), orDash("%.0f", u.P90JCTS),
+		fmt.Sprintf("%.1f", float64(u.GPUBusyKWh)), bandCell(u))
+}
+
+// bandCell is a model's band in the per-model table: the kWh and the p95
+// relative error it comes from, "(pooled)" when the GPU model has no
+// measurement of its own; "-" for the nodes without a GPU.
+func bandCell(u ModelUsage) string {
+	if u.Model == NoGPUModel {
+		return "-"
+	}
+	c := fmt.Sprintf("%.1f (p95 %.0f%%", float64(u.ModelBandKWh), 100*float64(u.ModelP95Rel))
+	if strings.HasPrefix(u.ModelErrorFrom, "pooled") {
+		c += ", pooled"
+	}
+	return c + ")"
 }

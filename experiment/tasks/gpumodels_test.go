@@ -62,7 +62,7 @@ func TestModelUsage(t *testing.T) {
 		// cpu (c), listed last: p2 holds no GPU; 1 kWh, busy 0.5, idle 0.5.
 		{Model: NoGPUModel, Nodes: 1, GPUs: 0, Started: 1, GPUHours: 0, EnergyKWh: 1, BusyKWh: 0.5, IdleKWh: 0.5, MeanJCTS: 7200, P90JCTS: 7200},
 	}
-	got := modelUsage(nodes, pods, res)
+	got := modelUsage(nodes, pods, res, nil)
 	if diff := cmp.Diff(want, got, near); diff != "" {
 		t.Errorf("modelUsage (-want +got):\n%s", diff)
 	}
@@ -78,14 +78,14 @@ func TestModelUsage(t *testing.T) {
 			res2.Tasks[i].Node = 3 - res2.Tasks[i].Node
 		}
 	}
-	if diff := cmp.Diff(want, modelUsage(rev, pods, &res2), near); diff != "" {
+	if diff := cmp.Diff(want, modelUsage(rev, pods, &res2, nil), near); diff != "" {
 		t.Errorf("modelUsage of the reversed node list (-want +got):\n%s", diff)
 	}
 
 	// Mean over two seeds: the second run's pods on the L40S all ended
 	// elsewhere (no JCT there): counts and energies average over both
 	// runs, the JCT over the run that has one.
-	other := modelUsage(nodes, pods, res)
+	other := modelUsage(nodes, pods, res, nil)
 	other[1].Started, other[1].GPUHours, other[1].EnergyKWh, other[1].MeanJCTS, other[1].P90JCTS = 0, 0, 3, nan, nan
 	m := meanUsage([][]ModelUsage{got, other})
 	// L40S: started (1 + 0)/2 = 0.5, GPU-h (0.5 + 0)/2 = 0.25, energy

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/experiment"
@@ -126,6 +127,9 @@ type GridPoint struct {
 	FragRatio    float64 // FGD fragmentation / idle GPU milli
 	FragGPUMilli float64
 	Failed       int
+	// BusyGPUW is the power of the busy GPUs of each GPU model
+	// (modelNames of the node list).
+	BusyGPUW []hw.Watts
 }
 
 // Run is one policy and seed.
@@ -159,6 +163,9 @@ type InflationResult struct {
 	// and Pods, the size of the list.
 	NeverStart *NeverStart
 	Pods       int
+	// ModelErrors is the power model's error figure of each GPU model
+	// (modelNames of the node list; Grid's BusyGPUW).
+	ModelErrors []ModelError
 }
 
 // RunsOf returns the runs of one policy.
@@ -193,6 +200,14 @@ func RunInflation(env *experiment.Env, s *scenario.Scenario, in *Inputs) (*Infla
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	res := &InflationResult{Scenario: s, Source: in.Source, NeverStart: in.NeverStart, Pods: len(in.Pods), TotalGPUMilli: probe.TotalGPUMilli, Nodes: len(probe.Nodes), Account: acct}
+	errOf := runErrors(env.Catalog, s.PowerModel)
+	for _, m := range modelNames(in.Nodes) {
+		if m == NoGPUModel {
+			res.ModelErrors = append(res.ModelErrors, ModelError{})
+			continue
+		}
+		res.ModelErrors = append(res.ModelErrors, errOf(m))
+	}
 	type jobSpec struct{ p, k int }
 	var jobs []jobSpec
 	for p := range s.Policies {
@@ -291,8 +306,10 @@ func runOne(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, 
 	if xl != nil {
 		online.Explain = xl.record
 	}
+	names := modelNames(in.Nodes)
+	group := func(n *cluster.Node) int { return slices.Index(names, modelOf(in.Nodes[n.ID])) }
 	e, err := sim.New(c, online, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag,
-		PowerLimit: limit(s, c), Seed: seed})
+		PowerLimit: limit(s, c), Seed: seed, BusyGroup: group, BusyGroups: len(names)})
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +387,7 @@ func grid(samples []sim.Sample, initial sim.Sample, capMilli int64, target float
 		}
 		g := GridPoint{Ratio: float64(k) / 100, CPUW: s.CPUW, GPUW: s.GPUW, EOPCW: s.CPUW + s.GPUW,
 			GRAR: 1, AllocShare: float64(s.AllocGPUMilli) / float64(capMilli),
-			FragGPUMilli: s.Metric, Failed: s.Failed}
+			FragGPUMilli: s.Metric, Failed: s.Failed, BusyGPUW: s.BusyGPUW}
 		if s.ArrivedGPUMilli > 0 {
 			g.GRAR = float64(s.AllocGPUMilli) / float64(s.ArrivedGPUMilli)
 		}

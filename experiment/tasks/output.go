@@ -25,6 +25,9 @@ type Summary struct {
 	// NeverStart counts the pods of the list that fit no node even on the
 	// empty cluster (every draw of one fails).
 	NeverStart *NeverStart `json:"never_start,omitempty"`
+	// ModelError is each policy's EOPC and saving at 0.5 and 1.0 requested
+	// against the power model's error.
+	ModelError []EOPCModelError `json:"eopc_model_error,omitempty"`
 }
 
 // FGDSimCompare compares FGD's allocation curve in the FGD simulator's own
@@ -174,6 +177,7 @@ func InflationResults(version string, r *InflationResult, claims []experiment.Cl
 		return nil, err
 	}
 	sum.FGDSimCompare = cmp
+	sum.ModelError = eopcModelErrors(r, curves)
 	figs, err := Plots(r.Scenario, curves)
 	if err != nil {
 		return nil, err
@@ -192,6 +196,9 @@ func InflationResults(version string, r *InflationResult, claims []experiment.Cl
 	res.AddNotes(r.Scenario.Description, "Data: "+sum.Source)
 	res.AddNotes(sum.StandIns...)
 	res.Tables, res.Figures = []report.Table{SummaryTable(ps), MoneyTable(ps)}, figs
+	if len(sum.ModelError) > 0 {
+		res.Tables = append(res.Tables, eopcModelErrorTable(sum.ModelError, sum.Reference))
+	}
 	res.Footnote = fmt.Sprintf("wattsched %s; seeds %v; %d nodes, %d GPUs.", sum.Version, sum.Seeds, sum.Nodes, sum.ClusterGPUs)
 	res.Files["capacity.csv"], res.Files["fgdsim_alloc.csv"] = CapacityCSV(curves, usdPerW, kgPerW), FGDSimCSV(r)
 	res.Listing = "summary.json, capacity.csv, fgdsim_alloc.csv, report.html, *.svg"

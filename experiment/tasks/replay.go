@@ -32,6 +32,8 @@ type ReplayRun struct {
 	explain *explainLog
 	// notes are the Placer's notes (policy.Noter: where a scorer fell back).
 	notes []string
+	// errs are the power model's error figures per GPU model (nil: none).
+	errs errorOf
 }
 
 // ReplaySummary condenses one replay.
@@ -57,6 +59,13 @@ type ReplaySummary struct {
 	Measured *MeasuredSummary `json:"measured,omitempty"`
 	// ByGPUModel is what each GPU model's nodes carried (gpu_models.csv).
 	ByGPUModel []ModelUsage `json:"by_gpu_model"`
+	// EnergyModelBandKWh is the power model's error band of EnergyKWh
+	// (a half-width, kWh): the sum over GPU models of the busy-GPU energy
+	// times the model's measured p95 relative error (ByGPUModel). It is
+	// not a seed interval: a replay runs once.
+	EnergyModelBandKWh experiment.Num `json:"energy_kwh_model_band"`
+	// GPUBusyKWh is the energy of busy GPUs, the part the band is over.
+	GPUBusyKWh experiment.Num `json:"gpu_busy_kwh"`
 }
 
 // PowerDownSummary is what node power management did in one run.
@@ -163,6 +172,13 @@ func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Replay
 			return nil, err
 		}
 	}
+	// Set here, not in the run, so that runs merged from shards (which
+	// carry exported fields only) get them too.
+	for _, r := range out {
+		if r != nil {
+			r.errs = runErrors(env.Catalog, s.PowerModel)
+		}
+	}
 	return out, nil
 }
 
@@ -171,7 +187,7 @@ func kwh(j interface{ KWh() float64 }) experiment.Num { return experiment.Num(j.
 // Summarize condenses a replay of in.
 func (r *ReplayRun) Summarize(in *Inputs) ReplaySummary {
 	res := r.Result
-	s := ReplaySummary{ByGPUModel: modelUsage(in.Nodes, in.Pods, res), Policy: r.Policy, Tasks: len(res.Tasks),
+	s := ReplaySummary{ByGPUModel: modelUsage(in.Nodes, in.Pods, res, r.errs), Policy: r.Policy, Tasks: len(res.Tasks),
 		EnergyKWh: kwh(res.CPUEnergy + res.GPUEnergy), CPUKWh: kwh(res.CPUEnergy), GPUKWh: kwh(res.GPUEnergy),
 		IdleKWh:    kwh(res.IdleEnergy),
 		DynamicKWh: kwh(res.CPUEnergy + res.GPUEnergy - res.IdleEnergy),
@@ -180,6 +196,10 @@ func (r *ReplayRun) Summarize(in *Inputs) ReplaySummary {
 		s.PowerDown = &PowerDownSummary{OffNodeH: experiment.Num(res.OffNodeSeconds / 3600), PowerOffs: res.PowerOffs, Wakes: res.Wakes}
 	}
 	s.Measured = r.Measured
+	s.EnergyModelBandKWh = usageBand(s.ByGPUModel)
+	for _, u := range s.ByGPUModel {
+		s.GPUBusyKWh += u.GPUBusyKWh
+	}
 	var wait, jct float64
 	ended := 0
 	for _, t := range res.Tasks {
@@ -367,7 +387,7 @@ func orDash(format string, n experiment.Num) string {
 
 // ReplayTable renders the replay summaries for the terminal.
 func ReplayTable(in *Inputs, runs []*ReplayRun) report.Table {
-	t := report.Table{Title: "Replay", Head: []string{"policy", "tasks", "started", "energy kWh", "idle kWh", "mean wait s", "mean JCT s", "peak kW", "cost USD", "CO2 kg"}}
+	t := report.Table{Title: "Replay", Head: []string{"policy", "tasks", "started", "energy kWh", "power model ± kWh", "idle kWh", "mean wait s", "mean JCT s", "peak kW", "cost USD", "CO2 kg"}}
 	pd := len(runs) > 0 && runs[0].PowerDown
 	if pd {
 		t.Title = "Replay, idle nodes powered off (power_down)"
@@ -379,7 +399,7 @@ func ReplayTable(in *Inputs, runs []*ReplayRun) report.Table {
 	}
 	for _, r := range runs {
 		x := r.Summarize(in)
-		row := []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)),
+		row := []string{x.Policy, strconv.Itoa(x.Tasks), strconv.Itoa(x.Started), fmt.Sprintf("%.1f", float64(x.EnergyKWh)), fmt.Sprintf("%.1f", float64(x.EnergyModelBandKWh)),
 			fmt.Sprintf("%.1f", float64(x.IdleKWh)), orDash("%.1f", x.MeanWaitS), orDash("%.0f", x.MeanJCTS), fmt.Sprintf("%.1f", float64(x.PeakPowerW)/1000),
 			fmt.Sprintf("%.2f", float64(x.CostUSD)), fmt.Sprintf("%.0f", float64(x.CO2Kg))}
 		if x.PowerDown != nil {

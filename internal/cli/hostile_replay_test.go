@@ -45,7 +45,7 @@ var hostileReplay = []hostileCase{
 	{name: "0-GPU cluster warns", files: map[string]string{"s.yaml": replayScenario(""), "nodes.csv": noGPUNodes, "pods.csv": onePod},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out"}, code: 0,
 		errLine: "warning: 1 of 1 pods can never start (1 fit no node even on the empty cluster, 0 exceed the power limit even on the idle cluster): p1 (p1: fits no node: no GPUs on 1 of 1 nodes)",
-		stdout:  "FGD     1      0        0.0         0.0       -            -"},
+		stdout:  "FGD     1      0        0.0         0.0                0.0       -            -"},
 	{name: "0-GPU cluster with --strict", files: map[string]string{"s.yaml": replayScenario(""), "nodes.csv": noGPUNodes, "pods.csv": onePod},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out", "--strict"}, code: 1,
 		errLine: "--strict: 1 of 1 pods can never start"},
