@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -41,9 +42,10 @@ func testReproRunner(args []string) (*exec.Cmd, error) {
 }
 
 // TestBenchReproductions times the cheapest reproduction (PWR, default
-// trace, one seed: 9 runs) as a child process and checks the table and
-// that the results it kept are the results of the same reproduction run
-// directly: timing it does not change them.
+// trace, one seed: 9 runs) as a child process on one core and checks the
+// table and that the results it kept are the results of the same
+// reproduction run directly with three workers: neither timing it nor the
+// number of cores changes them.
 func TestBenchReproductions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a reproduction in a child process")
@@ -78,6 +80,8 @@ func TestBenchReproductions(t *testing.T) {
 	// The same reproduction in this process, to another directory: the
 	// same files, byte for byte, and the digest the table printed.
 	direct := filepath.Join(dir, "direct")
+	prev := runtime.GOMAXPROCS(3)
+	defer runtime.GOMAXPROCS(prev)
 	if code := Run(context.Background(), []string{"reproduce", "pwr", "--seeds", "1", "-o", direct}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("direct run: exit %d", code)
 	}
