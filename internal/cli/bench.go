@@ -141,7 +141,9 @@ func benchVAHRM(stdout io.Writer) error {
 type benchFlags struct {
 	policies, trace, scale, plot  string
 	engines                       string
+	repros, keep                  string
 	reps, replayNodes, replayPods int
+	procs                         int
 	replay, force                 bool
 }
 
@@ -149,8 +151,14 @@ type benchFlags struct {
 // "": all of the PWR comparison) of an openb pod list (--trace), and with
 // neither flag each paper's engine after; --scale measures the growth over
 // repeated node lists and --replay the replay budget instead.
-func cmdBench(f benchFlags, stdout io.Writer) error {
+func cmdBench(f benchFlags, stdout, stderr io.Writer) error {
 	pols, trace, scale, reps, plot := &f.policies, &f.trace, &f.scale, &f.reps, &f.plot
+	if f.repros != "" {
+		return cmdBenchRepros(stdout, stderr, selfRunner, f.repros, f.keep, f.procs)
+	}
+	if f.keep != "" || f.procs != 0 {
+		return usageError{fmt.Errorf("bench: --keep and --procs go with --reproductions")}
+	}
 	if f.engines != "" {
 		return cmdBenchEngines(stdout, f.engines, f.reps)
 	}

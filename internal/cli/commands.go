@@ -561,7 +561,7 @@ func (a *app) studyCmd(st experiment.Study) *cobra.Command {
 }
 
 func (a *app) benchCmd() *cobra.Command {
-	c := &cobra.Command{Use: "bench [--policies a,b] [--trace NAME] [--scale 1,10 [--reps N] [--plot FILE.svg] | --replay | --engines all]",
+	c := &cobra.Command{Use: "bench [--policies a,b] [--trace NAME] [--scale 1,10 [--reps N] [--plot FILE.svg] | --replay | --engines all | --reproductions all]",
 		Short: "time one inflation run per policy on the 1213-node cluster (one core), and each paper's engine",
 		Long: `Time one inflation run per policy of the PWR comparison on the openb cluster
 (1,213 nodes, one core), against a budget of 1 s per run; with no flags it then
@@ -573,12 +573,19 @@ study and decision, and CE-DLA's rolling plan (docs/performance.md).
 and its ratio to the first factor; --replay replays the openb Default pods
 x20 on the GPU node list x10 (163,040 pods on 12,130 nodes); --engines runs each
 engine (inflation, replay, hpc, elastic, coloc, slotted) at 1x and 10x its work
-and prints the CPU ratio against the budget of 12x.`,
+and prints the CPU ratio against the budget of 12x; --reproductions runs each
+full reproduction (pwr: 13 traces, 10 seeds; vahrm; powerflow; eaco; cedla) or
+the ones named (also powerflow-grid and each one's -quick variant) as a child
+process into a temporary directory (--keep DIR keeps the results) and prints
+its CPU seconds, wall seconds, peak RSS, the load average, the machine and a
+digest of its results, against the budget of 300 s on a quiet machine.`,
 		Example: `  wattsched bench
   wattsched bench --policies FGD,PWR --trace gpushare40
   wattsched bench --scale 1,10 --reps 3 --plot scale.svg
   wattsched bench --replay --policies FGD
-  wattsched bench --engines coloc,hpc --reps 2`,
+  wattsched bench --engines coloc,hpc --reps 2
+  wattsched bench --reproductions all
+  wattsched bench --reproductions vahrm,powerflow-grid --keep out/timed --procs 1`,
 		DisableFlagsInUseLine: true, Args: noArgs}
 	var f benchFlags
 	c.Flags().StringVar(&f.policies, "policies", "", "comma-separated policy names (default: all of the PWR comparison)")
@@ -591,10 +598,13 @@ and prints the CPU ratio against the budget of 12x.`,
 	c.Flags().IntVar(&f.replayNodes, "replay-nodes", 10, "with --replay: node list factor")
 	c.Flags().IntVar(&f.replayPods, "replay-pods", 20, "with --replay: pod list factor")
 	c.Flags().StringVar(&f.engines, "engines", "", "instead: all, or comma-separated engines (inflation, replay, hpc, elastic, coloc, slotted): each at 1x and 10x its work, the CPU ratio against the 12x budget (--reps applies)")
+	c.Flags().StringVar(&f.repros, "reproductions", "", "instead: all (the full runs), or comma-separated reproductions (pwr, vahrm, powerflow, eaco, cedla, powerflow-grid, NAME-quick): each timed as a child process (CPU, wall, peak RSS, load)")
+	c.Flags().StringVar(&f.keep, "keep", "", "with --reproductions: write the results to this new directory (one folder and its stdout per reproduction) and keep them")
+	c.Flags().IntVar(&f.procs, "procs", 0, "with --reproductions: GOMAXPROCS of the reproductions (0: all cores)")
 	c.RegisterFlagCompletionFunc("trace", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return alibaba2023.Traces(), cobra.ShellCompDirectiveNoFileComp
 	})
-	c.RunE = func(*cobra.Command, []string) error { return cmdBench(f, a.stdout) }
+	c.RunE = func(*cobra.Command, []string) error { return cmdBench(f, a.stdout, a.stderr) }
 	return c
 }
 
