@@ -37,14 +37,28 @@ type ColocJob struct {
 // ColocView is an active job as a scheduler sees it.
 type ColocView struct {
 	Job *ColocJob
-	// Done is the steps completed (Remaining = Job.Steps - Done); Set the
-	// GPU set it runs on (-1: waiting).
+	// Done is the steps completed at At; while the job runs it progresses
+	// at Rate from then on, so DoneAt gives the steps completed at a later
+	// time (Remaining = Job.Steps - DoneAt(now)). The engine brings Done
+	// up to date only when the rate changes: an event costs what it
+	// touches, not every running job. Set is the GPU set it runs on (-1:
+	// waiting).
 	Done float64
+	At   job.Time
 	Set  int
 	// Rate is its measured rate now (steps/s; 0 while waiting).
 	Rate float64
 	// Undone counts the times its co-location was undone.
 	Undone int
+}
+
+// DoneAt is the steps v has completed at now (not before At): Done plus
+// Rate over the time since At, at most Job.Steps.
+func (v *ColocView) DoneAt(now job.Time) float64 {
+	if v.Rate == 0 || now <= v.At {
+		return v.Done
+	}
+	return math.Min(v.Job.Steps, v.Done+v.Rate*(now-v.At).Seconds())
 }
 
 // ColocSet is a set of GPUs of one node and the jobs sharing it.

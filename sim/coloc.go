@@ -189,6 +189,10 @@ type cset struct {
 	memMs     float64
 	peakCore  float64
 	peakMem   float64
+	// at is the time up to which the set's utilisation is integrated (its
+	// own, its members' and the cluster's): the integrals are brought up
+	// to date when the set's members or utilisation change.
+	at job.Time
 	// view is what schedulers see of the set; stale says it must be
 	// rebuilt (a fresh value, so a view a scheduler kept never changes).
 	view  *policy.ColocSet
@@ -345,27 +349,39 @@ func (e *colocEngine) stale(ev colocEvent) bool {
 	return false
 }
 
-func (e *colocEngine) advance(from, to job.Time) {
-	dt := (to - from).Seconds()
-	for _, id := range e.active {
-		j := &e.jobs[id]
-		if j.state == csRunning {
-			j.view.Done = math.Min(j.j.Steps, j.view.Done+j.view.Rate*dt)
-		}
+// advance does nothing: nothing in the engine is integrated per event.
+// A running job's progress is computed on read (policy.ColocView.DoneAt)
+// and written back when its rate changes (sync); a set's utilisation is
+// integrated when its members or utilisation change (integrate).
+func (e *colocEngine) advance(from, to job.Time) {}
+
+// sync writes j's progress up to now into its view: called before its
+// rate changes, so that Done is always the steps at the view's At.
+func (e *colocEngine) sync(j *cjob) {
+	now := e.k.Now()
+	j.view.Done, j.view.At = j.view.DoneAt(now), now
+}
+
+// integrate adds s's utilisation since it was last integrated to its own,
+// its members' and the cluster's integrals; called before its members or
+// utilisation change and when it is released.
+func (e *colocEngine) integrate(s *cset) {
+	now := e.k.Now()
+	if now <= s.at {
+		return
 	}
-	ms := float64(to - from)
-	for _, s := range e.live {
-		g := float64(len(s.gpus)) * ms
-		e.busyGPUms += g
-		e.coreGPUms += g * s.core
-		e.memGPUms += g * s.mem
-		s.coreMs += ms * s.core
-		s.memMs += ms * s.mem
-		for _, id := range s.members {
-			j := &e.jobs[id]
-			j.coreMs += ms * s.core
-			j.memMs += ms * s.mem
-		}
+	ms := float64(now - s.at)
+	s.at = now
+	g := float64(len(s.gpus)) * ms
+	e.busyGPUms += g
+	e.coreGPUms += g * s.core
+	e.memGPUms += g * s.mem
+	s.coreMs += ms * s.core
+	s.memMs += ms * s.mem
+	for _, id := range s.members {
+		j := &e.jobs[id]
+		j.coreMs += ms * s.core
+		j.memMs += ms * s.mem
 	}
 }
 
@@ -415,7 +431,7 @@ func (e *colocEngine) handle(ev colocEvent) (bool, error) {
 		return true, nil
 	case ckDone:
 		j := &e.jobs[ev.id]
-		j.view.Done = j.j.Steps
+		j.view.Done, j.view.At = j.j.Steps, now
 		s := e.sets[j.view.Set]
 		if err := e.leave(j, s); err != nil {
 			return false, err
@@ -447,6 +463,7 @@ func (e *colocEngine) leave(j *cjob, s *cset) error {
 	now := e.k.Now()
 	j.ran += now - j.runSince
 	e.res.Jobs[j.j.ID].Run = j.ran
+	e.integrate(s)
 	k := slices.Index(s.members, j.j.ID)
 	s.members = slices.Delete(s.members, k, k+1)
 	if s.observing {
@@ -502,12 +519,14 @@ func (e *colocEngine) rates(s *cset) error {
 		return fmt.Errorf("%w: set %d holds a pair or set with no measured throughput: %v", ErrPolicy, s.id, keys)
 	}
 	e.touch(s)
+	e.integrate(s)
 	s.core, s.mem, s.memPeak, s.corePeak = 0, 0, 0, 0
 	for i, id := range s.members {
 		j := &e.jobs[id]
 		if !(f[i] > 0) {
 			return fmt.Errorf("%w: job %d cannot progress in set %d (%v: measured throughput 0)", ErrPolicy, id, s.id, keys)
 		}
+		e.sync(j)
 		j.view.Rate = j.j.IsoRate * f[i]
 		j.version++
 		left := (j.j.Steps - j.view.Done) / j.view.Rate
@@ -539,7 +558,7 @@ func (e *colocEngine) postObs(s *cset) {
 	var worst float64
 	for i, id := range s.members {
 		j := &e.jobs[id]
-		need := math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps) - j.view.Done
+		need := math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps) - j.view.DoneAt(e.k.Now())
 		if need > 0 {
 			worst = math.Max(worst, need/j.view.Rate)
 		}
@@ -553,7 +572,7 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 	now := e.k.Now()
 	for i, id := range s.members {
 		j := &e.jobs[id]
-		if j.view.Done < math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps)-1e-6*j.j.EpochSteps {
+		if j.view.DoneAt(now) < math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps)-1e-6*j.j.EpochSteps {
 			e.postObs(s)
 			return false, nil
 		}
@@ -564,7 +583,7 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 		j := &e.jobs[id]
 		f := j.view.Rate / j.j.IsoRate
 		if dt > 0 {
-			f = (j.view.Done - s.marks[i]) / dt / j.j.IsoRate
+			f = (j.view.DoneAt(now) - s.marks[i]) / dt / j.j.IsoRate
 		}
 		if e.noise != nil {
 			f *= math.Exp(e.o.ObsNoise * e.noise.NormFloat64())
@@ -582,7 +601,7 @@ func (e *colocEngine) observe(s *cset) {
 	s.stale = true
 	s.marks = make([]float64, len(s.members))
 	for i, id := range s.members {
-		s.marks[i] = e.jobs[id].view.Done
+		s.marks[i] = e.jobs[id].view.DoneAt(s.obsStart)
 	}
 	e.postObs(s)
 }
@@ -644,7 +663,7 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			if j.j.MemGiB > e.o.GPUMemGiB {
 				return fmt.Errorf("%w: job %d needs %.1f GiB per GPU, GPUs have %.1f", ErrPolicy, a.Job, j.j.MemGiB, e.o.GPUMemGiB)
 			}
-			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs), start: now}
+			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs), start: now, at: now}
 			e.sets = append(e.sets, s)
 			e.live = append(e.live, s)
 			for _, g := range a.GPUs {
@@ -668,6 +687,7 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			}
 			e.res.Joins++
 		}
+		e.integrate(s)
 		s.members = append(s.members, a.Job)
 		s.jobs++
 		if s.observing {
@@ -689,6 +709,7 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			return fmt.Errorf("%w: undo of job %d, which is not running", ErrPolicy, a.Job)
 		}
 		s := e.sets[j.view.Set]
+		e.sync(j)
 		ck := math.Floor(j.view.Done/j.j.EpochSteps) * j.j.EpochSteps
 		e.res.LostSteps += j.view.Done - ck
 		j.view.Done = ck

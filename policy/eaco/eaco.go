@@ -223,15 +223,15 @@ func insertSorted(xs []float64, x float64) []float64 {
 	return slices.Insert(xs, i, x)
 }
 
-// remaining is the steps v has left as the policy knows it: exact with
-// LengthsGiven; with LengthsHistory the predicted length less what is
-// done, at least one epoch (a job predicted to have finished is expected
-// to run another epoch).
-func (p *Policy) remaining(v *policy.ColocView) float64 {
+// remaining is the steps v has left at now as the policy knows it: exact
+// with LengthsGiven; with LengthsHistory the predicted length less what
+// is done, at least one epoch (a job predicted to have finished is
+// expected to run another epoch).
+func (p *Policy) remaining(v *policy.ColocView, now job.Time) float64 {
 	if p.a.Lengths != LengthsHistory {
-		return v.Job.Steps - v.Done
+		return v.Job.Steps - v.DoneAt(now)
 	}
-	return math.Max(p.lengthSec(v.Job)*v.Job.IsoRate-v.Done, v.Job.EpochSteps)
+	return math.Max(p.lengthSec(v.Job)*v.Job.IsoRate-v.DoneAt(now), v.Job.EpochSteps)
 }
 
 // History is the policy's H.
@@ -249,7 +249,7 @@ func (p *Policy) meets(v *policy.ColocView, now job.Time, f float64) bool {
 	if v.Job.Deadline == policy.NoDeadline {
 		return f > 0
 	}
-	return completion(now, p.remaining(v), v.Job.IsoRate*f) <= float64(v.Job.Deadline)
+	return completion(now, p.remaining(v, now), v.Job.IsoRate*f) <= float64(v.Job.Deadline)
 }
 
 // ScheduleColoc implements policy.ColocScheduler.
@@ -443,7 +443,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	var core float64
 	var tAfter, tBefore, tpeA, tpeB float64
 	for i, m := range members {
-		rem := p.remaining(m)
+		rem := p.remaining(m, st.Now)
 		tA := rem / (m.Job.IsoRate * after[i])
 		tAfter = math.Max(tAfter, tA)
 		tpeA += m.Job.EpochSteps / (m.Job.IsoRate * after[i])
@@ -454,7 +454,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 			tpeB += m.Job.EpochSteps / (m.Job.IsoRate * before[i])
 		}
 	}
-	tv := p.remaining(v) / v.Job.IsoRate
+	tv := p.remaining(v, st.Now) / v.Job.IsoRate
 	tpeB += v.Job.EpochSteps / v.Job.IsoRate
 	eShared := float64(setW(math.Min(core+v.Job.CoreAvg, 100), len(members))) * tAfter
 	eAlone := float64(setW(math.Min(core, 100), len(members)-1))*tBefore + float64(setW(v.Job.CoreAvg, 1))*tv
