@@ -95,6 +95,20 @@ type ColocState struct {
 	Jobs []*ColocView
 	// Sets are the GPU sets in use, by ID.
 	Sets []*ColocSet
+	// Queue, when not nil, is the waiting jobs in queue order (Waiting
+	// returns it). The engine keeps Jobs, Sets and Queue from event to
+	// event, so that a decision costs what changed, not every job: like
+	// FreeGPUs they are valid during the call; read them, never write or
+	// keep them. A set's view is replaced, never changed, when the set
+	// changes.
+	Queue []*ColocView
+	// Tracked says that Changed lists every set created, changed or
+	// released since the scheduler's previous call in this run (the
+	// engine's states); a state built by hand leaves it false, and a
+	// scheduler that keeps an index of sets rebuilds it from Sets.
+	Tracked bool
+	// Changed are those sets' IDs, ascending.
+	Changed []int
 	// FreeGPUs[n] lists node n's unused GPUs, ascending. It is the engine's
 	// own table, valid during the call: read it, or take GPUs from a
 	// CopyFree of it; never write into its rows.
@@ -123,27 +137,36 @@ func (s *ColocState) Set(id int) *ColocSet {
 	return s.Sets[i]
 }
 
-// Waiting lists the waiting jobs by (priority desc, submission, ID).
+// Waiting lists the waiting jobs by (priority desc, submission, ID): the
+// engine's Queue, or, in a state without one, the waiting jobs of Jobs
+// sorted. The list is the caller's to reslice, not to write into.
 func (s *ColocState) Waiting() []*ColocView {
+	if s.Queue != nil {
+		return s.Queue
+	}
 	var w []*ColocView
 	for _, v := range s.Jobs {
 		if v.Set < 0 {
 			w = append(w, v)
 		}
 	}
-	slices.SortStableFunc(w, func(a, b *ColocView) int {
-		if a.Job.Priority != b.Job.Priority {
-			return b.Job.Priority - a.Job.Priority
-		}
-		if a.Job.Submit != b.Job.Submit {
-			if a.Job.Submit < b.Job.Submit {
-				return -1
-			}
-			return 1
-		}
-		return a.Job.ID - b.Job.ID
-	})
+	slices.SortFunc(w, CmpWaiting)
 	return w
+}
+
+// CmpWaiting orders waiting jobs: priority desc, then submission, then
+// ID (a total order: IDs are unique).
+func CmpWaiting(a, b *ColocView) int {
+	if a.Job.Priority != b.Job.Priority {
+		return b.Job.Priority - a.Job.Priority
+	}
+	if a.Job.Submit != b.Job.Submit {
+		if a.Job.Submit < b.Job.Submit {
+			return -1
+		}
+		return 1
+	}
+	return a.Job.ID - b.Job.ID
 }
 
 // ColocActionKind is what a ColocAction does.

@@ -113,11 +113,83 @@ type Policy struct {
 	doneSec         map[string][]float64
 	doneAll         []float64
 	predLen, predAt map[int]float64
-	// Predictions within one decision (sets do not change during it).
+	// Predictions within one decision (sets do not change during it), and
+	// which sets a job without deadline fits.
 	before map[int][]float64
 	after  map[memoKey][]float64
+	memo   map[memoKey]bool
 	mbuf   []*policy.ColocView
 	kbuf   []gavel.Key
+	// idx holds the sets a job may join as far as the set alone decides;
+	// indexed says it follows the engine's changes (ColocState.Tracked).
+	idx     candIndex
+	indexed bool
+}
+
+// candIndex is the sets a job may join as far as the set alone decides
+// (Algorithm 2 line 4's thresholds, a free share, no observation, no
+// high-priority member), per GPU count, most utilised first (line 5:
+// CoreUtil desc, then ID). It is kept from decision to decision from the
+// sets the engine reports changed, so that a decision does not rank every
+// set.
+type candIndex struct {
+	by map[int][]*policy.ColocSet // GPU count -> sets in order
+	in map[int]*policy.ColocSet   // set ID -> its indexed view
+	// members are each indexed set's members' views, in its Jobs order.
+	members map[int][]*policy.ColocView
+}
+
+// cmpCand is line 5's order: most utilised first, then by ID.
+func cmpCand(a, b *policy.ColocSet) int {
+	if a.CoreUtil != b.CoreUtil {
+		if a.CoreUtil > b.CoreUtil {
+			return -1
+		}
+		return 1
+	}
+	return a.ID - b.ID
+}
+
+// eligible says whether a job may join s as far as s alone decides.
+func (p *Policy) eligible(st *policy.ColocState, s *policy.ColocSet) bool {
+	return !s.Observing && len(s.Jobs) < p.a.MaxShare &&
+		s.CoreUtil <= p.a.CoreThreshold && s.MemUtil <= p.a.MemThreshold && // Algorithm 2 line 4
+		!holdsPriority(st, s) // a high-priority job keeps its GPUs to itself (Sec. 4.2)
+}
+
+// index brings the candidate index up to date: from the sets changed
+// since the last decision when the engine tracks them, else from every
+// set.
+func (p *Policy) index(st *policy.ColocState) {
+	ids := st.Changed
+	if !st.Tracked || !p.indexed {
+		p.idx = candIndex{by: map[int][]*policy.ColocSet{}, in: map[int]*policy.ColocSet{}, members: map[int][]*policy.ColocView{}}
+		ids = nil
+		for _, s := range st.Sets {
+			ids = append(ids, s.ID)
+		}
+		p.indexed = st.Tracked
+	}
+	for _, id := range ids {
+		if old, ok := p.idx.in[id]; ok {
+			b := p.idx.by[len(old.GPUs)]
+			i, _ := slices.BinarySearchFunc(b, old, cmpCand)
+			p.idx.by[len(old.GPUs)] = slices.Delete(b, i, i+1)
+			delete(p.idx.in, id)
+			delete(p.idx.members, id)
+		}
+		if s := st.Set(id); s != nil && p.eligible(st, s) {
+			b := p.idx.by[len(s.GPUs)]
+			i, _ := slices.BinarySearchFunc(b, s, cmpCand)
+			p.idx.by[len(s.GPUs)] = slices.Insert(b, i, s)
+			p.idx.in[id] = s
+			m := make([]*policy.ColocView, len(s.Jobs))
+			for k, j := range s.Jobs {
+				m[k] = st.View(j)
+			}
+			p.idx.members[id] = m
+		}
+	}
 }
 
 var _ policy.ColocScheduler = (*Policy)(nil)
@@ -256,7 +328,12 @@ func (p *Policy) meets(v *policy.ColocView, now job.Time, f float64) bool {
 func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	var d policy.ColocDecision
 	undone := map[int]bool{}
-	p.before, p.after = map[int][]float64{}, map[memoKey][]float64{}
+	if p.before == nil {
+		p.before, p.after, p.memo = map[int][]float64{}, map[memoKey][]float64{}, map[memoKey]bool{}
+	}
+	clear(p.before) // kept, not reallocated: a decision costs what it looks at
+	clear(p.after)
+	clear(p.memo)
 	p.learnLengths(st)
 	// Lines 12-20: a finished observation is recorded in H, then every
 	// member's JCT is re-estimated from what was measured.
@@ -295,29 +372,26 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		}
 	}
 	free := policy.CopyFree(st.FreeGPUs)
-	// Sets a job may join this round, most utilised first (line 5).
-	var cands []*policy.ColocSet
-	for _, s := range st.Sets {
-		if _, busy := p.pending[s.ID]; busy || s.Observing || undone[s.ID] || len(s.Jobs) >= p.a.MaxShare {
-			continue
+	// Sets a job may join this round, most utilised first (line 5): the
+	// index, less the sets under observation and those just undone.
+	p.index(st)
+	left := len(p.idx.in)
+	for id := range p.pending {
+		if _, ok := p.idx.in[id]; ok {
+			left--
 		}
-		if s.CoreUtil > p.a.CoreThreshold || s.MemUtil > p.a.MemThreshold {
-			continue // Algorithm 2 line 4
-		}
-		if holdsPriority(st, s) {
-			continue // a high-priority job keeps its GPUs to itself (Sec. 4.2)
-		}
-		cands = append(cands, s)
 	}
-	slices.SortStableFunc(cands, func(a, b *policy.ColocSet) int {
-		if a.CoreUtil != b.CoreUtil {
-			if a.CoreUtil > b.CoreUtil {
-				return -1
+	for id := range undone {
+		if _, ok := p.idx.in[id]; ok {
+			if _, busy := p.pending[id]; !busy {
+				left--
 			}
-			return 1
 		}
-		return a.ID - b.ID
-	})
+	}
+	taken := func(s *policy.ColocSet) bool {
+		_, busy := p.pending[s.ID]
+		return busy || undone[s.ID]
+	}
 	nfree := 0
 	for _, f := range free {
 		nfree += len(f)
@@ -328,8 +402,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	if len(st.Sets) == 0 {
 		reserve = 0
 	}
-	memo := map[memoKey]bool{}
-	used, first, left := make([]bool, len(cands)), 0, len(cands)
+	memo := p.memo
 	for _, v := range st.Waiting() {
 		if left == 0 && nfree == 0 {
 			break // nothing left to place on
@@ -339,9 +412,12 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < reserve {
 			excl = -1 // the reserve is for high-priority jobs
 		}
-		for ci := first; ci < len(cands) && v.Job.Priority <= 0; ci++ { // high priority: exclusive (Sec. 4.2)
-			s := cands[ci]
-			if used[ci] || len(s.GPUs) != v.Job.Key.Scale || slices.Contains(p.tried[v.Job.ID], s.ID) {
+		var cands []*policy.ColocSet
+		if v.Job.Priority <= 0 { // high priority: exclusive (Sec. 4.2)
+			cands = p.idx.by[v.Job.Key.Scale]
+		}
+		for _, s := range cands {
+			if taken(s) || slices.Contains(p.tried[v.Job.ID], s.ID) {
 				continue
 			}
 			// Algorithm 2 lines 7-9: free memory after the members' peaks.
@@ -361,11 +437,8 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 			}
 			if ok {
 				d.Actions = append(d.Actions, policy.ColocAction{Kind: policy.ColocJoin, Job: v.Job.ID, Set: s.ID, Observe: true})
-				used[ci], left = true, left-1
-				for first < len(cands) && used[first] {
-					first++
-				}
-				p.pending[s.ID] = v.Job.ID
+				left--
+				p.pending[s.ID] = v.Job.ID // taken for the rest of the decision
 				p.predict(st, s, v)
 				placed = true
 				break
@@ -404,8 +477,7 @@ type memoKey struct {
 func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.ColocSet, alone bool) bool {
 	members, keys := p.mbuf[:0], p.kbuf[:0]
 	defer func() { p.mbuf, p.kbuf = members[:0], keys[:0] }()
-	for _, id := range s.Jobs {
-		m := st.View(id)
+	for _, m := range p.idx.members[s.ID] {
 		members = append(members, m)
 		keys = append(keys, m.Job.Key)
 	}
