@@ -113,10 +113,11 @@ type Policy struct {
 	doneSec         map[string][]float64
 	doneAll         []float64
 	predLen, predAt map[int]float64
-	// Predictions within one decision (sets do not change during it), and
-	// which sets a job without deadline fits.
+	// H's predictions for each set (before) and for each set with a job
+	// of a key joining (after), kept while the set and H are unchanged;
+	// memo says which sets a job without deadline fits in this decision.
 	before map[int][]float64
-	after  map[memoKey][]float64
+	after  map[int]map[gavel.Key][]float64
 	memo   map[memoKey]bool
 	mbuf   []*policy.ColocView
 	kbuf   []gavel.Key
@@ -329,11 +330,22 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	var d policy.ColocDecision
 	undone := map[int]bool{}
 	if p.before == nil {
-		p.before, p.after, p.memo = map[int][]float64{}, map[memoKey][]float64{}, map[memoKey]bool{}
+		p.before, p.after, p.memo = map[int][]float64{}, map[int]map[gavel.Key][]float64{}, map[memoKey]bool{}
 	}
-	clear(p.before) // kept, not reallocated: a decision costs what it looks at
-	clear(p.after)
-	clear(p.memo)
+	// H's predictions for a set are kept while the set and H stay as they
+	// are: dropped for the sets changed since the last decision, and all
+	// of them when H records an observation (below) or the state does not
+	// say what changed.
+	if !st.Tracked || len(st.Observed) > 0 {
+		clear(p.before)
+		clear(p.after)
+	} else {
+		for _, id := range st.Changed {
+			delete(p.before, id)
+			delete(p.after, id)
+		}
+	}
+	clear(p.memo) // fits of this decision's jobs: they depend on the time
 	p.learnLengths(st)
 	// Lines 12-20: a finished observation is recorded in H, then every
 	// member's JCT is re-estimated from what was measured.
@@ -484,11 +496,13 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	nBefore := len(members)
 	members = append(members, v)
 	keys = append(keys, v.Job.Key)
-	mk := memoKey{v.Job.Key, s.ID}
-	after, ok := p.after[mk]
+	after, ok := p.after[s.ID][v.Job.Key]
 	if !ok {
 		after = p.h.Predict(keys)
-		p.after[mk] = after
+		if p.after[s.ID] == nil {
+			p.after[s.ID] = map[gavel.Key][]float64{}
+		}
+		p.after[s.ID][v.Job.Key] = after
 	}
 	for i, m := range members {
 		if !p.meets(m, st.Now, after[i]) {
@@ -542,7 +556,7 @@ func (p *Policy) predict(st *policy.ColocState, s *policy.ColocSet, v *policy.Co
 		pr.Keys = append(pr.Keys, st.View(id).Job.Key)
 	}
 	pr.Keys = append(pr.Keys, v.Job.Key)
-	pr.Predicted = slices.Clone(p.after[memoKey{v.Job.Key, s.ID}])
+	pr.Predicted = slices.Clone(p.after[s.ID][v.Job.Key])
 	p.Predictions = append(p.Predictions, pr)
 }
 
