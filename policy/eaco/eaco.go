@@ -119,6 +119,7 @@ type Policy struct {
 	before map[int][]float64
 	after  map[int]map[gavel.Key][]float64
 	memo   map[memoKey]bool
+	free   [][]int // the decision's copy of FreeGPUs, kept for the next
 	mbuf   []*policy.ColocView
 	kbuf   []gavel.Key
 	// idx holds the sets a job may join as far as the set alone decides;
@@ -383,7 +384,8 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 			delete(p.pending, set)
 		}
 	}
-	free := policy.CopyFree(st.FreeGPUs)
+	free := append(p.free[:0], st.FreeGPUs...) // policy.CopyFree into a kept buffer
+	defer func() { p.free = free[:0] }()
 	// Sets a job may join this round, most utilised first (line 5): the
 	// index, less the sets under observation and those just undone.
 	p.index(st)
