@@ -299,9 +299,12 @@ func MemFits(st *ColocState, s *ColocSet, v *ColocView) bool {
 
 // StartFIFO starts waiting jobs in order on the nodes with the most free
 // GPUs until the head does not fit (Gavel's FIFO: no job jumps the queue);
-// it returns the actions, the jobs still waiting and the free GPUs left.
+// it returns the actions, the jobs still waiting and the free GPUs left
+// (a CopyFree of the state's table, or the table itself when nothing
+// started: take GPUs from it with Take only). The table is copied only
+// when a job starts: most decisions start none.
 func StartFIFO(st *ColocState) ([]ColocAction, []*ColocView, [][]int) {
-	free := CopyFree(st.FreeGPUs)
+	free, copied := st.FreeGPUs, false
 	w := st.Waiting()
 	var acts []ColocAction
 	for len(w) > 0 {
@@ -309,6 +312,9 @@ func StartFIFO(st *ColocState) ([]ColocAction, []*ColocView, [][]int) {
 		n := SpreadNode(free, v.Job.Key.Scale)
 		if n < 0 {
 			break
+		}
+		if !copied {
+			free, copied = CopyFree(free), true
 		}
 		acts = append(acts, ColocAction{Kind: ColocStart, Job: v.Job.ID, Node: n, GPUs: Take(free, n, v.Job.Key.Scale)})
 		w = w[1:]
