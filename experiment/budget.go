@@ -36,7 +36,8 @@ const (
 	// ColocJobBytes is one job of an event-driven co-location run while
 	// it goes on, measured where the jobs dominate (issue 39: `run` of
 	// 300,000 gavel-msr jobs, Poisson 800/h, 4,096 nodes, FIFO, one seed:
-	// 384 MB peak, 1.0 KB a job beyond the process and jobKeptBytes);
+	// 368-384 MB peak, about 1 KB a job beyond the process and
+	// jobKeptBytes);
 	// Gavel's round-based timing, which tracks pairs of jobs, keeps
 	// jobBytes.
 	ColocJobBytes = 1024
