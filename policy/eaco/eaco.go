@@ -113,15 +113,14 @@ type Policy struct {
 	doneSec         map[string][]float64
 	doneAll         []float64
 	predLen, predAt map[int]float64
-	// H's predictions for each set (before) and for each set with a job
-	// of a key joining (after), kept while the set and H are unchanged;
-	// memo says which sets a job without deadline fits in this decision.
-	before map[int][]float64
-	after  map[int]map[gavel.Key][]float64
-	memo   map[memoKey]bool
-	free   [][]int // the decision's copy of FreeGPUs, kept for the next
-	mbuf   []*policy.ColocView
-	kbuf   []gavel.Key
+	// pred keeps H's predictions by the keys of a set's members in order
+	// while H is unchanged; memo says which sets a job without deadline
+	// fits in this decision.
+	pred map[predKey][]float64
+	memo map[memoKey]bool
+	free [][]int // the decision's copy of FreeGPUs, kept for the next
+	mbuf []*policy.ColocView
+	kbuf []gavel.Key
 	// idx holds the sets a job may join as far as the set alone decides;
 	// indexed says it follows the engine's changes (ColocState.Tracked).
 	idx     candIndex
@@ -330,21 +329,14 @@ func (p *Policy) meets(v *policy.ColocView, now job.Time, f float64) bool {
 func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	var d policy.ColocDecision
 	undone := map[int]bool{}
-	if p.before == nil {
-		p.before, p.after, p.memo = map[int][]float64{}, map[int]map[gavel.Key][]float64{}, map[memoKey]bool{}
+	if p.pred == nil {
+		p.pred, p.memo = map[predKey][]float64{}, map[memoKey]bool{}
 	}
-	// H's predictions for a set are kept while the set and H stay as they
-	// are: dropped for the sets changed since the last decision, and all
-	// of them when H records an observation (below) or the state does not
-	// say what changed.
+	// H's predictions are kept while H stays as it is: all dropped when it
+	// records an observation (below), and at every decision of a state
+	// built by hand.
 	if !st.Tracked || len(st.Observed) > 0 {
-		clear(p.before)
-		clear(p.after)
-	} else {
-		for _, id := range st.Changed {
-			delete(p.before, id)
-			delete(p.after, id)
-		}
+		clear(p.pred)
 	}
 	clear(p.memo) // fits of this decision's jobs: they depend on the time
 	p.learnLengths(st)
@@ -453,7 +445,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 				d.Actions = append(d.Actions, policy.ColocAction{Kind: policy.ColocJoin, Job: v.Job.ID, Set: s.ID, Observe: true})
 				left--
 				p.pending[s.ID] = v.Job.ID // taken for the rest of the decision
-				p.predict(st, s, v)
+				p.logJoin(st, s, v)
 				placed = true
 				break
 			}
@@ -498,14 +490,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	nBefore := len(members)
 	members = append(members, v)
 	keys = append(keys, v.Job.Key)
-	after, ok := p.after[s.ID][v.Job.Key]
-	if !ok {
-		after = p.h.Predict(keys)
-		if p.after[s.ID] == nil {
-			p.after[s.ID] = map[gavel.Key][]float64{}
-		}
-		p.after[s.ID][v.Job.Key] = after
-	}
+	after := p.predict(keys)
 	for i, m := range members {
 		if !p.meets(m, st.Now, after[i]) {
 			return false
@@ -514,11 +499,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	if !alone {
 		return true
 	}
-	before, ok := p.before[s.ID]
-	if !ok {
-		before = p.h.Predict(keys[:nBefore])
-		p.before[s.ID] = before
-	}
+	before := p.predict(keys[:nBefore])
 	// Eq. 1 relative to running v alone: energy of the set's GPUs (and
 	// its share of the server) until its last job ends, plus v's own GPUs
 	// when alone; average time per epoch of the affected jobs.
@@ -550,15 +531,38 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	return cost <= 1
 }
 
-// predict logs the factors H predicted for s with v joining (as fits used
+// predKey is a set's member keys in order (at most 8: Args.MaxShare).
+type predKey struct {
+	n int
+	k [8]gavel.Key
+}
+
+// predict is H's prediction for a set of keys in order, kept in pred
+// while H is unchanged (the same keys in the same order give the same
+// factors).
+func (p *Policy) predict(keys []gavel.Key) []float64 {
+	if len(keys) > len(predKey{}.k) {
+		return p.h.Predict(keys)
+	}
+	k := predKey{n: len(keys)}
+	copy(k.k[:], keys)
+	f, ok := p.pred[k]
+	if !ok {
+		f = p.h.Predict(keys)
+		p.pred[k] = f
+	}
+	return f
+}
+
+// logJoin logs the factors H predicted for s with v joining (as fits used
 // them).
-func (p *Policy) predict(st *policy.ColocState, s *policy.ColocSet, v *policy.ColocView) {
+func (p *Policy) logJoin(st *policy.ColocState, s *policy.ColocSet, v *policy.ColocView) {
 	pr := Prediction{Job: v.Job.ID, set: s.ID}
 	for _, id := range s.Jobs {
 		pr.Keys = append(pr.Keys, st.View(id).Job.Key)
 	}
 	pr.Keys = append(pr.Keys, v.Job.Key)
-	pr.Predicted = slices.Clone(p.after[s.ID][v.Job.Key])
+	pr.Predicted = slices.Clone(p.predict(pr.Keys))
 	p.Predictions = append(p.Predictions, pr)
 }
 
