@@ -27,6 +27,8 @@ func TestEstimateColocMeasured(t *testing.T) {
 		// table only when a job starts: 375,208 and 359,556 KiB.
 		{"300,000 jobs on 4,096 nodes", 300000, 4096, 375208 << 10},
 		{"300,000 jobs on 4,096 nodes, again", 300000, 4096, 359556 << 10},
+		// The same jobs under EaCO instead of FIFO (commit f9318ea).
+		{"300,000 jobs on 4,096 nodes, EaCO", 300000, 4096, 394140 << 10},
 	} {
 		t.Run(m.what, func(t *testing.T) {
 			s, err := scenario.Parse([]byte(fmt.Sprintf(`name: m
