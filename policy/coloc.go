@@ -37,14 +37,28 @@ type ColocJob struct {
 // ColocView is an active job as a scheduler sees it.
 type ColocView struct {
 	Job *ColocJob
-	// Done is the steps completed (Remaining = Job.Steps - Done); Set the
-	// GPU set it runs on (-1: waiting).
+	// Done is the steps completed at At; while the job runs it progresses
+	// at Rate from then on, so DoneAt gives the steps completed at a later
+	// time (Remaining = Job.Steps - DoneAt(now)). The engine brings Done
+	// up to date only when the rate changes: an event costs what it
+	// touches, not every running job. Set is the GPU set it runs on (-1:
+	// waiting).
 	Done float64
+	At   job.Time
 	Set  int
 	// Rate is its measured rate now (steps/s; 0 while waiting).
 	Rate float64
 	// Undone counts the times its co-location was undone.
 	Undone int
+}
+
+// DoneAt is the steps v has completed at now (not before At): Done plus
+// Rate over the time since At, at most Job.Steps.
+func (v *ColocView) DoneAt(now job.Time) float64 {
+	if v.Rate == 0 || now <= v.At {
+		return v.Done
+	}
+	return math.Min(v.Job.Steps, v.Done+v.Rate*(now-v.At).Seconds())
 }
 
 // ColocSet is a set of GPUs of one node and the jobs sharing it.
@@ -81,6 +95,20 @@ type ColocState struct {
 	Jobs []*ColocView
 	// Sets are the GPU sets in use, by ID.
 	Sets []*ColocSet
+	// Queue, when not nil, is the waiting jobs in queue order (Waiting
+	// returns it). The engine keeps Jobs, Sets and Queue from event to
+	// event, so that a decision costs what changed, not every job: like
+	// FreeGPUs they are valid during the call; read them, never write or
+	// keep them. A set's view is replaced, never changed, when the set
+	// changes.
+	Queue []*ColocView
+	// Tracked says that Changed lists every set created, changed or
+	// released since the scheduler's previous call in this run (the
+	// engine's states); a state built by hand leaves it false, and a
+	// scheduler that keeps an index of sets rebuilds it from Sets.
+	Tracked bool
+	// Changed are those sets' IDs, ascending.
+	Changed []int
 	// FreeGPUs[n] lists node n's unused GPUs, ascending. It is the engine's
 	// own table, valid during the call: read it, or take GPUs from a
 	// CopyFree of it; never write into its rows.
@@ -109,27 +137,36 @@ func (s *ColocState) Set(id int) *ColocSet {
 	return s.Sets[i]
 }
 
-// Waiting lists the waiting jobs by (priority desc, submission, ID).
+// Waiting lists the waiting jobs by (priority desc, submission, ID): the
+// engine's Queue, or, in a state without one, the waiting jobs of Jobs
+// sorted. The list is the caller's to reslice, not to write into.
 func (s *ColocState) Waiting() []*ColocView {
+	if s.Queue != nil {
+		return s.Queue
+	}
 	var w []*ColocView
 	for _, v := range s.Jobs {
 		if v.Set < 0 {
 			w = append(w, v)
 		}
 	}
-	slices.SortStableFunc(w, func(a, b *ColocView) int {
-		if a.Job.Priority != b.Job.Priority {
-			return b.Job.Priority - a.Job.Priority
-		}
-		if a.Job.Submit != b.Job.Submit {
-			if a.Job.Submit < b.Job.Submit {
-				return -1
-			}
-			return 1
-		}
-		return a.Job.ID - b.Job.ID
-	})
+	slices.SortFunc(w, CmpWaiting)
 	return w
+}
+
+// CmpWaiting orders waiting jobs: priority desc, then submission, then
+// ID (a total order: IDs are unique).
+func CmpWaiting(a, b *ColocView) int {
+	if a.Job.Priority != b.Job.Priority {
+		return b.Job.Priority - a.Job.Priority
+	}
+	if a.Job.Submit != b.Job.Submit {
+		if a.Job.Submit < b.Job.Submit {
+			return -1
+		}
+		return 1
+	}
+	return a.Job.ID - b.Job.ID
 }
 
 // ColocActionKind is what a ColocAction does.
@@ -262,9 +299,12 @@ func MemFits(st *ColocState, s *ColocSet, v *ColocView) bool {
 
 // StartFIFO starts waiting jobs in order on the nodes with the most free
 // GPUs until the head does not fit (Gavel's FIFO: no job jumps the queue);
-// it returns the actions, the jobs still waiting and the free GPUs left.
+// it returns the actions, the jobs still waiting and the free GPUs left
+// (a CopyFree of the state's table, or the table itself when nothing
+// started: take GPUs from it with Take only). The table is copied only
+// when a job starts: most decisions start none.
 func StartFIFO(st *ColocState) ([]ColocAction, []*ColocView, [][]int) {
-	free := CopyFree(st.FreeGPUs)
+	free, copied := st.FreeGPUs, false
 	w := st.Waiting()
 	var acts []ColocAction
 	for len(w) > 0 {
@@ -272,6 +312,9 @@ func StartFIFO(st *ColocState) ([]ColocAction, []*ColocView, [][]int) {
 		n := SpreadNode(free, v.Job.Key.Scale)
 		if n < 0 {
 			break
+		}
+		if !copied {
+			free, copied = CopyFree(free), true
 		}
 		acts = append(acts, ColocAction{Kind: ColocStart, Job: v.Job.ID, Node: n, GPUs: Take(free, n, v.Job.Key.Scale)})
 		w = w[1:]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 
 	"github.com/wattsched/wattsched/hw"
@@ -189,8 +190,13 @@ type cset struct {
 	memMs     float64
 	peakCore  float64
 	peakMem   float64
+	// at is the time up to which the set's utilisation is integrated (its
+	// own, its members' and the cluster's): the integrals are brought up
+	// to date when the set's members or utilisation change.
+	at job.Time
 	// view is what schedulers see of the set; stale says it must be
-	// rebuilt (a fresh value, so a view a scheduler kept never changes).
+	// rebuilt (a fresh value, so a view a scheduler kept never changes)
+	// and that the set is in the engine's list of changed sets.
 	view  *policy.ColocSet
 	stale bool
 }
@@ -217,7 +223,15 @@ type colocEngine struct {
 	obs     []policy.ColocObservation
 	noise   *rand.Rand // observation noise (ObsNoise > 0)
 	res     *ColocResult
-	active  []int // active job IDs (arrived, not done), ascending
+	// views are the active jobs' views (arrived, not done) by ID, queue
+	// the waiting ones in queue order (policy.CmpWaiting), setViews the
+	// live sets' views (same index as live, rebuilt in state when
+	// stale) and changed the sets marked stale since the last decision:
+	// the scheduler's state, kept from event to event.
+	views    []*policy.ColocView
+	queue    []*policy.ColocView
+	setViews []*policy.ColocSet
+	changed  []int
 	// checkPower makes settled recompute every node's power from scratch
 	// and fail on any node the marks missed (tests: RunColocChecked).
 	checkPower bool
@@ -294,7 +308,8 @@ func runColoc(jobs []policy.ColocJob, s policy.ColocScheduler, o ColocOptions, c
 	if !(o.ObsNoise >= 0) || o.ObsNoise > 1 {
 		return nil, fmt.Errorf("sim: observation noise %v, want 0..1", o.ObsNoise)
 	}
-	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes), checkPower: checkPower}
+	e := &colocEngine{o: o, s: s, res: &ColocResult{Jobs: make([]ColocJobResult, len(jobs))}, colocNodes: newColocNodes(o.Nodes), checkPower: checkPower,
+		queue: []*policy.ColocView{}}
 	if o.ObsNoise > 0 {
 		e.noise = rand.New(rand.NewPCG(o.ObsSeed, 0x0b5e))
 	}
@@ -345,27 +360,39 @@ func (e *colocEngine) stale(ev colocEvent) bool {
 	return false
 }
 
-func (e *colocEngine) advance(from, to job.Time) {
-	dt := (to - from).Seconds()
-	for _, id := range e.active {
-		j := &e.jobs[id]
-		if j.state == csRunning {
-			j.view.Done = math.Min(j.j.Steps, j.view.Done+j.view.Rate*dt)
-		}
+// advance does nothing: nothing in the engine is integrated per event.
+// A running job's progress is computed on read (policy.ColocView.DoneAt)
+// and written back when its rate changes (sync); a set's utilisation is
+// integrated when its members or utilisation change (integrate).
+func (e *colocEngine) advance(from, to job.Time) {}
+
+// sync writes j's progress up to now into its view: called before its
+// rate changes, so that Done is always the steps at the view's At.
+func (e *colocEngine) sync(j *cjob) {
+	now := e.k.Now()
+	j.view.Done, j.view.At = j.view.DoneAt(now), now
+}
+
+// integrate adds s's utilisation since it was last integrated to its own,
+// its members' and the cluster's integrals; called before its members or
+// utilisation change and when it is released.
+func (e *colocEngine) integrate(s *cset) {
+	now := e.k.Now()
+	if now <= s.at {
+		return
 	}
-	ms := float64(to - from)
-	for _, s := range e.live {
-		g := float64(len(s.gpus)) * ms
-		e.busyGPUms += g
-		e.coreGPUms += g * s.core
-		e.memGPUms += g * s.mem
-		s.coreMs += ms * s.core
-		s.memMs += ms * s.mem
-		for _, id := range s.members {
-			j := &e.jobs[id]
-			j.coreMs += ms * s.core
-			j.memMs += ms * s.mem
-		}
+	ms := float64(now - s.at)
+	s.at = now
+	g := float64(len(s.gpus)) * ms
+	e.busyGPUms += g
+	e.coreGPUms += g * s.core
+	e.memGPUms += g * s.mem
+	s.coreMs += ms * s.core
+	s.memMs += ms * s.mem
+	for _, id := range s.members {
+		j := &e.jobs[id]
+		j.coreMs += ms * s.core
+		j.memMs += ms * s.mem
 	}
 }
 
@@ -379,8 +406,35 @@ func (e *colocEngine) mark(n int) {
 
 // touch records that set s changed: its view and its node's power.
 func (e *colocEngine) touch(s *cset) {
-	s.stale = true
+	e.restale(s)
 	e.mark(s.node)
+}
+
+// restale records that s's view must be rebuilt and that the scheduler
+// must hear of the change.
+func (e *colocEngine) restale(s *cset) {
+	if !s.stale {
+		s.stale = true
+		e.changed = append(e.changed, s.id)
+	}
+}
+
+// enqueue puts v in the queue at its place.
+func (e *colocEngine) enqueue(v *policy.ColocView) {
+	i, _ := slices.BinarySearchFunc(e.queue, v, policy.CmpWaiting)
+	e.queue = slices.Insert(e.queue, i, v)
+}
+
+// dequeue takes v off the queue.
+func (e *colocEngine) dequeue(v *policy.ColocView) {
+	if i, ok := slices.BinarySearchFunc(e.queue, v, policy.CmpWaiting); ok {
+		e.queue = slices.Delete(e.queue, i, i+1)
+	}
+}
+
+// byID finds id in views (sorted by job ID).
+func byID(views []*policy.ColocView, id int) (int, bool) {
+	return slices.BinarySearchFunc(views, id, func(v *policy.ColocView, id int) int { return v.Job.ID - id })
 }
 
 // charge books node n's energy from the last time it was charged to now,
@@ -410,12 +464,13 @@ func (e *colocEngine) handle(ev colocEvent) (bool, error) {
 	case ckArrive:
 		j := &e.jobs[ev.id]
 		j.state = csWaiting
-		i, _ := slices.BinarySearch(e.active, ev.id)
-		e.active = slices.Insert(e.active, i, ev.id)
+		i, _ := byID(e.views, ev.id)
+		e.views = slices.Insert(e.views, i, &j.view)
+		e.enqueue(&j.view)
 		return true, nil
 	case ckDone:
 		j := &e.jobs[ev.id]
-		j.view.Done = j.j.Steps
+		j.view.Done, j.view.At = j.j.Steps, now
 		s := e.sets[j.view.Set]
 		if err := e.leave(j, s); err != nil {
 			return false, err
@@ -424,8 +479,8 @@ func (e *colocEngine) handle(ev colocEvent) (bool, error) {
 		r := &e.res.Jobs[ev.id]
 		r.End = now
 		r.Missed = now > j.j.Deadline
-		i, _ := slices.BinarySearch(e.active, ev.id)
-		e.active = slices.Delete(e.active, i, i+1)
+		i, _ := byID(e.views, ev.id)
+		e.views = slices.Delete(e.views, i, i+1)
 		if err := e.k.End(ev.id); err != nil {
 			return false, err
 		}
@@ -447,6 +502,7 @@ func (e *colocEngine) leave(j *cjob, s *cset) error {
 	now := e.k.Now()
 	j.ran += now - j.runSince
 	e.res.Jobs[j.j.ID].Run = j.ran
+	e.integrate(s)
 	k := slices.Index(s.members, j.j.ID)
 	s.members = slices.Delete(s.members, k, k+1)
 	if s.observing {
@@ -465,6 +521,7 @@ func (e *colocEngine) leave(j *cjob, s *cset) error {
 		e.sets[s.id] = nil
 		i, _ := slices.BinarySearchFunc(e.live, s.id, func(x *cset, id int) int { return x.id - id })
 		e.live = slices.Delete(e.live, i, i+1)
+		e.setViews = slices.Delete(e.setViews, i, i+1)
 		sr := ColocSetResult{ID: s.id, Node: s.node, GPUs: len(s.gpus), Start: s.start, End: now, Jobs: s.jobs, MaxJobs: s.maxJobs,
 			PeakCore: s.peakCore, PeakMem: s.peakMem}
 		if d := float64(now - s.start); d > 0 {
@@ -502,12 +559,14 @@ func (e *colocEngine) rates(s *cset) error {
 		return fmt.Errorf("%w: set %d holds a pair or set with no measured throughput: %v", ErrPolicy, s.id, keys)
 	}
 	e.touch(s)
+	e.integrate(s)
 	s.core, s.mem, s.memPeak, s.corePeak = 0, 0, 0, 0
 	for i, id := range s.members {
 		j := &e.jobs[id]
 		if !(f[i] > 0) {
 			return fmt.Errorf("%w: job %d cannot progress in set %d (%v: measured throughput 0)", ErrPolicy, id, s.id, keys)
 		}
+		e.sync(j)
 		j.view.Rate = j.j.IsoRate * f[i]
 		j.version++
 		left := (j.j.Steps - j.view.Done) / j.view.Rate
@@ -539,7 +598,7 @@ func (e *colocEngine) postObs(s *cset) {
 	var worst float64
 	for i, id := range s.members {
 		j := &e.jobs[id]
-		need := math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps) - j.view.Done
+		need := math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps) - j.view.DoneAt(e.k.Now())
 		if need > 0 {
 			worst = math.Max(worst, need/j.view.Rate)
 		}
@@ -553,7 +612,7 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 	now := e.k.Now()
 	for i, id := range s.members {
 		j := &e.jobs[id]
-		if j.view.Done < math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps)-1e-6*j.j.EpochSteps {
+		if j.view.DoneAt(now) < math.Min(s.marks[i]+j.j.EpochSteps, j.j.Steps)-1e-6*j.j.EpochSteps {
 			e.postObs(s)
 			return false, nil
 		}
@@ -564,7 +623,7 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 		j := &e.jobs[id]
 		f := j.view.Rate / j.j.IsoRate
 		if dt > 0 {
-			f = (j.view.Done - s.marks[i]) / dt / j.j.IsoRate
+			f = (j.view.DoneAt(now) - s.marks[i]) / dt / j.j.IsoRate
 		}
 		if e.noise != nil {
 			f *= math.Exp(e.o.ObsNoise * e.noise.NormFloat64())
@@ -572,46 +631,53 @@ func (e *colocEngine) checkObs(s *cset) (bool, error) {
 		o.Jobs, o.Keys, o.Factors = append(o.Jobs, id), append(o.Keys, j.j.Key), append(o.Factors, f)
 	}
 	s.observing, s.marks = false, nil
-	s.stale = true
+	e.restale(s)
 	e.obs = append(e.obs, o)
 	return true, nil
 }
 
 func (e *colocEngine) observe(s *cset) {
 	s.observing, s.obsStart = true, e.k.Now()
-	s.stale = true
+	e.restale(s)
 	s.marks = make([]float64, len(s.members))
 	for i, id := range s.members {
-		s.marks[i] = e.jobs[id].view.Done
+		s.marks[i] = e.jobs[id].view.DoneAt(s.obsStart)
 	}
 	e.postObs(s)
 }
 
-// state is what the scheduler sees: the active jobs and sets are listed
-// afresh, each set's view rebuilt only when the set changed, and the free
-// GPUs are the engine's own table (rows are replaced, never written).
+// state is what the scheduler sees: the engine's own lists of active
+// jobs, waiting jobs and live sets, kept from event to event, with the
+// views of the sets changed since the last decision rebuilt (and listed
+// in Changed), and the engine's free-GPU table (rows are replaced, never
+// written).
 func (e *colocEngine) state() *policy.ColocState {
-	st := &policy.ColocState{Now: e.k.Now(), Nodes: e.o.Nodes, GPUsPerNode: e.o.GPUsPerNode, GPUMemGiB: e.o.GPUMemGiB,
-		Observed: e.obs, Power: e.o.Power, FreeGPUs: e.free,
-		Jobs: make([]*policy.ColocView, len(e.active)), Sets: make([]*policy.ColocSet, len(e.live))}
-	for i, id := range e.active {
-		st.Jobs[i] = &e.jobs[id].view
-	}
-	for i, s := range e.live {
-		if s.stale || s.view == nil {
-			s.view = &policy.ColocSet{ID: s.id, Node: s.node, GPUs: slices.Clone(s.gpus), Jobs: slices.Clone(s.members),
-				CoreUtil: s.core, MemUtil: s.mem, MemPeak: s.memPeak, Observing: s.observing}
-			s.stale = false
+	slices.Sort(e.changed)
+	for _, id := range e.changed {
+		s := e.sets[id]
+		if s == nil {
+			continue // released
 		}
-		st.Sets[i] = s.view
+		s.view = s.build()
+		s.stale = false
+		i, _ := slices.BinarySearchFunc(e.live, s.id, func(x *cset, id int) int { return x.id - id })
+		e.setViews[i] = s.view
 	}
-	return st
+	return &policy.ColocState{Now: e.k.Now(), Nodes: e.o.Nodes, GPUsPerNode: e.o.GPUsPerNode, GPUMemGiB: e.o.GPUMemGiB,
+		Observed: e.obs, Power: e.o.Power, FreeGPUs: e.free,
+		Jobs: e.views, Sets: e.setViews, Queue: e.queue, Tracked: true, Changed: e.changed}
+}
+
+// build is s's view as it is now.
+func (s *cset) build() *policy.ColocSet {
+	return &policy.ColocSet{ID: s.id, Node: s.node, GPUs: slices.Clone(s.gpus), Jobs: slices.Clone(s.members),
+		CoreUtil: s.core, MemUtil: s.mem, MemPeak: s.memPeak, Observing: s.observing}
 }
 
 func (e *colocEngine) decide() error {
 	e.k.Decisions++
 	d := e.s.ScheduleColoc(e.state())
-	e.obs = nil
+	e.obs, e.changed = nil, e.changed[:0]
 	for _, a := range d.Actions {
 		if err := e.apply(a); err != nil {
 			return err
@@ -644,9 +710,10 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			if j.j.MemGiB > e.o.GPUMemGiB {
 				return fmt.Errorf("%w: job %d needs %.1f GiB per GPU, GPUs have %.1f", ErrPolicy, a.Job, j.j.MemGiB, e.o.GPUMemGiB)
 			}
-			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs), start: now}
+			s = &cset{id: len(e.sets), node: a.Node, gpus: slices.Clone(a.GPUs), start: now, at: now}
 			e.sets = append(e.sets, s)
 			e.live = append(e.live, s)
+			e.setViews = append(e.setViews, nil) // built in state: rates marks s
 			for _, g := range a.GPUs {
 				e.gpuSet[a.Node][g] = s.id
 			}
@@ -668,11 +735,13 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			}
 			e.res.Joins++
 		}
+		e.integrate(s)
 		s.members = append(s.members, a.Job)
 		s.jobs++
 		if s.observing {
 			s.marks = append(s.marks, j.view.Done)
 		}
+		e.dequeue(&j.view)
 		j.state, j.view.Set, j.runSince = csRunning, s.id, now
 		if !j.started {
 			j.started, j.start = true, now
@@ -689,6 +758,7 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 			return fmt.Errorf("%w: undo of job %d, which is not running", ErrPolicy, a.Job)
 		}
 		s := e.sets[j.view.Set]
+		e.sync(j)
 		ck := math.Floor(j.view.Done/j.j.EpochSteps) * j.j.EpochSteps
 		e.res.LostSteps += j.view.Done - ck
 		j.view.Done = ck
@@ -697,6 +767,7 @@ func (e *colocEngine) apply(a policy.ColocAction) error {
 		}
 		j.state = csWaiting
 		j.view.Undone++
+		e.enqueue(&j.view)
 		e.res.Jobs[a.Job].Undos++
 		e.res.Undos++
 	default:
@@ -768,8 +839,8 @@ func (e *colocEngine) settled() error {
 				pt.ActiveNodes++
 			}
 		}
-		for _, id := range e.active {
-			if e.jobs[id].state == csRunning {
+		for _, v := range e.views {
+			if v.Set >= 0 {
 				pt.Running++
 			} else {
 				pt.Waiting++
@@ -787,8 +858,14 @@ func (e *colocEngine) settled() error {
 
 // recheck recomputes every node's power and state from scratch and
 // reports a node whose kept value differs (a change power() was not told
-// of).
+// of), and a set whose view is kept (not marked to be rebuilt and listed
+// as changed) but no longer says what the set is.
 func (e *colocEngine) recheck() error {
+	for _, s := range e.live {
+		if !s.stale && !reflect.DeepEqual(s.view, s.build()) {
+			return fmt.Errorf("sim: set %d at %d ms: kept view %+v, the set is %+v", s.id, e.k.Now(), *s.view, *s.build())
+		}
+	}
 	w, busy := slices.Clone(e.nodeW), slices.Clone(e.nodeBusy)
 	for n := range e.nodeW {
 		e.mark(n)

@@ -224,3 +224,62 @@ func TestColocTruthSet(t *testing.T) {
 		t.Errorf("set with no value: err = %v, want ErrPolicy", err)
 	}
 }
+
+// doneProbe plays script's actions and records, at each call, every running
+// job's steps done as the scheduler reads them (DoneAt at the call's time).
+type doneProbe struct {
+	script
+	done []map[int]float64
+}
+
+func (p *doneProbe) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
+	m := map[int]float64{}
+	for _, v := range st.Jobs {
+		if v.Set >= 0 {
+			m[v.Job.ID] = v.DoneAt(st.Now)
+		}
+	}
+	p.done = append(p.done, m)
+	return p.script.ScheduleColoc(st)
+}
+
+// TestColocLateJoiner: progress and utilisation are integrated per piece
+// of constant rate, not per event. A (40% core) starts alone at 0 and runs
+// at 10 steps/s; B (30%) arrives at 50 s and joins: the scheduler then
+// reads A's progress as 50 x 10 = 500 steps. Shared, A runs at 8/s: 500
+// left take 62.5 s, A ends at 112.5 s; B did 62.5 x 2.5 = 156.25, its
+// 343.75 left at 5/s take 68.75 s: B ends at 181.25 s. Core means:
+// A (40 x 50 + 70 x 62.5) / 112.5 = 56.67%; B (70 x 62.5 + 30 x 68.75) /
+// 131.25 = 49.05% (not the 50 s before it joined); the set
+// (2000 + 4375 + 2062.5) / 181.25 = 46.55%.
+func TestColocLateJoiner(t *testing.T) {
+	jobs := twoJobs()
+	jobs[1].Submit, jobs[1].Deadline = 50_000, policy.NoDeadline
+	p := &doneProbe{script: script{plan: map[int][]policy.ColocAction{
+		1: {{Kind: policy.ColocStart, Job: 0, Node: 0, GPUs: []int{1}}},
+		2: {{Kind: policy.ColocJoin, Job: 1, Set: 0}},
+	}}}
+	r, err := RunColoc(jobs, p, ColocOptions{Nodes: 1, GPUsPerNode: 2, GPUMemGiB: 16, Power: pw(), Truth: truth, MaxShare: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.done) < 2 || p.done[1][0] != 500 {
+		t.Errorf("A's steps done as read at B's arrival: %v, want 500", p.done)
+	}
+	if r.Jobs[0].End != 112_500 || r.Jobs[1].End != 181_250 {
+		t.Errorf("ends %d, %d; want 112500, 181250", r.Jobs[0].End, r.Jobs[1].End)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"A", r.Jobs[0].MeanCore, (40*50 + 70*62.5) / 112.5},
+		{"B", r.Jobs[1].MeanCore, (70*62.5 + 30*68.75) / 131.25},
+		{"set", r.Sets[0].MeanCore, (40*50 + 70*62.5 + 30*68.75) / 181.25},
+		{"cluster", r.MeanCoreUtil, (40*50 + 70*62.5 + 30*68.75) / 181.25},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s core mean %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}

@@ -41,3 +41,27 @@ func BenchmarkEaCOReproduce(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkColoc4096: 30,000 gavel-msr jobs arriving Poisson at 800 an
+// hour on 4,096 nodes (issue 39's large co-location run at a tenth of
+// its jobs), FIFO and EaCO, one seed; the workload is drawn before the
+// timer. With -cpuprofile it shows where a large run's time goes
+// (docs/performance.md).
+func BenchmarkColoc4096(b *testing.B) {
+	e, err := NewEnv(hw.Default())
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs := e.Workload(1, 30_000, 800)
+	for _, pol := range []string{"fifo", "eaco"} {
+		b.Run(pol, func(b *testing.B) {
+			for b.Loop() {
+				r, err := e.RunOne(builtin.Registries(), pol, nil, 4096, 1, jobs, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(r.Res.Events), "events")
+			}
+		})
+	}
+}

@@ -58,6 +58,19 @@ func (e *Env) ScenarioWorkload(pool []gavel.Job, c *scenario.ColocSpec, seed uin
 // got (a smaller run ends within seconds).
 const progressJobs = 20_000
 
+// EstimateScenario is a coloc scenario's memory estimate: runs runs of
+// jobs jobs, workers at once; an event-driven run holds
+// experiment.ColocJobBytes a job, Gavel's round-based timing the job
+// engines' figure.
+func EstimateScenario(s *scenario.Scenario, jobs, runs, workers int) experiment.Estimate {
+	c := s.Coloc
+	what := fmt.Sprintf("coloc.count %d (%s arrivals), %d systems", c.Count, c.Arrivals, len(c.Systems))
+	if c.GavelRounds() {
+		return experiment.EstimateJobs(s, what, jobs, runs, workers)
+	}
+	return experiment.EstimateJobsOf(s, what, jobs, runs, workers, experiment.ColocJobBytes)
+}
+
 // RunScenario runs each system of a coloc scenario on each seed (mode
 // coloc): the scenario's Gavel-format job list on its nodes of 8 GPUs of
 // its worker type (V100 unless coloc.worker names another), with
@@ -74,8 +87,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	if c.Count > 0 && (c.Arrivals == "poisson" || c.Count < n) {
 		n = c.Count // drawn, or the first Count of the file
 	}
-	if err := experiment.EstimateJobs(s, fmt.Sprintf("coloc.count %d (%s arrivals), %d systems", c.Count, c.Arrivals, len(c.Systems)),
-		n, len(seeds)*len(c.Systems), env.Workers).Check(env.MaxMemory); err != nil {
+	if err := EstimateScenario(s, n, len(seeds)*len(c.Systems), env.Workers).Check(env.MaxMemory); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	acct, err := s.Account()

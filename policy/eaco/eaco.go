@@ -113,11 +113,84 @@ type Policy struct {
 	doneSec         map[string][]float64
 	doneAll         []float64
 	predLen, predAt map[int]float64
-	// Predictions within one decision (sets do not change during it).
-	before map[int][]float64
-	after  map[memoKey][]float64
-	mbuf   []*policy.ColocView
-	kbuf   []gavel.Key
+	// pred keeps H's predictions by the keys of a set's members in order
+	// while H is unchanged; memo says which sets a job without deadline
+	// fits in this decision.
+	pred map[predKey][]float64
+	memo map[memoKey]bool
+	free [][]int // the decision's copy of FreeGPUs, kept for the next
+	mbuf []*policy.ColocView
+	kbuf []gavel.Key
+	// idx holds the sets a job may join as far as the set alone decides;
+	// indexed says it follows the engine's changes (ColocState.Tracked).
+	idx     candIndex
+	indexed bool
+}
+
+// candIndex is the sets a job may join as far as the set alone decides
+// (Algorithm 2 line 4's thresholds, a free share, no observation, no
+// high-priority member), per GPU count, most utilised first (line 5:
+// CoreUtil desc, then ID). It is kept from decision to decision from the
+// sets the engine reports changed, so that a decision does not rank every
+// set.
+type candIndex struct {
+	by map[int][]*policy.ColocSet // GPU count -> sets in order
+	in map[int]*policy.ColocSet   // set ID -> its indexed view
+	// members are each indexed set's members' views, in its Jobs order.
+	members map[int][]*policy.ColocView
+}
+
+// cmpCand is line 5's order: most utilised first, then by ID.
+func cmpCand(a, b *policy.ColocSet) int {
+	if a.CoreUtil != b.CoreUtil {
+		if a.CoreUtil > b.CoreUtil {
+			return -1
+		}
+		return 1
+	}
+	return a.ID - b.ID
+}
+
+// eligible says whether a job may join s as far as s alone decides.
+func (p *Policy) eligible(st *policy.ColocState, s *policy.ColocSet) bool {
+	return !s.Observing && len(s.Jobs) < p.a.MaxShare &&
+		s.CoreUtil <= p.a.CoreThreshold && s.MemUtil <= p.a.MemThreshold && // Algorithm 2 line 4
+		!holdsPriority(st, s) // a high-priority job keeps its GPUs to itself (Sec. 4.2)
+}
+
+// index brings the candidate index up to date: from the sets changed
+// since the last decision when the engine tracks them, else from every
+// set.
+func (p *Policy) index(st *policy.ColocState) {
+	ids := st.Changed
+	if !st.Tracked || !p.indexed {
+		p.idx = candIndex{by: map[int][]*policy.ColocSet{}, in: map[int]*policy.ColocSet{}, members: map[int][]*policy.ColocView{}}
+		ids = nil
+		for _, s := range st.Sets {
+			ids = append(ids, s.ID)
+		}
+		p.indexed = st.Tracked
+	}
+	for _, id := range ids {
+		if old, ok := p.idx.in[id]; ok {
+			b := p.idx.by[len(old.GPUs)]
+			i, _ := slices.BinarySearchFunc(b, old, cmpCand)
+			p.idx.by[len(old.GPUs)] = slices.Delete(b, i, i+1)
+			delete(p.idx.in, id)
+			delete(p.idx.members, id)
+		}
+		if s := st.Set(id); s != nil && p.eligible(st, s) {
+			b := p.idx.by[len(s.GPUs)]
+			i, _ := slices.BinarySearchFunc(b, s, cmpCand)
+			p.idx.by[len(s.GPUs)] = slices.Insert(b, i, s)
+			p.idx.in[id] = s
+			m := make([]*policy.ColocView, len(s.Jobs))
+			for k, j := range s.Jobs {
+				m[k] = st.View(j)
+			}
+			p.idx.members[id] = m
+		}
+	}
 }
 
 var _ policy.ColocScheduler = (*Policy)(nil)
@@ -223,15 +296,15 @@ func insertSorted(xs []float64, x float64) []float64 {
 	return slices.Insert(xs, i, x)
 }
 
-// remaining is the steps v has left as the policy knows it: exact with
-// LengthsGiven; with LengthsHistory the predicted length less what is
-// done, at least one epoch (a job predicted to have finished is expected
-// to run another epoch).
-func (p *Policy) remaining(v *policy.ColocView) float64 {
+// remaining is the steps v has left at now as the policy knows it: exact
+// with LengthsGiven; with LengthsHistory the predicted length less what
+// is done, at least one epoch (a job predicted to have finished is
+// expected to run another epoch).
+func (p *Policy) remaining(v *policy.ColocView, now job.Time) float64 {
 	if p.a.Lengths != LengthsHistory {
-		return v.Job.Steps - v.Done
+		return v.Job.Steps - v.DoneAt(now)
 	}
-	return math.Max(p.lengthSec(v.Job)*v.Job.IsoRate-v.Done, v.Job.EpochSteps)
+	return math.Max(p.lengthSec(v.Job)*v.Job.IsoRate-v.DoneAt(now), v.Job.EpochSteps)
 }
 
 // History is the policy's H.
@@ -249,14 +322,23 @@ func (p *Policy) meets(v *policy.ColocView, now job.Time, f float64) bool {
 	if v.Job.Deadline == policy.NoDeadline {
 		return f > 0
 	}
-	return completion(now, p.remaining(v), v.Job.IsoRate*f) <= float64(v.Job.Deadline)
+	return completion(now, p.remaining(v, now), v.Job.IsoRate*f) <= float64(v.Job.Deadline)
 }
 
 // ScheduleColoc implements policy.ColocScheduler.
 func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	var d policy.ColocDecision
 	undone := map[int]bool{}
-	p.before, p.after = map[int][]float64{}, map[memoKey][]float64{}
+	if p.pred == nil {
+		p.pred, p.memo = map[predKey][]float64{}, map[memoKey]bool{}
+	}
+	// H's predictions are kept while H stays as it is: all dropped when it
+	// records an observation (below), and at every decision of a state
+	// built by hand.
+	if !st.Tracked || len(st.Observed) > 0 {
+		clear(p.pred)
+	}
+	clear(p.memo) // fits of this decision's jobs: they depend on the time
 	p.learnLengths(st)
 	// Lines 12-20: a finished observation is recorded in H, then every
 	// member's JCT is re-estimated from what was measured.
@@ -294,30 +376,28 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 			delete(p.pending, set)
 		}
 	}
-	free := policy.CopyFree(st.FreeGPUs)
-	// Sets a job may join this round, most utilised first (line 5).
-	var cands []*policy.ColocSet
-	for _, s := range st.Sets {
-		if _, busy := p.pending[s.ID]; busy || s.Observing || undone[s.ID] || len(s.Jobs) >= p.a.MaxShare {
-			continue
+	free := append(p.free[:0], st.FreeGPUs...) // policy.CopyFree into a kept buffer
+	defer func() { p.free = free[:0] }()
+	// Sets a job may join this round, most utilised first (line 5): the
+	// index, less the sets under observation and those just undone.
+	p.index(st)
+	left := len(p.idx.in)
+	for id := range p.pending {
+		if _, ok := p.idx.in[id]; ok {
+			left--
 		}
-		if s.CoreUtil > p.a.CoreThreshold || s.MemUtil > p.a.MemThreshold {
-			continue // Algorithm 2 line 4
-		}
-		if holdsPriority(st, s) {
-			continue // a high-priority job keeps its GPUs to itself (Sec. 4.2)
-		}
-		cands = append(cands, s)
 	}
-	slices.SortStableFunc(cands, func(a, b *policy.ColocSet) int {
-		if a.CoreUtil != b.CoreUtil {
-			if a.CoreUtil > b.CoreUtil {
-				return -1
+	for id := range undone {
+		if _, ok := p.idx.in[id]; ok {
+			if _, busy := p.pending[id]; !busy {
+				left--
 			}
-			return 1
 		}
-		return a.ID - b.ID
-	})
+	}
+	taken := func(s *policy.ColocSet) bool {
+		_, busy := p.pending[s.ID]
+		return busy || undone[s.ID]
+	}
 	nfree := 0
 	for _, f := range free {
 		nfree += len(f)
@@ -328,8 +408,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	if len(st.Sets) == 0 {
 		reserve = 0
 	}
-	memo := map[memoKey]bool{}
-	used, first, left := make([]bool, len(cands)), 0, len(cands)
+	memo := p.memo
 	for _, v := range st.Waiting() {
 		if left == 0 && nfree == 0 {
 			break // nothing left to place on
@@ -339,9 +418,12 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < reserve {
 			excl = -1 // the reserve is for high-priority jobs
 		}
-		for ci := first; ci < len(cands) && v.Job.Priority <= 0; ci++ { // high priority: exclusive (Sec. 4.2)
-			s := cands[ci]
-			if used[ci] || len(s.GPUs) != v.Job.Key.Scale || slices.Contains(p.tried[v.Job.ID], s.ID) {
+		var cands []*policy.ColocSet
+		if v.Job.Priority <= 0 { // high priority: exclusive (Sec. 4.2)
+			cands = p.idx.by[v.Job.Key.Scale]
+		}
+		for _, s := range cands {
+			if taken(s) || slices.Contains(p.tried[v.Job.ID], s.ID) {
 				continue
 			}
 			// Algorithm 2 lines 7-9: free memory after the members' peaks.
@@ -361,12 +443,9 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 			}
 			if ok {
 				d.Actions = append(d.Actions, policy.ColocAction{Kind: policy.ColocJoin, Job: v.Job.ID, Set: s.ID, Observe: true})
-				used[ci], left = true, left-1
-				for first < len(cands) && used[first] {
-					first++
-				}
-				p.pending[s.ID] = v.Job.ID
-				p.predict(st, s, v)
+				left--
+				p.pending[s.ID] = v.Job.ID // taken for the rest of the decision
+				p.logJoin(st, s, v)
 				placed = true
 				break
 			}
@@ -404,20 +483,14 @@ type memoKey struct {
 func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.ColocSet, alone bool) bool {
 	members, keys := p.mbuf[:0], p.kbuf[:0]
 	defer func() { p.mbuf, p.kbuf = members[:0], keys[:0] }()
-	for _, id := range s.Jobs {
-		m := st.View(id)
+	for _, m := range p.idx.members[s.ID] {
 		members = append(members, m)
 		keys = append(keys, m.Job.Key)
 	}
 	nBefore := len(members)
 	members = append(members, v)
 	keys = append(keys, v.Job.Key)
-	mk := memoKey{v.Job.Key, s.ID}
-	after, ok := p.after[mk]
-	if !ok {
-		after = p.h.Predict(keys)
-		p.after[mk] = after
-	}
+	after := p.predict(keys)
 	for i, m := range members {
 		if !p.meets(m, st.Now, after[i]) {
 			return false
@@ -426,11 +499,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	if !alone {
 		return true
 	}
-	before, ok := p.before[s.ID]
-	if !ok {
-		before = p.h.Predict(keys[:nBefore])
-		p.before[s.ID] = before
-	}
+	before := p.predict(keys[:nBefore])
 	// Eq. 1 relative to running v alone: energy of the set's GPUs (and
 	// its share of the server) until its last job ends, plus v's own GPUs
 	// when alone; average time per epoch of the affected jobs.
@@ -443,7 +512,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	var core float64
 	var tAfter, tBefore, tpeA, tpeB float64
 	for i, m := range members {
-		rem := p.remaining(m)
+		rem := p.remaining(m, st.Now)
 		tA := rem / (m.Job.IsoRate * after[i])
 		tAfter = math.Max(tAfter, tA)
 		tpeA += m.Job.EpochSteps / (m.Job.IsoRate * after[i])
@@ -454,7 +523,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 			tpeB += m.Job.EpochSteps / (m.Job.IsoRate * before[i])
 		}
 	}
-	tv := p.remaining(v) / v.Job.IsoRate
+	tv := p.remaining(v, st.Now) / v.Job.IsoRate
 	tpeB += v.Job.EpochSteps / v.Job.IsoRate
 	eShared := float64(setW(math.Min(core+v.Job.CoreAvg, 100), len(members))) * tAfter
 	eAlone := float64(setW(math.Min(core, 100), len(members)-1))*tBefore + float64(setW(v.Job.CoreAvg, 1))*tv
@@ -462,15 +531,38 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	return cost <= 1
 }
 
-// predict logs the factors H predicted for s with v joining (as fits used
+// predKey is a set's member keys in order (at most 8: Args.MaxShare).
+type predKey struct {
+	n int
+	k [8]gavel.Key
+}
+
+// predict is H's prediction for a set of keys in order, kept in pred
+// while H is unchanged (the same keys in the same order give the same
+// factors).
+func (p *Policy) predict(keys []gavel.Key) []float64 {
+	if len(keys) > len(predKey{}.k) {
+		return p.h.Predict(keys)
+	}
+	k := predKey{n: len(keys)}
+	copy(k.k[:], keys)
+	f, ok := p.pred[k]
+	if !ok {
+		f = p.h.Predict(keys)
+		p.pred[k] = f
+	}
+	return f
+}
+
+// logJoin logs the factors H predicted for s with v joining (as fits used
 // them).
-func (p *Policy) predict(st *policy.ColocState, s *policy.ColocSet, v *policy.ColocView) {
+func (p *Policy) logJoin(st *policy.ColocState, s *policy.ColocSet, v *policy.ColocView) {
 	pr := Prediction{Job: v.Job.ID, set: s.ID}
 	for _, id := range s.Jobs {
 		pr.Keys = append(pr.Keys, st.View(id).Job.Key)
 	}
 	pr.Keys = append(pr.Keys, v.Job.Key)
-	pr.Predicted = slices.Clone(p.after[memoKey{v.Job.Key, s.ID}])
+	pr.Predicted = slices.Clone(p.predict(pr.Keys))
 	p.Predictions = append(p.Predictions, pr)
 }
 

@@ -160,7 +160,7 @@ func TestLengthsFromHistory(t *testing.T) {
 	st := state(40, 20, policy.NoDeadline)
 	p.ScheduleColoc(st)
 	// Nothing completed: the prior, 1 h alone = 3,600 s x 10 steps/s.
-	if got := p.remaining(st.Jobs[0]); got != 36_000 {
+	if got := p.remaining(st.Jobs[0], st.Now); got != 36_000 {
 		t.Errorf("before any completion: %v steps left, want 36000 (the prior)", got)
 	}
 	// Job 1 (A, 1,000 steps at 10/s: 100 s alone) completes.
@@ -169,16 +169,16 @@ func TestLengthsFromHistory(t *testing.T) {
 	p.ScheduleColoc(st)
 	// Job 0: 100 s x 10/s = 1,000 predicted, 250 done: 750 left.
 	st.Jobs[0].Done = 250
-	if got := p.remaining(st.Jobs[0]); got != 750 {
+	if got := p.remaining(st.Jobs[0], st.Now); got != 750 {
 		t.Errorf("after one completion: %v steps left, want 750", got)
 	}
 	// Past its predicted length: one more epoch (10 steps).
 	st.Jobs[0].Done = 1200
-	if got := p.remaining(st.Jobs[0]); got != 10 {
+	if got := p.remaining(st.Jobs[0], st.Now); got != 10 {
 		t.Errorf("past the prediction: %v steps left, want one epoch (10)", got)
 	}
 	st.Jobs[0].Job.Steps = 5000 // its own count is never read
-	if got := p.remaining(st.Jobs[0]); got != 10 {
+	if got := p.remaining(st.Jobs[0], st.Now); got != 10 {
 		t.Errorf("own step count changed the prediction: %v", got)
 	}
 	if l := p.Lengths(); len(l) != 1 || l[0].Job != 1 || l[0].PredictedS != 3600 || l[0].ActualS != 100 {
@@ -186,7 +186,7 @@ func TestLengthsFromHistory(t *testing.T) {
 	}
 	// Given lengths read the job.
 	g := newPolicy(t)
-	if got := g.remaining(st.Jobs[0]); got != 3800 {
+	if got := g.remaining(st.Jobs[0], st.Now); got != 3800 {
 		t.Errorf("given lengths: %v steps left, want 5000-1200", got)
 	}
 }
