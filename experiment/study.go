@@ -40,9 +40,10 @@ type Env struct {
 	// Note, if set, receives one-line notes about what is about to run.
 	Note func(format string, args ...any)
 	// RunProgress, if set, is told how far one long run has got (done of
-	// total, in the run's own units: jobs ended), so that a run of minutes
-	// shows a sign of life between finished runs.
-	RunProgress func(what string, done, total int)
+	// total, in the run's own units, which unit names: "jobs ended",
+	// "slots"), so that a run of minutes shows a sign of life between
+	// finished runs.
+	RunProgress func(what string, done, total int, unit string)
 	// SolverLog, if set, receives the MILP solver's log of every solve
 	// (CE-DLA in slotted scenarios); it must serialise concurrent Writes.
 	SolverLog io.Writer

@@ -133,6 +133,16 @@ func Read(r io.Reader, file, column, unit string, neg bool) (*Series, error) {
 	return s, nil
 }
 
+// TimeMin and TimeMax bound the hours of a series and a start: from the
+// Unix epoch to before 2100 (the window of every dated input: Philly
+// tables, Kubernetes dumps, Prometheus answers). A year-1 or year-9999 row
+// would otherwise stretch a series over millennia of filled gaps or make
+// its hours wrap.
+var (
+	TimeMin = time.Unix(0, 0).UTC()
+	TimeMax = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 func parseHour(v string) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	for _, layout := range []string{"2006-01-02 15:04:05-07:00", time.DateTime} {
@@ -140,6 +150,9 @@ func parseHour(v string) (time.Time, error) {
 			t = t.UTC()
 			if t.Minute() != 0 || t.Second() != 0 {
 				return time.Time{}, fmt.Errorf("%q is not on the hour", v)
+			}
+			if t.Before(TimeMin) || !t.Before(TimeMax) {
+				return time.Time{}, fmt.Errorf("%q is outside 1970-01-01 00:00:00..2100-01-01 00:00:00 (UTC; exclusive end)", v)
 			}
 			return t, nil
 		}

@@ -103,6 +103,11 @@ func TestReadErrors(t *testing.T) {
 	if _, err := Read(strings.NewReader(head+"2023-01-01 00:00:00,100000\n2023-01-01 01:00:00,-100000\n"), "p.csv", PriceColumn, "", true); err != nil {
 		t.Errorf("prices at the bounds: %v", err)
 	}
+	for _, in := range []string{"1970-01-01 00:00:00,1\n", "2099-12-31 23:00:00,1\n"} {
+		if _, err := Read(strings.NewReader(head+in), "p.csv", PriceColumn, "", true); err != nil {
+			t.Errorf("an hour at the window's edge: %v", err)
+		}
+	}
 	for _, c := range []struct{ in, col, want string }{
 		{head + "2023-01-01 00:00:00,1\n2023-01-01 05:00:00,4\n", PriceColumn, "p.csv:3: column Datetime (UTC): 4 hours missing"},
 		{head + "2023-01-01 01:00:00,1\n2023-01-01 00:00:00,4\n", PriceColumn, "p.csv:3: column Datetime (UTC)"},
@@ -116,6 +121,12 @@ func TestReadErrors(t *testing.T) {
 		{head + "2023-01-01 00:00:00,1e308\n", PriceColumn, "p.csv:2: column Price (USD/MWh): 1e308  is beyond the physical range (at most 100000"},
 		{head + "2023-01-01 00:00:00,1\n2023-01-01 01:00:00,-100001\n", PriceColumn, "p.csv:3: column Price (USD/MWh): -100001"},
 		{"Datetime (UTC),Carbon Intensity gCO₂eq/kWh (LCA)\n2023-01-01 00:00:00,5001\n", LCAColumn, "p.csv:2: column Carbon Intensity gCO₂eq/kWh (LCA): 5001"},
+		// Hours outside 1970..2100 (issue 40): a series of year 1 or
+		// 9999 alone used to be read.
+		{head + "0001-01-01 00:00:00,1\n", PriceColumn, `p.csv:2: column Datetime (UTC): "0001-01-01 00:00:00" is outside 1970-01-01 00:00:00..2100-01-01 00:00:00`},
+		{head + "1969-12-31 23:00:00,1\n", PriceColumn, `p.csv:2: column Datetime (UTC): "1969-12-31 23:00:00" is outside`},
+		{head + "2099-12-31 23:00:00,1\n2100-01-01 00:00:00,1\n", PriceColumn, `p.csv:3: column Datetime (UTC): "2100-01-01 00:00:00" is outside`},
+		{head + "9999-12-31 23:00:00,1\n", PriceColumn, `p.csv:2: column Datetime (UTC): "9999-12-31 23:00:00" is outside`},
 	} {
 		_, err := Read(strings.NewReader(c.in), "p.csv", c.col, "", c.col == PriceColumn)
 		var pe *trace.ParseError

@@ -38,6 +38,13 @@ type GPUModel struct {
 	// between. Without it a GPU with any allocation draws its TDP (the PWR
 	// model, pwr-fgd eq. 2).
 	Curve []CurvePoint `yaml:"curve,omitempty"`
+	// BusyW, when given, is the model's measured average power while it
+	// runs work at its default clocks and power limit (the mean over
+	// public workloads), with BusySource saying where it comes from: the
+	// busy power of the measured alternative to PWR's full-TDP reading
+	// (MeasuredBusy, docs/power-models.md).
+	BusyW      Watts  `yaml:"busy_w,omitempty" json:",omitempty"`
+	BusySource string `yaml:"busy_source,omitempty" json:",omitempty"`
 	// Speed is the model's relative throughput per workload class (nil,
 	// or a class left out: unknown). A job whose duration was measured on
 	// model R runs duration x speed(R)/speed(placed) on another model
@@ -145,6 +152,33 @@ func (g *GPUModel) At(u float64) Watts {
 		return py
 	}
 	return py + Watts((u-px)/(1-px))*(g.TDPW-py)
+}
+
+// BusyShare is the smallest allocated share of a GPU (one milli-GPU, the
+// unit of job.Demand) at which MeasuredBusy's curve reaches the busy power.
+const BusyShare = 0.001
+
+// MeasuredBusy is the catalog with PWR's full-TDP reading replaced by the
+// measured busy power: every GPU model without a curve gets the curve
+// {BusyShare: busy_w, 1: busy_w}, so a GPU with any allocation draws
+// busy_w and an idle one idle_w (PWR's step, at the measured level). A
+// model with its own measured curve keeps it. A model without busy_w and
+// without a curve is an error naming it.
+func (c *Catalog) MeasuredBusy() (*Catalog, error) {
+	out := &Catalog{GPUs: slices.Clone(c.GPUs), CPUs: slices.Clone(c.CPUs), Aliases: slices.Clone(c.Aliases)}
+	for i, g := range out.GPUs {
+		if len(g.Curve) > 0 {
+			continue
+		}
+		if g.BusyW == 0 {
+			return nil, fmt.Errorf("power_model measured-busy: gpus[%d] (%s) has no busy_w: give its measured busy power (busy_w, busy_source) or a curve", i, g.Name)
+		}
+		out.GPUs[i].Curve = []CurvePoint{{Share: BusyShare, Watts: g.BusyW}, {Share: 1, Watts: g.BusyW}}
+	}
+	if err := out.index(); err != nil {
+		return nil, fmt.Errorf("power_model measured-busy: %w", err)
+	}
+	return out, nil
 }
 
 // CPUModel describes one CPU model (one socket).
@@ -276,6 +310,10 @@ func checkGPU(i int, g GPUModel) error {
 		return fmt.Errorf("gpus[%d] (%s).curve: want shares strictly increasing in (0, 1] and finite watts from idle_w to tdp_w, not decreasing", i, g.Name)
 	case g.Source == "":
 		return fmt.Errorf("gpus[%d] (%s).source: empty", i, g.Name)
+	case g.BusyW != 0 && (!(g.BusyW >= g.IdleW && g.BusyW <= g.TDPW) || g.BusySource == ""):
+		return fmt.Errorf("gpus[%d] (%s).busy_w: %v, want idle_w <= busy_w <= tdp_w (%v..%v) and a busy_source", i, g.Name, g.BusyW, g.IdleW, g.TDPW)
+	case g.BusyW == 0 && g.BusySource != "":
+		return fmt.Errorf("gpus[%d] (%s).busy_source: given without busy_w", i, g.Name)
 	}
 	if err := g.Speed.check(fmt.Sprintf("gpus[%d] (%s)", i, g.Name)); err != nil {
 		return err

@@ -50,7 +50,7 @@ var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
 // shards' input hashes.
 func TestInputsListEveryFileField(t *testing.T) {
 	notInputs := []string{
-		"name", "description", "mode", "compat", "trace.reference_gpu",
+		"name", "description", "mode", "compat", "trace.reference_gpu", "power_model",
 		"policies[].name", "policies[].scorers[].policy",
 		"hpc.systems[].name", "hpc.systems[].policy", "hpc.systems[].predictions",
 		"elastic.start", "elastic.systems[].name", "elastic.systems[].policy", "elastic.systems[].predictions",

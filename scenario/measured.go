@@ -2,8 +2,10 @@ package scenario
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/wattsched/wattsched/grid"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/power/prom"
 	"github.com/wattsched/wattsched/userfile"
@@ -42,14 +44,25 @@ type MeasuredSpec struct {
 const startLayout = "2006-01-02 15:04:05"
 
 func parseStart(s string) (time.Time, error) {
-	if t, err := time.Parse(startLayout, s); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := time.Parse(startLayout, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q, want \"YYYY-MM-DD hh:mm:ss\" (UTC) or RFC 3339", s)
+		if t, err = time.Parse(time.RFC3339, s); err != nil {
+			return time.Time{}, fmt.Errorf("%q, want \"YYYY-MM-DD hh:mm:ss\" (UTC) or RFC 3339", s)
+		}
 	}
-	return t.UTC(), nil
+	if t = t.UTC(); t.Before(grid.TimeMin) || !t.Before(grid.TimeMax) {
+		return time.Time{}, fmt.Errorf("%q is outside 1970-01-01 00:00:00..2100-01-01 00:00:00 (UTC; exclusive end)", s)
+	}
+	return t, nil
+}
+
+// checkStart adds a problem when a start time (grid.start, elastic.start)
+// that parses lies outside 1970..2100; one that does not parse is left to
+// its reader, whose message names the layout it wants.
+func checkStart(field, v string, bad *problems) {
+	if _, err := parseStart(v); err != nil && strings.Contains(err.Error(), "is outside") {
+		bad.add("%s: %v", field, err)
+	}
 }
 
 func (m *MeasuredSpec) validate(s *Scenario, bad *problems) {

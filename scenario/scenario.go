@@ -98,6 +98,11 @@ type Scenario struct {
 	// name GPU models).
 	Catalog  string      `yaml:"catalog" json:"catalog,omitempty"`
 	Hardware *hw.Catalog `yaml:"hardware" json:"hardware,omitempty"`
+	// PowerModel is the GPU power model of modes inflation and replay:
+	// "pwr" (default: the paper's, a GPU with any allocation draws its
+	// TDP, pwr-fgd eq. 2) or "measured-busy" (it draws the catalog's
+	// measured busy_w instead; docs/power-models.md).
+	PowerModel string `yaml:"power_model" json:"power_model,omitempty"`
 	// Grid prices the energy of every run in money and carbon (modes
 	// replay, hpc, elastic and coloc; default: the embedded US-NY-NYIS 2023
 	// series from 2023-01-01 00:00 UTC). Mode inflation, whose load levels
@@ -276,7 +281,8 @@ func (s *Scenario) Account() (*grid.Account, error) {
 }
 
 // HardwareCatalog is base with the models of the scenario's catalog file
-// and hardware section added (base itself when it has neither).
+// and hardware section added (base itself when it has neither), with
+// power_model measured-busy applied (hw.Catalog.MeasuredBusy).
 func (s *Scenario) HardwareCatalog(base *hw.Catalog) (*hw.Catalog, error) {
 	c := base
 	if s.Catalog != "" {
@@ -294,8 +300,17 @@ func (s *Scenario) HardwareCatalog(base *hw.Catalog) (*hw.Catalog, error) {
 			return nil, err
 		}
 	}
+	if s.PowerModel == PowerModelMeasuredBusy {
+		return c.MeasuredBusy()
+	}
 	return c, nil
 }
+
+// Power models (Scenario.PowerModel).
+const (
+	PowerModelPWR          = "pwr"
+	PowerModelMeasuredBusy = "measured-busy"
+)
 
 func (s *Scenario) defaults() {
 	if s.Mode == "" {
@@ -377,6 +392,14 @@ func (s *Scenario) Validate() error {
 	if s.HPC != nil && s.Mode != HPC {
 		bad.add("hpc: only for mode hpc")
 	}
+	switch s.PowerModel {
+	case "", PowerModelPWR, PowerModelMeasuredBusy:
+	default:
+		bad.add("power_model: %q, want %s (default) or %s", s.PowerModel, PowerModelPWR, PowerModelMeasuredBusy)
+	}
+	if !taskMode && s.PowerModel != "" {
+		bad.add("power_model: only for modes inflation and replay (mode %s runs its paper's power model)", s.Mode)
+	}
 	if !taskMode && (s.Catalog != "" || s.Hardware != nil) {
 		bad.add("catalog, hardware: only for modes inflation and replay (mode %s runs its paper's hardware)", s.Mode)
 	}
@@ -399,6 +422,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Mode == Slotted && s.PowerLimit != nil {
 		bad.add("power_limit: not used by mode slotted (CE-DLA plans under a price, not a power limit)")
+	}
+	if s.Grid != nil && s.Grid.Start != "" {
+		checkStart("grid.start", s.Grid.Start, &bad)
 	}
 	if s.Mode == Slotted && s.Grid != nil && s.Grid.PUE != 0 {
 		bad.add("grid.pue: not used by mode slotted (cost and carbon are on the IT energy)")

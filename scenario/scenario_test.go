@@ -25,6 +25,13 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"explicit zero seeds", "name: x\ntrace: {pods: default}\nseeds: 0\n" + pol, "line 3: seeds: 0"},
 		{"NaN target", "name: x\ntrace: {pods: default}\ntarget: .nan\n" + pol, "target: NaN"},
 		{"bad mode", "name: x\nmode: slottted\n", "mode: \"slottted\""},
+		{"bad power model", "name: x\ntrace: {pods: default}\npower_model: tdp\n" + pol, "power_model: \"tdp\", want pwr (default) or measured-busy"},
+		{"power model in mode hpc", "name: x\nmode: hpc\nhpc: {swf: nasa-ipsc}\npower_model: measured-busy\n", "power_model: only for modes inflation and replay"},
+		// Start times outside 1970..2100 (issue 40).
+		{"grid.start in 1900", "name: x\ntrace: {pods: default}\n" + pol + "grid: {start: \"1900-01-01 00:00:00\"}\n", `grid.start: "1900-01-01 00:00:00" is outside 1970-01-01 00:00:00..2100-01-01 00:00:00`},
+		{"grid.start in 2100", "name: x\ntrace: {pods: default}\n" + pol + "grid: {start: \"2100-01-01 00:00:00\"}\n", `grid.start: "2100-01-01 00:00:00" is outside`},
+		{"elastic.start in 9999", "name: x\nmode: elastic\nelastic: {jobs: j.csv, start: \"9999-01-01 00:00:00\", systems: [{name: G, policy: gandiva}]}\n", `elastic.start: "9999-01-01 00:00:00" is outside`},
+		{"measured.start in year 1", "name: x\ntrace: {pods: default}\n" + pol + "power_limit: {watts: 1e6}\nmeasured: {file: m.json, start: \"0001-01-01T00:00:00Z\"}\n", `measured.start: "0001-01-01T00:00:00Z" is outside`},
 		{"slotted missing", "name: x\nmode: slotted\n", "slotted: missing (mode slotted needs a slotted section)"},
 		{"slotted unknown field", "name: x\nslotted: {jobs: {count: 5}, slot_minutes: 5}\n", "field slot_minutes not found"},
 		{"slotted jobs unknown field", "name: x\nslotted: {jobs: {count: 5, seed: 3}}\n", "field seed not found"},
@@ -312,6 +319,19 @@ policies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]
 	}
 	if _, err := scenario.Parse([]byte("name: x\nmode: hpc\nhardware: {gpus: []}\nhpc: {}\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "hardware: only for modes inflation and replay") {
 		t.Errorf("hardware in mode hpc: %v", err)
+	}
+	// power_model measured-busy: the catalog's V100 draws its busy_w
+	// (172.1 W) at any allocation instead of its 300 W TDP; the scenario's
+	// own models need a busy_w too.
+	os.WriteFile(path, []byte("name: hw\nmode: inflation\nseeds: 1\ntrace: {pods: default}\npower_model: measured-busy\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
+	if s, err = scenario.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = s.HardwareCatalog(hw.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.GPU("V100M16"); v.At(0.5) != 172.1 {
+		t.Errorf("measured-busy V100M16 at half a GPU: %v W, want its busy_w 172.1", v.At(0.5))
 	}
 	os.WriteFile(path, []byte("name: hw\nmode: inflation\nseeds: 1\ntrace: {pods: default}\ncatalog: missing.yaml\npolicies: [{name: PWR, scorers: [{policy: pwr, weight: 1}]}]\n"), 0o644)
 	s, err = scenario.Load(path)

@@ -314,6 +314,9 @@ func (e *ElasticSpec) validate(bad *problems) {
 	if e.Start != "" && e.Jobs == PhillyDay {
 		bad.add("elastic.start: only for a Philly job table file")
 	}
+	if e.Start != "" {
+		checkStart("elastic.start", e.Start, bad)
+	}
 	if e.Hours != 24 && e.Jobs == PhillyDay { // 24 is the default
 		bad.add("elastic.hours: %v: only for a Philly job table file (philly-day is its one day, 24 h; the hours were ignored)", e.Hours)
 	}

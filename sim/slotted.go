@@ -50,6 +50,11 @@ type SlottedOptions struct {
 	Reading policy.PlanReading
 	// Record, if set, receives each slot's per-node states.
 	Record func(slot int, nodes []SlotNode)
+	// Progress, if set, is called each time another twentieth of the
+	// slots has been applied (with the slots done and Slots): a long
+	// run's sign of life, decided by the slots, never by the clock. It
+	// changes nothing the run computes.
+	Progress func(done, total int)
 }
 
 // SlotNode is one node's state in a slot.
@@ -246,6 +251,9 @@ func RunSlotted(o SlottedOptions) (*SlottedResult, error) {
 		}
 		if o.Record != nil {
 			o.Record(h, nodes)
+		}
+		if done := h + 1; o.Progress != nil && done*20/o.Slots != h*20/o.Slots {
+			o.Progress(done, o.Slots)
 		}
 	}
 	for _, j := range jobs {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/policy"
 )
@@ -208,5 +209,43 @@ func TestSlottedReading(t *testing.T) {
 	o.Reading = "spread"
 	if _, err := RunSlotted(o); err == nil {
 		t.Error(`reading "spread" ran`)
+	}
+}
+
+// TestSlottedProgress: Progress is called each time another twentieth of
+// the slots is applied (50 slots: after slots 3, 5, 8, 10, ..., 50, the
+// first done*20/50 that passes each multiple of 50), the last call says
+// every slot is done, and the result is the same with and without it.
+func TestSlottedProgress(t *testing.T) {
+	const slots = 50
+	run := func(progress func(done, total int)) *SlottedResult {
+		t.Helper()
+		p := &fixed{}
+		for range slots {
+			p.slots = append(p.slots, dec([]int{1, 1}, []policy.SlotRun{{Job: 5, Type: 0}}, []int{0, 1}, []float64{0, 10}))
+		}
+		o := opts(p, []policy.SlotJob{{ID: 5, Model: 0, Arrival: 0, Deadline: 60, Epochs: 30}}, []float64{10}, slots)
+		o.Progress = progress
+		r, err := RunSlotted(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	var calls [][2]int
+	with := run(func(done, total int) { calls = append(calls, [2]int{done, total}) })
+	without := run(nil)
+	if len(calls) != 20 {
+		t.Fatalf("%d progress calls, want 20 (one per twentieth of %d slots): %v", len(calls), slots, calls)
+	}
+	for k, c := range calls {
+		// The k-th twentieth (k+1)/20 of 50 slots is passed at slot
+		// ceil(50(k+1)/20).
+		if want := (slots*(k+1) + 19) / 20; c != [2]int{want, slots} {
+			t.Errorf("call %d: %v, want [%d %d]", k, c, want, slots)
+		}
+	}
+	if diff := cmp.Diff(without, with, cmp.AllowUnexported(SlottedResult{}, Ledger{}, component{})); diff != "" {
+		t.Errorf("result with progress differs (-without +with):\n%s", diff)
 	}
 }

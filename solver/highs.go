@@ -64,6 +64,7 @@ import (
 // extern const HighsInt kHighsModelStatusTimeLimit;
 // extern const HighsInt kHighsModelStatusIterationLimit;
 // HighsInt Highs_run(void* highs);
+// void Highs_destroy(void* highs);
 // void Highs_resetGlobalScheduler(const HighsInt blocking);
 // HighsInt Highs_setSolution(void* highs, const double* col_value, const double* row_value, const double* col_dual, const double* row_dual);
 // HighsInt Highs_getModelStatus(const void* highs);
@@ -93,6 +94,20 @@ type highsSolver struct{}
 // go.mod; TestHiGHSHandle checks it.
 func handle(raw *highs.RawModel) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(raw))
+}
+
+// destroy frees raw's HiGHS object at once, not when the garbage
+// collector finalises raw (the binding's finaliser): the collector sees
+// only the small Go value, so the C side of every solve (the model, its
+// factors, a MILP's search) stayed allocated until a collection that a
+// small Go heap reaches rarely; a slotted run of 100 jobs grew to 437 MB
+// (docs/performance.md). The results are copied out before.
+func destroy(raw *highs.RawModel) {
+	runtime.SetFinalizer(raw, nil)
+	if h := handle(raw); h != nil {
+		C.Highs_destroy(h)
+	}
+	*(*unsafe.Pointer)(unsafe.Pointer(raw)) = nil
 }
 
 // numCols returns the number of columns HiGHS holds for raw, read through
@@ -321,6 +336,7 @@ func (m *Model) runHiGHSHere(limit time.Duration, o Options, relax bool) (Result
 	// Options first: HiGHS prints its banner on stdout when a model is
 	// passed with output on.
 	raw := highs.NewRawModel()
+	defer destroy(raw)
 	logPath, err := setHiGHSOptions(raw, limit, o)
 	if logPath != "" {
 		defer os.Remove(logPath)

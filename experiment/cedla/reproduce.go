@@ -132,10 +132,7 @@ func SweepLoads(quick bool) (int, []float64) {
 
 // Reproduce runs the study.
 func Reproduce(version string, tb *Table, o Options) (*Reproduction, *Setup, error) {
-	count, slots, look, every := 40, 672, 48, 4
-	if o.Quick {
-		count, slots, look, every = 10, 96, 24, 4
-	}
+	count, slots, look, every := studySize(o.Quick)
 	ps, cs, err := Grid()
 	if err != nil {
 		return nil, nil, err
@@ -648,6 +645,9 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	seeds := st.seeds
 	if st.quick {
 		seeds = 1
+	}
+	if err := EstimateStudy(st.quick, seeds, env.Workers).Check(env.MaxMemory); err != nil {
+		return nil, err
 	}
 	env.Notef("CE-DLA reproduction: %d runs (5 systems, %d seeds)", len(Cases(Options{Quick: st.quick, Seeds: seeds})), seeds)
 	rep, s, err := Reproduce(env.Version, tb, Options{Quick: st.quick, Seeds: seeds, Workers: env.Workers, Progress: env.Progress, Price: ps, Carbon: cs})

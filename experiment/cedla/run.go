@@ -69,18 +69,13 @@ func NewSetupGrid(tb *Table, count, slots, lookahead, every int, seed uint64, ps
 		mean += p / float64(slots)
 	}
 	s := &Setup{Count: count, Slots: slots, Lookahead: lookahead, Every: every, RestartSeconds: 60, Derived: d, Fitted: f,
-		Price: price, Carbon: carbon, Args: pcedla.Args{}.Default(), Solver: solver.HiGHS()}
+		Price: price, Carbon: carbon, Solver: solver.HiGHS()}
 	// The costs the paper leaves open (docs/policies/cedla.md): a restart
 	// costs its lost minute of a 250 W node at the week's mean price; a
 	// turn-on half an hour of idle draw at that price.
 	s.Restart = 250 * s.RestartSeconds / 3.6e9 * mean
 	s.TurnOn = float64(d.Idle[0]) * 1800 / 3.6e9 * mean
-	// Relax and fix: the slots applied before the next plan are binary.
-	s.Args.BinarySlots = every
-	// The window's first 4 hours slot by slot, the rest in blocks of an
-	// hour (the price's step): about half the solve time
-	// (docs/policies/cedla.md).
-	s.Args.BlockAfter, s.Args.BlockSlots = 16, 4
+	s.Args = studyArgs(every)
 	// Carbon is priced by the engine's hourly ledger against the 2021 week.
 	s.Account = &grid.Account{Price: ps, Carbon: cs, Start: ps.Start, PUE: 1}
 	return s, nil
@@ -207,7 +202,7 @@ func (s *Setup) RunReadings(c Case, readings []policy.PlanReading) ([]*Metrics, 
 	var out []*Metrics
 	for _, r := range readings {
 		c.Reading = r
-		mt, err := s.RunPlanner(c, m, w, memo, every, look, start)
+		mt, err := s.RunPlanner(c, m, w, memo, every, look, start, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -253,12 +248,13 @@ func (mm *Memo) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 // RunPlanner runs planner p, which re-plans every `every` slots over a
 // window of look slots (the one-slot heuristics: 1 and 1), on workload w
 // and cluster m (the study's or a scenario's) and measures it; start is
-// when the run began (for the printed wall time only).
-func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.SlotPlanner, every, look int, start time.Time) (*Metrics, error) {
+// when the run began (for the printed wall time only); progress, if set,
+// is told each twentieth of the slots done (sim.SlottedOptions.Progress).
+func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.SlotPlanner, every, look int, start time.Time, progress func(done, total int)) (*Metrics, error) {
 	var err error
 	boot := hw.Joules(float64(s.Derived.Idle[0]) * 120)
 	r, err := sim.RunSlotted(sim.SlottedOptions{Models: m, Truth: s.Derived.Truth(s.RestartSeconds, boot), Jobs: w.Jobs, Load: w.Load,
-		Price: s.Price, Slots: s.Slots, Lookahead: look, Every: every, Planner: p, Reading: c.reading()})
+		Price: s.Price, Slots: s.Slots, Lookahead: look, Every: every, Planner: p, Reading: c.reading(), Progress: progress})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Label(), err)
 	}

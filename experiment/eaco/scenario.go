@@ -132,7 +132,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		o := opts
 		if env.RunProgress != nil && len(jobs) >= progressJobs {
 			what := fmt.Sprintf("%s seed %d", sys.Name, seed)
-			o.Progress = func(ended, total int) { env.RunProgress(what, ended, total) }
+			o.Progress = func(ended, total int) { env.RunProgress(what, ended, total, "jobs ended") }
 		}
 		r, err := e.RunOneWith(env.Registries, sys.Policy, raw, c.Nodes, seed, jobs, o)
 		if err != nil {

@@ -35,6 +35,12 @@ type Point struct {
 	// row: the error by setting groups on them.
 	Knob      string
 	KnobValue float64
+	// Series names the measured curve a row belongs to where a model is
+	// fitted per curve (Perseus: "stage 0 forward"); "" otherwise.
+	Series string
+	// Device identifies the GPU a row was measured on where the source
+	// names it (Longhorn: the uuid column); "" otherwise.
+	Device string
 	// Watts is the measured average power of one GPU.
 	Watts float64
 }
@@ -45,6 +51,10 @@ type source struct {
 	// workload gives a row's workload from its fields by column name.
 	workload func(get func(string) string) string
 	setting  func(get func(string) string) string
+	// series gives a row's curve (nil: none); deviceCol is the column
+	// naming the GPU ("" when none).
+	series    func(get func(string) string) string
+	deviceCol string
 	// knobCol is the column of the swept setting ("" when none) and
 	// knob its name with unit.
 	knobCol, knob string
@@ -86,8 +96,11 @@ func sources() []source {
 		out = append(out, source{name: "perseus-sosp24-dvfs", file: "perseus-sosp24-dvfs/stage_profile/" + f.model + "+" + f.tag + "_bf16.csv", gpu: f.gpu,
 			cols:     []string{"stage", "instruction", "frequency", "time", "energy"},
 			workload: func(func(string) string) string { return f.model },
-			setting:  func(get func(string) string) string { return get("frequency") + " MHz" },
-			knobCol:  "frequency", knob: "frequency MHz",
+			series: func(get func(string) string) string {
+				return "stage " + strings.TrimSpace(get("stage")) + " " + strings.TrimSpace(get("instruction"))
+			},
+			setting: func(get func(string) string) string { return get("frequency") + " MHz" },
+			knobCol: "frequency", knob: "frequency MHz",
 			watts: func(get func(string) string) (float64, string, error) {
 				e, err := strconv.ParseFloat(strings.TrimSpace(get("energy")), 64)
 				if err != nil {
@@ -104,10 +117,11 @@ func sources() []source {
 			}})
 	}
 	// Sinha et al. (SC'22) / PAL (SC'24): per-device power of TACC
-	// Longhorn's V100s under SGEMM, ResNet and BERT.
-	for _, f := range []struct{ exp, col string }{{"sgemm", "pwr"}, {"resnet", "mean_pwr"}, {"bert", "mean_pwr"}} {
+	// Longhorn's V100s under SGEMM, ResNet, BERT and PageRank (the uuid
+	// column names the GPU).
+	for _, f := range []struct{ exp, col string }{{"sgemm", "pwr"}, {"resnet", "mean_pwr"}, {"bert", "mean_pwr"}, {"pagerank", "pwr"}} {
 		out = append(out, source{name: "gpu-variability-pal", file: "gpu-variability-pal/longhorn/" + f.exp + "-longhorn-agg.csv", gpu: "V100-Longhorn",
-			cols:     []string{"exp", f.col},
+			cols: []string{"exp", "uuid", f.col}, deviceCol: "uuid",
 			workload: func(get func(string) string) string { return get("exp") },
 			setting:  func(func(string) string) string { return "" },
 			watts:    col(f.col)})
@@ -160,6 +174,14 @@ func (s source) read(dir string) ([]Point, error) {
 			return nil, fmt.Errorf("read %s line %d field %s: power %v W, want a finite number > 0", s.file, line, field, w)
 		}
 		pt := Point{Source: s.name, File: s.file, Line: line, GPU: s.gpu, Workload: s.workload(get), Setting: s.setting(get), Watts: w}
+		if s.series != nil {
+			pt.Series = s.series(get)
+		}
+		if s.deviceCol != "" {
+			if pt.Device = strings.TrimSpace(get(s.deviceCol)); pt.Device == "" {
+				return nil, fmt.Errorf("read %s line %d field %s: empty, want the GPU's identifier", s.file, line, s.deviceCol)
+			}
+		}
 		if s.knobCol != "" {
 			v, err := strconv.ParseFloat(strings.TrimSpace(get(s.knobCol)), 64)
 			if err == nil && !(v > 0 && !math.IsInf(v, 0)) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
@@ -22,66 +23,6 @@ import (
 // --traces is not given: the shared traces folder beside the repository,
 // relative to the working directory (the repository root).
 const DefaultTraces = "../shared/traces"
-
-// catalogGPU maps a source's GPU name to the catalog entry that describes
-// it ("": the catalog has none, so no catalog-based model covers it).
-var catalogGPU = map[string]string{
-	// Zeus' V100: the README does not give the memory size; both catalog
-	// V100 entries carry the same idle and TDP figures.
-	"V100": "V100M32",
-	"P100": "P100",
-	// Perseus' A100 SXM 80 GB profiles; the catalog's A100 is pwr-fgd's
-	// G3 GPU (400 W, the SXM part).
-	"A100-SXM": "A100",
-	// TACC Longhorn's V100 SXM2 16 GB.
-	"V100-Longhorn": "V100M16",
-	"A40":           "",
-	"RTX6000":       "",
-}
-
-// Model is a power model checked by the study: the watts it predicts for
-// one measured point of a busy GPU.
-type Model struct {
-	Name, Equation string
-	// Predict gives the predicted watts, or ok=false when the model does
-	// not cover the point's GPU (why says so).
-	Predict func(cat *hw.Catalog, p Point) (w float64, ok bool, why string, err error)
-}
-
-// Models are the power models the study checks, in report order.
-func Models() []Model {
-	return []Model{{
-		Name:     "pwr",
-		Equation: "pwr-fgd eq. 2: a GPU with any allocation draws its catalog TDP (package power, policy/pwr)",
-		Predict: func(cat *hw.Catalog, p Point) (float64, bool, string, error) {
-			name, known := catalogGPU[p.GPU]
-			if !known {
-				return 0, false, "", fmt.Errorf("%s line %d field gpu: GPU model %q has no catalog mapping", p.File, p.Line, p.GPU)
-			}
-			if name == "" {
-				return 0, false, "the catalog has no entry for " + p.GPU, nil
-			}
-			g, err := cat.GPU(name)
-			if err != nil {
-				return 0, false, "", fmt.Errorf("%s line %d field gpu: %s (mapped to catalog GPU %s): %w", p.File, p.Line, p.GPU, name, err)
-			}
-			return float64(g.TDPW), true, "", nil
-		},
-	}}
-}
-
-// Untested are the parts of the models no public measurement found here
-// can check: listed in every result, never dropped silently.
-var Untested = []string{
-	"pwr at partial allocation (a GPU shared by fractional tasks, pwr-fgd's GPU sharing): no public per-GPU power measured under fractional allocation was found",
-	"power under MIG partitions: no public measurement found",
-	"power under time-sliced sharing (co-located jobs, EaCO): no public measurement found",
-	"idle power (pwr-fgd eq. 2's idle term): the shared measurements hold no idle readings; the catalog's measured idle figures (Vadari) are the catalog's own values, so comparing them with the model would be a check that cannot fail",
-	"CPU power (pwr-fgd eq. 1): no public per-socket measurement in the shared traces",
-	"catalog curves (hw curve): the embedded catalog has none, and at full allocation a curve gives TDP, the pwr prediction",
-	"PowerFlow's DVFS equations (power.DVFSParams, eqs. 6-15): not mapped in this version; their parameters are fitted per DNN and GPU type (fit.FitEnergy) on profiles whose power-vs-frequency response comes from these same Perseus A100 stage profiles (perf/data), so a check on them would be in-sample; the Perseus A40 profiles are out of sample",
-	"TSMVA's forests and CE-DLA's per-type fits: not mapped in this version",
-}
 
 // Study is `wattsched validate power`.
 type Study struct {
@@ -147,7 +88,10 @@ type Result struct {
 	Uncovered []string
 	Untested  []string
 	Sources   []string
-	points    []scored
+	// Busy is the measured busy power fitted on all the points: the
+	// figures behind the catalog's busy_w.
+	Busy   *BusyFit
+	points []scored
 }
 
 type scored struct {
@@ -183,22 +127,23 @@ func Measure(dir string, cat *hw.Catalog) (*Result, error) {
 	}
 	uncovered := map[string]bool{}
 	for _, m := range Models() {
-		for _, p := range pts {
-			w, ok, why, err := m.Predict(cat, p)
-			if err != nil {
-				return nil, fmt.Errorf("validate power: %s: %w", m.Name, err)
-			}
-			if !ok {
-				uncovered[m.Name+" on "+p.GPU+": "+why] = true
-				continue
-			}
-			res.points = append(res.points, scored{p, m.Name, w})
+		sc, unc, err := m.score(cat, pts)
+		if err != nil {
+			return nil, fmt.Errorf("validate power: %s: %w", m.Name, err)
+		}
+		res.points = append(res.points, sc...)
+		for _, u := range unc {
+			uncovered[m.Name+" on "+u] = true
 		}
 	}
 	for u := range uncovered {
 		res.Uncovered = append(res.Uncovered, u)
 	}
 	slices.Sort(res.Uncovered)
+	var err error
+	if res.Busy, err = FitBusy(cat, pts); err != nil {
+		return nil, fmt.Errorf("validate power: %w", err)
+	}
 	res.Rows = rows(res.points)
 	res.BySetting = bySetting(res.points)
 	return res, nil
@@ -298,6 +243,7 @@ type summary struct {
 	Uncovered []string
 	Untested  []string
 	Sources   []string
+	Busy      *BusyFit
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
@@ -305,10 +251,10 @@ func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func (r *Result) results(version string) (*experiment.Results, error) {
 	var eqs []string
 	for _, m := range Models() {
-		eqs = append(eqs, m.Name+": "+m.Equation)
+		eqs = append(eqs, m.Name+": "+m.Equation+". Check: "+m.Sample)
 	}
 	res, err := experiment.NewResults("power models against measured power", version,
-		summary{Study: "validate power", Models: eqs, Rows: r.Rows, BySetting: r.BySetting, Uncovered: r.Uncovered, Untested: r.Untested, Sources: r.Sources})
+		summary{Study: "validate power", Models: eqs, Rows: r.Rows, BySetting: r.BySetting, Uncovered: r.Uncovered, Untested: r.Untested, Sources: r.Sources, Busy: r.Busy})
 	if err != nil {
 		return nil, err
 	}
@@ -334,6 +280,13 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 		pts = append(pts, []string{p.model, p.Source, p.File, strconv.Itoa(p.Line), p.GPU, p.Workload, p.Setting, report.Exact(p.Watts), report.Exact(p.predicted)})
 	}
 	res.Files["points.csv"] = report.CSV(pts)
+	busy := [][]string{{"group", "catalog", "workloads", "points", "measured_w", "busy_w", "capped", "idle_w", "tdp_w", "share"}}
+	for _, b := range r.Busy.Groups {
+		busy = append(busy, []string{b.Group, strings.Join(b.Catalog, " "), strconv.Itoa(b.Workloads), strconv.Itoa(b.Points),
+			report.Exact(b.MeasuredW), report.Exact(b.BusyW), strconv.FormatBool(b.Capped), report.Exact(b.IdleW), report.Exact(b.TDPW), report.Exact(b.Share)})
+	}
+	busy = append(busy, []string{"pooled", "", "", "", "", "", "", "", "", report.Exact(r.Busy.Share)})
+	res.Files["busy.csv"] = report.CSV(busy)
 	for _, u := range r.Uncovered {
 		res.Tail = append(res.Tail, "not covered: "+u)
 	}
@@ -342,7 +295,7 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 	}
 	res.Tail = append(res.Tail, "")
 	res.AddNotes(append(eqs, "Not covered and untested: listed after the table; sources: "+fmt.Sprint(r.Sources))...)
-	res.Summary = "Each model's predicted power for each public measurement it covers (Zeus NSDI'23, Perseus SOSP'24, Sinha et al. SC'22 / PAL SC'24 per-device V100 data), and its error: MAPE and signed bias in percent of the measured power, the 95th-percentile absolute error in watts, per model, GPU model and workload."
+	res.Summary = "Each model's predicted power for each public measurement it covers (Zeus NSDI'23, Perseus SOSP'24, Sinha et al. SC'22 / PAL SC'24 per-device V100 data), and its error: MAPE and signed bias in percent of the measured power, the 95th-percentile absolute error in watts, per model, GPU model and workload. pwr is not fitted; powerflow-dvfs is scored on frequencies its fit did not see; vahrm-variation on devices its fit did not see (see the notes)."
 	plots, err := r.plots()
 	if err != nil {
 		return nil, err
@@ -350,7 +303,7 @@ func (r *Result) results(version string) (*experiment.Results, error) {
 	if res.Figures, err = experiment.Draw(plots...); err != nil {
 		return nil, err
 	}
-	res.Listing = "summary.json, errors.csv, errors-by-setting.csv, points.csv"
+	res.Listing = "summary.json, errors.csv, errors-by-setting.csv, points.csv, busy.csv"
 	for _, f := range res.Figures {
 		res.Listing += ", " + f.File
 	}

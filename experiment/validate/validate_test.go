@@ -99,9 +99,9 @@ func TestMeasureByHand(t *testing.T) {
 		}
 	}
 	// The "all" row pools every workload of a GPU: 3 sgemm + 3 resnet +
-	// 3 bert rows of Longhorn.
-	if r := findRow(t, res.Rows, "pwr", "V100-Longhorn", "all"); r.Points != 9 {
-		t.Errorf("Longhorn all: %d points, want 9", r.Points)
+	// 3 bert + 3 pagerank rows of Longhorn.
+	if r := findRow(t, res.Rows, "pwr", "V100-Longhorn", "all"); r.Points != 12 {
+		t.Errorf("Longhorn all: %d points, want 12", r.Points)
 	}
 }
 
@@ -226,6 +226,11 @@ func TestBadInput(t *testing.T) {
 			[]string{zeus, "line 3", "field power_limit"}},
 		{"not a number", "gpu-variability-pal/longhorn/sgemm-longhorn-agg.csv", func(s string) string { return strings.Replace(s, "296.79", "hot", 1) },
 			[]string{"sgemm-longhorn-agg.csv", "line 2", "field pwr"}},
+		{"missing device", "gpu-variability-pal/longhorn/sgemm-longhorn-agg.csv", func(s string) string {
+			return strings.Replace(s, "GPU-e1342d2b-9672-84a6-3f4f-793c5cec8f2f", "", 1)
+		}, []string{"sgemm-longhorn-agg.csv", "line 2", "field uuid", "empty"}},
+		{"missing uuid column", "gpu-variability-pal/longhorn/pagerank-longhorn-agg.csv", func(s string) string { return strings.Replace(s, ",uuid,", ",gpu,", 1) },
+			[]string{"pagerank-longhorn-agg.csv", "line 1", "field uuid", "missing column"}},
 		{"zero time", "perseus-sosp24-dvfs/stage_profile/bloom+a40_bf16.csv", func(s string) string {
 			l := strings.Split(s, "\n")
 			f := strings.Split(l[2], ",")

@@ -242,8 +242,8 @@ func progress(stderr io.Writer) func(done, total int, what string) {
 func env(stderr io.Writer) *experiment.Env {
 	return &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Progress: progress(stderr),
 		Note: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) },
-		RunProgress: func(what string, done, total int) {
-			fmt.Fprintf(stderr, "  %s: %d of %d jobs ended\n", what, done, total)
+		RunProgress: func(what string, done, total int, unit string) {
+			fmt.Fprintf(stderr, "  %s: %d of %d %s\n", what, done, total, unit)
 		}}
 }
 

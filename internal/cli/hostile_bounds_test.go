@@ -62,6 +62,21 @@ var hostileBounds = []hostileCase{
 	{name: "coloc of a million jobs x 1000 seeds", files: map[string]string{"s.yaml": "name: big\nseeds: 1000\ncoloc: {jobs: gavel-msr, arrivals: poisson, per_hour: 100, count: 1000000}\n"},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out", "--max-memory", "64GiB"}, code: 1,
 		errLine: "mode coloc would run 1,000,000 jobs in each of 4,000 runs"},
+	// Slotted runs are estimated (issue 40): CE-DLA's program over every
+	// job and the lookahead drives it, refused before any workload is drawn:
+	// 4 types x 384 periods x (2 x 100,000 + 3 x 3 models + 1) + 100,000
+	// rejection columns = 307,315,360 columns.
+	{name: "slotted of 100,000 jobs under 16GiB", files: map[string]string{"s.yaml": "name: big\nslotted:\n  jobs: {count: 100000}\n  lookahead: 384\n  replan_every: 4\n  systems: [{name: CE-DLA soft, policy: cedla, args: {mode: soft}}]\n"},
+		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out", "--max-memory", "16GiB"}, code: 1,
+		errLine: "CE-DLA would plan up to 100,000 jobs over 384 periods in each of 1 runs going at once (up to 307,315,360 columns a program)", errAlso: "because of slotted.jobs.count 100000, slotted.lookahead 384"},
+	{name: "slotted example under --max-memory 100MiB", args: []string{"run", "-c", "../../examples/slotted-cedla.yaml", "-o", "{D}/out", "--max-memory", "100MiB"}, code: 1,
+		errLine: "because of slotted.jobs.count 20, slotted.lookahead 24 (every job counted as waiting at once): above --max-memory 100.0 MiB"},
+	// reproduce powerflow on its embedded Philly day was not estimated
+	// (issue 40): --max-memory 1B ran the whole reproduction.
+	{name: "reproduce powerflow under --max-memory 100MiB", args: []string{"reproduce", "powerflow", "--quick", "-o", "{D}/out", "--max-memory", "100MiB"}, code: 1,
+		errLine: "reproduce powerflow would run 1,896 jobs in each of 78 runs (~183.0 MiB) because of the embedded Philly day (1896 jobs)"},
+	{name: "reproduce cedla under --max-memory 1GiB", args: []string{"reproduce", "cedla", "-o", "{D}/out", "--max-memory", "1GiB"}, code: 1,
+		errLine: "because of reproduce cedla --seeds 3 (up to 400 jobs a run)"},
 	{name: "reproduce cedla --seeds 2^31-1", args: []string{"reproduce", "cedla", "-o", "{D}/out", "--seeds", "2147483647"}, code: 2,
 		errLine: "reproduce cedla: --seeds 2147483647, want 1..100"},
 	{name: "reproduce cedla --seeds 0", args: []string{"reproduce", "cedla", "-o", "{D}/out", "--seeds", "0"}, code: 2, errLine: "want 1..100"},

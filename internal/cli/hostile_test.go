@@ -51,6 +51,7 @@ func hostileSuites() map[string][]hostileCase {
 		"writers":  hostileWriters,
 		"inputs":   hostileInputs,
 		"odd":      hostileOdd,
+		"times":    hostileTimes,
 	}
 }
 

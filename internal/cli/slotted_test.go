@@ -2,11 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/wattsched/wattsched/experiment/cedla"
+	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/solver"
 )
 
@@ -150,5 +156,82 @@ func TestSlottedWithoutHiGHS(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("output directory created despite the error")
+	}
+}
+
+// A slotted run of at least 100,000 node-slots (here 2 x 4,096 nodes over
+// 16 slots: 131,072) says on stderr how far each run has got, a line per
+// twentieth of its slots (16 slots: every slot), never in a result file;
+// the results are the same bytes with and without the progress hook. The
+// example (24 nodes over 96 slots) prints no such line.
+func TestSlottedProgress(t *testing.T) {
+	dir := t.TempDir()
+	var load strings.Builder
+	load.WriteString("slot,ResNet152,VGG19,InceptionV3\n")
+	for h := range 16 {
+		fmt.Fprintf(&load, "%d,100,200,50\n", h)
+	}
+	doc := "name: big\nslotted:\n  nodes: {GTX1060-3GB: 4096, RTX2060: 4096}\n  slots: 16\n  lookahead: 8\n" +
+		"  jobs: {file: jobs.csv}\n  inference: {file: load.csv}\n  systems: [FIFO]\n"
+	for name, body := range map[string]string{"s.yaml": doc, "jobs.csv": slottedJobs, "load.csv": load.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(dir, "s.yaml")
+	out := filepath.Join(dir, "out")
+	code, _, stderr := run(t, "run", "-c", cfg, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for h := 1; h <= 16; h++ {
+		if line := fmt.Sprintf("  FIFO seed 42: %d of 16 slots\n", h); !strings.Contains(stderr, line) {
+			t.Errorf("stderr lacks %q:\n%s", line, stderr)
+		}
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if b, _ := os.ReadFile(filepath.Join(out, e.Name())); bytes.Contains(b, []byte("of 16 slots")) {
+			t.Errorf("%s holds a progress line", e.Name())
+		}
+	}
+	// The runner with and without the hook.
+	s, err := scenario.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := func(progress func(what string, done, total int, unit string)) map[string][]byte {
+		e := env(io.Discard)
+		e.RunProgress = progress
+		res, err := cedla.RunScenario(context.Background(), e, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := map[string][]byte{}
+		for _, r := range res {
+			for n, b := range r.Files {
+				files[r.Dir+"/"+n] = b
+			}
+		}
+		return files
+	}
+	calls := 0
+	with := results(func(string, int, int, string) { calls++ })
+	if calls != 16 {
+		t.Errorf("%d progress calls, want 16", calls)
+	}
+	if diff := cmp.Diff(results(nil), with); diff != "" {
+		t.Errorf("results differ with progress (-without +with):\n%s", diff)
+	}
+	// The example stays quiet.
+	if testing.Short() || !solver.Available() {
+		return
+	}
+	code, _, stderr = run(t, "run", "-c", "../../examples/slotted-cedla.yaml", "-o", filepath.Join(dir, "ex"))
+	if code != 0 || strings.Contains(stderr, " slots\n") {
+		t.Errorf("example: exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -19,12 +19,12 @@ func TestValidatePower(t *testing.T) {
 	if rc := Run(context.Background(), []string{"validate", "power", "-o", out, "--traces", traces}, &stdout, &stderr); rc != 0 {
 		t.Fatalf("rc %d: %s", rc, stderr.String())
 	}
-	for _, w := range []string{"pwr    P100", "not covered: pwr on A40", "untested: power under MIG"} {
+	for _, w := range []string{"pwr                   P100", "measured-busy         V100", "not covered: pwr on A40", "untested: power under MIG"} {
 		if !strings.Contains(stdout.String(), w) {
 			t.Errorf("output does not contain %q:\n%s", w, stdout.String())
 		}
 	}
-	for _, f := range []string{"summary.json", "errors.csv", "points.csv", "predicted-vs-measured-pwr.svg", "report.html"} {
+	for _, f := range []string{"summary.json", "errors.csv", "points.csv", "busy.csv", "predicted-vs-measured-pwr.svg", "report.html"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}

@@ -172,6 +172,13 @@ type cols struct {
 // slots start .. start+n-1 (relative to the plan's first slot).
 type period struct{ start, n int }
 
+// Periods is how many periods a window of h slots has (periods): the
+// program's size follows it (memory estimates).
+func (a Args) Periods(h int) int {
+	per, _ := a.periods(h)
+	return len(per)
+}
+
 // periods splits a window of h slots: the first max(BinarySlots,
 // BlockAfter) one slot each, the rest in blocks of BlockSlots (the last
 // block may be shorter); without BlockSlots every slot is a period. It returns the periods and
@@ -653,6 +660,10 @@ const (
 	ByRoundingHalf = "lp-rounding-half"
 	// ByDive: LP diving (dive) ended within RelGap of the bound.
 	ByDive = "lp-dive"
+	// ByFixResolve: the MIP over the relaxation's fractional binary
+	// placements only (fixResolve), within RelGap of the relaxation's
+	// bound.
+	ByFixResolve = "fix-resolve"
 	// ByMIP: HiGHS's branch and cut, started from the rounded plan when
 	// it was feasible.
 	ByMIP = "mip"
@@ -726,6 +737,25 @@ func (p *Policy) solvePlan(st *policy.SlotState, jobs []policy.SlotJobState, exc
 		}
 		if !best.HasSolution || dr.Objective < best.Objective {
 			best, bc = dr, dc
+		}
+	}
+	// Fix and resolve: the MIP with every binary placement the relaxation
+	// already has integral fixed there; only its fractional placements
+	// stay binary, so the search is small. A feasible point of it is one
+	// of the whole program's, accepted within RelGap of the relaxation's
+	// bound.
+	fr, fc, err := p.fixResolve(st, jobs, excess, opts, info, lc, lr)
+	if err != nil {
+		return fr, nil, err
+	}
+	if fr.HasSolution {
+		if gap := gapOf(fr.Objective, lr.Objective); gap <= p.a.RelGap {
+			info.Heuristic = ByFixResolve
+			fr.Status, fr.Bound, fr.Gap = solver.Optimal, lr.Objective, gap
+			return fr, fc, nil
+		}
+		if !best.HasSolution || fr.Objective < best.Objective {
+			best, bc = fr, fc
 		}
 	}
 	rr, rc := best, bc
@@ -829,6 +859,49 @@ func (p *Policy) dive(st *policy.SlotState, jobs []policy.SlotJobState, excess [
 		c, r = dc, dr
 	}
 	return solver.Result{Status: solver.IterationLimit}, nil, nil
+}
+
+// fixResolve solves the MIP with every binary placement that the LP
+// relaxation lr (columns lc) holds at 0 or 1 (within 1e-6) fixed to that
+// value; the fractional ones stay binary, the relaxed periods continuous.
+// Its point, when it has one, is feasible for the whole program. A model
+// without a fractional binary placement is not solved (the relaxation's
+// point is then a plan, found by dive).
+func (p *Policy) fixResolve(st *policy.SlotState, jobs []policy.SlotJobState, excess []float64, opts solver.Options, info *policy.PlanInfo, lc *cols, lr solver.Result) (solver.Result, *cols, error) {
+	nt := len(st.Models.Types)
+	nb := len(lc.per)
+	if p.a.BinarySlots > 0 {
+		nb = min(p.a.BinarySlots, nb)
+	}
+	fix := map[[3]int]float64{}
+	free := 0
+	for k := range jobs {
+		for q := range nb {
+			for t := range nt {
+				x, ok := lc.x[[3]int{k, t, q}]
+				if !ok {
+					continue
+				}
+				switch v := lr.Value(x); {
+				case v <= 1e-6:
+					fix[[3]int{k, t, q}] = 0
+				case v >= 1-1e-6:
+					fix[[3]int{k, t, q}] = 1
+				default:
+					free++
+				}
+			}
+		}
+	}
+	if free == 0 {
+		return solver.Result{}, nil, nil
+	}
+	fm, fc := p.build(st, jobs, false, fix, excess, false)
+	fr, err := p.solve(st, fm, opts, info, "fix and resolve")
+	if err != nil {
+		return fr, nil, err
+	}
+	return fr, fc, nil
 }
 
 // gapOf is the relative gap between a plan's objective and a bound.
