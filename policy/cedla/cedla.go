@@ -325,11 +325,13 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 				c.r = append(c.r, r)
 				progress = append(progress, solver.Term{Var: r, Coef: need})
 			} else if p.late[j.ID] {
-				// A soft deadline row: epochs left undone in the window
-				// cost as much per slot of work as a slot run at the
-				// window's end, late by its length (LatePenalty x H).
-				sl := md.AddVar(fmt.Sprintf("short_j%d", j.ID), 0, need, p.a.LatePenalty*float64(H)/maxRate, solver.Continuous)
-				progress = append(progress, solver.Term{Var: sl, Coef: 1})
+				// A soft deadline row: work left undone in the window, in
+				// slots of the fastest node (scaled like x, so the program
+				// stays well conditioned), costs as much per slot as a slot
+				// run at the window's end, late by its length (LatePenalty
+				// x H).
+				sl := md.AddVar(fmt.Sprintf("short_j%d", j.ID), 0, need/maxRate, p.a.LatePenalty*float64(H), solver.Continuous)
+				progress = append(progress, solver.Term{Var: sl, Coef: maxRate})
 			}
 			md.AddRow(fmt.Sprintf("epochs_j%d", j.ID), need, math.Inf(1), progress...)
 		case reject:
