@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/wattsched/wattsched/hw"
 )
@@ -88,6 +89,10 @@ type SlotJobState struct {
 	Remaining float64
 	// LastType is the node type it ran on in the previous slot (-1: none).
 	LastType int
+	// Admitted is set once a plan has seen the job and not rejected it
+	// (its first plan, at its arrival slot, decides it: cedla Problem 1,
+	// Alg. 1). The engine refuses a plan that rejects an admitted job.
+	Admitted bool
 }
 
 // SlotState is what a slotted planner is given at the start of slot Slot.
@@ -144,10 +149,16 @@ type PlanInfo struct {
 	Solves       int   `json:"solves"`
 	Nodes        int64 `json:"nodes"`
 	LPIterations int64 `json:"lp_iterations"`
+	// Softened lists the admitted jobs (by ID) whose deadline this plan
+	// could not keep, so that their deadline rows were soft (priced at
+	// the late penalty) in it rather than the jobs rejected (cedla
+	// Problem 1: an admitted job is never rejected).
+	Softened []int `json:"softened_jobs,omitempty"`
 }
 
 // SlotPlan is the decisions for slots Slot, Slot+1, ... and the jobs the
-// planner rejects (never run again).
+// planner rejects (never run again): only jobs not yet admitted (a job is
+// admitted or rejected at its first plan, SlotJobState.Admitted).
 type SlotPlan struct {
 	Slots  []SlotDecision
 	Reject []int
@@ -251,4 +262,99 @@ func (m *SlotModels) Validate() error {
 		return fmt.Errorf("slotted models: restart %v, turn-on %v USD", m.Restart, m.TurnOn)
 	}
 	return nil
+}
+
+// PlanReading is how the engine reads a plan's inference split before it
+// applies a slot, the same for every slotted planner (a load balancer's
+// step, not a planner's decision): scenario key slotted.plan_reading.
+type PlanReading string
+
+// The readings.
+const (
+	// Concentrate moves each model's load above a node group's
+	// latency-bound capacity into the room of its other groups, and puts
+	// what finds no room on one group (Concentrate); the default.
+	Concentrate PlanReading = "concentrate"
+	// AsPlanned applies the planner's split as it is.
+	AsPlanned PlanReading = "as-planned"
+)
+
+// DefaultPlanReading is the reading of a run that names none.
+const DefaultPlanReading = Concentrate
+
+// PlanReadings are the readings, the default first.
+var PlanReadings = []PlanReading{Concentrate, AsPlanned}
+
+// Validate checks r ("" is the default).
+func (r PlanReading) Validate() error {
+	switch r {
+	case "", Concentrate, AsPlanned:
+		return nil
+	}
+	return fmt.Errorf("plan reading %q, want %q or %q", r, Concentrate, AsPlanned)
+}
+
+// Read returns decision d as reading r reads it: d itself for AsPlanned,
+// a copy with its loads concentrated for Concentrate (and ""). A decision
+// of the wrong shape is returned as it is (the engine refuses it).
+func (r PlanReading) Read(m *SlotModels, d SlotDecision) SlotDecision {
+	if r == AsPlanned || len(d.Infer) != len(m.Models) || len(d.Load) != len(m.Models) {
+		return d
+	}
+	for i := range d.Infer {
+		if len(d.Infer[i]) != len(m.Types) || len(d.Load[i]) != len(m.Types) {
+			return d
+		}
+	}
+	c := d
+	c.Load = make([][]float64, len(d.Load))
+	for i := range d.Load {
+		c.Load[i] = slices.Clone(d.Load[i])
+	}
+	ConcentrateLoad(m, &c)
+	return c
+}
+
+// ConcentrateLoad moves inference load between a model's node groups (its
+// nodes of one type, which share its load evenly) so that as few requests
+// as possible are served over the latency bound: the engine counts every
+// request of a group whose nodes exceed the bound (cedla eq. 29 per node),
+// so an excess spread thinly over several groups, or a group left over its
+// capacity by rounding while another has room, would count far more
+// requests than the excess. Per model: load above a group's latency-bound
+// capacity (Cap x nodes) moves into the room of its other groups (in type
+// order); what finds no room goes onto the group with the least load left,
+// which alone then violates the bound. Node counts and each model's total
+// are unchanged.
+func ConcentrateLoad(m *SlotModels, d *SlotDecision) {
+	for i := range m.Models {
+		over := 0.0
+		for t := range m.Types {
+			if n := d.Infer[i][t]; n > 0 {
+				if c := float64(n) * m.Cap(i, t); d.Load[i][t] > c {
+					over += d.Load[i][t] - c
+					d.Load[i][t] = c
+				}
+			}
+		}
+		if over <= 0 {
+			continue
+		}
+		for t := range m.Types {
+			if n := d.Infer[i][t]; n > 0 && over > 0 {
+				take := math.Min(float64(n)*m.Cap(i, t)-d.Load[i][t], over)
+				d.Load[i][t] += take
+				over -= take
+			}
+		}
+		if over > 0 {
+			to := -1
+			for t := range m.Types {
+				if d.Infer[i][t] > 0 && (to < 0 || d.Load[i][t] < d.Load[i][to]) {
+					to = t
+				}
+			}
+			d.Load[i][to] += over
+		}
+	}
 }

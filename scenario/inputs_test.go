@@ -55,7 +55,7 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"hpc.systems[].name", "hpc.systems[].policy", "hpc.systems[].predictions",
 		"elastic.start", "elastic.systems[].name", "elastic.systems[].policy", "elastic.systems[].predictions",
 		"coloc.arrivals", "coloc.worker", "coloc.systems[].name", "coloc.systems[].policy", "coloc.systems[].predictions", "coloc.timing", "coloc.deadlines", "coloc.failed_jobs",
-		"slotted.systems[].name", "slotted.systems[].policy", "slotted.systems[].predictions",
+		"slotted.systems[].name", "slotted.systems[].policy", "slotted.systems[].predictions", "slotted.plan_reading",
 		"grid.start", "grid.carbon_basis",
 		"variants[].name", "variants[].grid.start", "variants[].grid.carbon_basis",
 		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"slices"
+
+	"github.com/wattsched/wattsched/policy"
 )
 
 // SlottedSystems are CE-DLA's two problems and the three baselines the
@@ -50,6 +52,10 @@ type SlottedSpec struct {
 	// file.
 	Inference SlotLoadSpec `yaml:"inference" json:"inference"`
 	Systems   []System     `yaml:"systems" json:"systems"`
+	// PlanReading is how the engine reads every system's inference split
+	// before it applies a slot (policy.PlanReading: concentrate, the
+	// default, or as-planned); one step for every system.
+	PlanReading policy.PlanReading `yaml:"plan_reading" json:"plan_reading"`
 }
 
 // SlotJobsSpec gives the training jobs: Count jobs drawn per seed as the
@@ -79,6 +85,9 @@ func (c *SlottedSpec) defaults() {
 	}
 	if c.Systems == nil {
 		c.Systems = SlottedSystems()
+	}
+	if c.PlanReading == "" {
+		c.PlanReading = policy.DefaultPlanReading
 	}
 }
 
@@ -165,6 +174,9 @@ func (c *SlottedSpec) validate(bad *problems) {
 		bad.add("slotted.inference: req_per_min and file both set, want one")
 	case l.File == "" && !(l.ReqPerMin >= 0 && l.ReqPerMin <= 1e8):
 		bad.add("slotted.inference.req_per_min: %v, want 0..1e8", l.ReqPerMin)
+	}
+	if err := c.PlanReading.Validate(); err != nil {
+		bad.add("slotted.plan_reading: %q, want %s or %s", c.PlanReading, policy.Concentrate, policy.AsPlanned)
 	}
 	if len(c.Systems) == 0 {
 		bad.add("slotted.systems: none")

@@ -44,6 +44,10 @@ type SlottedOptions struct {
 	// a slot in which a job arrives always starts a new plan).
 	Lookahead, Every int
 	Planner          policy.SlotPlanner
+	// Reading is how every decision's inference split is read before it
+	// is applied (policy.PlanReading; "": the default, concentrate): one
+	// step for every planner.
+	Reading policy.PlanReading
 	// Record, if set, receives each slot's per-node states.
 	Record func(slot int, nodes []SlotNode)
 	// Progress, if set, is called each time another twentieth of the
@@ -123,13 +127,18 @@ type slotJob struct {
 	res      SlotJobResult
 	arrived  bool
 	rejected bool
+	// admitted: a plan has seen the job and not rejected it.
+	admitted bool
 }
 
 // RunSlotted evaluates a planner over the slots: it asks for plans, checks
 // every decision (capacity per type, one node per job, jobs arrived and not
 // rejected, inference load served in full), assigns concrete nodes (a job
 // keeps its node while it stays on that node type), advances the jobs and
-// charges energy. It is a time-slotted evaluator, not a model of the event
+// charges energy. A job is admitted or rejected by the first plan that
+// sees it (cedla Problem 1, Alg. 1); a plan that rejects an admitted job
+// violates the model. Every decision is read by o.Reading before it is
+// checked and applied. It is a time-slotted evaluator, not a model of the event
 // kernel: every decision holds for a whole slot and nothing happens between
 // slot boundaries.
 func RunSlotted(o SlottedOptions) (*SlottedResult, error) {
@@ -140,6 +149,9 @@ func RunSlotted(o SlottedOptions) (*SlottedResult, error) {
 	nm, nt := len(m.Models), len(m.Types)
 	if o.Slots < 1 || o.Every < 1 || o.Lookahead < o.Every {
 		return nil, fmt.Errorf("slotted: slots %d, every %d, lookahead %d", o.Slots, o.Every, o.Lookahead)
+	}
+	if err := o.Reading.Validate(); err != nil {
+		return nil, fmt.Errorf("slotted: %w", err)
 	}
 	if len(o.Load) < o.Slots+o.Lookahead || len(o.Price) < o.Slots+o.Lookahead {
 		return nil, fmt.Errorf("slotted: %d load and %d price slots, want %d", len(o.Load), len(o.Price), o.Slots+o.Lookahead)
@@ -193,7 +205,7 @@ func RunSlotted(o SlottedOptions) (*SlottedResult, error) {
 					if j.node >= 0 {
 						last = nodeType[j.node]
 					}
-					st.Jobs = append(st.Jobs, policy.SlotJobState{SlotJob: j.j, Remaining: j.left, LastType: last})
+					st.Jobs = append(st.Jobs, policy.SlotJobState{SlotJob: j.j, Remaining: j.left, LastType: last, Admitted: j.admitted})
 				}
 			}
 			p, err := o.Planner.Plan(st)
@@ -208,14 +220,22 @@ func RunSlotted(o SlottedOptions) (*SlottedResult, error) {
 				if j == nil || !j.arrived || j.rejected || j.res.Done {
 					return nil, fmt.Errorf("slot %d: %w: rejects job %d, which is not waiting", h, ErrSlotPlan, id)
 				}
+				if j.admitted {
+					return nil, fmt.Errorf("slot %d: %w: rejects job %d, admitted by an earlier plan (a job is admitted or rejected once, at its first plan)", h, ErrSlotPlan, id)
+				}
 				j.rejected, j.res.Rejected = true, true
+			}
+			for _, js := range st.Jobs {
+				if j := byID[js.ID]; !j.rejected {
+					j.admitted = true
+				}
 			}
 			if p.Info != nil {
 				res.Plans = append(res.Plans, *p.Info)
 			}
 			plan, used = p.Slots, 0
 		}
-		d := plan[used]
+		d := o.Reading.Read(m, plan[used])
 		used++
 		if err := res.applySlot(h, d, o, nodes, byID); err != nil {
 			return nil, fmt.Errorf("slot %d: %w", h, err)

@@ -133,6 +133,85 @@ func TestSlottedRejectionAndLateness(t *testing.T) {
 	}
 }
 
+// TestSlottedAdmitOnce: a job is admitted or rejected at its first plan.
+// Job 1 arrives in slot 0 and the plan of slot 0 does not reject it: it is
+// admitted, and the plan of slot 1 that rejects it violates the model.
+// Job 2 arrives in slot 1: that plan may reject it. The planner sees
+// Admitted on job 1 from slot 1 on, not on job 2 in its first plan.
+func TestSlottedAdmitOnce(t *testing.T) {
+	jobs := []policy.SlotJob{{ID: 1, Deadline: 3, Epochs: 5}, {ID: 2, Arrival: 1, Deadline: 3, Epochs: 5}}
+	idle := dec([]int{0, 1}, nil, []int{0, 1}, []float64{0, 5})
+	slots := []policy.SlotDecision{idle, idle, idle}
+	for _, c := range []struct {
+		name   string
+		reject []int
+		ok     bool
+	}{{"new job rejected at its first plan", []int{2}, true}, {"admitted job rejected later", []int{1}, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			var seen [][]policy.SlotJobState
+			p := &watch{fixed: fixed{slots: slots, reject: map[int][]int{1: c.reject}}, seen: &seen}
+			_, err := RunSlotted(opts(p, jobs, []float64{5}, 3))
+			if c.ok && err != nil || !c.ok && !errors.Is(err, ErrSlotPlan) {
+				t.Fatalf("err %v, want ok %v (ErrSlotPlan otherwise)", err, c.ok)
+			}
+			if len(seen) < 2 || !seen[1][0].Admitted || seen[1][1].Admitted || seen[0][0].Admitted {
+				t.Errorf("states seen %+v: want job 1 admitted from slot 1, job 2 new in slot 1", seen)
+			}
+		})
+	}
+}
+
+// watch is fixed that records the jobs of every state it plans.
+type watch struct {
+	fixed
+	seen *[][]policy.SlotJobState
+}
+
+func (w *watch) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
+	*w.seen = append(*w.seen, append([]policy.SlotJobState(nil), st.Jobs...))
+	return w.fixed.Plan(st)
+}
+
+// TestSlottedReading: the engine reads every decision by o.Reading before
+// applying it. 60 req/s on one fast node (cap 100 - 100/(100 x 0.1 - 1) =
+// 88.89) and 20 on the slow one (cap 50 - 50/(50 x 0.1 - 1) = 37.5): as
+// planned nothing violates; 95 + 0 on fast and slow, as planned, puts 95
+// over the fast node's cap (all 95 x 900 requests violate), concentrated
+// moves 6.11 to the slow node and none violate.
+func TestSlottedReading(t *testing.T) {
+	d := dec([]int{1, 1}, nil, []int{1, 1}, []float64{95, 0})
+	for _, c := range []struct {
+		reading policy.PlanReading
+		want    float64
+	}{{policy.AsPlanned, 95 * 900}, {policy.Concentrate, 0}, {"", 0}} {
+		o := opts(&fixed{slots: []policy.SlotDecision{d}}, nil, []float64{95}, 1)
+		o.Reading = c.reading
+		var lambda []float64
+		o.Record = func(_ int, nodes []SlotNode) {
+			for _, n := range nodes {
+				if n.Model >= 0 {
+					lambda = append(lambda, n.Lambda)
+				}
+			}
+		}
+		r, err := RunSlotted(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.ViolatingRequests-c.want) > 1e-6 {
+			t.Errorf("reading %q: %v violating requests (node loads %v), want %v", c.reading, r.ViolatingRequests, lambda, c.want)
+		}
+		if d.Load[0][0] != 95 {
+			t.Fatalf("reading %q changed the planner's decision: %v", c.reading, d.Load)
+		}
+	}
+	o := opts(&fixed{slots: []policy.SlotDecision{d}}, nil, []float64{95}, 1)
+	o.Reading = "spread"
+	if _, err := RunSlotted(o); err == nil {
+		t.Error(`reading "spread" ran`)
+	}
+}
+
 // TestSlottedProgress: Progress is called each time another twentieth of
 // the slots is applied (50 slots: after slots 3, 5, 8, 10, ..., 50, the
 // first done*20/50 that passes each multiple of 50), the last call says

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/solver"
 )
@@ -84,6 +85,42 @@ func TestSameFilesUnderLoad(t *testing.T) {
 	for name, want := range alone {
 		if got := loaded[name]; !bytes.Equal(got, want) {
 			t.Errorf("%s differs under load:\nalone:\n%s\nloaded:\n%s", name, want, got)
+		}
+	}
+}
+
+// A run under the second plan reading that reuses the first reading's plans
+// (RunReadings, Memo) writes the same runs.csv row and plans as a run
+// under that reading alone, which plans every state itself: the reading
+// never changes a planner's state.
+func TestReadingsReusePlans(t *testing.T) {
+	if !solver.Available() {
+		t.Skip("built without HiGHS (build tag highs): make test runs this test")
+	}
+	if testing.Short() {
+		t.Skip("-short: three runs of a --quick-sized CE-DLA hard")
+	}
+	tb, err := EmbeddedTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSetup(tb, 10, 96, 24, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Case{System: "CE-DLA hard", Jobs: 20, ReqPerMin: 1e4, Seed: 1}
+	both, err := s.RunReadings(c, policy.PlanReadings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Reading = policy.AsPlanned
+	alone, err := s.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func([]*Metrics) []byte{"runs.csv": RunsCSV, "plans.csv": PlansCSV} {
+		if got, want := f(both[1:]), f([]*Metrics{alone}); !bytes.Equal(got, want) {
+			t.Errorf("%s of the reused plans differs from a run alone:\n%s\nalone:\n%s", name, got, want)
 		}
 	}
 }

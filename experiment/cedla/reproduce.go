@@ -10,6 +10,7 @@ import (
 
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/grid"
+	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
@@ -107,8 +108,26 @@ func Cases(o Options) []Case {
 				out = append(out, Case{System: sys, Jobs: tj[k], ReqPerMin: tr[k], Seed: seed})
 			}
 		}
+		// The inference-load sweep of the saving against EPRONS (the
+		// main workload's jobs; its highest load is the main workload).
+		sj, sr := SweepLoads(o.Quick)
+		for _, sys := range []string{"CE-DLA soft", "EPRONS"} {
+			for _, r := range sr[:len(sr)-1] {
+				out = append(out, Case{System: sys, Jobs: sj, ReqPerMin: r, Seed: seed})
+			}
+		}
 	}
 	return out
+}
+
+// SweepLoads are the jobs and the inference loads (requests/min, rising)
+// of the sweep of CE-DLA soft's saving against EPRONS; the last load is
+// the main workload's.
+func SweepLoads(quick bool) (int, []float64) {
+	if quick {
+		return 20, []float64{1e3, 3e3, 1e4}
+	}
+	return 175, []float64{1e4, 3e4, 1e5}
 }
 
 // Reproduce runs the study.
@@ -129,13 +148,19 @@ func Reproduce(version string, tb *Table, o Options) (*Reproduction, *Setup, err
 		return nil, nil, err
 	}
 	cases := Cases(o)
-	runs := make([]*Metrics, len(cases))
+	// Every case under every plan reading: the default first, then the
+	// others from the same plans (RunReadings).
+	nr := len(policy.PlanReadings)
+	runs := make([]*Metrics, len(cases)*nr)
 	order := longestFirst(cases)
 	errs := experiment.Parallel(len(cases), o.Workers, func(k int) error {
 		i := order[k]
-		m, err := s.Run(cases[i])
-		runs[i] = m
-		return err
+		ms, err := s.RunReadings(cases[i], policy.PlanReadings)
+		if err != nil {
+			return err
+		}
+		copy(runs[i*nr:], ms)
+		return nil
 	}, o.Progress, func(k int) string { return cases[order[k]].Label() })
 	for _, err := range errs {
 		if err != nil {
@@ -187,12 +212,29 @@ func longestFirst(cases []Case) []int {
 	return order
 }
 
-// mean averages a metric over the seeds of (system, jobs, rate).
+// mean averages a metric over the seeds of (system, jobs, rate) under the
+// default plan reading.
 func mean(runs []*Metrics, sys string, jobs int, rate float64, f func(*Metrics) float64) float64 {
+	return meanRead(runs, policy.DefaultPlanReading, sys, jobs, rate, f)
+}
+
+// primary is the runs under the default plan reading.
+func primary(runs []*Metrics) []*Metrics {
+	var out []*Metrics
+	for _, r := range runs {
+		if r.reading() == policy.DefaultPlanReading {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// meanRead is mean under plan reading rd.
+func meanRead(runs []*Metrics, rd policy.PlanReading, sys string, jobs int, rate float64, f func(*Metrics) float64) float64 {
 	var s float64
 	n := 0
 	for _, r := range runs {
-		if r.System == sys && r.Jobs == jobs && r.ReqPerMin == rate {
+		if r.System == sys && r.Jobs == jobs && r.ReqPerMin == rate && r.reading() == rd {
 			s += f(r)
 			n++
 		}
@@ -374,13 +416,14 @@ func Tables(rep *Reproduction) []report.Table {
 			keys = append(keys, k)
 		}
 	}
-	t := report.Table{Title: "Results (mean over seeds)", Head: []string{"system", "jobs", "req/min", "deadline viol.", "latency viol.", "rejected", "energy kWh", "cost USD", "CO2 kg",
+	t := report.Table{Title: fmt.Sprintf("Results (mean over seeds; plan reading %s)", policy.DefaultPlanReading), Head: []string{"system", "jobs", "req/min", "deadline viol.", "latency viol.", "rejected", "softened", "train share", "energy kWh", "cost USD", "CO2 kg",
 		"train jobs/USD", "USD 0-20 / 20-30 / 30+", "plans", "hard infeasible", "MIP plans", "max gap"}}
 	for _, k := range keys {
 		f := func(g func(*Metrics) float64) float64 { return mean(rep.Runs, k.sys, k.jobs, k.rate, g) }
 		t.Rows = append(t.Rows, []string{k.sys, strconv.Itoa(k.jobs), fmt.Sprintf("%.4g", k.rate),
 			experiment.Pct(f(func(m *Metrics) float64 { return m.DeadlineViolation })), experiment.Pct(f(func(m *Metrics) float64 { return m.LatencyViolation })),
-			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Rejected) })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Rejected) })), fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Softened) })),
+			experiment.Pct(f(func(m *Metrics) float64 { return m.TrainShare })),
 			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return m.EnergyKWh })), fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CostUSD })),
 			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return m.CO2Kg })), fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CostPerfTrain })),
 			fmt.Sprintf("%.2f / %.2f / %.2f", f(func(m *Metrics) float64 { return m.PriceBands[0] }), f(func(m *Metrics) float64 { return m.PriceBands[1] }), f(func(m *Metrics) float64 { return m.PriceBands[2] })),
@@ -388,8 +431,68 @@ func Tables(rep *Reproduction) []report.Table {
 			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.MIPPlans) })),
 			fmt.Sprintf("%.2f%%", 100*f(func(m *Metrics) float64 { return m.MaxGap }))})
 	}
-	out = append(out, t, SolverTable(rep.Runs))
+	at := report.Table{Title: fmt.Sprintf("Results read as planned (mean over seeds): the planners' own inference split, without the default reading's step (%s)", policy.DefaultPlanReading),
+		Head: []string{"system", "jobs", "req/min", "deadline viol.", "latency viol.", "rejected", "energy kWh", "cost USD", "latency viol. (default reading)"}}
+	for _, k := range keys {
+		f := func(g func(*Metrics) float64) float64 {
+			return meanRead(rep.Runs, policy.AsPlanned, k.sys, k.jobs, k.rate, g)
+		}
+		at.Rows = append(at.Rows, []string{k.sys, strconv.Itoa(k.jobs), fmt.Sprintf("%.4g", k.rate),
+			experiment.Pct(f(func(m *Metrics) float64 { return m.DeadlineViolation })), experiment.Pct(f(func(m *Metrics) float64 { return m.LatencyViolation })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return float64(m.Rejected) })),
+			fmt.Sprintf("%.1f", f(func(m *Metrics) float64 { return m.EnergyKWh })), fmt.Sprintf("%.2f", f(func(m *Metrics) float64 { return m.CostUSD })),
+			experiment.Pct(mean(rep.Runs, k.sys, k.jobs, k.rate, func(m *Metrics) float64 { return m.LatencyViolation }))})
+	}
+	out = append(out, t, at, SweepTable(rep), SolverTable(primary(rep.Runs)))
 	return append(out, experiment.ClaimsTable(rep.Claims))
+}
+
+// SweepRow is one inference load of the sweep: CE-DLA soft's saving
+// against EPRONS (1 - cost ratio) and training's share of the busy
+// node-slots of each, means over the seeds (default plan reading).
+type SweepRow struct {
+	ReqPerMin                      float64
+	CostSoft, CostEPRONS, Saving   float64
+	TrainShareSoft, TrainShareEPRO float64
+}
+
+// Sweep is the inference-load sweep of the reproduction.
+func Sweep(rep *Reproduction, quick bool) []SweepRow {
+	jobs, rates := SweepLoads(quick)
+	var out []SweepRow
+	for _, r := range rates {
+		f := func(sys string, g func(*Metrics) float64) float64 { return mean(rep.Runs, sys, jobs, r, g) }
+		cost := func(m *Metrics) float64 { return m.CostUSD }
+		share := func(m *Metrics) float64 { return m.TrainShare }
+		row := SweepRow{ReqPerMin: r, CostSoft: f("CE-DLA soft", cost), CostEPRONS: f("EPRONS", cost), TrainShareSoft: f("CE-DLA soft", share), TrainShareEPRO: f("EPRONS", share)}
+		row.Saving = 1 - row.CostSoft/row.CostEPRONS
+		out = append(out, row)
+	}
+	return out
+}
+
+// SweepTable renders Sweep.
+func SweepTable(rep *Reproduction) report.Table {
+	quick, _ := rep.Settings["quick"].(bool)
+	jobs, _ := SweepLoads(quick)
+	t := report.Table{Title: fmt.Sprintf("Saving of CE-DLA soft against EPRONS over the inference load (%d jobs, mean over seeds), with training's share of the busy node-slots (sweep.csv)", jobs),
+		Head: []string{"req/min", "CE-DLA soft USD", "EPRONS USD", "saving", "training share CE-DLA soft", "training share EPRONS"}}
+	for _, r := range Sweep(rep, quick) {
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%.4g", r.ReqPerMin), fmt.Sprintf("%.2f", r.CostSoft), fmt.Sprintf("%.2f", r.CostEPRONS), fmt.Sprintf("%.1f%%", 100*r.Saving),
+			fmt.Sprintf("%.1f%%", 100*r.TrainShareSoft), fmt.Sprintf("%.1f%%", 100*r.TrainShareEPRO)})
+	}
+	return t
+}
+
+// SweepCSV is sweep.csv.
+func SweepCSV(rep *Reproduction) []byte {
+	quick, _ := rep.Settings["quick"].(bool)
+	jobs, _ := SweepLoads(quick)
+	rows := [][]string{{"jobs", "req_per_min", "cost_usd_cedla_soft", "cost_usd_eprons", "saving", "train_share_cedla_soft", "train_share_eprons"}}
+	for _, r := range Sweep(rep, quick) {
+		rows = append(rows, []string{strconv.Itoa(jobs), report.F(r.ReqPerMin), report.F(r.CostSoft), report.F(r.CostEPRONS), report.F(r.Saving), report.F(r.TrainShareSoft), report.F(r.TrainShareEPRO)})
+	}
+	return report.CSV(rows)
 }
 
 // Results renders the reproduction.
@@ -398,10 +501,10 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Files["runs.csv"], res.Files["plans.csv"] = RunsCSV(rep.Runs), PlansCSV(rep.Runs)
+	res.Files["runs.csv"], res.Files["plans.csv"], res.Files["sweep.csv"] = RunsCSV(rep.Runs), PlansCSV(primary(rep.Runs)), SweepCSV(rep)
 	// Plots of the first seed's runs at the main workload.
 	main := map[string]*Metrics{}
-	for _, m := range rep.Runs {
+	for _, m := range primary(rep.Runs) {
 		if m.Seed == 1 && main[m.System] == nil && m.Jobs == rep.Runs[0].Jobs && m.ReqPerMin == rep.Runs[0].ReqPerMin {
 			main[m.System] = m
 		}
@@ -417,20 +520,21 @@ func Results(rep *Reproduction, s *Setup) (*experiment.Results, error) {
 		figs = append([]experiment.Figure{{File: "totals.svg", Caption: caption, SVG: b}}, figs...)
 	}
 	res.AddStandIns(rep.StandIns)
-	res.Tables, res.Figures, res.Listing = Tables(rep), figs, "summary.json, runs.csv, plans.csv, *.svg, report.html"
+	res.Tables, res.Figures, res.Listing = Tables(rep), figs, "summary.json, runs.csv (a row per run and plan reading), plans.csv, sweep.csv, *.svg, report.html"
 	return res, nil
 }
 
 // RunsCSV is runs.csv: one row per run, with every measured figure but
 // the wall-clock ones.
 func RunsCSV(runs []*Metrics) []byte {
-	rows := [][]string{{"system", "jobs", "req_per_min", "seed", "finished", "rejected", "late", "deadline_violation", "mean_lateness_slots", "latency_violation", "energy_kwh", "cost_usd", "co2_kg",
-		"cost_perf_train", "cost_perf_infer", "band_0_20", "band_20_30", "band_30_up", "plans", "hard_infeasible", "mip_plans", "max_gap", "turn_ons", "restarts"}}
+	rows := [][]string{{"system", "jobs", "req_per_min", "seed", "plan_reading", "finished", "rejected", "late", "deadline_violation", "mean_lateness_slots", "latency_violation", "energy_kwh", "cost_usd", "co2_kg",
+		"cost_perf_train", "cost_perf_infer", "band_0_20", "band_20_30", "band_30_up", "plans", "hard_infeasible", "mip_plans", "max_gap", "turn_ons", "restarts", "train_share", "softened"}}
 	for _, m := range runs {
-		rows = append(rows, []string{m.System, strconv.Itoa(m.Jobs), report.F(m.ReqPerMin), strconv.FormatUint(m.Seed, 10), strconv.Itoa(m.Finished), strconv.Itoa(m.Rejected), strconv.Itoa(m.Late),
+		rows = append(rows, []string{m.System, strconv.Itoa(m.Jobs), report.F(m.ReqPerMin), strconv.FormatUint(m.Seed, 10), string(m.reading()), strconv.Itoa(m.Finished), strconv.Itoa(m.Rejected), strconv.Itoa(m.Late),
 			report.F(m.DeadlineViolation), report.F(m.MeanLateness), report.F(m.LatencyViolation), report.F(m.EnergyKWh), report.F(m.CostUSD), report.F(m.CO2Kg),
 			report.F(m.CostPerfTrain), report.F(m.CostPerfInfer), report.F(m.PriceBands[0]), report.F(m.PriceBands[1]), report.F(m.PriceBands[2]),
-			strconv.Itoa(m.Plans), strconv.Itoa(m.HardInfeasible), strconv.Itoa(m.MIPPlans), report.F(m.MaxGap), strconv.Itoa(m.TurnOns), strconv.Itoa(m.Restarts)})
+			strconv.Itoa(m.Plans), strconv.Itoa(m.HardInfeasible), strconv.Itoa(m.MIPPlans), report.F(m.MaxGap), strconv.Itoa(m.TurnOns), strconv.Itoa(m.Restarts),
+			report.F(m.TrainShare), strconv.Itoa(m.Softened)})
 	}
 	return report.CSV(rows)
 }
@@ -554,7 +658,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	if err != nil {
 		return nil, err
 	}
-	noteSolveTimes(env, Systems[:2], rep.Runs)
+	noteSolveTimes(env, Systems[:2], primary(rep.Runs))
 	return []*experiment.Results{res}, nil
 }
 
@@ -567,8 +671,9 @@ func mainBars(rep *Reproduction) (svg []byte, n int, err error) {
 		return nil, 0, nil
 	}
 	first := rep.Runs[0]
+	runs := primary(rep.Runs)
 	t := experiment.NewTotals(experiment.TotalsPanel{Label: "energy (kWh)", Format: "%.1f"}, experiment.TotalsPanel{Label: "cost (USD)", Format: "%.2f"}, experiment.TotalsPanel{Label: "CO2 (kg)", Format: "%.1f"})
-	for _, m := range rep.Runs {
+	for _, m := range runs {
 		if m.Jobs == first.Jobs && m.ReqPerMin == first.ReqPerMin {
 			t.Add(m.System, m.EnergyKWh, m.CostUSD, m.CO2Kg)
 		}

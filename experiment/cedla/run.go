@@ -3,6 +3,8 @@ package cedla
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wattsched/wattsched/grid"
@@ -85,11 +87,26 @@ type Case struct {
 	Jobs      int
 	ReqPerMin float64
 	Seed      uint64
+	// Reading is how the engine reads every plan's inference split (""
+	// is policy.DefaultPlanReading).
+	Reading policy.PlanReading `json:",omitempty"`
 }
 
 // Label names a case.
 func (c Case) Label() string {
-	return fmt.Sprintf("%s, %d jobs, %.4g req/min, seed %d", c.System, c.Jobs, c.ReqPerMin, c.Seed)
+	l := fmt.Sprintf("%s, %d jobs, %.4g req/min, seed %d", c.System, c.Jobs, c.ReqPerMin, c.Seed)
+	if c.Reading != "" && c.Reading != policy.DefaultPlanReading {
+		l += ", read " + string(c.Reading)
+	}
+	return l
+}
+
+// reading is c's plan reading, the default for "".
+func (c Case) reading() policy.PlanReading {
+	if c.Reading == "" {
+		return policy.DefaultPlanReading
+	}
+	return c.Reading
 }
 
 // Metrics is what one run measured.
@@ -106,7 +123,13 @@ type Metrics struct {
 	CostPerfTrain, CostPerfInfer float64
 	// PriceBands is the share of training node-slots per band of
 	// sim.PriceBands.
-	PriceBands     []float64
+	PriceBands []float64
+	// TrainShare is training's share of the busy node-slots (nodes
+	// training or serving inference, summed over the slots).
+	TrainShare float64
+	// Softened counts the admitted jobs whose deadline row some plan made
+	// soft because it could not keep it (CE-DLA; never rejected).
+	Softened       int
 	Plans          int
 	HardInfeasible int
 	// MIPPlans counts plans the rounding heuristic did not settle within
@@ -147,6 +170,19 @@ func (s *Setup) Planner(system string) (policy.SlotPlanner, int, error) {
 
 // Run runs one case.
 func (s *Setup) Run(c Case) (*Metrics, error) {
+	ms, err := s.RunReadings(c, []policy.PlanReading{c.reading()})
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// RunReadings runs case c once per plan reading, in the order given. The
+// readings change only how the engine splits inference between a model's
+// node groups, never a planner's state (jobs, their progress, the nodes
+// on), so the planner is asked once per state: the later readings reuse
+// the plans of the first (Memo), and a state not seen before is planned.
+func (s *Setup) RunReadings(c Case, readings []policy.PlanReading) ([]*Metrics, error) {
 	start := time.Now()
 	base := s.Derived.Models(s.Fitted, s.Count, nil, s.Restart, s.TurnOn)
 	w, err := Generate(s.Derived, base, c.Jobs, c.ReqPerMin, s.Slots, s.Lookahead, c.Seed)
@@ -162,7 +198,51 @@ func (s *Setup) Run(c Case) (*Metrics, error) {
 	if _, ok := p.(*pcedla.Policy); ok {
 		look = s.Lookahead
 	}
-	return s.RunPlanner(c, m, w, p, every, look, start, nil)
+	memo := NewMemo(p)
+	var out []*Metrics
+	for _, r := range readings {
+		c.Reading = r
+		mt, err := s.RunPlanner(c, m, w, memo, every, look, start, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mt)
+	}
+	return out, nil
+}
+
+// Memo is a slotted planner that asks its planner once per state: a
+// planner's plan is a function of its state (slot, jobs with their
+// remaining epochs, last node type and admission, nodes on; the load and
+// price forecasts are the run's, fixed by the slot).
+type Memo struct {
+	p     policy.SlotPlanner
+	plans map[string]*policy.SlotPlan
+	// Asked counts the states planned by p.
+	Asked int
+}
+
+// NewMemo returns a Memo over p.
+func NewMemo(p policy.SlotPlanner) *Memo { return &Memo{p: p, plans: map[string]*policy.SlotPlan{}} }
+
+// Plan implements policy.SlotPlanner.
+func (mm *Memo) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d|%v|", st.Slot, st.On)
+	for _, j := range st.Jobs {
+		fmt.Fprintf(&b, "%d:%s:%d:%t;", j.ID, strconv.FormatFloat(j.Remaining, 'g', -1, 64), j.LastType, j.Admitted)
+	}
+	k := b.String()
+	if p, ok := mm.plans[k]; ok {
+		return p, nil
+	}
+	p, err := mm.p.Plan(st)
+	if err != nil {
+		return nil, err
+	}
+	mm.Asked++
+	mm.plans[k] = p
+	return p, nil
 }
 
 // RunPlanner runs planner p, which re-plans every `every` slots over a
@@ -174,7 +254,7 @@ func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.S
 	var err error
 	boot := hw.Joules(float64(s.Derived.Idle[0]) * 120)
 	r, err := sim.RunSlotted(sim.SlottedOptions{Models: m, Truth: s.Derived.Truth(s.RestartSeconds, boot), Jobs: w.Jobs, Load: w.Load,
-		Price: s.Price, Slots: s.Slots, Lookahead: look, Every: every, Planner: p, Progress: progress})
+		Price: s.Price, Slots: s.Slots, Lookahead: look, Every: every, Planner: p, Reading: c.reading(), Progress: progress})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Label(), err)
 	}
@@ -223,9 +303,19 @@ func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.S
 	for _, n := range r.TrainSlotsByPrice {
 		mt.PriceBands = append(mt.PriceBands, float64(n)/math.Max(float64(ts), 1))
 	}
+	var train, busy int
+	for _, smp := range r.Samples {
+		train += smp.Training
+		busy += smp.Training + smp.Serving
+	}
+	mt.TrainShare = float64(train) / math.Max(float64(busy), 1)
 	mt.Plans = len(r.Plans)
 	var sum float64
+	softened := map[int]bool{}
 	for _, pl := range r.Plans {
+		for _, id := range pl.Softened {
+			softened[id] = true
+		}
 		if pl.Infeasible {
 			mt.HardInfeasible++
 		}
@@ -236,6 +326,7 @@ func (s *Setup) RunPlanner(c Case, m *policy.SlotModels, w *Workload, p policy.S
 		mt.MaxSolv = math.Max(mt.MaxSolv, pl.Seconds)
 		sum += pl.Seconds
 	}
+	mt.Softened = len(softened)
 	if mt.Plans > 0 {
 		mt.MeanSolveS = sum / float64(mt.Plans)
 	}

@@ -385,7 +385,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			what := fmt.Sprintf("%s seed %d", sys.Name, seeds[k])
 			progress = func(done, slots int) { env.RunProgress(what, done, slots, "slots") }
 		}
-		r, err := setup.RunPlanner(Case{System: sys.Name, Jobs: len(w.Jobs), ReqPerMin: reqPerMin, Seed: seeds[k]}, m, w, p, sys.every, sys.look, time.Now(), progress)
+		r, err := setup.RunPlanner(Case{System: sys.Name, Jobs: len(w.Jobs), ReqPerMin: reqPerMin, Seed: seeds[k], Reading: c.PlanReading}, m, w, p, sys.every, sys.look, time.Now(), progress)
 		runs[i] = r
 		return err
 	}, env.Progress, func(i int) string {
@@ -456,7 +456,7 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 		Systems  []scenarioSystem   `json:"systems"`
 		Runs     []*Metrics         `json:"runs"`
 	}{version, s, sources, standIns, map[string]any{"nodes": nodes, "slot_seconds": policy.SlotSeconds, "slots": c.Slots, "lookahead_slots": c.Lookahead,
-		"replan_every_slots": c.ReplanEvery, "restart_seconds": setup.RestartSeconds, "restart_usd": setup.Restart, "turn_on_usd": setup.TurnOn,
+		"replan_every_slots": c.ReplanEvery, "plan_reading": c.PlanReading, "restart_seconds": setup.RestartSeconds, "restart_usd": setup.Restart, "turn_on_usd": setup.TurnOn,
 		"latency_bounds_s_by_seed": bounds, "models": DNNs}, setup.Fitted, sys, runs})
 	if err != nil {
 		return nil, err

@@ -136,6 +136,10 @@ type Policy struct {
 	RestartSeconds float64
 	// Log, when not nil, receives the solver's log of every solve.
 	Log io.Writer
+	// late holds, while Plan makes a plan, the admitted jobs whose
+	// deadline the plan cannot keep: their deadline rows are soft
+	// (lastSlot and build).
+	late map[int]bool
 }
 
 var _ policy.SlotPlanner = (*Policy)(nil)
@@ -226,6 +230,13 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 		return usd
 	}
 	restartFrac := p.RestartSeconds / policy.SlotSeconds
+	// rejectW outweighs rejecting every job not yet admitted.
+	rejectW := 1.0
+	for _, j := range jobs {
+		if !j.Admitted {
+			rejectW += float64(1 + j.Priority)
+		}
+	}
 	// Per type and period: the busy terms, for the capacity rows.
 	busy := make([][][]solver.Term, nt)
 	for t := range nt {
@@ -298,14 +309,32 @@ func (p *Policy) build(st *policy.SlotState, jobs []policy.SlotJobState, reject 
 		if end < 0 {
 			need = 0
 		}
-		if need > 0 {
+		switch {
+		case need > 0 && reject && p.late[j.ID]:
+			// Already soft: the rejection problem leaves it out.
+			c.r = append(c.r, -1)
+		case need > 0:
 			if reject {
-				r := md.AddVar(fmt.Sprintf("r_j%d", j.ID), 0, 1, float64(1+j.Priority), solver.Binary)
+				// A new job is rejected; an admitted one never is, its row
+				// is made soft instead, last of all (weight rejectW).
+				w := float64(1 + j.Priority)
+				if j.Admitted {
+					w *= rejectW
+				}
+				r := md.AddVar(fmt.Sprintf("r_j%d", j.ID), 0, 1, w, solver.Binary)
 				c.r = append(c.r, r)
 				progress = append(progress, solver.Term{Var: r, Coef: need})
+			} else if p.late[j.ID] {
+				// A soft deadline row: work left undone in the window, in
+				// slots of the fastest node (scaled like x, so the program
+				// stays well conditioned), costs as much per slot as a slot
+				// run at the window's end, late by its length (LatePenalty
+				// x H).
+				sl := md.AddVar(fmt.Sprintf("short_j%d", j.ID), 0, need/maxRate, p.a.LatePenalty*float64(H), solver.Continuous)
+				progress = append(progress, solver.Term{Var: sl, Coef: maxRate})
 			}
 			md.AddRow(fmt.Sprintf("epochs_j%d", j.ID), need, math.Inf(1), progress...)
-		} else if reject {
+		case reject:
 			c.r = append(c.r, -1)
 		}
 	}
@@ -525,10 +554,11 @@ func (p *Policy) cannotFinish(st *policy.SlotState, j policy.SlotJobState) bool 
 	return j.Remaining > can*(1+1e-9)+1e-9
 }
 
-// lastSlot is the last slot j may run in: its deadline, in Problem 2 plus
-// the allowance.
+// lastSlot is the last slot j may run in: its deadline, in Problem 2 (and
+// for an admitted job whose deadline Problem 1 cannot keep) plus the
+// allowance.
 func (p *Policy) lastSlot(j policy.SlotJobState) int {
-	if p.a.Mode == Soft {
+	if p.a.Mode == Soft || p.late[j.ID] {
 		return j.Deadline + int(math.Ceil(p.a.LateAllowance*float64(j.Deadline-j.Arrival+1)))
 	}
 	return j.Deadline
@@ -542,15 +572,30 @@ func (p *Policy) lastSlot(j policy.SlotJobState) int {
 // an error naming the slot, never a different plan.
 func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	opts := solver.Options{TimeLimit: p.a.SafetyNet, RelGap: p.a.RelGap, MaxNodes: p.a.MaxNodes, Threads: p.a.Threads, Log: p.Log}
-	// A job past the last slot it may use (its deadline; in Problem 2
-	// plus the allowance), or with more work left than the fastest node
-	// could do by then, cannot be planned: rejected now.
+	// A job is admitted or rejected at its first plan (Alg. 1: "the
+	// system rejects some of requests", before they run). A new job past
+	// the last slot it may use, or with more work left than the fastest
+	// node could do by then, is rejected now. An admitted job is never
+	// rejected: when Problem 1 cannot keep its deadline (past it, or too
+	// much work left), its deadline row is soft in this plan (late), as
+	// in Problem 2; a job past even Problem 2's allowance is not planned
+	// again (it stays unfinished and counts as late).
+	p.late = map[int]bool{}
 	var jobs []policy.SlotJobState
 	var rejected []int
 	for _, j := range st.Jobs {
+		if !j.Admitted {
+			if p.lastSlot(j) < st.Slot || p.cannotFinish(st, j) {
+				rejected = append(rejected, j.ID)
+			} else {
+				jobs = append(jobs, j)
+			}
+			continue
+		}
 		if p.lastSlot(j) < st.Slot || p.cannotFinish(st, j) {
-			rejected = append(rejected, j.ID)
-		} else {
+			p.late[j.ID] = true
+		}
+		if p.lastSlot(j) >= st.Slot {
 			jobs = append(jobs, j)
 		}
 	}
@@ -565,10 +610,17 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		}
 	}
 	res, c, err := p.solvePlan(st, jobs, excess, opts, info)
-	if err != nil {
+	// HiGHS 1.3.1 may end a primal-infeasible LP relaxation with model
+	// status "unknown" instead of proving it infeasible (seen with admitted
+	// jobs whose deadline rows no plan can keep: 280 jobs, 1.75e5
+	// requests/min, seed 1, slot 224). With jobs the rejection program may
+	// soften or reject, that is read as infeasible; any other error (the
+	// safety net included) stays an error.
+	unknown := err != nil && res.Status == solver.Error && len(jobs) > 0
+	if err != nil && !unknown {
 		return nil, err
 	}
-	if res.Status == solver.Infeasible || res.Status == solver.InfeasibleOrUnbounded {
+	if unknown || res.Status == solver.Infeasible || res.Status == solver.InfeasibleOrUnbounded {
 		info.Infeasible = true
 		rm, rc := p.build(st, jobs, true, nil, excess, false)
 		rr, err := p.solve(st, rm, opts, info, "rejections")
@@ -580,15 +632,24 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		}
 		var keep []policy.SlotJobState
 		for k, j := range jobs {
-			if rc.r[k] >= 0 && rr.Value(rc.r[k]) > 0.5 {
-				rejected = append(rejected, j.ID)
-			} else {
+			switch {
+			case rc.r[k] < 0 || rr.Value(rc.r[k]) <= 0.5:
 				keep = append(keep, j)
+			case j.Admitted:
+				p.late[j.ID] = true
+				keep = append(keep, j)
+			default:
+				rejected = append(rejected, j.ID)
 			}
 		}
 		jobs = keep
 		if res, c, err = p.solvePlan(st, jobs, excess, opts, info); err != nil {
 			return nil, err
+		}
+	}
+	for _, j := range st.Jobs {
+		if p.late[j.ID] {
+			info.Softened = append(info.Softened, j.ID)
 		}
 	}
 	info.Status, info.Gap, info.Objective, info.Bound = res.Status.String(), res.Gap, res.Objective, res.Bound
@@ -1046,8 +1107,9 @@ func (p *Policy) decisions(st *policy.SlotState, jobs []policy.SlotJobState, c *
 				d.Load[i][best] = want
 			}
 		}
+		// The engine reads the split (policy.PlanReading), as it reads
+		// every planner's.
 		repair(m, &d, busy)
-		concentrate(m, &d)
 		for t := range nt {
 			d.On[t] = min(max(ceil(c.s[t][q]), busy[t]), m.Types[t].Count)
 		}
@@ -1158,49 +1220,6 @@ func repair(m *policy.SlotModels, d *policy.SlotDecision, busy []int) {
 				}
 				d.Load[i][to] += moved
 			}
-		}
-	}
-}
-
-// concentrate moves inference load between a model's node groups (its
-// nodes of one type, which share its load evenly) so that as few requests
-// as possible are served over the latency bound: the engine counts every
-// request of a group whose nodes exceed the bound (eq. 29 per node), so a
-// program's excess spread thinly over several groups, or a group left
-// over its capacity by rounding while another has room, would count far
-// more requests than the excess. Per model: load above a group's
-// latency-bound capacity (Cap x nodes) moves into the room of its other
-// groups (in type order); what finds no room goes onto the group with
-// the least load left, which alone then violates the bound.
-func concentrate(m *policy.SlotModels, d *policy.SlotDecision) {
-	for i := range m.Models {
-		over := 0.0
-		for t := range m.Types {
-			if n := d.Infer[i][t]; n > 0 {
-				if c := float64(n) * m.Cap(i, t); d.Load[i][t] > c {
-					over += d.Load[i][t] - c
-					d.Load[i][t] = c
-				}
-			}
-		}
-		if over <= 0 {
-			continue
-		}
-		for t := range m.Types {
-			if n := d.Infer[i][t]; n > 0 && over > 0 {
-				take := math.Min(float64(n)*m.Cap(i, t)-d.Load[i][t], over)
-				d.Load[i][t] += take
-				over -= take
-			}
-		}
-		if over > 0 {
-			to := -1
-			for t := range m.Types {
-				if d.Infer[i][t] > 0 && (to < 0 || d.Load[i][t] < d.Load[i][to]) {
-					to = t
-				}
-			}
-			d.Load[i][to] += over
 		}
 	}
 }

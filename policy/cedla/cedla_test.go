@@ -299,8 +299,9 @@ func TestOverload(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := slottest.Overload(t, p, c[0], c[1], 4, slottest.MaxLoad)
-			// concentrate keeps the groups it can at capacity and puts
-			// the excess on one: all but those few requests violate.
+			// The engine's default reading (concentrate) keeps the groups
+			// it can at capacity and puts the excess on one: all but
+			// those few requests violate.
 			if r.Requests == 0 || r.ViolatingRequests < 0.9999*r.Requests || r.ViolatingRequests > r.Requests {
 				t.Errorf("%s, %v nodes: %v of %v requests violate the bound, want all but those of groups at capacity (>= 99.99%%)", mode, c, r.ViolatingRequests, r.Requests)
 			}
@@ -400,38 +401,6 @@ func TestRejectWhenPlanCannotFinish(t *testing.T) {
 			}
 			if !slices.Equal(plan.Reject, c.want) {
 				t.Fatalf("rejected %v in slot 0, want %v", plan.Reject, c.want)
-			}
-		})
-	}
-}
-
-// TestConcentrate: the engine counts every request of a node group over
-// the bound. Caps: fast 98.99, slow 48.98 req/s per node (tiny()).
-//   - room: fast 1 node with 120 (21.01 over), slow 1 node with 10 (38.98
-//     room): the excess moves to slow, nothing violates;
-//   - no room: fast 1 node with 120, slow 1 node with 60: 32.03 over in
-//     all; the slow group (48.98, the least load once both are at
-//     capacity) takes it: 81.01 req/s violate instead of 180.
-func TestConcentrate(t *testing.T) {
-	m := tiny()
-	cf, cs := m.Cap(0, 0), m.Cap(0, 1)
-	for _, c := range []struct {
-		name       string
-		load, want []float64
-	}{
-		{"room elsewhere", []float64{120, 10}, []float64{cf, 130 - cf}},
-		{"no room", []float64{120, 60}, []float64{cf, 180 - cf}},
-		{"within the bound: unchanged", []float64{90, 40}, []float64{90, 40}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d := policy.NewSlotDecision(m)
-			d.Infer[0] = []int{1, 1}
-			copy(d.Load[0], c.load)
-			concentrate(m, &d)
-			for ty := range 2 {
-				if math.Abs(d.Load[0][ty]-c.want[ty]) > 1e-9 {
-					t.Fatalf("loads %v, want %v (caps %.2f, %.2f)", d.Load[0], c.want, cf, cs)
-				}
 			}
 		})
 	}

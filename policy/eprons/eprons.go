@@ -3,8 +3,10 @@
 // keep inference within its latency bound (min N x P_server subject to the
 // bound), idle servers off; training jobs in arrival order on the free
 // node type of least energy per epoch (the paper's "nodes that require the
-// low energy consumption", Sec. 3.3; or, as an option, of least power),
-// run without pause; no prices, no deadlines.
+// low energy consumption", Sec. 3.3; or, as an option, of least power);
+// no prices, no deadlines. Inference is placed first, so a running job
+// whose node type inference fills is paused for the slot (and placed
+// again as a new job when a node frees up).
 package eprons
 
 import (
@@ -38,6 +40,11 @@ const (
 // Args configures the EPRONS baseline.
 type Args struct {
 	Training Training `yaml:"training"`
+	// NoPause is a diagnostic, not the paper's EPRONS: a running training
+	// job keeps its node before inference is placed (inference takes the
+	// nodes left), so no job is ever paused. docs/policies/cedla-baselines.md
+	// measures what EPRONS's pausing costs with it.
+	NoPause bool `yaml:"no_pause"`
 }
 
 // Default implements policy.Args: least energy per epoch.
@@ -71,8 +78,20 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	for t, ty := range m.Types {
 		free[t] = ty.Count
 	}
+	// NoPause: running jobs keep their type before inference is placed.
+	kept := map[int]bool{}
+	if p.a.NoPause {
+		for _, j := range st.Jobs {
+			if j.LastType >= 0 && free[j.LastType] > 0 {
+				d.Train = append(d.Train, policy.SlotRun{Job: j.ID, Type: j.LastType})
+				free[j.LastType]--
+				kept[j.ID] = true
+			}
+		}
+	}
 	// Inference first (it is what EPRONS optimises): per model, node types
 	// by watts per request/s of latency-bound capacity, fewest watts first.
+	// A running job whose type has no node left is paused for the slot.
 	for i := range m.Models {
 		order := make([]int, nt)
 		for t := range order {
@@ -101,7 +120,7 @@ func (p *Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 	// Training: running jobs keep their type; new ones in arrival order on
 	// the free node type of least energy per epoch (or least draw).
 	for _, j := range st.Jobs {
-		if j.LastType >= 0 && free[j.LastType] > 0 {
+		if j.LastType >= 0 && !kept[j.ID] && free[j.LastType] > 0 {
 			d.Train = append(d.Train, policy.SlotRun{Job: j.ID, Type: j.LastType})
 			free[j.LastType]--
 		}

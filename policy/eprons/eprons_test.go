@@ -73,12 +73,54 @@ func TestEPRONS(t *testing.T) {
 }
 
 // At the largest load a scenario allows, on clusters as small as the
-// models, every plan is valid and every request violates the bound.
+// models, every plan is valid. Read as planned, every request violates the
+// bound; read by the default (concentrate), all but those of the groups
+// kept at capacity do (>= 99.99%).
 func TestOverload(t *testing.T) {
 	for _, c := range slottest.Clusters {
-		r := slottest.Overload(t, mustNew(t, LeastEnergy), c[0], c[1], 1, slottest.MaxLoad)
+		r := slottest.OverloadRead(t, mustNew(t, LeastEnergy), c[0], c[1], 1, slottest.MaxLoad, policy.AsPlanned)
 		if r.Requests == 0 || r.ViolatingRequests != r.Requests {
-			t.Errorf("%v nodes: %v of %v requests violate the bound, want all", c, r.ViolatingRequests, r.Requests)
+			t.Errorf("as planned, %v nodes: %v of %v requests violate the bound, want all", c, r.ViolatingRequests, r.Requests)
+		}
+		r = slottest.Overload(t, mustNew(t, LeastEnergy), c[0], c[1], 1, slottest.MaxLoad)
+		if r.Requests == 0 || r.ViolatingRequests < 0.9999*r.Requests || r.ViolatingRequests > r.Requests {
+			t.Errorf("concentrated, %v nodes: %v of %v requests violate the bound, want all but those of groups at capacity", c, r.ViolatingRequests, r.Requests)
+		}
+	}
+}
+
+// TestPause: EPRONS places inference first, so a running job whose node
+// type inference fills is paused. One fast and one slow node; 40 req/s
+// (fast cap 40 - 40/(0.2 x 40 - 1) = 34.3, slow 13.3 req/s): inference
+// takes the fast node (fewest watts per req/s) and the slow one for the
+// 5.7 left, and job 4, which ran on the fast node, is paused. With the
+// no_pause diagnostic the job keeps the fast node and inference gets the
+// slow one (over its bound).
+func TestPause(t *testing.T) {
+	m := &policy.SlotModels{
+		Models: []string{"m"},
+		Types:  []policy.SlotType{{Name: "fast", Count: 1, F: 2, Idle: 50}, {Name: "slow", Count: 1, F: 1, Idle: 40}},
+		Epochs: [][]float64{{1, 0.4}}, Mu: [][]float64{{40, 20}}, Bound: []float64{0.2},
+		TrainW: [][]hw.Watts{{250, 150}}, InferBaseW: [][]float64{{60, 45}}, InferPerReqW: [][]float64{{2, 3}},
+	}
+	st := &policy.SlotState{Models: m, Horizon: 1, Load: [][]float64{{40}}, Price: []float64{25}, On: []int{1, 1},
+		Jobs: []policy.SlotJobState{{SlotJob: policy.SlotJob{ID: 4, Deadline: 5, Epochs: 2}, Remaining: 1, LastType: 0, Admitted: true}}}
+	for _, c := range []struct {
+		noPause bool
+		want    []policy.SlotRun
+		infer   []int
+	}{{false, nil, []int{1, 1}}, {true, []policy.SlotRun{{Job: 4, Type: 0}}, []int{0, 1}}} {
+		p, err := New(Args{Training: LeastEnergy, NoPause: c.noPause})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := p.Plan(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := plan.Slots[0]
+		if len(d.Train) != len(c.want) || len(c.want) == 1 && d.Train[0] != c.want[0] || d.Infer[0][0] != c.infer[0] || d.Infer[0][1] != c.infer[1] {
+			t.Errorf("no_pause %v: trains %v, inference nodes %v; want %v and %v", c.noPause, d.Train, d.Infer[0], c.want, c.infer)
 		}
 	}
 }

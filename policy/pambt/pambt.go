@@ -39,9 +39,11 @@ func New() *Policy { return &Policy{} }
 // Plan implements policy.SlotPlanner for one slot. Relative performance of
 // a training job: its slack (deadline minus the finish if it ran on the
 // fastest type from now) over its window; of inference: meeting the bound.
-// The max-min allocation is greedy: a job that can no longer meet its
+// The max-min allocation is greedy: a new job that cannot meet its
 // deadline on any node is rejected (its relative performance cannot be
-// raised); inference gets the slowest nodes that keep it within the
+// raised); an admitted job is never rejected (the slotted engine decides
+// a job once, at its first plan): when it can no longer meet its deadline
+// it runs after the jobs that still can; inference gets the slowest nodes that keep it within the
 // bound; the jobs with the least slack take the fastest free nodes; every
 // node left serves inference, which lowers its latency further.
 func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
@@ -65,13 +67,21 @@ func (*Policy) Plan(st *policy.SlotState) (*policy.SlotPlan, error) {
 		}
 		finish := float64(st.Slot) + math.Ceil(j.Remaining/best-1e-9) - 1
 		slack := (float64(j.Deadline) - finish) / float64(j.Deadline-j.Arrival+1)
-		if slack < 0 {
+		if slack < 0 && !j.Admitted {
 			reject = append(reject, j.ID)
 			continue
 		}
 		cands = append(cands, cand{j, slack})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
+		// Admitted jobs that can no longer meet their deadline (negative
+		// slack) run after every job that still can.
+		if la, lb := a.slack < 0, b.slack < 0; la != lb {
+			if lb {
+				return -1
+			}
+			return 1
+		}
 		switch {
 		case a.slack < b.slack:
 			return -1

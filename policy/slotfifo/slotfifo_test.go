@@ -51,12 +51,18 @@ func TestFIFO(t *testing.T) {
 }
 
 // At the largest load a scenario allows, on clusters as small as the
-// models, every plan is valid and every request violates the bound.
+// models, every plan is valid. Read as planned, every request violates the
+// bound; read by the default (concentrate), all but those of the groups
+// kept at capacity do (>= 99.99%).
 func TestOverload(t *testing.T) {
 	for _, c := range slottest.Clusters {
-		r := slottest.Overload(t, New(), c[0], c[1], 1, slottest.MaxLoad)
+		r := slottest.OverloadRead(t, New(), c[0], c[1], 1, slottest.MaxLoad, policy.AsPlanned)
 		if r.Requests == 0 || r.ViolatingRequests != r.Requests {
-			t.Errorf("%v nodes: %v of %v requests violate the bound, want all", c, r.ViolatingRequests, r.Requests)
+			t.Errorf("as planned, %v nodes: %v of %v requests violate the bound, want all", c, r.ViolatingRequests, r.Requests)
+		}
+		r = slottest.Overload(t, New(), c[0], c[1], 1, slottest.MaxLoad)
+		if r.Requests == 0 || r.ViolatingRequests < 0.9999*r.Requests || r.ViolatingRequests > r.Requests {
+			t.Errorf("concentrated, %v nodes: %v of %v requests violate the bound, want all but those of groups at capacity", c, r.ViolatingRequests, r.Requests)
 		}
 	}
 }

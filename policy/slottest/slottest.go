@@ -45,7 +45,14 @@ const MaxLoad = 1e8 / 60
 // given node counts, 4 training jobs and load requests/s of every model in
 // each of 12 slots, planning every slot over a window of look slots. At
 // MaxLoad no node can meet a latency bound: every plan must still be valid.
+// The engine reads the plans by its default reading (concentrate).
 func Overload(t testing.TB, p policy.SlotPlanner, fast, slow, look int, load float64) *sim.SlottedResult {
+	t.Helper()
+	return OverloadRead(t, p, fast, slow, look, load, "")
+}
+
+// OverloadRead is Overload with the engine reading plans by r.
+func OverloadRead(t testing.TB, p policy.SlotPlanner, fast, slow, look int, load float64, reading policy.PlanReading) *sim.SlottedResult {
 	t.Helper()
 	m := &policy.SlotModels{
 		Models: []string{"a", "b", "c"},
@@ -58,7 +65,7 @@ func Overload(t testing.TB, p policy.SlotPlanner, fast, slow, look int, load flo
 	}
 	jobs := []policy.SlotJob{{ID: 0, Arrival: 0, Deadline: 3, Epochs: 2}, {ID: 1, Model: 1, Arrival: 1, Deadline: 6, Epochs: 1},
 		{ID: 2, Model: 2, Arrival: 2, Deadline: 10, Epochs: 3}, {ID: 3, Arrival: 2, Deadline: 3, Epochs: 4}}
-	o := sim.SlottedOptions{Models: m, Jobs: jobs, Slots: 12, Lookahead: look, Every: 1, Planner: p,
+	o := sim.SlottedOptions{Models: m, Jobs: jobs, Slots: 12, Lookahead: look, Every: 1, Planner: p, Reading: reading,
 		Truth: sim.SlotTruth{TrainW: m.TrainW, InferW: func(i, t int, l float64) hw.Watts { return hw.Watts(m.InferBaseW[i][t] + m.InferPerReqW[i][t]*l) }}}
 	for range 12 + look {
 		o.Load = append(o.Load, []float64{load, load, load})
