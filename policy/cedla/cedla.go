@@ -710,6 +710,23 @@ func (p *Policy) solvePlan(st *policy.SlotState, jobs []policy.SlotJobState, exc
 	// better feasible one otherwise starts the MIP.
 	var best solver.Result
 	var bc *cols
+	// accept takes a heuristic's plan within RelGap of the relaxation's
+	// bound (marking it, its bound and gap, and how it was found in
+	// info), else keeps it as the MIP's start when it is the best so far.
+	accept := func(r *solver.Result, c *cols, how string) bool {
+		if !r.HasSolution {
+			return false
+		}
+		if gap := gapOf(r.Objective, lr.Objective); gap <= p.a.RelGap {
+			info.Heuristic = how
+			r.Status, r.Bound, r.Gap = solver.Optimal, lr.Objective, gap
+			return true
+		}
+		if !best.HasSolution || r.Objective < best.Objective {
+			best, bc = *r, c
+		}
+		return false
+	}
 	for _, up := range []bool{true, false} {
 		fix := p.round(st, jobs, lc, lr, up)
 		rm, rc := p.build(st, jobs, false, fix, excess, true)
@@ -717,19 +734,12 @@ func (p *Policy) solvePlan(st *policy.SlotState, jobs []policy.SlotJobState, exc
 		if err != nil {
 			return rr, nil, err
 		}
-		if !rr.HasSolution {
-			continue
+		how := ByRounding
+		if !up {
+			how = ByRoundingHalf
 		}
-		if gap := gapOf(rr.Objective, lr.Objective); gap <= p.a.RelGap {
-			info.Heuristic = ByRounding
-			if !up {
-				info.Heuristic = ByRoundingHalf
-			}
-			rr.Status, rr.Bound, rr.Gap = solver.Optimal, lr.Objective, gap
+		if accept(&rr, rc, how) {
 			return rr, rc, nil
-		}
-		if !best.HasSolution || rr.Objective < best.Objective {
-			best, bc = rr, rc
 		}
 	}
 	// Diving: the relaxation re-solved with its largest fractional
@@ -738,15 +748,8 @@ func (p *Policy) solvePlan(st *policy.SlotState, jobs []policy.SlotJobState, exc
 	if err != nil {
 		return dr, nil, err
 	}
-	if dr.HasSolution {
-		if gap := gapOf(dr.Objective, lr.Objective); gap <= p.a.RelGap {
-			info.Heuristic = ByDive
-			dr.Status, dr.Bound, dr.Gap = solver.Optimal, lr.Objective, gap
-			return dr, dc, nil
-		}
-		if !best.HasSolution || dr.Objective < best.Objective {
-			best, bc = dr, dc
-		}
+	if accept(&dr, dc, ByDive) {
+		return dr, dc, nil
 	}
 	// Fix and resolve: the MIP with every binary placement the relaxation
 	// already has integral fixed there; only its fractional placements
@@ -757,15 +760,8 @@ func (p *Policy) solvePlan(st *policy.SlotState, jobs []policy.SlotJobState, exc
 	if err != nil {
 		return fr, nil, err
 	}
-	if fr.HasSolution {
-		if gap := gapOf(fr.Objective, lr.Objective); gap <= p.a.RelGap {
-			info.Heuristic = ByFixResolve
-			fr.Status, fr.Bound, fr.Gap = solver.Optimal, lr.Objective, gap
-			return fr, fc, nil
-		}
-		if !best.HasSolution || fr.Objective < best.Objective {
-			best, bc = fr, fc
-		}
+	if accept(&fr, fc, ByFixResolve) {
+		return fr, fc, nil
 	}
 	rr, rc := best, bc
 	mm, mc := p.build(st, jobs, false, nil, excess, false)
