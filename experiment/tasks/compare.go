@@ -232,6 +232,16 @@ const (
 	BeyondModelError = "beyond the power model's error"
 )
 
+// modelVerdict is WithinModelError when |diff| <= bound, else
+// BeyondModelError: the one rule for every figure set against the power
+// model's error.
+func modelVerdict(diff, bound float64) string {
+	if math.Abs(diff) <= bound {
+		return WithinModelError
+	}
+	return BeyondModelError
+}
+
 // ModelErrorVerdict is a system's energy difference to the reference set
 // against the bound on the power model's error of that difference.
 type ModelErrorVerdict struct {
@@ -254,10 +264,8 @@ func judgeModelError(x, ref CompareSummary, same bool) *ModelErrorVerdict {
 	a, ea := usageErrors(x.ByGPUModel)
 	b, eb := usageErrors(ref.ByGPUModel)
 	v := &ModelErrorVerdict{DiffKWh: x.Metrics["energy_kwh"].Mean - ref.Metrics["energy_kwh"].Mean,
-		BoundKWh: experiment.Num(diffBound(a, b, ea, eb, same)), SamePowerModel: same, Verdict: BeyondModelError}
-	if math.Abs(float64(v.DiffKWh)) <= float64(v.BoundKWh) {
-		v.Verdict = WithinModelError
-	}
+		BoundKWh: experiment.Num(diffBound(a, b, ea, eb, same)), SamePowerModel: same}
+	v.Verdict = modelVerdict(float64(v.DiffKWh), float64(v.BoundKWh))
 	return v
 }
 

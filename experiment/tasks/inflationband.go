@@ -47,10 +47,7 @@ func eopcModelErrors(r *InflationResult, curves []CurvePoint) []EOPCModelError {
 			if name == ref {
 				x.Saving, x.Bound = experiment.Num(math.NaN()), experiment.Num(math.NaN())
 			} else if !math.IsNaN(c.SavingVsFGD) && !math.IsNaN(c.SavingModelBound) {
-				x.Verdict = BeyondModelError
-				if math.Abs(c.SavingVsFGD) <= c.SavingModelBound {
-					x.Verdict = WithinModelError
-				}
+				x.Verdict = modelVerdict(c.SavingVsFGD, c.SavingModelBound)
 			}
 			out = append(out, x)
 		}
