@@ -12,35 +12,70 @@ import (
 )
 
 // Memory figures per unit of work, measured on the runs named beside each
-// (peak resident set of the wattsched binary, /usr/bin/time -v, Go's
+// (peak resident set of the wattsched binary, /usr/bin/time -f %M, Go's
 // default GOGC=100, so they include the garbage collector's headroom);
-// docs/performance.md gives the commands. The estimate is their sum, kept
-// on the high side of what was measured.
+// docs/performance.md gives the commands and the table of every command's
+// estimate against its measured peak. The estimate is their sum, kept
+// above what was measured: each figure is the unit's cost where that unit
+// dominates the peak, rounded up, so that every command's estimate is 1 to
+// 1.5 times its peak.
 const (
-	// BaseBytes is the process before any run: the binary, embedded
-	// traces, catalogs and price series (39 MB at one inflation run of
-	// 8,000 tasks).
-	BaseBytes = 64 << 20
-	// RunBaseBytes is one run's cluster, placer and score caches on the
-	// 1213-node openb cluster, held while the run is going.
-	RunBaseBytes = 16 << 20
-	// jobBytes is one job of a run of a job engine (hpc, elastic,
-	// coloc) while the run goes on (hpc-vahrm.yaml, 10,000 jobs, 2 runs
-	// at once: 58 MB, 1.4 KB a job; coloc, FIFO on jobs drawn from
-	// gavel-msr: 3,000 jobs 40 MB, 30,000 jobs 71 MB, 1.2 KB a job);
-	// jobKeptBytes what a
-	// finished run keeps of each job (hpc-vahrm.yaml, seeds 1 and 4, 15
-	// and 60 runs: 58 and 64 MB, 13 bytes a job).
-	jobBytes     = 4096
-	jobKeptBytes = 512
-	// ColocJobBytes is one job of an event-driven co-location run while
-	// it goes on, measured where the jobs dominate (issue 39: `run` of
-	// 300,000 gavel-msr jobs, Poisson 800/h, 4,096 nodes, FIFO, one seed:
-	// 368-384 MB peak, about 1 KB a job beyond the process and
-	// jobKeptBytes);
-	// Gavel's round-based timing, which tracks pairs of jobs, keeps
-	// jobBytes.
-	ColocJobBytes = 1024
+	// BaseBytes is the process before any run: the binary's touched
+	// pages, the runtime, the catalogs (`wattsched --help`: 32.2 MiB; the
+	// smallest runs peak at 40-43 MiB: coloc-eaco.yaml 40.4, a 1,000-pod
+	// replay 42.9).
+	BaseBytes = 40 << 20
+	// RunBaseBytes is one run's fixed part (engine, placer, result
+	// tables) while it goes on; NodeBytes each node of its cluster (node
+	// state, power and score arrays; fitted with the replays of
+	// examples/byo-replay.yaml on 200 nodes and mixed-h100-a100-l40s.yaml
+	// on 140: 62.3 and 61.1 MiB, about 4 KB a node).
+	RunBaseBytes = 2 << 20
+	NodeBytes    = 2 << 10
+)
+
+// JobFigures are a job engine's memory figures: Run and Job while a run
+// goes on (its fixed part and each job), JobKept and RunKept what a
+// finished run keeps until the results are written.
+type JobFigures struct {
+	Run, Job, JobKept, RunKept int64
+}
+
+// The job engines' figures.
+var (
+	// HPCFigures: run -c examples/hpc-vahrm.yaml (10,000 jobs, 15 runs, 2
+	// at once): 63-73 MiB, about 1.3 KB a job going; seeds 1 and 4 (15 and
+	// 60 runs) differ by 6 MB, 13 bytes a job kept; reproduce vahrm --quick
+	// (72 runs of 10,000 jobs): 67-87 MiB. Gavel's round-based co-location
+	// timing uses them too (coloc-gavel-rounds.yaml: 41.3 MiB).
+	HPCFigures = JobFigures{Run: 1 << 20, Job: 1536, JobKept: 32, RunKept: 64 << 10}
+	// ColocFigures: the event-driven co-location engine (issue 39: 300,000
+	// gavel-msr jobs, Poisson 800/h, 4,096 nodes, one seed: FIFO 351-366
+	// MiB, EaCO 385 MiB, about 1.15 KB a job beyond the process; 30,000
+	// jobs on 28 nodes 67.7 MiB); reproduce eaco --quick (48 runs of 250
+	// jobs): 47.4 MiB.
+	ColocFigures = JobFigures{Run: 1 << 20, Job: 1229, JobKept: 32, RunKept: 128 << 10}
+	// ElasticFigures: the elastic engine holds its fitted throughput and
+	// power models and per-round series for each run (run -c
+	// examples/elastic-powerflow.yaml, 1,896 jobs, 12 runs: 63.3 MiB;
+	// reproduce powerflow --quick, 35 sweep runs: 77.6 MiB, about 0.3 MiB
+	// kept a run).
+	ElasticFigures = JobFigures{Run: 8 << 20, Job: 1536, JobKept: 32, RunKept: 384 << 10}
+)
+
+// FiguresFor are the job figures of a scenario's mode (elastic, coloc;
+// hpc and coloc's round-based timing otherwise).
+func FiguresFor(s *scenario.Scenario) JobFigures {
+	switch {
+	case s.Mode == scenario.Elastic:
+		return ElasticFigures
+	case s.Mode == scenario.Coloc && (s.Coloc == nil || !s.Coloc.GavelRounds()):
+		return ColocFigures
+	}
+	return HPCFigures
+}
+
+const (
 	// HourBytes is one hour of simulated time in one run (the energy
 	// ledger's hourly sum and its priced copy, 8 bytes each).
 	HourBytes = 16
@@ -115,38 +150,34 @@ func ClampFloat(x float64) int64 {
 }
 
 // EstimateJobs estimates a scenario of a job engine (modes hpc, elastic,
-// coloc): runs runs of jobs jobs each, min(workers, runs) going at once,
-// every finished run kept until the results are written. what names the
-// jobs' source for the message ("hpc.jobs: 10,000 jobs of nasa-ipsc").
+// coloc) with its mode's figures (FiguresFor): runs runs of jobs jobs
+// each, min(workers, runs) going at once, every finished run kept until
+// the results are written. what names the jobs' source for the message
+// ("hpc.jobs: 10,000 jobs of nasa-ipsc").
 func EstimateJobs(s *scenario.Scenario, what string, jobs, runs, workers int) Estimate {
-	return EstimateJobsOf(s, what, jobs, runs, workers, jobBytes)
-}
-
-// EstimateJobsOf is EstimateJobs with perJob bytes a job while its run
-// goes on (ColocJobBytes for the event-driven co-location engine).
-func EstimateJobsOf(s *scenario.Scenario, what string, jobs, runs, workers int, perJob int64) Estimate {
-	at := Concurrent(runs, workers)
 	return Estimate{
-		Bytes: SatAdd(BaseBytes, SatMul(at, SatAdd(RunBaseBytes, SatMul(int64(jobs), perJob))),
-			SatMul(int64(runs), SatMul(int64(jobs), jobKeptBytes))),
+		Bytes:  jobsBytes(FiguresFor(s), jobs, runs, workers),
 		What:   fmt.Sprintf("mode %s would run %s jobs in each of %s runs", s.Mode, Commas(int64(jobs)), Commas(int64(runs))),
 		Cause:  fmt.Sprintf("because of %s and %d seeds", what, s.Seeds),
 		Remedy: "use fewer jobs, seeds or systems",
 	}
 }
 
-// EstimateStudy estimates a paper study's runs of a job engine (reproduce
-// eaco, vahrm, powerflow): jobs jobs in each run, min(workers, runs) runs
-// going at once. A finished run keeps a summary, which the job engines'
-// kept figure covers (jobKeptBytes a job); the elastic engine has no figure
-// of its own, so the job engines' (measured on hpc and coloc) stands in for
-// it. study names the command ("reproduce vahrm"), what the flag or file
-// that gives the jobs.
-func EstimateStudy(study, what string, jobs, runs, workers int) Estimate {
+// jobsBytes is the process, min(workers, runs) runs going and runs kept.
+func jobsBytes(f JobFigures, jobs, runs, workers int) int64 {
 	at := Concurrent(runs, workers)
+	return SatAdd(BaseBytes, SatMul(at, SatAdd(f.Run, SatMul(int64(jobs), f.Job))),
+		SatMul(int64(runs), SatAdd(f.RunKept, SatMul(int64(jobs), f.JobKept))))
+}
+
+// EstimateStudy estimates a paper study's runs of a job engine (reproduce
+// eaco, vahrm, powerflow) with that engine's figures f: jobs jobs in each
+// run, min(workers, runs) runs going at once, each finished run kept.
+// study names the command ("reproduce vahrm"), what the flag or file that
+// gives the jobs.
+func EstimateStudy(study, what string, f JobFigures, jobs, runs, workers int) Estimate {
 	return Estimate{
-		Bytes: SatAdd(BaseBytes, SatMul(at, SatAdd(RunBaseBytes, SatMul(int64(jobs), jobBytes))),
-			SatMul(int64(runs), SatMul(int64(jobs), jobKeptBytes))),
+		Bytes:  jobsBytes(f, jobs, runs, workers),
 		What:   fmt.Sprintf("%s would run %s jobs in each of %s runs", study, Commas(int64(jobs)), Commas(int64(runs))),
 		Cause:  "because of " + what,
 		Remedy: "use fewer jobs or seeds",

@@ -16,14 +16,29 @@ const (
 
 func TestEstimateJobs(t *testing.T) {
 	s := &scenario.Scenario{Mode: scenario.Coloc, Seeds: 1000}
-	// 1,000,000 jobs, 4 systems x 1,000 seeds = 4,000 runs, 2 at once:
-	// base + 2 x (run + 1e6 x 4 KiB) + 4,000 x 1e6 x 512 B (1.9 TB).
+	// 1,000,000 jobs, 4 systems x 1,000 seeds = 4,000 runs, 2 at once, the
+	// event-driven engine's figures: base + 2 x (1 MiB + 1e6 x 1,229 B) +
+	// 4,000 x (128 KiB + 1e6 x 32 B) (2.46e9 B + 1.285e11 B, about 122.0 GiB).
 	e := EstimateJobs(s, "coloc.count 1000000 (poisson arrivals), 4 systems", 1000000, 4000, 2)
-	if want := int64(64*mib + 2*(16*mib+1000000*4096) + 4000*1000000*512); e.Bytes != want {
+	if want := int64(40*mib + 2*(1*mib+1000000*1229) + 4000*(128*kib+1000000*32)); e.Bytes != want {
 		t.Errorf("bytes %d, want %d", e.Bytes, want)
 	}
+	// Gavel's round-based timing and the other job engines have figures
+	// of their own.
+	for _, tc := range []struct {
+		s    *scenario.Scenario
+		want JobFigures
+	}{
+		{&scenario.Scenario{Mode: scenario.Coloc, Coloc: &scenario.ColocSpec{Timing: scenario.TimingGavel}}, HPCFigures},
+		{&scenario.Scenario{Mode: scenario.HPC}, HPCFigures},
+		{&scenario.Scenario{Mode: scenario.Elastic}, ElasticFigures},
+	} {
+		if got := FiguresFor(tc.s); got != tc.want {
+			t.Errorf("%s: figures %+v, want %+v", tc.s.Mode, got, tc.want)
+		}
+	}
 	err := e.Check(64 * gib)
-	want := "mode coloc would run 1,000,000 jobs in each of 4,000 runs (~1.9 TiB) because of coloc.count 1000000 (poisson arrivals), 4 systems and 1000 seeds: above --max-memory 64.0 GiB"
+	want := "mode coloc would run 1,000,000 jobs in each of 4,000 runs (~122.0 GiB) because of coloc.count 1000000 (poisson arrivals), 4 systems and 1000 seeds: above --max-memory 64.0 GiB"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error\n%v\nwant it to start with\n%s", err, want)
 	}
@@ -32,14 +47,15 @@ func TestEstimateJobs(t *testing.T) {
 // A study's runs: the same arithmetic as a scenario's, named by the
 // command and the flag that gives the jobs.
 func TestEstimateStudy(t *testing.T) {
-	// 1,000,000 jobs, 72 runs, 2 at once: base + 2 x (run + 1e6 x 4 KiB) +
-	// 72 x 1e6 x 512 B = 96 MiB + 8.192e9 B + 3.6864e10 B = 4.5157e10 B (~42.1 GiB).
-	e := EstimateStudy("reproduce vahrm", "--jobs 1000000", 1000000, 72, 2)
-	if want := int64(64*mib + 2*(16*mib+1000000*4096) + 72*1000000*512); e.Bytes != want {
+	// 1,000,000 jobs, 72 runs, 2 at once, the HPC figures: base + 2 x
+	// (1 MiB + 1e6 x 1,536 B) + 72 x (64 KiB + 1e6 x 32 B) = 42 MiB +
+	// 3.072e9 B + 4.5 MiB + 2.304e9 B = 5.4249e9 B (~5.1 GiB).
+	e := EstimateStudy("reproduce vahrm", "--jobs 1000000", HPCFigures, 1000000, 72, 2)
+	if want := int64(40*mib + 2*(1*mib+1000000*1536) + 72*(64*kib+1000000*32)); e.Bytes != want {
 		t.Errorf("bytes %d, want %d", e.Bytes, want)
 	}
-	err := e.Check(8 * gib)
-	want := "reproduce vahrm would run 1,000,000 jobs in each of 72 runs (~42.1 GiB) because of --jobs 1000000: above --max-memory 8.0 GiB"
+	err := e.Check(4 * gib)
+	want := "reproduce vahrm would run 1,000,000 jobs in each of 72 runs (~5.1 GiB) because of --jobs 1000000: above --max-memory 4.0 GiB"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error\n%v\nwant it to start with\n%s", err, want)
 	}

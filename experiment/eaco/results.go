@@ -359,7 +359,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	jobs, seeds := st.Options()
 	// Runs: settings x clusters x schedulers x seeds (the sweep's are not
 	// counted: it runs after, at the same jobs per run).
-	if err := experiment.EstimateStudy("reproduce eaco", fmt.Sprintf("--jobs %d", jobs), jobs, len(e.Settings)*len(Clusters)*len(Variants)*seeds, env.Workers).Check(env.MaxMemory); err != nil {
+	if err := experiment.EstimateStudy("reproduce eaco", fmt.Sprintf("--jobs %d", jobs), experiment.ColocFigures, jobs, len(e.Settings)*len(Clusters)*len(Variants)*seeds, env.Workers).Check(env.MaxMemory); err != nil {
 		return nil, err
 	}
 	env.Notef("EaCO reproduction: %d interference settings x %d clusters x %d schedulers x %d seeds, %d jobs each", len(e.Settings), len(Clusters), len(Variants), seeds, jobs)

@@ -59,16 +59,13 @@ func (e *Env) ScenarioWorkload(pool []gavel.Job, c *scenario.ColocSpec, seed uin
 const progressJobs = 20_000
 
 // EstimateScenario is a coloc scenario's memory estimate: runs runs of
-// jobs jobs, workers at once; an event-driven run holds
-// experiment.ColocJobBytes a job, Gavel's round-based timing the job
-// engines' figure.
+// jobs jobs, workers at once, with the figures of its timing
+// (experiment.FiguresFor: the event-driven engine's or, for Gavel's
+// round-based timing, the job engines').
 func EstimateScenario(s *scenario.Scenario, jobs, runs, workers int) experiment.Estimate {
 	c := s.Coloc
 	what := fmt.Sprintf("coloc.count %d (%s arrivals), %d systems", c.Count, c.Arrivals, len(c.Systems))
-	if c.GavelRounds() {
-		return experiment.EstimateJobs(s, what, jobs, runs, workers)
-	}
-	return experiment.EstimateJobsOf(s, what, jobs, runs, workers, experiment.ColocJobBytes)
+	return experiment.EstimateJobs(s, what, jobs, runs, workers)
 }
 
 // RunScenario runs each system of a coloc scenario on each seed (mode

@@ -203,6 +203,15 @@ type pfCase struct {
 
 // pfCases are PowerFlow at every eta and every baseline at every
 // frequency (the Zeus combinations once) as each of variants.
+// sweep is the main sweep's etas, frequencies and baseline variants
+// (quick: three etas and two frequencies).
+func sweep(quick bool) (etas, freqs []float64, variants []Baselines) {
+	if quick {
+		return []float64{0.1, 0.3, 0.95}, []float64{1020, 1410}, BaselineVariants
+	}
+	return Etas, Freqs, BaselineVariants
+}
+
 func pfCases(etas, freqs []float64, variants []Baselines) []pfCase {
 	var cs []pfCase
 	for _, e := range etas {
@@ -319,10 +328,7 @@ func Reproduce(version string, o Options) (*Reproduction, error) {
 		rep.Skipped = append(rep.Skipped, "Main runs (Figs. 7-9): "+skip+"; the cluster is the one asked for (--nodes), so these jobs are left out rather than the cluster scaled")
 	}
 	rep.Workload = workloadInfo(env, jobs, src)
-	etas, freqs := Etas, Freqs
-	if o.Quick {
-		etas, freqs = []float64{0.1, 0.3, 0.95}, []float64{1020, 1410}
-	}
+	etas, freqs, _ := sweep(o.Quick)
 	etas = env.feasibleEtas(etas, o.Setup.Nodes, rep)
 	if len(etas) == 0 {
 		return nil, fmt.Errorf("reproduce powerflow: on %d node(s) every eta's power limit is below the least power any job draws (%s)", o.Setup.Nodes, strings.Join(rep.Skipped, "; "))

@@ -91,9 +91,8 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 		o.Jobs, o.JobsSource = jobs, fmt.Sprintf("Philly job table %s (%d jobs in the %g h from %s)", filepath.Base(st.phillyFile), len(jobs), st.hours, from)
 	}
 	// The Fig. 7 sweep: a run per case (PowerFlow's etas, the baselines'
-	// frequencies, the Zeus pair) on every job of the trace; the embedded
-	// Philly day when no table is given (it was not estimated: --max-memory
-	// 1B ran the whole reproduction).
+	// frequencies, the Zeus pair; --quick's fewer) on every job of the
+	// trace; the embedded Philly day when no table is given.
 	jobs, source := len(o.Jobs), o.JobsSource
 	if o.Jobs == nil {
 		day, err := philly.Day()
@@ -102,7 +101,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 		}
 		jobs, source = len(day), fmt.Sprintf("the embedded Philly day (%d jobs)", len(day))
 	}
-	if err := experiment.EstimateStudy("reproduce powerflow", source, jobs, len(pfCases(Etas, Freqs, BaselineVariants)), env.Workers).Check(env.MaxMemory); err != nil {
+	if err := experiment.EstimateStudy("reproduce powerflow", source, experiment.ElasticFigures, jobs, len(pfCases(sweep(o.Quick))), env.Workers).Check(env.MaxMemory); err != nil {
 		return nil, err
 	}
 	env.Notef("PowerFlow reproduction: fitting models, JCT-vs-energy sweeps of 6 systems, oracle comparison, sensitivity on 100-job traces")

@@ -52,32 +52,33 @@ func TestEstimateInflation(t *testing.T) {
 		{
 			// 10 nodes x 8 GPUs = 80,000 GPU milli; target 1.3: 104,000
 			// milli requested; one pod of 1 milli: 104,000 tasks. One run:
-			// base + 1 pod + (run + 104,000 tasks) + 1 kept run.
+			// base + 1 pod sampled (512 B) + (run + 10 nodes x (2 KiB + 1 class x 100 B) +
+			// 104,000 tasks) + 1 kept run.
 			name: "one pod of 1 milli", in: budgetInputs(10, gpuPod("p0", 1, 1)), policies: 1, seeds: 1, target: 1.3, workers: 4,
-			wantBytes: 64*mib + 1*kib + (16*mib + 104000*kib) + 96*kib,
+			wantBytes: 40*mib + 512 + (2*mib + 10*(2*kib+100) + 104000*kib) + 96*kib,
 			wantWhat:  "inflation would hold about 104,000 tasks", wantCause: "because pod p0 asks for gpu_milli 1 (target 1.3 of 80,000 GPU milli)",
 		},
 		{
 			// Pods of 100 and 300 milli: 200 milli a draw on average;
 			// 1.0 x 80,000 / 200 = 400 tasks. 3 policies x 2 seeds = 6 runs,
-			// 4 workers: 4 at once.
+			// 4 workers: 4 at once; 2 classes.
 			name: "mean of two pods", in: budgetInputs(10, gpuPod("a", 1, 300), gpuPod("b", 1, 100)), policies: 3, seeds: 2, target: 1, workers: 4,
-			wantBytes: 64*mib + 2*kib + 4*(16*mib+400*kib) + 6*96*kib,
+			wantBytes: 40*mib + 2*512 + 4*(2*mib+10*(2*kib+2*100)+400*kib) + 6*96*kib,
 			wantWhat:  "400 tasks in each of 4 runs going at once", wantCause: "200 GPU milli on average (smallest: pod b, gpu_milli 100",
 		},
 		{
 			// A pod without GPU counts in the mean: (0 + 2,000) / 2 = 1,000
 			// milli a draw: 2 x 80,000 / 1,000 = 160 tasks; 1 run.
 			name: "whole GPUs and a CPU pod", in: budgetInputs(10, gpuPod("cpu", 0, 0), gpuPod("w", 2, 1000)), policies: 1, seeds: 1, target: 2, workers: 2,
-			wantBytes: 64*mib + 2*kib + (16*mib + 160*kib) + 96*kib,
+			wantBytes: 40*mib + 2*512 + (2*mib + 10*(2*kib+2*100) + 160*kib) + 96*kib,
 			wantWhat:  "about 160 tasks", wantCause: "smallest: pod w, num_gpu 2",
 		},
 		{
 			// 9 policies x 1,000 seeds keep 9,000 x 96 KiB = 843.8 MiB of
-			// curves, more than 2 runs of 8,000 tasks going (2 x 23.8 MiB):
+			// curves, more than 2 runs of 8,000 tasks going (2 x 10.0 MiB):
 			// the runs drive it. 1 x 800,000 / 100 = 8,000 tasks.
 			name: "many runs", in: budgetInputs(100, gpuPod("s", 1, 100)), policies: 9, seeds: 1000, target: 1, workers: 2,
-			wantBytes: 64*mib + 1*kib + 2*(16*mib+8000*kib) + 9000*96*kib,
+			wantBytes: 40*mib + 512 + 2*(2*mib+100*(2*kib+100)+8000*kib) + 9000*96*kib,
 			wantWhat:  "keep the curves of 9,000 runs", wantCause: "because of 9 policies x 1000 seeds",
 		},
 	} {
@@ -109,8 +110,8 @@ func TestEstimateIssueCase(t *testing.T) {
 	in := &Inputs{Pods: []job.Task{gpuPod("p0", 1, 1)}, Nodes: []cluster.NodeSpec{{GPUs: 6212}}}
 	s := &scenario.Scenario{Mode: scenario.Inflation, Policies: policies(1), Seeds: 1, Target: 10}
 	e := EstimateInflation(s, in, 1)
-	// 64 MiB + 1 KiB + 16 MiB + 62,120,000 KiB + 96 KiB
-	if want := int64(64*mib + kib + 16*mib + 62120000*kib + 96*kib); e.Bytes != want {
+	// 40 MiB + 512 B + 2 MiB + 1 node x (2 KiB + 100 B) + 62,120,000 KiB + 96 KiB
+	if want := int64(40*mib + 512 + 2*mib + 2*kib + 100 + 62120000*kib + 96*kib); e.Bytes != want {
 		t.Errorf("bytes %d, want %d", e.Bytes, want)
 	}
 	err := e.Check(12 * gib)
@@ -132,18 +133,19 @@ func TestEstimateReplayCompare(t *testing.T) {
 	// With power_down, compare adds no automatic power-down variant.
 	s := &scenario.Scenario{Mode: scenario.Replay, Policies: policies(3), Seeds: 1000, PowerDown: &scenario.AutoPowerDown}
 	r := EstimateReplay(s, in)
-	// base + 2 pods read + 3 runs x (run + 2 pods x 2.5 KiB + 3 hours x 16 B)
-	if want := int64(64*mib + 2*kib + 3*(16*mib+2*2560+3*16)); r.Bytes != want {
+	// base + 2 pods read for a replay (2.5 KiB each) + 3 runs x (run + 1
+	// node x 2 KiB + 2 pods x 2,688 B + 3 hours x 16 B)
+	if want := int64(40*mib + 2*2560 + 3*(2*mib+2*kib+2*2688+3*16)); r.Bytes != want {
 		t.Errorf("replay: %d bytes, want %d", r.Bytes, want)
 	}
 	c := EstimateCompare(s, in, 2)
-	// base + 2 pods read + 3,000 runs x (320 KiB + 2 pods x 768 B + 3
-	// hours x 16 B) kept + 3 systems x 3 hours x 512 B + 2 runs going x
-	// (run + 2 pods x 2.5 KiB)
-	if want := int64(64*mib + 2*kib + 3000*(320*kib+2*768+3*16) + 3*3*512 + 2*(16*mib+2*2560)); c.Bytes != want {
+	// base + 2 pods read + 3,000 runs x (256 KiB + 2 pods x 736 B + 3
+	// hours x 16 B) kept + 3 systems x 3 hours x 640 B + 2 runs going x
+	// (run + 1 node x 2 KiB + 6 MiB + 2 pods x 256 B + 4 MiB under power_down)
+	if want := int64(40*mib + 2*kib + 3000*(256*kib+2*736+3*16) + 3*3*640 + 2*(2*mib+2*kib+6*mib+2*256+4*mib)); c.Bytes != want {
 		t.Errorf("compare: %d bytes, want %d", c.Bytes, want)
 	}
-	if err := c.Check(64 * mib); err == nil || !strings.Contains(err.Error(), "3,000 runs (3 policies x 1000 seeds)") || !strings.Contains(err.Error(), "--seeds 1000") {
+	if err := c.Check(42 * mib); err == nil || !strings.Contains(err.Error(), "3,000 runs (3 policies x 1000 seeds)") || !strings.Contains(err.Error(), "--seeds 1000") {
 		t.Errorf("compare over the limit: %v", err)
 	}
 	// Variants multiply the policies: 3 policies under the scenario's
@@ -152,10 +154,10 @@ func TestEstimateReplayCompare(t *testing.T) {
 	// systems x 10 seeds = 70 runs.
 	v := &scenario.Scenario{Mode: scenario.Replay, Policies: policies(3), Seeds: 10, Variants: []scenario.VariantSpec{{Name: "pue", PUE: 1.5}}}
 	cv := EstimateCompare(v, in, 2)
-	if want := int64(64*mib + 2*kib + 70*(320*kib+2*768+3*16) + 7*3*512 + 2*(16*mib+2*2560)); cv.Bytes != want {
+	if want := int64(40*mib + 2*kib + 70*(256*kib+2*736+3*16) + 7*3*640 + 2*(2*mib+2*kib+6*mib+2*256)); cv.Bytes != want {
 		t.Errorf("compare with variants: %d bytes, want %d", cv.Bytes, want)
 	}
-	if err := cv.Check(64 * mib); err == nil || !strings.Contains(err.Error(), "70 runs (7 systems: 3 policies under 3 settings") {
+	if err := cv.Check(42 * mib); err == nil || !strings.Contains(err.Error(), "70 runs (7 systems: 3 policies under 3 settings") {
 		t.Errorf("compare with variants over the limit: %v", err)
 	}
 	// A pod at the documented maximum time (2^40 s) spans 305,419,897

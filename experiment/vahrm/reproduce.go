@@ -720,7 +720,7 @@ func (st *Study) Run(_ context.Context, env *experiment.Env) ([]*experiment.Resu
 	}
 	// The runs hold one workload's jobs each (at most --jobs); 9 workloads
 	// x 8 systems is the main table, the sweeps run more of the same size.
-	if err := experiment.EstimateStudy("reproduce vahrm", fmt.Sprintf("--jobs %d", st.jobs), st.jobs, 9*8, env.Workers).Check(env.MaxMemory); err != nil {
+	if err := experiment.EstimateStudy("reproduce vahrm", fmt.Sprintf("--jobs %d", st.jobs), experiment.HPCFigures, st.jobs, 9*8, env.Workers).Check(env.MaxMemory); err != nil {
 		return nil, err
 	}
 	env.Notef("VAHRM reproduction: 9 workloads x 8 systems, sweeps of SR, PCR, beta, first-run ratio and model error (%d jobs each)", st.jobs)

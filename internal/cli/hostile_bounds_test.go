@@ -27,12 +27,12 @@ var hostileBounds = []hostileCase{
 		errLine: "inflation would hold about 62,120,000 tasks (~59.3 GiB) because pod p0 asks for gpu_milli 1 (target 10 of 6,212,000 GPU milli): above --max-memory 12.0 GiB"},
 	{name: "inflation of gpu_milli 1 at the default target", files: map[string]string{"s.yaml": fmt.Sprintf(boundsInflation, "1.3"), "pods.csv": fmt.Sprintf(onePodMilli, 1)},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out", "--max-memory", "4GiB"}, code: 1,
-		errLine: "8,075,600 tasks (~7.8 GiB) because pod p0 asks for gpu_milli 1"},
+		errLine: "8,075,600 tasks (~7.7 GiB) because pod p0 asks for gpu_milli 1"},
 	{name: "inflation of whole GPUs fits", files: map[string]string{"s.yaml": fmt.Sprintf(boundsInflation, "1.3"), "pods.csv": fmt.Sprintf(onePodMilli, 1000)},
 		args: []string{"run", "-c", "{D}/s.yaml", "-o", "{D}/out", "--max-memory", "1GiB"}, code: 0, stdout: "results in"},
 	{name: "compare --seeds 1000 over the limit", files: map[string]string{"s.yaml": boundsReplay},
 		args: []string{"compare", "-c", "{D}/s.yaml", "-o", "{D}/out", "--seeds", "1000", "--max-memory", "8GiB"}, code: 1,
-		// ~24.9 GiB with 2 runs going at once; the runs going depend on the
+		// ~23.6 GiB with 2 runs going at once; the runs going depend on the
 		// CPUs. 3 policies and the automatic power-down variant with FGD.
 		errLine: "compare would keep 4,000 runs (4 systems: 3 policies under 2 settings, the automatic power-down with the first policy only; x 1000 seeds) of 8,152 pods over 3,586 hours each"},
 	{name: "compare --seeds 1001", files: map[string]string{"s.yaml": boundsReplay},
@@ -73,8 +73,9 @@ var hostileBounds = []hostileCase{
 		errLine: "because of slotted.jobs.count 20, slotted.lookahead 24 (every job counted as waiting at once): above --max-memory 100.0 MiB"},
 	// reproduce powerflow on its embedded Philly day was not estimated
 	// (issue 40): --max-memory 1B ran the whole reproduction.
-	{name: "reproduce powerflow under --max-memory 100MiB", args: []string{"reproduce", "powerflow", "--quick", "-o", "{D}/out", "--max-memory", "100MiB"}, code: 1,
-		errLine: "reproduce powerflow would run 1,896 jobs in each of 78 runs (~183.0 MiB) because of the embedded Philly day (1896 jobs)"},
+	// --quick counts its own 35 sweep runs (not the full sweep's 78).
+	{name: "reproduce powerflow under --max-memory 50MiB", args: []string{"reproduce", "powerflow", "--quick", "-o", "{D}/out", "--max-memory", "50MiB"}, code: 1,
+		errLine: "reproduce powerflow would run 1,896 jobs in each of 35 runs (~76.7 MiB) because of the embedded Philly day (1896 jobs)"},
 	{name: "reproduce cedla under --max-memory 1GiB", args: []string{"reproduce", "cedla", "-o", "{D}/out", "--max-memory", "1GiB"}, code: 1,
 		errLine: "because of reproduce cedla --seeds 3 (up to 400 jobs a run)"},
 	{name: "reproduce cedla --seeds 2^31-1", args: []string{"reproduce", "cedla", "-o", "{D}/out", "--seeds", "2147483647"}, code: 2,
