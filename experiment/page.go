@@ -23,6 +23,14 @@ func (r *Results) AddNotes(notes ...string) {
 	r.Notes = append(r.Notes, notes...)
 }
 
+// AddModelBand says how far the power model that priced the energy
+// figures could be off (docs/power-models.md): a note in report.html and
+// the line "power model: band" and a blank line printed after the tables.
+func (r *Results) AddModelBand(band string) {
+	r.Notes = append(r.Notes, "Power model: "+band)
+	r.Tail = append(r.Tail, "power model: "+band, "")
+}
+
 // AddStandIns names what stands in for data that is not public: printed
 // first, a "stand-in:" line each and a blank line (StandInLines), and
 // listed in report.html's notes after those already there.

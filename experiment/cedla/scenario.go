@@ -531,6 +531,7 @@ func scenarioResults(version string, s *scenario.Scenario, setup *Setup, counts 
 	res.AddNotes(s.Description)
 	res.AddNotes(sources...)
 	res.AddStandIns(standIns)
+	res.AddModelBand(ModelBandNote)
 	res.Tables, res.Figures = []report.Table{tab}, figs
 	if st := SolverTable(runs); len(st.Rows) > 0 {
 		res.Tables = append(res.Tables, st)

@@ -266,6 +266,7 @@ func Results(version string, rep *Reproduction, sw *Sweep, others ...*Reproducti
 	jobsCSV, setsCSV := jobsCSV(rep)
 	res.AddStandIns(rep.StandIns)
 	res.AddGrid(rep.Grid)
+	res.AddModelBand(ModelBandNote)
 	res.Tail = append(res.Tail, fmt.Sprintf("paper claims holding (%s): %d of %d", rep.Label, experiment.Held(rep.Claims), len(rep.Claims)))
 	for _, o := range others {
 		res.Tail = append(res.Tail, fmt.Sprintf("paper claims holding, second setting (%s): %d of %d", o.Label, experiment.Held(o.Claims), len(o.Claims)))
@@ -299,6 +300,11 @@ type Study struct {
 }
 
 // Name implements experiment.Study.
+// ModelBandNote says why the co-location engine's energy has no power
+// model band.
+var ModelBandNote = experiment.UntestedBand("the co-location engine's power (GPUs shared by time-slicing, each job's share of the GPU's power and the server's)",
+	"no public measurement of power under time-sliced sharing was found")
+
 func (*Study) Name() string { return "eaco" }
 
 // Synopsis implements experiment.Study.

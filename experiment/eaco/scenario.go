@@ -215,6 +215,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	res.AddNotes(s.Description, "Jobs: "+src)
 	res.AddGrid(acct.Where)
 	res.AddStandIns(standIns)
+	res.AddModelBand(ModelBandNote)
 	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{tab}, report.CSV(rows), "summary.json, runs.csv, report.html"
 	return []*experiment.Results{res}, nil
 }

@@ -222,9 +222,9 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := [][]string{{"seed", "system", "avg_jct_h", "energy_mwh", "job_mwh", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "max_actual_over_limit", "time_above_limit_h", "energy_above_limit_kwh", "restarts", "power_ons", "decisions", "events", "cost_usd", "co2_kg"}}
+	rows := [][]string{{"seed", "system", "avg_jct_h", "energy_mwh", "job_mwh", "job_mwh_model_band", "idle_mwh", "power_on_mwh", "pre_run_mwh", "makespan_h", "power_limit_w", "max_predicted_w", "max_actual_w", "max_actual_over_limit", "time_above_limit_h", "energy_above_limit_kwh", "restarts", "power_ons", "decisions", "events", "cost_usd", "co2_kg"}}
 	for _, x := range r.Runs {
-		rows = append(rows, []string{strconv.FormatUint(x.Seed, 10), x.System, report.F(x.AvgJCTh), report.F(x.EnergyMWh), report.F(x.JobMWh), report.F(x.IdleMWh),
+		rows = append(rows, []string{strconv.FormatUint(x.Seed, 10), x.System, report.F(x.AvgJCTh), report.F(x.EnergyMWh), report.F(x.JobMWh), report.F(JobBand(x.JobMWh)), report.F(x.IdleMWh),
 			report.F(x.PowerOnMWh), report.F(x.PreRunMWh), report.F(x.MakespanH), report.F(x.LimitW), report.F(x.MaxPredW), report.F(x.MaxActualW),
 			overLimit(x.RunResult), report.F(x.AboveLimitH), report.F(x.AboveLimitKWh),
 			strconv.Itoa(x.Restarts), strconv.Itoa(x.PowerOns), strconv.Itoa(x.Decisions), strconv.Itoa(x.Events), report.F(x.CostUSD), report.F(x.CO2Kg)})
@@ -268,6 +268,7 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	res.AddNotes(r.Scenario.Description)
 	res.AddGrid(r.Grid)
 	res.AddStandIns(r.StandIns)
+	res.AddModelBand(ModelBandNote())
 	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{ScenarioTable(r)}, report.CSV(rows), "summary.json, runs.csv, totals.svg, jct_vs_energy.svg, report.html"
 	return []*experiment.Results{res}, nil
 }

@@ -5,38 +5,19 @@ import (
 	"math"
 	"slices"
 
+	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/scenario"
 )
 
-// modelErrorFigure is the measured error of a power model's busy-GPU
-// power on a group of catalog GPUs (or pooled over every measured group),
-// relative to the prediction, from `wattsched validate power` on the
-// shared traces (validate.Result.Bands; TestModelErrorsAreTheStudys ties
-// the two). P95Rel is the 95th percentile of |predicted - measured| /
-// predicted, Bias the mean of (predicted - measured) / predicted, each
-// workload weighted equally, at the default power limit or frequency.
-type modelErrorFigure struct {
-	PowerModel, Group string
-	Catalog           []string
-	Workloads, Points int
-	P95Rel, Bias      float64
-}
+// modelErrorFigure, pooledGroup and modelErrors are the study's figures
+// (experiment.ModelErrors), of which this package reads pwr's and
+// measured-busy's.
+type modelErrorFigure = experiment.ModelErrorFigure
 
-// pooledGroup names the figure over every measured GPU group.
-const pooledGroup = "pooled"
+const pooledGroup = experiment.PooledGroup
 
-// modelErrors are the study's figures (validate power, 2026-11-28).
-var modelErrors = []modelErrorFigure{
-	{"measured-busy", "A100", []string{"A100"}, 2, 32, 0.1990972388061934, -0.17948824148296236},
-	{"measured-busy", "P100", []string{"P100"}, 6, 45, 0.7625912531269992, -0.0335645111701603},
-	{"measured-busy", "V100", []string{"V100M16", "V100M32"}, 10, 14535, 0.8783521261630867, -0.021641230377809278},
-	{"measured-busy", pooledGroup, nil, 18, 14612, 1.158173612758661, 0.12481217805183097},
-	{"pwr", "A100", []string{"A100"}, 2, 32, 0.1990972388061934, -0.17948824148296236},
-	{"pwr", "P100", []string{"P100"}, 6, 45, 0.8642054514631019, 0.5003989269623671},
-	{"pwr", "V100", []string{"V100M16", "V100M32"}, 10, 14535, 0.8736999793833805, 0.42635622869598083},
-	{"pwr", pooledGroup, nil, 18, 14612, 0.8698737114889576, 0.38372107587600474},
-}
+var modelErrors = experiment.ModelErrors
 
 // ModelError is the error figure a run applies to one GPU model's
 // busy-GPU energy.

@@ -29,7 +29,7 @@ func TestModelErrorsAreTheStudys(t *testing.T) {
 	}
 	var got []modelErrorFigure
 	for _, f := range res.Bands() {
-		got = append(got, modelErrorFigure{f.PowerModel, f.Group, f.Catalog, f.Workloads, f.Points, f.P95RelPred, f.BiasRel})
+		got = append(got, modelErrorFigure{PowerModel: f.PowerModel, Group: f.Group, Catalog: f.Catalog, Workloads: f.Workloads, Points: f.Points, P95Rel: f.P95RelPred, Bias: f.BiasRel})
 	}
 	if diff := cmp.Diff(modelErrors, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-12 })); diff != "" {
 		t.Errorf("embedded figures (-want +got):\n%s", diff)

@@ -446,10 +446,10 @@ func waitOf(rel []Relative, setting string) float64 {
 
 func relCSV(rel []Relative) []byte {
 	rows := [][]string{{"setting", "system", "workload", "energy_saving_vs_base", "energy_saving_common_window_vs_base", "above_idle_energy_saving_vs_base", "turnaround_ratio", "throughput_ratio", "waiting_ratio",
-		"energy_j", "mean_turnaround_s", "mean_wait_s", "max_wait_s", "throughput_jobs_per_h", "max_predicted_w_at_start", "cap_w", "actual_above_cap_s", "max_actual_excess_w", "cost_usd", "co2_kg"}}
+		"energy_j", "gpu_busy_energy_j", "energy_model_band_j", "mean_turnaround_s", "mean_wait_s", "max_wait_s", "throughput_jobs_per_h", "max_predicted_w_at_start", "cap_w", "actual_above_cap_s", "max_actual_excess_w", "cost_usd", "co2_kg"}}
 	for _, r := range rel {
 		rows = append(rows, []string{r.Setting, r.System, strconv.Itoa(r.Workload), report.F(r.EnergySave), report.F(r.CommonSave), report.F(r.AboveIdleSave), report.F(float64(r.TATRatio)), report.F(float64(r.ThroughRat)),
-			report.F(float64(r.WaitRatio)), report.F(r.EnergyJ), report.F(r.MeanTATS), report.F(r.MeanWaitS), report.F(r.MaxWaitS), report.F(r.ThroughputH),
+			report.F(float64(r.WaitRatio)), report.F(r.EnergyJ), report.F(r.GPUBusyJ), report.F(r.EnergyBandJ), report.F(r.MeanTATS), report.F(r.MeanWaitS), report.F(r.MaxWaitS), report.F(r.ThroughputH),
 			report.F(r.MaxPredW), report.F(r.CapW), report.F(r.ExcessS), report.F(r.MaxExcessW), report.F(r.CostUSD), report.F(r.CO2Kg)})
 	}
 	return report.CSV(rows)
@@ -655,6 +655,7 @@ func Results(rep *Reproduction) (*experiment.Results, error) {
 		figs = append([]experiment.Figure{{File: "totals.svg", Caption: "Main results at SR=1: each system's energy, cost and CO2 per workload (VU-FCFS, the reference of the main table, is not among these runs), the bar the mean over the workloads and the whiskers the 95% interval of that mean over them (the workloads differ in their applications: the interval shows how the totals vary with the workload, not with a seed)", SVG: b}}, figs...)
 	}
 	res.AddStandIns(rep.StandIns)
+	res.AddModelBand(ModelBandNote())
 	res.Tables, res.Figures, res.Listing = Tables(rep), figs, "summary.json, main.csv, sweep_*.csv (sweep_beta_raw_units.csv: beta on raw units), model_error.csv, lublin_runs.csv, lublin_by_load.csv, models.csv, *.svg, report.html"
 	return res, nil
 }

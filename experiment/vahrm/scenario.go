@@ -193,6 +193,7 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	res.AddNotes(r.Scenario.Description)
 	res.AddGrid(r.Grid)
 	res.AddStandIns(r.StandIns)
+	res.AddModelBand(ModelBandNote())
 	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{ScenarioTable(r)}, relCSV(r.Runs), "summary.json, runs.csv, energy_by_workload.svg, report.html"
 	return []*experiment.Results{res}, nil
 }

@@ -38,7 +38,12 @@ const Pooled = "pooled"
 // cumulative weight reaches 0.95), BiasRel the weighted mean signed error.
 // pwr is scored by the study's pwr points, measured-busy by its held-out
 // points (measured-busy per group; measured-busy-pooled, held out by
-// group, for the pooled figure).
+// group, for the pooled figure). The two models that price other engines'
+// energy get a figure per source GPU over every one of their held-out
+// points, at every setting (their engines run at every frequency and on
+// every device): powerflow-dvfs (held out by frequency) prices the
+// elastic engine's job energy, vahrm-variation (held out by device) the
+// HPC engine's GPU power.
 func (r *Result) Bands() []BandFigure {
 	type key struct{ pm, group, scored string }
 	groups := map[key][]scored{}
@@ -64,6 +69,11 @@ func (r *Result) Bands() []BandFigure {
 			if sc.model != Busy {
 				groups[key{sc.pm, Pooled, sc.model}] = append(groups[key{sc.pm, Pooled, sc.model}], p)
 			}
+		}
+	}
+	for _, m := range []string{DVFS, Variation} {
+		for _, p := range byModel[m] {
+			groups[key{m, p.GPU, m}] = append(groups[key{m, p.GPU, m}], p)
 		}
 	}
 	var out []BandFigure
