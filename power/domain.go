@@ -330,14 +330,14 @@ func (s *DomainStats) push(i int, w hw.Watts, dt float64) {
 
 // DomainSummary is one domain's power over a run.
 type DomainSummary struct {
-	Name   string
-	Level  string
-	Limit  hw.Watts
-	Nodes  int
-	Mean   hw.Watts
-	P50    hw.Watts
-	P99    hw.Watts
-	Peak   hw.Watts
+	Name  string
+	Level string
+	Limit hw.Watts
+	Nodes int
+	Mean  hw.Watts
+	P50   hw.Watts
+	P99   hw.Watts
+	Peak  hw.Watts
 	// Above is the seconds spent strictly above the threshold given to
 	// Summary (as a fraction of the limit).
 	Above   float64
