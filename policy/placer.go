@@ -2,10 +2,12 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
 )
 
 // Weighted is a scorer with its weight in the Placer's weighted sum.
@@ -48,6 +50,9 @@ type Placer struct {
 	// held is set when the last Place found nodes that fit but none
 	// within the power limit.
 	held bool
+	// domBind is, per node index, the domain that refused the last scored
+	// task there (-1: none; nil without domains), for explanations.
+	domBind []int
 
 	cache [][]cacheEntry // [class][node]: one class's entries are contiguous
 	// reads is what the scorers and filters read of a task; cached is set
@@ -317,8 +322,15 @@ func (p *Placer) SelectGPUs(t *job.Task, n *cluster.Node) []int {
 func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 	p.held = false
 	var clusterW hw.Watts
+	var load *power.DomainLoad
 	if p.gate != nil {
 		clusterW = p.gate.ClusterPower(c.Nodes)
+		if load = p.gate.DomainLoad(c.Nodes); load != nil {
+			p.domBind = slices.Grow(p.domBind[:0], len(c.Nodes))[:len(c.Nodes)]
+			for i := range p.domBind {
+				p.domBind[i] = -1
+			}
+		}
 	}
 	fit := false
 	cacheable := cls >= 0
@@ -357,6 +369,10 @@ func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 		fit = true
 		if p.gate != nil {
 			if ok, _ := p.gate.Admit(clusterW, ep.inc); !ok {
+				continue
+			}
+			if b, ok := load.Fits(ni, ep.inc); !ok {
+				p.domBind[ni] = b
 				continue
 			}
 		}

@@ -187,6 +187,15 @@ func (d *Domains) Path(node int) []int32 {
 	return d.path[node]
 }
 
+// Nodes is the number of nodes the domains were bound to (0 for a nil
+// Domains).
+func (d *Domains) Nodes() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.path)
+}
+
 // Len is the number of domains (0 for a nil Domains).
 func (d *Domains) Len() int {
 	if d == nil {
