@@ -242,6 +242,22 @@ func (l *DomainLoad) Fits(node int, extra hw.Watts) (binding int, ok bool) {
 	return -1, true
 }
 
+// Clone is a copy of the load that Add can change independently (nil for
+// nil): a scheduler's scratch for the starts of one call.
+func (l *DomainLoad) Clone() *DomainLoad {
+	if l == nil {
+		return nil
+	}
+	return &DomainLoad{d: l.d, W: append([]hw.Watts(nil), l.W...)}
+}
+
+// AddAll applies every change (Add for each).
+func (l *DomainLoad) AddAll(changes []NodeWatts) {
+	for _, c := range changes {
+		l.Add(c.Node, c.W)
+	}
+}
+
 // NodeWatts is a change of power on one node, for FitsAll.
 type NodeWatts struct {
 	Node int
