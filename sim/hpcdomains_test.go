@@ -37,9 +37,15 @@ func TestHPCDomains(t *testing.T) {
 	truth := threeNodes()
 	jobs := []policy.HPCJob{{ID: 0, Runtime: 10000, Nodes: 1, Type: 1}, {ID: 1, Runtime: 10000, Nodes: 1, Type: 1}, {ID: 2, Runtime: 10000, Nodes: 1, Type: 1}}
 	mk := map[string]func() (policy.HPCScheduler, error){
-		"VU-FCFS":   func() (policy.HPCScheduler, error) { return fcfs.New(fcfs.Args{Variation: fcfs.Unaware}, policy.HPCDeps{Pred: truth}) },
-		"VA-FCFS-B": func() (policy.HPCScheduler, error) { return fcfs.New(fcfs.Args{Variation: fcfs.FullAware, Backfill: true}, policy.HPCDeps{Pred: truth}) },
-		"VAHRM":     func() (policy.HPCScheduler, error) { return vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: truth}) },
+		"VU-FCFS": func() (policy.HPCScheduler, error) {
+			return fcfs.New(fcfs.Args{Variation: fcfs.Unaware}, policy.HPCDeps{Pred: truth})
+		},
+		"VA-FCFS-B": func() (policy.HPCScheduler, error) {
+			return fcfs.New(fcfs.Args{Variation: fcfs.FullAware, Backfill: true}, policy.HPCDeps{Pred: truth})
+		},
+		"VAHRM": func() (policy.HPCScheduler, error) {
+			return vahrm.New(vahrm.Args{}.Default(), policy.HPCDeps{Pred: truth})
+		},
 	}
 	for _, name := range []string{"VU-FCFS", "VA-FCFS-B", "VAHRM"} {
 		t.Run(name, func(t *testing.T) {
