@@ -64,3 +64,40 @@ func TestGateDomains(t *testing.T) {
 		})
 	}
 }
+
+// The domain-headroom term moves a task to the cooler rack. Nodes a and b
+// (one T4 each: 25 W idle; the task adds 165 W) in racks of 1000 W and
+// 300 W; the scorer gives a 10 and b 90. DomainScore: a (1000 - 25 -
+// 165)/1000 = 0.81 -> 81; b (300 - 25 - 165)/300 = 0.367 -> 37. Weight 0:
+// b (90 > 10). Weight 2: a 10 + 2x81 = 172 over b 90 + 2x37 = 164.
+func TestDomainHeadroomTerm(t *testing.T) {
+	for _, c := range []struct {
+		weight int64
+		want   cluster.NodeID
+		total  int64
+	}{{0, 1, 90}, {2, 0, 172}} {
+		cl := clustertest.New().Node("a").GPUs(1, "T4").Node("b").GPUs(1, "T4").Build()
+		tp := &power.Topology{Member: map[string]string{"a": "rack-a", "b": "rack-b"},
+			Domains: []power.Domain{{Name: "rack-a", Limit: 1000}, {Name: "rack-b", Limit: 300}}}
+		d, _, err := tp.Bind([]string{"a", "b"}, []hw.Watts{25, 25})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "f", Scorer: fixed{10, 90}, Weight: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.SetGate(&policy.PowerGate{Model: power.PWR{}, Domains: d})
+		p.SetDomainWeight(c.weight)
+		task := &job.Task{ID: 1, Class: 0, Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 1000}}
+		got, ok := p.Place(task, cl)
+		if !ok || got.Node != c.want || got.Score != c.total {
+			t.Errorf("weight %d: %+v, want node %d with total %d", c.weight, got, c.want, c.total)
+		}
+	}
+	l := (&power.Topology{Member: map[string]string{"a": "r"}, Domains: []power.Domain{{Name: "r", Limit: 100}}})
+	d, _, _ := l.Bind([]string{"a"}, []hw.Watts{25})
+	if got := policy.DomainScore(d.NewLoad(), d, 0, 150); got != 0 {
+		t.Errorf("over the limit: score %d, want 0 (clamped)", got)
+	}
+}

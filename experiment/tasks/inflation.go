@@ -249,7 +249,12 @@ func BuildPlacer(r *policy.Registries, ps *scenario.PolicySpec, deps policy.Deps
 		}
 		ws = append(ws, policy.Weighted{Name: sc.Policy, Scorer: s, Weight: sc.Weight})
 	}
-	return policy.NewPlacer(nil, ws)
+	p, err := policy.NewPlacer(nil, ws)
+	if err != nil {
+		return nil, err
+	}
+	p.SetDomainWeight(ps.DomainWeight)
+	return p, nil
 }
 
 // setup builds a fresh cluster, the PWR power model and the policy's
