@@ -97,3 +97,37 @@ topology:
 		t.Errorf("explain.csv does not name r1:\n%s", xc)
 	}
 }
+
+// A pod that no rack could take even with the cluster idle is found by
+// the checks before the run (never_start, over the power limit), naming
+// the rack, and is never started: one V100 node whose rack's limit is 1 W
+// short of its idle power plus the pod's increase.
+func TestNeverStartRack(t *testing.T) {
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{{Name: "n1", CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "V100M32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := power.PWR{}.NodePower(c.Nodes[0]).Total()
+	inc := power.Increase(power.PWR{}, c.Nodes[0], &job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}, []int{0})
+	s := writeScenario(t, map[string]string{
+		"s.yaml": fmt.Sprintf("name: r\nmode: replay\ntrace: {nodes: nodes.csv, pods: pods.csv}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1000}]}\n"+
+			"topology:\n  members: {n1: r}\n  domains: [{name: r, level: rack, limit_w: %.3f}]\n", idle+inc-1),
+		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,V100M32\n",
+		"pods.csv":  checkPodsHead + "big,1000,1024,1,1000,,LS,Running,0,60,0\nsmall,1000,1024,0,0,,LS,Running,0,60,0\n",
+	})
+	in, err := tasks.LoadInputs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := tasks.RunReplay(testEnv(), s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := in.NeverStart
+	if ns == nil || ns.Count != 1 || ns.OverLimit != 1 || !strings.Contains(ns.Why, `big: power budget: even on an idle cluster the pod would take power domain "r"`) {
+		t.Errorf("never_start %+v, want big over rack r's limit", ns)
+	}
+	if r := runs[0].Result.Tasks; r[0].Start >= 0 || r[1].Start < 0 {
+		t.Errorf("tasks %+v: want big never started, small started", r)
+	}
+}
