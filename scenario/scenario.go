@@ -61,7 +61,7 @@ const (
 var defaulted = [][]string{{"seeds"}, {"first_seed"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"},
 	{"coloc", "nodes"}, {"coloc", "round_s"}, {"coloc", "reset_s"},
 	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"},
-	{"measured", "stale_after_s"}, {"measured", "max_series_w"}}
+	{"measured", "stale_after_s"}, {"measured", "max_series_w"}, {"topology", "report_above"}}
 
 // Scenario is one experiment.
 type Scenario struct {
@@ -120,6 +120,11 @@ type Scenario struct {
 	// hardware, grid) that compare crosses with the policies (mode replay;
 	// docs/scenarios.md#variants).
 	Variants []VariantSpec `yaml:"variants" json:"variants,omitempty"`
+	// Topology groups the nodes into power domains (rack, PDU, row), each
+	// with a limit every engine enforces beside power_limit (modes replay,
+	// inflation and hpc, whose nodes are named node-000 ...;
+	// docs/scenarios.md, "Power domains").
+	Topology *TopologySpec `yaml:"topology" json:"topology,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -143,6 +148,10 @@ type TraceSpec struct {
 type PolicySpec struct {
 	Name    string       `yaml:"name" json:"name"`
 	Scorers []ScorerSpec `yaml:"scorers" json:"scorers"`
+	// DomainWeight weighs the domain-headroom term added to the scorers'
+	// weighted sum (policy.Placer.SetDomainWeight; 0: off, the default).
+	// It needs a topology.
+	DomainWeight int64 `yaml:"domain_weight" json:"domain_weight,omitempty"`
 }
 
 // ScorerSpec is one scorer with its weight and arguments.
@@ -457,6 +466,10 @@ func (s *Scenario) Validate() error {
 			s.Slotted.validate(&bad)
 		}
 	}
+	if s.Topology != nil && !taskMode && s.Mode != HPC {
+		bad.add("topology: only for modes inflation, replay and hpc (mode %s)", s.Mode)
+	}
+	s.Topology.validate("topology", &bad)
 	s.validateVariants(&bad)
 	s.seedsWrap(&bad)
 	return bad.err()
@@ -493,10 +506,15 @@ func (s *Scenario) validateTasks(bad *problems) {
 		if len(p.Scorers) == 0 {
 			bad.add("policies[%d].scorers: none", i)
 		}
+		if p.DomainWeight < 0 || p.DomainWeight > math.MaxInt64/policy.MaxScore {
+			bad.add("policies[%d].domain_weight: %d, want 0 (off) or more", i, p.DomainWeight)
+		} else if p.DomainWeight > 0 && !s.hasTopology() {
+			bad.add("policies[%d].domain_weight: %d, but neither the scenario nor a variant has a topology", i, p.DomainWeight)
+		}
 		// As kube-scheduler checks its plugins' weights: the weighted total
 		// of the best scores (MaxScore each) must fit an int64, or scores
 		// would overflow and wrap silently.
-		var total int64
+		total := max(0, p.DomainWeight)
 		for j, sc := range p.Scorers {
 			if sc.Policy == "" {
 				bad.add("policies[%d].scorers[%d].policy: empty", i, j)

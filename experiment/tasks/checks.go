@@ -67,7 +67,10 @@ func checkTasks(env *experiment.Env, s *scenario.Scenario, in *Inputs) error {
 	if err := checkLimit(s, c, pm, lim); err != nil {
 		return err
 	}
-	ns, startable := neverStart(s, c, pm, lim, in.Pods)
+	if err := bindTopology(env, s, c, pm, in); err != nil {
+		return err
+	}
+	ns, startable := neverStart(s, c, pm, lim, in.Domains, in.Pods)
 	in.NeverStart = ns
 	if ns != nil {
 		if env.Strict {
@@ -132,17 +135,17 @@ func demandKey(d *job.Demand) string {
 // node of the empty cluster (cluster.FitsWhenOn, the check every task-mode
 // Placer makes; their placers have no other filter), and, under a power
 // limit without power_down, those the power gate would never admit even
-// on the idle cluster (PowerGate.NeverFits, the rule Online rejects them
-// by). startable[i] says whether pod i may start; ns is nil when all may.
-func neverStart(s *scenario.Scenario, c *cluster.Cluster, pm power.Model, lim power.Limit, pods []job.Task) (ns *NeverStart, startable []bool) {
+// on the idle cluster, or one of its power domains (PowerGate.NeverFits,
+// the rule Online rejects them by). startable[i] says whether pod i may start; ns is nil when all may.
+func neverStart(s *scenario.Scenario, c *cluster.Cluster, pm power.Model, lim power.Limit, dom *power.Domains, pods []job.Task) (ns *NeverStart, startable []bool) {
 	type verdict struct {
 		ok, noNode bool
 		why        string
 	}
 	seen := map[string]verdict{}
 	var gate *policy.PowerGate
-	if lim > 0 && s.PowerDown == nil {
-		gate = &policy.PowerGate{Limit: lim, Model: pm}
+	if (lim > 0 || dom != nil) && s.PowerDown == nil {
+		gate = &policy.PowerGate{Limit: lim, Model: pm, Domains: dom}
 	}
 	startable = make([]bool, len(pods))
 	for i := range pods {
@@ -384,4 +387,24 @@ func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *I
 		}
 	}
 	return factor(lo), factor(hi), nil
+}
+
+// bindTopology binds the scenario's power topology to the cluster's nodes
+// (in.Domains; nil without one): an error names the scenario file, the
+// line and the field; each warning is printed, counted.
+func bindTopology(env *experiment.Env, s *scenario.Scenario, c *cluster.Cluster, pm power.Model, in *Inputs) error {
+	names := make([]string, len(c.Nodes))
+	idle := make([]hw.Watts, len(c.Nodes))
+	for i, n := range c.Nodes {
+		names[i], idle[i] = n.Name, pm.NodePower(n).Total()
+	}
+	d, warn, err := s.BindTopology(names, idle)
+	if err != nil {
+		return err
+	}
+	in.Domains = d
+	for i, w := range warn {
+		env.Notef("warning (topology, %d of %d): %s", i+1, len(warn), w)
+	}
+	return nil
 }

@@ -38,6 +38,9 @@ type Inputs struct {
 	// Speed scales the pods' work by the GPU they start on (nil: no GPU
 	// pod names a reference GPU; set with JobSpeed).
 	Speed *perf.Speed
+	// Domains is the scenario's power topology bound to the nodes, in
+	// the order of Nodes (nil: none; set by the checks before a run).
+	Domains *power.Domains
 }
 
 // LoadInputs reads the trace a scenario names: embedded node and pod
@@ -246,7 +249,12 @@ func BuildPlacer(r *policy.Registries, ps *scenario.PolicySpec, deps policy.Deps
 		}
 		ws = append(ws, policy.Weighted{Name: sc.Policy, Scorer: s, Weight: sc.Weight})
 	}
-	return policy.NewPlacer(nil, ws)
+	p, err := policy.NewPlacer(nil, ws)
+	if err != nil {
+		return nil, err
+	}
+	p.SetDomainWeight(ps.DomainWeight)
+	return p, nil
 }
 
 // setup builds a fresh cluster, the PWR power model and the policy's
@@ -308,8 +316,10 @@ func runOne(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySpec, 
 	}
 	names := modelNames(in.Nodes)
 	group := func(n *cluster.Node) int { return slices.Index(names, modelOf(in.Nodes[n.ID])) }
+	// Domains are enforced; their time-weighted report is left out
+	// (inflation's time is one arrival per millisecond, not time).
 	e, err := sim.New(c, online, sim.Options{Mode: sim.Inflation, Power: pm, NodeMetric: fw.NodeFrag,
-		PowerLimit: limit(s, c), Seed: seed, BusyGroup: group, BusyGroups: len(names)})
+		PowerLimit: limit(s, c), Domains: in.Domains, Seed: seed, BusyGroup: group, BusyGroups: len(names)})
 	if err != nil {
 		return nil, err
 	}
