@@ -46,6 +46,20 @@ type TopologyWarning struct {
 
 func (w TopologyWarning) String() string { return fmt.Sprintf("domain %q: %s", w.Domain, w.Msg) }
 
+// TopologyError is an error of Bind: the domain (its index in
+// Topology.Domains, and name) or the node it is about, so that a caller
+// can point at the line that declared it.
+type TopologyError struct {
+	// Index is the domain's index in Topology.Domains (-1: about a node).
+	Index  int
+	Domain string
+	// Node is the node's name when the error is about a node.
+	Node string
+	Msg  string
+}
+
+func (e *TopologyError) Error() string { return "topology: " + e.Msg }
+
 // Domains is a Topology bound to a cluster's nodes (by node index, the
 // order the node names were given to Bind).
 type Domains struct {
@@ -79,12 +93,12 @@ func (t *Topology) Bind(names []string, idle []hw.Watts) (*Domains, []TopologyWa
 	for i, d := range t.Domains {
 		switch {
 		case strings.TrimSpace(d.Name) == "":
-			return nil, nil, fmt.Errorf("topology: domains[%d].name: empty", i)
+			return nil, nil, &TopologyError{Index: i, Msg: fmt.Sprintf("domains[%d].name: empty", i)}
 		case math.IsNaN(float64(d.Limit)) || math.IsInf(float64(d.Limit), 0) || d.Limit <= 0:
-			return nil, nil, fmt.Errorf("topology: domain %q: limit_w: %v is not a positive finite number of watts", d.Name, float64(d.Limit))
+			return nil, nil, &TopologyError{Index: i, Domain: d.Name, Msg: fmt.Sprintf("domain %q: limit_w: %v is not a positive finite number of watts", d.Name, float64(d.Limit))}
 		}
 		if _, dup := idx[d.Name]; dup {
-			return nil, nil, fmt.Errorf("topology: domains[%d].name: %q declared twice", i, d.Name)
+			return nil, nil, &TopologyError{Index: i, Domain: d.Name, Msg: fmt.Sprintf("domains[%d].name: %q declared twice", i, d.Name)}
 		}
 		idx[d.Name] = i
 	}
@@ -96,7 +110,7 @@ func (t *Topology) Bind(names []string, idle []hw.Watts) (*Domains, []TopologyWa
 		}
 		p, ok := idx[d.Parent]
 		if !ok {
-			return nil, nil, fmt.Errorf("topology: domain %q: parent: no domain %q", d.Name, d.Parent)
+			return nil, nil, &TopologyError{Index: i, Domain: d.Name, Msg: fmt.Sprintf("domain %q: parent: no domain %q", d.Name, d.Parent)}
 		}
 		parent[i] = p
 	}
@@ -105,7 +119,7 @@ func (t *Topology) Bind(names []string, idle []hw.Watts) (*Domains, []TopologyWa
 		seen := 0
 		for p := parent[i]; p >= 0; p = parent[p] {
 			if seen++; seen > len(t.Domains) || p == i {
-				return nil, nil, fmt.Errorf("topology: domain %q: parent: cycle through %q", t.Domains[i].Name, t.Domains[p].Name)
+				return nil, nil, &TopologyError{Index: i, Domain: t.Domains[i].Name, Msg: fmt.Sprintf("domain %q: parent: cycle through %q", t.Domains[i].Name, t.Domains[p].Name)}
 			}
 			depth[i]++
 		}
@@ -121,10 +135,10 @@ func (t *Topology) Bind(names []string, idle []hw.Watts) (*Domains, []TopologyWa
 	sort.Strings(members)
 	for _, n := range members {
 		if _, ok := nodeIdx[n]; !ok {
-			return nil, nil, fmt.Errorf("topology: node %q (in domain %q): no such node in the cluster", n, t.Member[n])
+			return nil, nil, &TopologyError{Index: -1, Node: n, Msg: fmt.Sprintf("node %q (in domain %q): no such node in the cluster", n, t.Member[n])}
 		}
 		if _, ok := idx[t.Member[n]]; !ok {
-			return nil, nil, fmt.Errorf("topology: node %q: domain: no domain %q", n, t.Member[n])
+			return nil, nil, &TopologyError{Index: -1, Node: n, Msg: fmt.Sprintf("node %q: domain: no domain %q", n, t.Member[n])}
 		}
 	}
 	b := &Domains{List: append([]Domain(nil), t.Domains...), Depth: depth,
@@ -133,7 +147,7 @@ func (t *Topology) Bind(names []string, idle []hw.Watts) (*Domains, []TopologyWa
 	for i, n := range names {
 		dn, ok := t.Member[n]
 		if !ok {
-			return nil, nil, fmt.Errorf("topology: node %q: in no domain (every node needs one when domains are given)", n)
+			return nil, nil, &TopologyError{Index: -1, Node: n, Msg: fmt.Sprintf("node %q: in no domain (every node needs one when domains are given)", n)}
 		}
 		for d := idx[dn]; d >= 0; d = parent[d] {
 			b.path[i] = append(b.path[i], int32(d))
@@ -145,8 +159,8 @@ func (t *Topology) Bind(names []string, idle []hw.Watts) (*Domains, []TopologyWa
 	children := make([]hw.Watts, len(t.Domains))
 	for i, d := range b.List {
 		if b.IdleW[i] > d.Limit {
-			return nil, nil, fmt.Errorf("topology: domain %q: limit_w: %.0f W is below its %d nodes' idle power %.0f W",
-				d.Name, float64(d.Limit), b.NodeCount[i], float64(b.IdleW[i]))
+			return nil, nil, &TopologyError{Index: i, Domain: d.Name, Msg: fmt.Sprintf("domain %q: limit_w: %.0f W is below its %d nodes' idle power %.0f W",
+				d.Name, float64(d.Limit), b.NodeCount[i], float64(b.IdleW[i]))}
 		}
 		if parent[i] >= 0 {
 			children[parent[i]] += d.Limit

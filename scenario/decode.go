@@ -42,6 +42,12 @@ func decode(b []byte, file string, s *Scenario) error {
 	if err := texts(root, ""); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
+	s.Topology.recordLines(file, lookup(root, "topology"))
+	if vs := resolveSeq(lookup(root, "variants")); len(vs) == len(s.Variants) {
+		for i := range s.Variants {
+			s.Variants[i].Topology.recordLines(file, lookup(vs[i], "topology"))
+		}
+	}
 	return nil
 }
 

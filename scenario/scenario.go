@@ -61,7 +61,7 @@ const (
 var defaulted = [][]string{{"seeds"}, {"first_seed"}, {"target"}, {"hpc", "sr"}, {"hpc", "procs_per_node"}, {"elastic", "nodes"}, {"elastic", "hours"}, {"grid", "pue"},
 	{"coloc", "nodes"}, {"coloc", "round_s"}, {"coloc", "reset_s"},
 	{"slotted", "slots"}, {"slotted", "lookahead"}, {"slotted", "replan_every"},
-	{"measured", "stale_after_s"}, {"measured", "max_series_w"}}
+	{"measured", "stale_after_s"}, {"measured", "max_series_w"}, {"topology", "report_above"}}
 
 // Scenario is one experiment.
 type Scenario struct {
@@ -120,6 +120,10 @@ type Scenario struct {
 	// hardware, grid) that compare crosses with the policies (mode replay;
 	// docs/scenarios.md#variants).
 	Variants []VariantSpec `yaml:"variants" json:"variants,omitempty"`
+	// Topology groups the nodes into power domains (rack, PDU, row), each
+	// with a limit every engine enforces beside power_limit (modes replay
+	// and inflation; docs/scenarios.md, "Power domains").
+	Topology *TopologySpec `yaml:"topology" json:"topology,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -457,6 +461,10 @@ func (s *Scenario) Validate() error {
 			s.Slotted.validate(&bad)
 		}
 	}
+	if s.Topology != nil && !taskMode {
+		bad.add("topology: only for modes inflation and replay (mode %s)", s.Mode)
+	}
+	s.Topology.validate("topology", &bad)
 	s.validateVariants(&bad)
 	s.seedsWrap(&bad)
 	return bad.err()

@@ -11,8 +11,9 @@ import (
 // overrides. A field left out keeps the scenario's value; a field set
 // replaces the scenario's whole value (grid replaces the grid section, pue
 // only grid.pue, catalog the scenario's catalog file, hardware its
-// hardware section); no_power_down and no_power_limit remove the
-// scenario's power_down and power_limit.
+// hardware section, topology its topology); no_power_down,
+// no_power_limit and no_topology remove the scenario's power_down,
+// power_limit and topology.
 type VariantSpec struct {
 	Name         string         `yaml:"name" json:"name"`
 	PowerDown    *PowerDownSpec `yaml:"power_down" json:"power_down,omitempty"`
@@ -23,6 +24,9 @@ type VariantSpec struct {
 	Catalog      string         `yaml:"catalog" json:"catalog,omitempty"`
 	Hardware     *hw.Catalog    `yaml:"hardware" json:"hardware,omitempty"`
 	Grid         *GridSpec      `yaml:"grid" json:"grid,omitempty"`
+	// Topology replaces the scenario's power topology; NoTopology removes it.
+	Topology   *TopologySpec `yaml:"topology" json:"topology,omitempty"`
+	NoTopology bool          `yaml:"no_topology" json:"no_topology,omitempty"`
 	// Automatic marks the power-down variant compare adds when the
 	// scenario has none (never set from a file).
 	Automatic bool `yaml:"-" json:"automatic,omitempty"`
@@ -68,6 +72,13 @@ func (s *Scenario) validateVariants(bad *problems) {
 		if v.Grid != nil && v.Grid.PUE != 0 && !(v.Grid.PUE >= 1 && v.Grid.PUE <= 3) {
 			bad.add("%s.grid.pue: %v, want 1..3", p, v.Grid.PUE)
 		}
+		if v.Topology != nil && v.NoTopology {
+			bad.add("%s: topology and no_topology both set, want one", p)
+		}
+		if v.NoTopology && s.Topology == nil {
+			bad.add("%s.no_topology: the scenario has no topology to remove", p)
+		}
+		v.Topology.validate(p+".topology", bad)
 		v.PowerDown.validateAt(p+".power_down", bad)
 		v.PowerLimit.validate(p+".power_limit", bad)
 		if s.Measured != nil && v.PowerDown != nil {
@@ -140,6 +151,12 @@ func (s *Scenario) WithVariant(v VariantSpec) *Scenario {
 	}
 	if v.NoPowerLimit {
 		c.PowerLimit = nil
+	}
+	if v.Topology != nil {
+		c.Topology = v.Topology
+	}
+	if v.NoTopology {
+		c.Topology = nil
 	}
 	if v.Grid != nil {
 		g := *v.Grid

@@ -67,6 +67,9 @@ func checkTasks(env *experiment.Env, s *scenario.Scenario, in *Inputs) error {
 	if err := checkLimit(s, c, pm, lim); err != nil {
 		return err
 	}
+	if err := bindTopology(env, s, c, pm, in); err != nil {
+		return err
+	}
 	ns, startable := neverStart(s, c, pm, lim, in.Pods)
 	in.NeverStart = ns
 	if ns != nil {
@@ -384,4 +387,24 @@ func speedCheck(s *scenario.Scenario, c *cluster.Cluster, cat *hw.Catalog, in *I
 		}
 	}
 	return factor(lo), factor(hi), nil
+}
+
+// bindTopology binds the scenario's power topology to the cluster's nodes
+// (in.Domains; nil without one): an error names the scenario file, the
+// line and the field; each warning is printed, counted.
+func bindTopology(env *experiment.Env, s *scenario.Scenario, c *cluster.Cluster, pm power.Model, in *Inputs) error {
+	names := make([]string, len(c.Nodes))
+	idle := make([]hw.Watts, len(c.Nodes))
+	for i, n := range c.Nodes {
+		names[i], idle[i] = n.Name, pm.NodePower(n).Total()
+	}
+	d, warn, err := s.BindTopology(names, idle)
+	if err != nil {
+		return err
+	}
+	in.Domains = d
+	for i, w := range warn {
+		env.Notef("warning (topology, %d of %d): %s", i+1, len(warn), w)
+	}
+	return nil
 }

@@ -38,6 +38,9 @@ type Inputs struct {
 	// Speed scales the pods' work by the GPU they start on (nil: no GPU
 	// pod names a reference GPU; set with JobSpeed).
 	Speed *perf.Speed
+	// Domains is the scenario's power topology bound to the nodes, in
+	// the order of Nodes (nil: none; set by the checks before a run).
+	Domains *power.Domains
 }
 
 // LoadInputs reads the trace a scenario names: embedded node and pod
