@@ -240,3 +240,34 @@ func TestBudgetDomainArgs(t *testing.T) {
 		}
 	}
 }
+
+// Filter on a NodeInfo changed since PreFilter (preemption's) recomputes
+// the pod's increase and checks the domains with it. r1 holds a (35 W)
+// and b (200 W): 235 W, limit 290 W. A one-GPU pod adds 165 W on a; once a
+// CPU pod runs on a (its socket awake), it adds only the GPU's 60 W:
+// 295 W, still over 290 W, with the new figure.
+func TestBudgetDomainFilterRecomputesChangedNode(t *testing.T) {
+	e := domainEnv(t, []*v1.Node{racked("a", "r1", ""), racked("b", "r1", ""), racked("c", "r2", "")},
+		BudgetArgs{BudgetWatts: 1e5, Domains: racks(290, nil)}, runningOnB())
+	p := pod("p", 1000, 1000, nil)
+	state := framework.NewCycleState()
+	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	before := "power domain wattsched.io/rack=r1 (rack): 235 W + 165 W for this pod on node a exceeds its limit of 290 W"
+	if st := e.fw.RunFilterPlugins(context.Background(), state, p, e.node("a")); st.Message() != before {
+		t.Fatalf("node a unchanged: %q, want %q", st.Message(), before)
+	}
+	other := pod("other", 1000, 0, nil)
+	other.Spec.NodeName = "a"
+	pi, err := framework.NewPodInfo(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := e.node("a").Snapshot()
+	changed.AddPodInfo(pi)
+	want := "power domain wattsched.io/rack=r1 (rack): 235 W + 60 W for this pod on node a exceeds its limit of 290 W"
+	if st := e.fw.RunFilterPlugins(context.Background(), state, p, changed); st.Message() != want {
+		t.Errorf("changed node a: %q, want %q", st.Message(), want)
+	}
+}
