@@ -5,7 +5,10 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync/atomic"
 
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -178,7 +181,43 @@ func (b *Budget) buildDomains() (*domainCycle, error) {
 	for i, w := range counted {
 		c.load.Add(i, w)
 	}
+	lastDomains.Store(c)
 	return c, nil
+}
+
+// lastDomains is the domains of the last admission decision (of any
+// profile with domains), which domainCollector exports when scraped. A
+// domainCycle is never written after it is built.
+var lastDomains atomic.Pointer[domainCycle]
+
+var (
+	domainPowerDesc = metrics.NewDesc("wattsched_power_domain_watts",
+		"The power PowerBudget counted in each power domain at the last admission decision with domains (the sum over its nodes of the estimate, or of max(measured, estimated) in measured mode).",
+		[]string{"domain", "level"}, nil, metrics.ALPHA, "")
+	domainLimitDesc = metrics.NewDesc("wattsched_power_domain_limit_watts",
+		"Each power domain's limit (PowerBudget's domains arguments).", []string{"domain", "level"}, nil, metrics.ALPHA, "")
+)
+
+type domainCollector struct{ metrics.BaseStableCollector }
+
+func init() { legacyregistry.CustomMustRegister(&domainCollector{}) }
+
+// DescribeWithStability implements metrics.StableCollector.
+func (*domainCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
+	ch <- domainPowerDesc
+	ch <- domainLimitDesc
+}
+
+// CollectWithStability implements metrics.StableCollector.
+func (*domainCollector) CollectWithStability(ch chan<- metrics.Metric) {
+	c := lastDomains.Load()
+	if c == nil {
+		return
+	}
+	for i, d := range c.d.List {
+		ch <- metrics.NewLazyConstMetric(domainPowerDesc, metrics.GaugeValue, float64(c.load.W[i]), d.Name, d.Level)
+		ch <- metrics.NewLazyConstMetric(domainLimitDesc, metrics.GaugeValue, float64(d.Limit), d.Name, d.Level)
+	}
 }
 
 // check is Filter's domain test: whether inc more watts on node keeps

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-base/metrics/legacyregistry"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
@@ -270,4 +271,48 @@ func TestBudgetDomainFilterRecomputesChangedNode(t *testing.T) {
 	if st := e.fw.RunFilterPlugins(context.Background(), state, p, changed); st.Message() != want {
 		t.Errorf("changed node a: %q, want %q", st.Message(), want)
 	}
+}
+
+// The last decision's domains are exported: each domain's counted power
+// and limit. Rack r1 = a 35 W + b 200 W = 235 W; r2 = c 35 W.
+func TestBudgetDomainMetrics(t *testing.T) {
+	e := domainEnv(t, []*v1.Node{racked("a", "r1", ""), racked("b", "r1", ""), racked("c", "r2", "")},
+		BudgetArgs{BudgetWatts: 1e5, Domains: racks(250, map[string]float64{"r2": 400})}, runningOnB())
+	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), pod("p", 1000, 0, nil)); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	for _, c := range []struct {
+		family, domain string
+		want           float64
+	}{
+		{"wattsched_power_domain_watts", "wattsched.io/rack=r1", 235},
+		{"wattsched_power_domain_watts", "wattsched.io/rack=r2", 35},
+		{"wattsched_power_domain_limit_watts", "wattsched.io/rack=r1", 250},
+		{"wattsched_power_domain_limit_watts", "wattsched.io/rack=r2", 400},
+	} {
+		if v, ok := domainMetric(t, c.family, c.domain); !ok || v != c.want {
+			t.Errorf("%s{domain=%q} = %v (present %v), want %v", c.family, c.domain, v, ok, c.want)
+		}
+	}
+}
+
+func domainMetric(t *testing.T, family, domain string) (float64, bool) {
+	t.Helper()
+	fams, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != family {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "domain" && l.GetValue() == domain {
+					return m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
 }
