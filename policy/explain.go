@@ -162,7 +162,8 @@ func (p *Placer) before(k, j int) bool {
 }
 
 // reason is why n was not among the scored nodes: cluster.Fits's reason,
-// a filter's, or GateReason.
+// a filter's, the power domain that refused it (PowerGate.DomainReason),
+// or GateReason.
 func (p *Placer) reason(t *job.Task, n *cluster.Node) string {
 	if ok, why := cluster.Fits(&t.Demand, n); !ok {
 		return why
@@ -171,6 +172,9 @@ func (p *Placer) reason(t *job.Task, n *cluster.Node) string {
 		if ok, why := f.Feasible(t, n); !ok {
 			return why
 		}
+	}
+	if p.domBind != nil && p.domBind[n.ID] >= 0 {
+		return p.gate.DomainReason(p.domBind[n.ID])
 	}
 	return GateReason
 }

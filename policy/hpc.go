@@ -50,6 +50,20 @@ type HPCState struct {
 	IdleNode  hw.Watts
 	NodeTDP   hw.Watts
 	Rand      *rand.Rand
+	// DomainPred is the predicted power of each power domain now (nodes
+	// as in Predicted; nil: no domains). Read only: a scheduler that
+	// starts several jobs in one call accounts them on a Clone.
+	DomainPred *power.DomainLoad
+}
+
+// HPCDomainChanges is what starting a job on nodes, predicted at nodeW
+// each (same order), adds to the nodes' predicted power over idle.
+func HPCDomainChanges(nodes []int, nodeW []hw.Watts, idle hw.Watts) []power.NodeWatts {
+	ch := make([]power.NodeWatts, len(nodes))
+	for i, n := range nodes {
+		ch[i] = power.NodeWatts{Node: n, W: nodeW[i] - idle}
+	}
+	return ch
 }
 
 // HPCStart starts a queued job on the listed free nodes. Pred is the
@@ -62,6 +76,10 @@ type HPCStart struct {
 	Nodes   []int
 	Pred    hw.Watts
 	Profile bool
+	// NodePred is the predicted power of each listed node (Pred is their
+	// sum); nil splits Pred evenly. The engine checks the power domains
+	// (HPCState.DomainPred) with it.
+	NodePred []hw.Watts
 }
 
 // HPCDeps is what HPC policies are built with.
@@ -124,6 +142,39 @@ func PickCheapest(order []int, free []bool, k int, buf []int) []int {
 		if free[n] {
 			buf = append(buf, n)
 		}
+	}
+	if len(buf) < k {
+		return nil
+	}
+	for _, n := range buf {
+		free[n] = false
+	}
+	return buf
+}
+
+// PickCheapestWithin is PickCheapest under power domains: it takes free
+// nodes in order, skipping a node whose predicted power nodeW(n) (over
+// idle) would take a domain on its path over its limit given the nodes
+// already taken (dom: the domains' predicted power now, not changed; nil:
+// PickCheapest). So a job goes to the cheapest nodes its domains can hold.
+func PickCheapestWithin(order []int, free []bool, k int, buf []int, dom *power.DomainLoad, nodeW func(n int) hw.Watts, idle hw.Watts) []int {
+	if dom == nil {
+		return PickCheapest(order, free, k, buf)
+	}
+	l := dom.Clone()
+	buf = buf[:0]
+	for _, n := range order {
+		if len(buf) == k {
+			break
+		}
+		if !free[n] {
+			continue
+		}
+		if _, ok := l.Fits(n, nodeW(n)-idle); !ok {
+			continue
+		}
+		l.Add(n, nodeW(n)-idle)
+		buf = append(buf, n)
 	}
 	if len(buf) < k {
 		return nil

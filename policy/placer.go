@@ -2,10 +2,13 @@ package policy
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
 )
 
 // Weighted is a scorer with its weight in the Placer's weighted sum.
@@ -48,6 +51,17 @@ type Placer struct {
 	// held is set when the last Place found nodes that fit but none
 	// within the power limit.
 	held bool
+	// domainWeight weighs the domain-headroom term (SetDomainWeight; 0:
+	// off).
+	domainWeight int64
+	// incs is the task's power increase on each node of idx (with a gate).
+	incs []hw.Watts
+	// domScore is the domain-headroom score of each scored node, in the
+	// order of idx (explanations).
+	domScore []int64
+	// domBind is, per node index, the domain that refused the last scored
+	// task there (-1: none; nil without domains), for explanations.
+	domBind []int
 
 	cache [][]cacheEntry // [class][node]: one class's entries are contiguous
 	// reads is what the scorers and filters read of a task; cached is set
@@ -117,6 +131,29 @@ func NewPlacer(filters []Filter, scorers []Weighted) (*Placer, error) {
 // cluster's estimated power over the gate's limit (nil: no gate), as
 // kube-scheduler's PowerBudget plugin filters them.
 func (p *Placer) SetGate(g *PowerGate) { p.gate = g }
+
+// SetDomainWeight adds the domain-headroom term to every total, with
+// weight w (0: off, the default): the term of a node is DomainScore, its
+// power domains' least relative headroom once the task runs there. It
+// acts only with a gate that has domains; scorers are unchanged.
+func (p *Placer) SetDomainWeight(w int64) { p.domainWeight = w }
+
+// DomainScore is the domain-headroom score of placing a task that adds
+// inc on node: MaxScore times the least, over the domains on the node's
+// path, of the headroom left after it as a share of the domain's limit,
+// (limit - load - inc) / limit, clamped to 0..1 and rounded. A node
+// whose domains stay cool scores near MaxScore; one that fills its rack
+// to the limit scores 0. It is not min-max normalised over the nodes: a
+// small difference between racks that are all cool stays small.
+func DomainScore(l *power.DomainLoad, d *power.Domains, node int, inc hw.Watts) int64 {
+	frac := 1.0
+	for _, i := range d.Path(node) {
+		lim := d.List[i].Limit
+		frac = min(frac, float64(lim-l.W[i]-inc)/float64(lim))
+	}
+	frac = max(0, frac)
+	return int64(math.Round(frac * float64(MaxScore)))
+}
 
 // Gate is the Placer's power gate (nil when none).
 func (p *Placer) Gate() *PowerGate { return p.gate }
@@ -317,8 +354,15 @@ func (p *Placer) SelectGPUs(t *job.Task, n *cluster.Node) []int {
 func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 	p.held = false
 	var clusterW hw.Watts
+	var load *power.DomainLoad
 	if p.gate != nil {
 		clusterW = p.gate.ClusterPower(c.Nodes)
+		if load = p.gate.DomainLoad(c.Nodes); load != nil {
+			p.domBind = slices.Grow(p.domBind[:0], len(c.Nodes))[:len(c.Nodes)]
+			for i := range p.domBind {
+				p.domBind[i] = -1
+			}
+		}
 	}
 	fit := false
 	cacheable := cls >= 0
@@ -332,7 +376,7 @@ func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 		}
 		row = p.cache[cls]
 	}
-	p.idx = p.idx[:0]
+	p.idx, p.incs = p.idx[:0], p.incs[:0]
 	for i := range p.raw {
 		p.raw[i] = p.raw[i][:0]
 	}
@@ -359,8 +403,13 @@ func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 			if ok, _ := p.gate.Admit(clusterW, ep.inc); !ok {
 				continue
 			}
+			if b, ok := load.Fits(ni, ep.inc); !ok {
+				p.domBind[ni] = b
+				continue
+			}
 		}
 		p.idx = append(p.idx, ni)
+		p.incs = append(p.incs, ep.inc)
 		for i, s := range p.scorers {
 			v := int64(0)
 			if cacheable {
@@ -387,6 +436,14 @@ func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 		}
 		for k, v := range p.raw[i] {
 			p.total[k] += s.Weight * v
+		}
+	}
+	p.domScore = p.domScore[:0]
+	if p.domainWeight > 0 && load != nil {
+		for k, ni := range p.idx {
+			v := DomainScore(load, p.gate.Domains, ni, p.incs[k])
+			p.domScore = append(p.domScore, v)
+			p.total[k] += p.domainWeight * v
 		}
 	}
 	return true

@@ -173,6 +173,9 @@ type State struct {
 	// is the model the engine estimates it with.
 	PowerLimit power.Limit
 	Power      power.Model
+	// Domains are the power domains over the cluster's nodes (by node
+	// index; nil: none), each limit enforced as PowerLimit is (PowerGate).
+	Domains *power.Domains
 	// Meter, when set, gives nodes' measured power: the gate then counts
 	// max(measured, estimated) for the running tasks (PowerGate).
 	Meter Meter
@@ -211,8 +214,8 @@ var _ Scheduler = (*Online)(nil)
 
 // Schedule implements Scheduler.
 func (o *Online) Schedule(st *State) []Action {
-	if st.PowerLimit > 0 && o.Placer.Gate() == nil {
-		o.gate = &PowerGate{Limit: st.PowerLimit, Model: st.Power}
+	if (st.PowerLimit > 0 || st.Domains.Len() > 0) && o.Placer.Gate() == nil {
+		o.gate = &PowerGate{Limit: st.PowerLimit, Model: st.Power, Domains: st.Domains}
 		o.Placer.SetGate(o.gate)
 	}
 	if o.gate != nil {

@@ -27,6 +27,11 @@ type PowerGate struct {
 	Model power.Model
 	// Meter gives the nodes' measured power (nil: estimates only).
 	Meter Meter
+	// Domains are the power domains over the nodes (by node index, the
+	// cluster's order; nil: none): a task may start on a node only if
+	// every domain on the node's path stays within its limit too, with
+	// the power counted as for Limit.
+	Domains *power.Domains
 }
 
 // Meter gives a node's latest fresh measured power by node name; ok is
@@ -125,7 +130,15 @@ func (g *PowerGate) Hold(total, cheapest hw.Watts) (hold bool, reason string) {
 func (g *PowerGate) NeverFits(d *job.Demand, nodes []*cluster.Node, pick func(d *job.Demand, n *cluster.Node) []int) (bool, string) {
 	var idle hw.Watts
 	cheapest, fits := hw.Watts(0), false
-	for _, n := range nodes {
+	var load *power.DomainLoad
+	if g.Domains.Len() > 0 {
+		load = g.Domains.NewLoad()
+		for i, n := range nodes {
+			load.Add(i, g.Model.NodePower(n.IdleCopy()).Total())
+		}
+	}
+	binding := -1
+	for i, n := range nodes {
 		e := n.IdleCopy()
 		base := g.Model.NodePower(e).Total()
 		idle += base
@@ -139,6 +152,12 @@ func (g *PowerGate) NeverFits(d *job.Demand, nodes []*cluster.Node, pick func(d 
 			continue
 		}
 		inc := g.Increase(d, &on, gpus) + g.Model.NodePower(&on).Total() - base
+		if b, ok := load.Fits(i, inc); !ok {
+			if binding < 0 {
+				binding = b
+			}
+			continue // a domain on its path could never hold it
+		}
 		if !fits || inc < cheapest {
 			cheapest, fits = inc, true
 		}
@@ -146,8 +165,41 @@ func (g *PowerGate) NeverFits(d *job.Demand, nodes []*cluster.Node, pick func(d 
 	if fits && g.Limit.Allows(idle+cheapest) {
 		return false, ""
 	}
+	if !fits && binding >= 0 {
+		return true, fmt.Sprintf("%s: even on an idle cluster the pod would take %s over its limit on every node where it fits: it can never be admitted", GateReason, g.DomainReason(binding))
+	}
 	if !fits {
 		return true, "power budget: the pod fits on no node even when the cluster is idle"
 	}
 	return true, fmt.Sprintf("power budget: even on an idle cluster (%.0f W) this pod would add at least %.0f W, over the budget of %.0f W: it can never be admitted", idle, cheapest, g.Limit)
 }
+
+// DomainLoad is the power each of the gate's domains carries now, counted
+// as ClusterPower counts it (nil without domains).
+func (g *PowerGate) DomainLoad(nodes []*cluster.Node) *power.DomainLoad {
+	if g.Domains.Len() == 0 {
+		return nil
+	}
+	l := g.Domains.NewLoad()
+	for i, n := range nodes {
+		l.Add(i, g.NodePower(n))
+	}
+	return l
+}
+
+// DomainReason is the reason a node is refused because domain (an index
+// of the gate's domains) would go over its limit: "power domain" and the
+// domain's name and level, the same for every node it refuses, so that
+// explanations count them together.
+func (g *PowerGate) DomainReason(domain int) string {
+	d := g.Domains.List[domain]
+	if d.Level == "" {
+		return fmt.Sprintf("%s %q (limit %.0f W)", DomainGateReason, d.Name, float64(d.Limit))
+	}
+	return fmt.Sprintf("%s %q (%s, limit %.0f W)", DomainGateReason, d.Name, d.Level, float64(d.Limit))
+}
+
+// DomainGateReason begins the reason Explanation gives for nodes where a
+// task fits within the cluster's limit but would take a power domain on
+// the node's path over its own.
+const DomainGateReason = "power domain"

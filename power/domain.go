@@ -187,6 +187,15 @@ func (d *Domains) Path(node int) []int32 {
 	return d.path[node]
 }
 
+// Nodes is the number of nodes the domains were bound to (0 for a nil
+// Domains).
+func (d *Domains) Nodes() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.path)
+}
+
 // Len is the number of domains (0 for a nil Domains).
 func (d *Domains) Len() int {
 	if d == nil {
@@ -231,6 +240,22 @@ func (l *DomainLoad) Fits(node int, extra hw.Watts) (binding int, ok bool) {
 		}
 	}
 	return -1, true
+}
+
+// Clone is a copy of the load that Add can change independently (nil for
+// nil): a scheduler's scratch for the starts of one call.
+func (l *DomainLoad) Clone() *DomainLoad {
+	if l == nil {
+		return nil
+	}
+	return &DomainLoad{d: l.d, W: append([]hw.Watts(nil), l.W...)}
+}
+
+// AddAll applies every change (Add for each).
+func (l *DomainLoad) AddAll(changes []NodeWatts) {
+	for _, c := range changes {
+		l.Add(c.Node, c.W)
+	}
 }
 
 // NodeWatts is a change of power on one node, for FitsAll.

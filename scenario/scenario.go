@@ -147,6 +147,10 @@ type TraceSpec struct {
 type PolicySpec struct {
 	Name    string       `yaml:"name" json:"name"`
 	Scorers []ScorerSpec `yaml:"scorers" json:"scorers"`
+	// DomainWeight weighs the domain-headroom term added to the scorers'
+	// weighted sum (policy.Placer.SetDomainWeight; 0: off, the default).
+	// It needs a topology.
+	DomainWeight int64 `yaml:"domain_weight" json:"domain_weight,omitempty"`
 }
 
 // ScorerSpec is one scorer with its weight and arguments.
@@ -501,10 +505,15 @@ func (s *Scenario) validateTasks(bad *problems) {
 		if len(p.Scorers) == 0 {
 			bad.add("policies[%d].scorers: none", i)
 		}
+		if p.DomainWeight < 0 || p.DomainWeight > math.MaxInt64/policy.MaxScore {
+			bad.add("policies[%d].domain_weight: %d, want 0 (off) or more", i, p.DomainWeight)
+		} else if p.DomainWeight > 0 && !s.hasTopology() {
+			bad.add("policies[%d].domain_weight: %d, but neither the scenario nor a variant has a topology", i, p.DomainWeight)
+		}
 		// As kube-scheduler checks its plugins' weights: the weighted total
 		// of the best scores (MaxScore each) must fit an int64, or scores
 		// would overflow and wrap silently.
-		var total int64
+		total := max(0, p.DomainWeight)
 		for j, sc := range p.Scorers {
 			if sc.Policy == "" {
 				bad.add("policies[%d].scorers[%d].policy: empty", i, j)

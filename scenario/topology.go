@@ -165,3 +165,17 @@ func (s *Scenario) BindTopology(names []string, idle []hw.Watts) (*power.Domains
 	}
 	return d, out, nil
 }
+
+// hasTopology reports whether the scenario or one of its variants has a
+// topology.
+func (s *Scenario) hasTopology() bool {
+	if s.Topology != nil {
+		return true
+	}
+	for _, v := range s.Variants {
+		if v.Topology != nil {
+			return true
+		}
+	}
+	return false
+}

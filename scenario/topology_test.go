@@ -128,3 +128,19 @@ func TestTopologyVariants(t *testing.T) {
 		}
 	}
 }
+
+// domain_weight is a weight of the domain-headroom term: 0 or more, and
+// only with a topology (the scenario's or a variant's).
+func TestDomainWeight(t *testing.T) {
+	withW := strings.Replace(topoHead, "weight: 1}]}", "weight: 1}], domain_weight: 500}", 1)
+	if _, err := Parse([]byte(withW+topoBody), "s.yaml"); err != nil {
+		t.Errorf("with a topology: %v", err)
+	}
+	if _, err := Parse([]byte(withW), "s.yaml"); err == nil || !strings.Contains(err.Error(), "policies[0].domain_weight: 500, but neither the scenario nor a variant has a topology") {
+		t.Errorf("without a topology: %v", err)
+	}
+	neg := strings.Replace(topoHead, "weight: 1}]}", "weight: 1}], domain_weight: -1}", 1)
+	if _, err := Parse([]byte(neg+topoBody), "s.yaml"); err == nil || !strings.Contains(err.Error(), "policies[0].domain_weight: -1") {
+		t.Errorf("negative: %v", err)
+	}
+}

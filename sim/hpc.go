@@ -23,6 +23,13 @@ type HPCOptions struct {
 	// (0.05 = 5%, the paper's assumption).
 	ProfileOverhead float64
 	Seed            uint64
+	// Domains are power domains over the nodes (nil: none): every start
+	// must keep each domain's predicted power (the nodes' idle power, and
+	// each running job's prediction per node, HPCStart.NodePred) within
+	// its limit, as PowerLimit bounds the system's. DomainsAbove is the
+	// threshold of HPCResult.Domains' time above (a fraction of a limit).
+	Domains      *power.Domains
+	DomainsAbove float64
 }
 
 // HPCJobResult is one job's outcome.
@@ -54,6 +61,10 @@ type HPCResult struct {
 	Events, Decisions    int
 	// Hourly is the energy in each hour of simulated time (sim.Ledger).
 	Hourly []hw.Joules
+	// Domains is each power domain's predicted power over the run (the
+	// power the limits are enforced on) and DomainsActual its actual
+	// power (HPCOptions.Truth); nil without domains.
+	Domains, DomainsActual []power.DomainSummary
 }
 
 // hpcEvent is an arrival or a completion; all events at one time are
@@ -78,6 +89,13 @@ type hpcEngine struct {
 	system  int      // the ledger's one component: actual system power
 	actual  hw.Watts // actual system power now
 	seen    []bool   // scratch: nodes listed by one start
+	// Each domain's actual power and the records of the predicted
+	// (st.DomainPred) and actual power (nil without domains).
+	dact          *power.DomainLoad
+	dpred, dstats *power.DomainStats
+	// nodePred and nodeAct are each busy node's predicted and actual
+	// power (idle nodes: 0, unused), to give back at the job's end.
+	nodePred, nodeAct []hw.Watts
 }
 
 // RunHPC replays the jobs under scheduler s. Jobs must have distinct IDs
@@ -112,6 +130,21 @@ func RunHPC(jobs []policy.HPCJob, s policy.HPCScheduler, o HPCOptions) (*HPCResu
 	for i := range e.st.Free {
 		e.st.Free[i] = true
 	}
+	if o.Domains.Len() > 0 {
+		if o.Domains.Nodes() != nodes {
+			return nil, fmt.Errorf("sim: power domains bound to %d nodes, the system has %d", o.Domains.Nodes(), nodes)
+		}
+		e.st.DomainPred, e.dact = o.Domains.NewLoad(), o.Domains.NewLoad()
+		for n := range nodes {
+			e.st.DomainPred.Add(n, idle)
+			e.dact.Add(n, idle)
+		}
+		e.dpred, e.dstats = power.NewStats(e.st.DomainPred), power.NewStats(e.dact)
+		e.nodePred, e.nodeAct = make([]hw.Watts, nodes), make([]hw.Watts, nodes)
+		for _, s := range []*power.DomainStats{e.dpred, e.dstats} {
+			s.Observe(0)
+		}
+	}
 	e.system = e.ledger.Add("system")
 	e.actual = hw.Watts(nodes) * idle
 	e.res.MaxActual = e.actual
@@ -120,6 +153,11 @@ func RunHPC(jobs []policy.HPCJob, s policy.HPCScheduler, o HPCOptions) (*HPCResu
 	}
 	if n := e.k.Open(); n > 0 {
 		return nil, fmt.Errorf("sim: %d of %d HPC jobs never ran (scheduler left them queued with the system idle)", n, len(jobs))
+	}
+	if e.dpred != nil {
+		e.dpred.Observe(e.k.Now().Seconds())
+		e.dstats.Observe(e.k.Now().Seconds())
+		e.res.Domains, e.res.DomainsActual = e.dpred.Summary(o.DomainsAbove), e.dstats.Summary(o.DomainsAbove)
 	}
 	e.res.Energy = e.ledger.Total()
 	e.res.Hourly = e.ledger.Hourly()
@@ -132,7 +170,13 @@ func (e *hpcEngine) stale(hpcEvent) bool { return false }
 
 func (e *hpcEngine) finished() bool { return e.k.Open() == 0 }
 
-func (e *hpcEngine) settled() error { return nil }
+func (e *hpcEngine) settled() error {
+	if e.dpred != nil {
+		e.dpred.Observe(e.k.Now().Seconds())
+		e.dstats.Observe(e.k.Now().Seconds())
+	}
+	return nil
+}
 
 func (e *hpcEngine) advance(from, to job.Time) {
 	e.ledger.Accrue(e.system, e.actual, from, to)
@@ -152,6 +196,10 @@ func (e *hpcEngine) handle(ev hpcEvent) (bool, error) {
 	delete(e.running, j.ID)
 	for _, n := range r.Nodes {
 		e.st.Free[n] = true
+		if e.dact != nil {
+			e.st.DomainPred.Add(n, e.st.IdleNode-e.nodePred[n])
+			e.dact.Add(n, e.st.IdleNode-e.nodeAct[n])
+		}
 	}
 	e.st.FreeCount += len(r.Nodes)
 	e.st.Predicted -= r.Pred - hw.Watts(len(r.Nodes))*e.st.IdleNode
@@ -213,6 +261,27 @@ func (e *hpcEngine) start(a policy.HPCStart) error {
 	}
 	if !st.PowerLimit.AllowsRecomputed(pred) {
 		return fmt.Errorf("%w: HPC job %d would push predicted system power to %.0f W, above the %.0f W limit", ErrPolicy, j.ID, pred, st.PowerLimit)
+	}
+	if e.dact != nil {
+		if a.NodePred != nil && len(a.NodePred) != len(a.Nodes) {
+			return fmt.Errorf("%w: HPC job %d: %d node predictions for %d nodes", ErrPolicy, j.ID, len(a.NodePred), len(a.Nodes))
+		}
+		nodeW := a.NodePred
+		if nodeW == nil {
+			nodeW = make([]hw.Watts, len(a.Nodes))
+			for i := range nodeW {
+				nodeW[i] = a.Pred / hw.Watts(len(a.Nodes))
+			}
+		}
+		if d, ok := st.DomainPred.FitsAll(policy.HPCDomainChanges(a.Nodes, nodeW, idle)); !ok {
+			dom := e.o.Domains.List[d]
+			return fmt.Errorf("%w: HPC job %d would push the predicted power of domain %q above its %.0f W limit", ErrPolicy, j.ID, dom.Name, dom.Limit)
+		}
+		for i, n := range a.Nodes {
+			e.nodePred[n], e.nodeAct[n] = nodeW[i], e.o.Truth.NodeW(n, j.Type)
+			st.DomainPred.Add(n, nodeW[i]-idle)
+			e.dact.Add(n, e.nodeAct[n]-idle)
+		}
 	}
 	var act hw.Watts
 	for _, n := range a.Nodes {

@@ -42,6 +42,14 @@ type Options struct {
 	// PowerLimit bounds the cluster's estimated power after every start;
 	// policies read it from their state.
 	PowerLimit power.Limit
+	// Domains are power domains over the cluster's nodes (by node index;
+	// nil: none): each domain's estimated power is bounded by its limit
+	// after every start and wake, as PowerLimit bounds the cluster's, and
+	// recorded for Result.Domains. Policies read them from their state.
+	Domains *power.Domains
+	// DomainsAbove is the threshold of Result.Domains' time above, as a
+	// fraction of each domain's limit.
+	DomainsAbove float64
 	// Meter, when set, gives the nodes' measured power to the policies'
 	// power gate (policy.State.Meter): the gate counts max(measured,
 	// estimated) per node, the engine still checks the estimate.
@@ -161,6 +169,10 @@ type Result struct {
 	// power-offs and wake-ups.
 	OffNodeSeconds   float64
 	PowerOffs, Wakes int
+	// Domains is each power domain's estimated power over the run (peak,
+	// mean, time-weighted p50 and p99, time above Options.DomainsAbove of
+	// its limit), in declared order; nil without domains.
+	Domains []power.DomainSummary
 	// GPUBusyEnergy is, per node, the energy of its busy GPUs (those with
 	// any allocation): the node's GPU power less what its idle GPUs draw
 	// (idle_w each), integrated over the run. It is the part of the GPU
@@ -208,6 +220,10 @@ type Engine struct {
 	nodePow   []power.Breakdown
 	nodeTasks [][]int // task indices on each node
 	totP      power.Breakdown
+	// dload is each domain's power now and dstats its record (nil
+	// without domains).
+	dload     *power.DomainLoad
+	dstats    *power.DomainStats
 	metric    []float64
 	totMetric float64
 	rng       *rand.Rand
@@ -248,6 +264,13 @@ func New(c *cluster.Cluster, s policy.Scheduler, opt Options) (*Engine, error) {
 	}
 	e := &Engine{opt: opt, c: c, sched: s, rng: rand.New(rand.NewPCG(opt.Seed, 0x73696d))}
 	n := len(c.Nodes)
+	if opt.Domains.Len() > 0 {
+		if opt.Domains.Nodes() != n {
+			return nil, fmt.Errorf("sim: power domains bound to %d nodes, the cluster has %d", opt.Domains.Nodes(), n)
+		}
+		e.dload = opt.Domains.NewLoad()
+		e.dstats = power.NewStats(e.dload)
+	}
 	e.idleP = make([]power.Breakdown, n)
 	e.nodePow = make([]power.Breakdown, n)
 	e.nodeTasks = make([][]int, n)
@@ -299,6 +322,7 @@ func (e *Engine) refreshNode(n *cluster.Node) {
 	e.nodeBusy[i] = b
 	e.totP.CPU += p.CPU - e.nodePow[i].CPU
 	e.totP.GPU += p.GPU - e.nodePow[i].GPU
+	e.dload.Add(i, p.Total()-e.nodePow[i].Total())
 	e.nodePow[i] = p
 	if e.opt.NodeMetric != nil {
 		v := e.opt.NodeMetric(n)
@@ -393,10 +417,17 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		}
 	}
 	e.k.Track(len(tasks))
+	if e.dstats != nil {
+		e.dstats.Observe(0)
+	}
 	if err := e.k.Run(e); err != nil {
 		return nil, err
 	}
 	now := e.k.Now()
+	if e.dstats != nil {
+		e.dstats.Observe(now.Seconds())
+		e.res.Domains = e.dstats.Summary(e.opt.DomainsAbove)
+	}
 	for i := range e.c.Nodes {
 		e.attribute(i)
 		e.advanceNode(i)
@@ -452,6 +483,9 @@ func (e *Engine) finished() bool {
 func (e *Engine) advance(_, _ job.Time) {} // nodes are integrated lazily, when they change
 
 func (e *Engine) settled() error {
+	if e.dstats != nil {
+		e.dstats.Observe(e.k.Now().Seconds())
+	}
 	if e.opt.CheckInvariants {
 		if err := e.c.Check(); err != nil {
 			return fmt.Errorf("invariant: %w", err)
@@ -546,7 +580,7 @@ func (e *Engine) decide() error {
 	}
 	for {
 		st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
-			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Meter: meter, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
+			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Domains: e.opt.Domains, Meter: meter, Inflation: e.opt.Mode == Inflation, Rand: e.rng}
 		acts := e.sched.Schedule(st)
 		e.k.Decisions++
 		progressed := false
@@ -639,9 +673,11 @@ func (e *Engine) wake() error {
 		asleep = asleep[:0]
 		for _, n := range e.c.Nodes {
 			// Booting draws the node's idle power: it must fit under the
-			// power limit, with the node's standby draw no longer counted.
-			boot := e.totP.Total() + e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
-			if n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) {
+			// power limit and every domain's on the node's path, with the
+			// node's standby draw no longer counted.
+			up := e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
+			boot := e.totP.Total() + up
+			if _, ok := e.dload.Fits(int(n.ID), up); n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) && ok {
 				asleep = append(asleep, n)
 			}
 		}
@@ -651,7 +687,7 @@ func (e *Engine) wake() error {
 		id := asleep[0].ID
 		if waker != nil {
 			st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
-				PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Rand: e.rng}
+				PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Domains: e.opt.Domains, Rand: e.rng}
 			var ok bool
 			if id, ok = waker.Wake(st, t, asleep); !ok {
 				continue
@@ -752,6 +788,11 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		if !e.opt.PowerLimit.AllowsRecomputed(e.totP.Total()) {
 			return false, fmt.Errorf("%w: task %d on node %s takes the estimated cluster power to %.0f W, over the %.0f W limit",
 				ErrPolicy, t.ID, n.Name, e.totP.Total(), e.opt.PowerLimit)
+		}
+		if d, ok := e.dload.Fits(int(a.Node), 0); !ok {
+			dom := e.opt.Domains.List[d]
+			return false, fmt.Errorf("%w: task %d on node %s takes the estimated power of domain %q to %.0f W, over its %.0f W limit",
+				ErrPolicy, t.ID, n.Name, dom.Name, e.dload.W[d], dom.Limit)
 		}
 		e.running = append(e.running, t)
 		r := &e.res.Tasks[ti]

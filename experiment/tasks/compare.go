@@ -224,6 +224,10 @@ type CompareSummary struct {
 	// ModelError judges the difference to the reference against what the
 	// power model's error could produce (nil for the reference).
 	ModelError *ModelErrorVerdict `json:"energy_vs_first_policy_model_error,omitempty"`
+	// Domains is each power domain's estimated power under the setting's
+	// topology (nil: none): each figure the mean over the seeds, but
+	// peak_w the highest of the seeds' peaks (domains.csv has each seed).
+	Domains []DomainReport `json:"domains,omitempty"`
 }
 
 // Power model verdicts (ModelErrorVerdict.Verdict).
@@ -380,6 +384,8 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	var cdf, jcdf, powerLines []report.Series
 	modelRows := [][]string{append(append(slices.Clone(lead), "seed"), modelHead...)}
 	mt := modelTable(fmt.Sprintf("Per GPU model, mean over %d seeds (pods started, GPU-hours, energy busy and idle, completion times of the pods that ended there)", s.Seeds), lead)
+	domRows := [][]string{append(append(slices.Clone(lead), "seed"), domainHead...)}
+	dt := domainTable(fmt.Sprintf("mean over %d seeds, peak the highest; time above each setting's report_above of each limit", s.Seeds), lead)
 	for _, sys := range systems {
 		ps, vs := s.Policies[sys.Policy], sets[sys.Variant].spec
 		rs := bySystem[key{vs.Name, ps.Name}]
@@ -448,6 +454,17 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 		}
 		for _, x := range sum.ByGPUModel {
 			mt.Rows = append(mt.Rows, modelTableRow(row[:len(lead)], x, "%.1f"))
+		}
+		per := make([][]DomainReport, len(rs))
+		for i, r := range rs {
+			per[i] = domainReports(r.Result.Domains, sets[sys.Variant].s.Topology.Above())
+			for _, d := range per[i] {
+				domRows = append(domRows, domainRow(append(slices.Clone(row[:len(lead)]), strconv.FormatUint(r.Seed, 10)), d))
+			}
+		}
+		sum.Domains = meanDomains(per)
+		for _, d := range sum.Domains {
+			dt.Rows = append(dt.Rows, domainTableRow(row[:len(lead)], d))
 		}
 		var wait, jct []float64
 		for i, r := range rs {
@@ -571,6 +588,11 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	}
 	res.Files["runs.csv"], res.Files[GPUModelsFile] = report.CSV(csvRows), report.CSV(modelRows)
 	res.Listing = "summary.json, runs.csv, " + GPUModelsFile + ", totals.svg, wait_cdf.svg, jct_cdf.svg, power.svg, report.html"
+	if len(dt.Rows) > 0 {
+		res.Tables = slices.Insert(res.Tables, 3, dt)
+		res.Files[DomainsFile] = report.CSV(domRows)
+		res.Listing = "summary.json, runs.csv, " + GPUModelsFile + ", " + DomainsFile + ", totals.svg, wait_cdf.svg, jct_cdf.svg, power.svg, report.html"
+	}
 	// --explain (explain.go)
 	var xls []*explainLog
 	for _, r := range runs {

@@ -34,6 +34,8 @@ type ReplayRun struct {
 	notes []string
 	// errs are the power model's error figures per GPU model (nil: none).
 	errs errorOf
+	// domainsAbove is the threshold of the domains' time above.
+	domainsAbove float64
 }
 
 // ReplaySummary condenses one replay.
@@ -66,6 +68,9 @@ type ReplaySummary struct {
 	EnergyModelBandKWh experiment.Num `json:"energy_kwh_model_band"`
 	// GPUBusyKWh is the energy of busy GPUs, the part the band is over.
 	GPUBusyKWh experiment.Num `json:"gpu_busy_kwh"`
+	// Domains is each power domain's estimated power (scenario topology;
+	// domains.csv).
+	Domains []DomainReport `json:"domains,omitempty"`
 }
 
 // PowerDownSummary is what node power management did in one run.
@@ -105,6 +110,9 @@ func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySp
 	}
 	placer.SetRank(cluster.TieRank(c.Nodes, seed))
 	o := sim.Options{Mode: sim.Replay, Power: pm, PowerLimit: limit(s, c), Seed: seed, PowerDown: powerDown(s), Speed: in.Speed}
+	if in.Domains != nil {
+		o.Domains, o.DomainsAbove = in.Domains, s.Topology.Above()
+	}
 	if h, ser := seriesHorizon(acct); ser != nil {
 		o.Horizon, o.HorizonWhat = h, "the end of "+ser.Name
 	}
@@ -177,6 +185,7 @@ func RunReplay(env *experiment.Env, s *scenario.Scenario, in *Inputs) ([]*Replay
 	for _, r := range out {
 		if r != nil {
 			r.errs = runErrors(env.Catalog, s.PowerModel)
+			r.domainsAbove = s.Topology.Above()
 		}
 	}
 	return out, nil
@@ -196,6 +205,7 @@ func (r *ReplayRun) Summarize(in *Inputs) ReplaySummary {
 		s.PowerDown = &PowerDownSummary{OffNodeH: experiment.Num(res.OffNodeSeconds / 3600), PowerOffs: res.PowerOffs, Wakes: res.Wakes}
 	}
 	s.Measured = r.Measured
+	s.Domains = domainReports(res.Domains, r.domainsAbove)
 	s.EnergyModelBandKWh = usageBand(s.ByGPUModel)
 	for _, u := range s.ByGPUModel {
 		s.GPUBusyKWh += u.GPUBusyKWh
@@ -246,6 +256,8 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
 	}
 	models := [][]string{append([]string{"policy"}, modelHead...)}
+	doms := [][]string{append([]string{"policy"}, domainHead...)}
+	dt := domainTable(fmt.Sprintf("time above %.0f%% of each limit", 100*s.Topology.Above()), []string{"policy"})
 	mt := modelTable("Per GPU model (pods started, GPU-hours, energy busy and idle, completion times of the pods that ended there)", []string{"policy"})
 	for _, r := range runs {
 		x := r.Summarize(in)
@@ -253,6 +265,10 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		for _, u := range x.ByGPUModel {
 			models = append(models, append([]string{r.Policy}, modelCSVRow(u)...))
 			mt.Rows = append(mt.Rows, modelTableRow([]string{r.Policy}, u, "%.0f"))
+		}
+		for _, d := range x.Domains {
+			doms = append(doms, domainRow([]string{r.Policy}, d))
+			dt.Rows = append(dt.Rows, domainTableRow([]string{r.Policy}, d))
 		}
 		for _, t := range r.Result.Tasks {
 			wait := job.Time(-1)
@@ -309,6 +325,11 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}
 	res.Files["jobs.csv"], res.Files["timeline.csv"], res.Files[GPUModelsFile] = report.CSV(jobs), report.CSV(timeline), report.CSV(models)
 	res.Listing = "summary.json, jobs.csv, timeline.csv, " + GPUModelsFile + ", totals.svg, power.svg, report.html"
+	if in.Domains != nil {
+		res.Tables = append(res.Tables, dt)
+		res.Files[DomainsFile] = report.CSV(doms)
+		res.Listing = "summary.json, jobs.csv, timeline.csv, " + GPUModelsFile + ", " + DomainsFile + ", totals.svg, power.svg, report.html"
+	}
 	var xls []*explainLog
 	for _, r := range runs {
 		xls = append(xls, r.explain)

@@ -110,26 +110,36 @@ func (p *Policy) aware(j *policy.HPCJob) bool {
 }
 
 // place picks nodes for j and predicts their power; nil when too few free.
-func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob) (nodes []int, predW hw.Watts, profile bool) {
+func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob, dom *power.DomainLoad) (nodes []int, nodeW []hw.Watts, predW hw.Watts, profile bool) {
 	switch {
 	case p.aware(j) && !j.FirstRun:
-		nodes = policy.PickCheapest(p.order[j.Type], p.free, j.Nodes, p.buf)
+		nodes = policy.PickCheapestWithin(p.order[j.Type], p.free, j.Nodes, p.buf, dom, func(n int) hw.Watts { return p.pred.NodeW(n, j.Type) }, st.IdleNode)
 		for _, n := range nodes {
-			predW += p.pred.NodeW(n, j.Type)
+			nodeW = append(nodeW, p.pred.NodeW(n, j.Type))
 		}
 	case p.aware(j): // first run: no profile yet, assume TDP and profile it
 		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
-		predW, profile = hw.Watts(j.Nodes)*st.NodeTDP, true
+		for range nodes {
+			nodeW = append(nodeW, st.NodeTDP)
+		}
+		profile = true
 	default:
 		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
 		for _, n := range nodes {
-			predW += p.mean.NodeW(n, j.Type)
+			nodeW = append(nodeW, p.mean.NodeW(n, j.Type))
 		}
 	}
 	if nodes == nil {
-		return nil, 0, false
+		return nil, nil, 0, false
 	}
-	return append([]int(nil), nodes...), predW, profile
+	if profile {
+		predW = hw.Watts(j.Nodes) * st.NodeTDP
+	} else {
+		for _, w := range nodeW {
+			predW += w
+		}
+	}
+	return append([]int(nil), nodes...), nodeW, predW, profile
 }
 
 // ScheduleHPC implements policy.HPCScheduler: start jobs in submission order
@@ -139,6 +149,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	p.free = append(p.free[:0], st.Free...)
 	freeCount, pred := st.FreeCount, st.Predicted
 	p.starts = p.starts[:0]
+	dom := st.DomainPred.Clone()
 	try := func(j *policy.HPCJob) bool {
 		if j.Nodes > freeCount {
 			return false
@@ -146,19 +157,26 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 		if !st.PowerLimit.Allows(pred + p.lowerW(st, j) - hw.Watts(j.Nodes)*st.IdleNode) {
 			return false
 		}
-		nodes, w, prof := p.place(st, j)
+		nodes, nodeW, w, prof := p.place(st, j, dom)
 		if nodes == nil {
 			return false
 		}
-		if !st.PowerLimit.Allows(pred + w - hw.Watts(j.Nodes)*st.IdleNode) {
+		// Every power domain on the nodes' paths must hold them too.
+		ch := policy.HPCDomainChanges(nodes, nodeW, st.IdleNode)
+		if _, ok := dom.FitsAll(ch); !ok || !st.PowerLimit.Allows(pred+w-hw.Watts(j.Nodes)*st.IdleNode) {
 			for _, n := range nodes {
 				p.free[n] = true
 			}
 			return false
 		}
+		dom.AddAll(ch)
 		freeCount -= j.Nodes
 		pred += w - hw.Watts(j.Nodes)*st.IdleNode
-		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: nodes, Pred: w, Profile: prof})
+		var np []hw.Watts
+		if dom != nil {
+			np = nodeW
+		}
+		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: nodes, Pred: w, Profile: prof, NodePred: np})
 		return true
 	}
 	i := 0

@@ -146,6 +146,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 	p.starts = p.starts[:0]
 	p.free = append(p.free[:0], st.Free...)
 	freeCount, pred := st.FreeCount, st.Predicted
+	dom := st.DomainPred.Clone()
 	// Step 1: priorities; jobs past the waiting limit are unmovable and go
 	// alone, oldest first, until placed.
 	p.idx = p.idx[:0]
@@ -199,7 +200,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 		var nodes []int
 		var w hw.Watts
 		if !j.FirstRun { // step 5: least-power free nodes
-			nodes = policy.PickCheapest(p.order[j.Type], p.free, j.Nodes, p.buf)
+			nodes = policy.PickCheapestWithin(p.order[j.Type], p.free, j.Nodes, p.buf, dom, func(n int) hw.Watts { return p.pred.NodeW(n, j.Type) }, st.IdleNode)
 			for _, n := range nodes {
 				w += p.pred.NodeW(n, j.Type)
 			}
@@ -207,7 +208,27 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 			nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
 			w = hw.Watts(j.Nodes) * st.NodeTDP
 		}
-		if !st.PowerLimit.Allows(pred + w - hw.Watts(j.Nodes)*st.IdleNode) { // step 6
+		if nodes == nil { // only under power domains: no nodes they can hold
+			if unmovable {
+				break
+			}
+			continue
+		}
+		var nodeW []hw.Watts
+		var ch []power.NodeWatts
+		domOK := true
+		if dom != nil { // step 6 for each power domain on the nodes' paths
+			for _, n := range nodes {
+				if j.FirstRun {
+					nodeW = append(nodeW, st.NodeTDP)
+				} else {
+					nodeW = append(nodeW, p.pred.NodeW(n, j.Type))
+				}
+			}
+			ch = policy.HPCDomainChanges(nodes, nodeW, st.IdleNode)
+			_, domOK = dom.FitsAll(ch)
+		}
+		if !domOK || !st.PowerLimit.Allows(pred+w-hw.Watts(j.Nodes)*st.IdleNode) { // step 6
 			for _, n := range nodes {
 				p.free[n] = true
 			}
@@ -216,9 +237,10 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 			}
 			continue
 		}
+		dom.AddAll(ch)
 		freeCount -= j.Nodes // steps 7-8
 		pred += w - hw.Watts(j.Nodes)*st.IdleNode
-		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: append([]int(nil), nodes...), Pred: w, Profile: j.FirstRun})
+		p.starts = append(p.starts, policy.HPCStart{Job: j.ID, Nodes: append([]int(nil), nodes...), Pred: w, Profile: j.FirstRun, NodePred: nodeW})
 	}
 	return p.starts
 }

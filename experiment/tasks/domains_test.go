@@ -1,0 +1,99 @@
+package tasks_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/experiment/tasks"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/power"
+)
+
+// A replay under a binding rack limit: four 1-GPU nodes, racks r1 {n1, n2}
+// and r2 {n3, n4} under row w; eight 1-GPU pods arrive at 0 s and run
+// 600 s. r1's limit holds its idle power and one pod's increase (plus
+// 1 W), so r1 runs one pod at a time: pods wait, r1's recorded peak never
+// passes its limit, explain.csv names r1 for the node it refused, and
+// summary.json and domains.csv report every domain. w's limit (below
+// r1's + r2's) is printed as one counted warning.
+func TestReplayRackLimit(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,V100M32\nn2,64000,262144,1,V100M32\nn3,64000,262144,1,V100M32\nn4,64000,262144,1,V100M32\n"
+	pods := checkPodsHead
+	for i := range 8 {
+		pods += fmt.Sprintf("p%d,1000,1024,1,1000,,LS,Running,0,600,0\n", i)
+	}
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{{Name: "x", CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "V100M32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := power.PWR{}.NodePower(c.Nodes[0]).Total()
+	inc := power.Increase(power.PWR{}, c.Nodes[0], &job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}, []int{0})
+	r1 := 2*idle + inc + 1
+	files := map[string]string{
+		"s.yaml": fmt.Sprintf(`name: racks
+mode: replay
+trace: {nodes: nodes.csv, pods: pods.csv}
+policies:
+  - name: FGD
+    scorers: [{policy: fgd, weight: 1000}]
+topology:
+  members: {n1: r1, n2: r1, n3: r2, n4: r2}
+  domains:
+    - {name: w, level: row, limit_w: %.3f}
+    - {name: r1, level: rack, parent: w, limit_w: %.3f}
+    - {name: r2, level: rack, parent: w, limit_w: 100000}
+`, 4*idle+4*inc, r1),
+		"nodes.csv": nodes,
+		"pods.csv":  pods,
+	}
+	s := writeScenario(t, files)
+	in, err := tasks.LoadInputs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	env := testEnv()
+	env.ExplainDecisions = 100
+	env.Note = func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }
+	runs, err := tasks.RunReplay(env, s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], `warning (topology, 1 of 1): line 10: topology: domain "w": its children's limits add up to`) {
+		t.Errorf("notes %q, want one counted warning on w's line", notes)
+	}
+	res, err := tasks.ReplayResults("test", s, in, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Policies []tasks.ReplaySummary `json:"policies"`
+	}
+	if err := json.Unmarshal(res.Files["summary.json"], &sum); err != nil {
+		t.Fatal(err)
+	}
+	x := sum.Policies[0]
+	if len(x.Domains) != 3 || x.Domains[1].Name != "r1" {
+		t.Fatalf("summary.json domains %+v, want w, r1, r2", x.Domains)
+	}
+	d := x.Domains[1]
+	// r1 runs one pod at a time: its peak is its idle power plus one pod's.
+	if !power.Limit(d.LimitW).AllowsRecomputed(hw.Watts(d.PeakW)) || math.Abs(float64(d.PeakW)-float64(2*idle+inc)) > 1e-6 {
+		t.Errorf("r1 peak %v W, want its idle power and one pod's increase, %v W, within its %v W limit", d.PeakW, 2*idle+inc, d.LimitW)
+	}
+	if !(x.MeanWaitS > 0) {
+		t.Errorf("mean wait %v s: the rack limit must make pods wait", x.MeanWaitS)
+	}
+	csv := string(res.Files[tasks.DomainsFile])
+	if !strings.HasPrefix(csv, "policy,domain,level,limit_w,nodes,mean_w,p50_w,p99_w,peak_w,above_threshold,above_s,above_share\n") || strings.Count(csv, "\n") != 4 {
+		t.Errorf("domains.csv:\n%s", csv)
+	}
+	if xc := string(res.Files[tasks.ExplainFile]); !strings.Contains(xc, `power domain ""r1"" (rack, limit`) {
+		t.Errorf("explain.csv does not name r1:\n%s", xc)
+	}
+}
