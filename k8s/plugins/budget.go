@@ -444,7 +444,7 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	if bd.dom != nil {
 		if hold, reason := b.domainHold(bd.dom, ns, ids, total); hold {
 			pick := func(d *job.Demand, n *cluster.Node) []int { return b.s.selectGPUs(&cd.task, n) }
-			if never, why := b.domainNever(bd.dom, &cd.task.Demand, ns, pick); never {
+			if never, why := b.domainNever(bd.dom, &cd.task.Demand, pick); never {
 				b.drop(pod.UID)
 				budgetDecisions.WithLabelValues("rejected", "never_fits").Inc()
 				return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why)

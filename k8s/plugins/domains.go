@@ -90,6 +90,8 @@ type domainCycle struct {
 	d    *power.Domains
 	load *power.DomainLoad
 	idx  map[string]int // node name -> index in d
+	// nodes are the nodes in a domain, by index in d.
+	nodes []*cluster.Node
 	// outside says, per modelled node that is in no domain, why.
 	outside map[string]string
 }
@@ -160,6 +162,7 @@ func (b *Budget) buildDomains() (*domainCycle, error) {
 		}
 		topo.Member[n.name] = path[0]
 		c.idx[n.name] = len(names)
+		c.nodes = append(c.nodes, n.n)
 		names = append(names, n.name)
 		idle = append(idle, b.gate.Model.NodePower(n.n.IdleCopy()).Total())
 		counted = append(counted, n.counted)
@@ -295,55 +298,17 @@ func (b *Budget) domainHold(c *domainCycle, ns []*cluster.Node, ids []int32, tot
 	return true, strings.Join(msgs, "; ")
 }
 
-// domainNever reports whether the pod could not start even with every
-// domain idle: on each node in a domain where it fits when on, its
-// increase (with the GPUs pick chooses, and the node's wake from its
-// current state) added to the idle power of some domain on the node's
-// path exceeds that domain's limit. Such a pod must not wait (as
-// PowerGate.NeverFits for the cluster). Estimates only.
-func (b *Budget) domainNever(c *domainCycle, d *job.Demand, ns []*cluster.Node, pick func(d *job.Demand, n *cluster.Node) []int) (bool, string) {
-	worst := ""
-	least := hw.Watts(math.Inf(1))
-	for _, n := range ns {
-		i, in := c.idx[n.Name]
-		if !in {
-			continue
-		}
-		e := n.IdleCopy()
-		base := b.gate.Model.NodePower(e).Total()
-		on := *e
-		on.State = cluster.On
-		if ok, _ := cluster.Fits(d, &on); !ok {
-			continue
-		}
-		gpus := pick(d, &on)
-		if d.GPUCount > 0 && gpus == nil {
-			continue
-		}
-		inc := b.gate.Increase(d, &on, gpus) + b.gate.Model.NodePower(&on).Total() - base
-		if c.idleBlocks(i, inc) < 0 {
-			return false, ""
-		}
-		if inc < least || (inc == least && n.Name < worst) {
-			least, worst = inc, n.Name
-		}
+// domainNever reports whether the pod could not start even on an idle
+// cluster because of its domains: the core gate's rule
+// (policy.PowerGate.NeverFits with the cycle's domains, over the nodes in
+// a domain), so that the plugin and the simulator refuse the same pods.
+// Such a pod must not wait: nothing will ever free enough power, and the
+// pods behind it would wait forever.
+func (b *Budget) domainNever(c *domainCycle, d *job.Demand, pick func(d *job.Demand, n *cluster.Node) []int) (bool, string) {
+	if c.d.Len() == 0 {
+		return false, ""
 	}
-	if worst == "" {
-		return false, "" // fits on no node in a domain: not a domain question
-	}
-	di := c.idleBlocks(c.idx[worst], least)
-	dm := c.d.List[di]
-	return true, fmt.Sprintf("power domain %s (%s): even idle (%.0f W) it cannot take the %.0f W this pod adds at least (on node %s), over its limit of %.0f W: the pod can never be admitted",
-		dm.Name, dm.Level, c.d.IdleW[di], least, worst, dm.Limit)
-}
-
-// idleBlocks is the innermost domain on node i's path that could not take
-// inc above its idle power, or -1.
-func (c *domainCycle) idleBlocks(i int, inc hw.Watts) int {
-	for _, di := range c.d.Path(i) {
-		if !power.Limit(c.d.List[di].Limit).AllowsRecomputed(c.d.IdleW[di] + inc) {
-			return int(di)
-		}
-	}
-	return -1
+	g := *b.gate
+	g.Domains = c.d
+	return g.NeverFits(d, c.nodes, pick)
 }

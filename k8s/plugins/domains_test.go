@@ -136,13 +136,14 @@ func TestBudgetDomainNestedPDU(t *testing.T) {
 }
 
 // A pod that could not start even with its domains idle is refused at
-// once (UnschedulableAndUnresolvable), never queued: rack r1 (a, b) idles
+// once (UnschedulableAndUnresolvable, the core gate's NeverFits and
+// reason), never queued: rack r1 (a, b) idles
 // at 70 W; a GPU pod adds 165 W, 235 W > 200 W. A CPU pod (105 W, 175 W)
 // behind it is admitted.
 func TestBudgetDomainNeverFits(t *testing.T) {
 	e := domainEnv(t, []*v1.Node{racked("a", "r1", ""), racked("b", "r1", "")}, BudgetArgs{BudgetWatts: 1e5, Domains: racks(200, nil)})
 	_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), created(pod("big", 1000, 1000, nil), 1))
-	want := "power domain wattsched.io/rack=r1 (rack): even idle (70 W) it cannot take the 165 W this pod adds at least (on node a), over its limit of 200 W: the pod can never be admitted"
+	want := `power budget: even on an idle cluster the pod would take power domain "wattsched.io/rack=r1" (rack, limit 200 W) over its limit on every node where it fits: it can never be admitted`
 	if st.Code() != fwk.UnschedulableAndUnresolvable || st.Message() != want {
 		t.Fatalf("big: %v %q, want %q", st.Code(), st.Message(), want)
 	}
