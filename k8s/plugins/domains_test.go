@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,6 +14,12 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/k8s/gpushare"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/policy/bestfit"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/power/prom"
 )
@@ -316,4 +323,127 @@ func domainMetric(t *testing.T, family, domain string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// The plugin and the simulator's Placer with the same domains decide the
+// same: whether a pod waits (PreFilter vs Placer.Held) and on which nodes
+// it is admitted (Filter vs the core gate's cluster and domain checks),
+// over rack and PDU limits around the racks' current power and pod sizes.
+// Racks r1 = {a, b} and r2 = {c, d} under PDU p1; the running pods are
+// TestBudgetMatchesCoreGate's.
+func TestBudgetDomainsMatchCoreGate(t *testing.T) {
+	rackOf := map[string]string{"a": "r1", "b": "r1", "c": "r2", "d": "r2"}
+	nodes := []*v1.Node{racked("a", "r1", "p1"), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000), racked("d", "r2", "p1")}
+	for _, n := range nodes[1:3] {
+		n.Labels[rackKey], n.Labels[pduKey] = rackOf[n.Name], "p1"
+	}
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{
+		{Name: "a", CPUMilli: 32000, MemMiB: 256 << 10, GPUs: 2, GPUModel: "T4"},
+		{Name: "b", CPUMilli: 96000, MemMiB: 256 << 10, GPUs: 8, GPUModel: "V100M16"},
+		{Name: "c", CPUMilli: 64000, MemMiB: 256 << 10, GPUs: 4, GPUModel: "T4"},
+		{Name: "d", CPUMilli: 32000, MemMiB: 256 << 10, GPUs: 2, GPUModel: "T4"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range []struct {
+		node  cluster.NodeID
+		gpus  []int
+		cpu   int64
+		milli int64
+	}{{0, []int{1}, 8000, 500}, {2, []int{0}, 2000, 1000}, {3, []int{1}, 8000, 500}} {
+		tk := job.Task{ID: job.ID(i), Demand: job.Demand{CPUMilli: a.cpu, GPUCount: 1, GPUMilli: a.milli}}
+		if err := c.Allocate(&tk, a.node, a.gpus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := []string{"a", "b", "c", "d"}
+	idle := make([]hw.Watts, len(names))
+	base := &policy.PowerGate{Model: power.PWR{}}
+	rackW := map[string]hw.Watts{}
+	for i, n := range c.Nodes {
+		idle[i] = base.Model.NodePower(n.IdleCopy()).Total()
+		rackW[rackOf[n.Name]] += base.NodePower(n)
+	}
+	pduW := rackW["r1"] + rackW["r2"]
+	bf, _ := bestfit.New(bestfit.Args{}, policy.Deps{})
+	decisions := map[string]int{}
+	for _, h1 := range []hw.Watts{50, 200, 1000} {
+		for _, h2 := range []hw.Watts{50, 200, 1000} {
+			for _, hp := range []hw.Watts{250, 1e5} {
+				for _, milli := range []int64{0, 300, 1000, 2000} {
+					name := fmt.Sprintf("r1+%.0f r2+%.0f p1+%.0f %dm", h1, h2, hp, milli)
+					lim := map[string]float64{"r1": float64(rackW["r1"] + h1), "r2": float64(rackW["r2"] + h2)}
+					args := &DomainArgs{Levels: []DomainLevel{
+						{Name: "rack", LabelKey: rackKey, LimitWatts: 1e6, Limits: lim},
+						{Name: "pdu", LabelKey: pduKey, LimitWatts: float64(pduW + hp)}}}
+					e := newEnv(t, nodes, []*v1.Pod{bound(pod("x", 8000, 500, nil), "a", "1"), bound(pod("y", 2000, 1000, nil), "c", "0"), bound(pod("z", 8000, 500, nil), "d", "1")},
+						append(gpuPlugin(GPUArgs{}), tf.RegisterPluginAsExtensions(BudgetName, NewBudget, "PreFilter", "Filter"),
+							withArgs(BudgetName, BudgetArgs{BudgetWatts: 1e6, Domains: args}))...)
+					p := pod("new", 4000, milli, nil)
+					state := framework.NewCycleState()
+					_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), state, p)
+
+					topo := power.Topology{Domains: []power.Domain{
+						{Name: rackKey + "=r1", Level: "rack", Parent: pduKey + "=p1", Limit: hw.Watts(lim["r1"])},
+						{Name: rackKey + "=r2", Level: "rack", Parent: pduKey + "=p1", Limit: hw.Watts(lim["r2"])},
+						{Name: pduKey + "=p1", Level: "pdu", Limit: pduW + hp}},
+						Member: map[string]string{"a": rackKey + "=r1", "b": rackKey + "=r1", "c": rackKey + "=r2", "d": rackKey + "=r2"}}
+					doms, _, err := topo.Bind(names, idle)
+					if err != nil {
+						t.Fatal(err)
+					}
+					gate := &policy.PowerGate{Limit: 1e6, Model: power.PWR{}, Domains: doms}
+					placer, err := policy.NewPlacer(nil, []policy.Weighted{{Name: "bestfit", Scorer: bf, Weight: 1}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					placer.SetGate(gate)
+					d, _ := gpushare.Demand(p)
+					tk := job.Task{ID: 99, Demand: d, Class: -1}
+					_, placed := placer.Place(&tk, c)
+					if held := placer.Held(); held == st.IsSuccess() {
+						t.Errorf("%s: plugin PreFilter %v, core held %v", name, st, held)
+						continue
+					}
+					if !st.IsSuccess() {
+						decisions["held"]++
+						continue
+					}
+					total, load := gate.ClusterPower(c.Nodes), gate.DomainLoad(c.Nodes)
+					admitted := 0
+					for _, ni := range e.nodes {
+						i := strings.Index("abcd", ni.Node().Name)
+						n := c.Nodes[i]
+						core := false
+						if ok, _ := cluster.Fits(&d, n); ok {
+							inc := gate.Increase(&d, n, placer.SelectGPUs(&tk, n))
+							okC, _ := gate.Admit(total, inc)
+							_, okD := load.Fits(i, inc)
+							core = okC && okD
+							if okC && !okD {
+								decisions["refused by a domain"]++
+							}
+						}
+						if plugin := e.fw.RunFilterPlugins(context.Background(), state, p, ni).IsSuccess(); plugin != core {
+							t.Errorf("%s node %s: plugin admits %v, core %v", name, n.Name, plugin, core)
+						}
+						if core {
+							admitted++
+						}
+					}
+					if placed != (admitted > 0) {
+						t.Errorf("%s: core placed %v with %d nodes admitted", name, placed, admitted)
+					}
+					decisions[fmt.Sprintf("%d of 4 nodes", admitted)]++
+				}
+			}
+		}
+	}
+	for _, k := range []string{"held", "refused by a domain", "4 of 4 nodes", "1 of 4 nodes"} {
+		if decisions[k] == 0 {
+			t.Errorf("no case with outcome %q (outcomes: %v)", k, decisions)
+		}
+	}
+	t.Logf("outcomes: %v", decisions)
 }
