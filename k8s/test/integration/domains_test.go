@@ -27,7 +27,8 @@ var domainConfig = strings.Replace(budgetConfig, "          budgetWatts: 250\n",
 // PowerBudget on a real API server with four nodes in two racks: a pod is
 // refused on a rack's limit with the rack named in its status and in its
 // FailedScheduling event, another rack keeps taking pods meanwhile, and
-// the refused pod is placed once a pod in its rack ends.
+// the refused pod is placed once a pod in its rack ends; a pod that no
+// rack can take waits with every full rack named until one frees up.
 //
 // Each node (4 T4, one 32-vCPU socket) idles at 15 + 4*10 = 55 W under the
 // PWR model: a rack of two idles at 110 W. A one-GPU pod on an idle node
@@ -118,5 +119,23 @@ func TestBudgetRackLimit(t *testing.T) {
 	deletePod(t, cs, "a")
 	if n := bound("b"); n != "n1" && n != "n2" {
 		t.Fatalf("b on %s, want a node of r1", n)
+	}
+	// Both racks at 275 W: d, free to go anywhere, fits no rack's
+	// headroom (+60 W at best, 335 W > 300 W) and waits at PreFilter with
+	// both racks named; it goes to r2 when c ends there.
+	create("d", "")
+	out, err = waitScheduled(cs, "d", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"r1", "r2"} {
+		if want := "power domain wattsched.io/rack=" + r + " (rack): 275 W + at least 60 W"; out.Node != "" || !strings.Contains(out.Message, want) {
+			t.Fatalf("d: node %q message %q; want waiting with %q", out.Node, out.Message, want)
+		}
+	}
+	t.Logf("d: %s", out.Message)
+	deletePod(t, cs, "c")
+	if n := bound("d"); n != "n3" && n != "n4" {
+		t.Fatalf("d on %s, want a node of r2", n)
 	}
 }
