@@ -185,6 +185,28 @@ func PickCheapestWithin(order []int, free []bool, k int, buf []int, dom *power.D
 	return buf
 }
 
+// PickRandomWithin is PickRandom under power domains: the free nodes in a
+// uniformly random order (r), taken in that order, skipping a node whose
+// predicted power nodeW(n) (over idle) would take a domain on its path
+// over its limit given the nodes already taken (dom is not changed; nil:
+// PickRandom, with its draws).
+func PickRandomWithin(r *rand.Rand, free []bool, k int, buf []int, dom *power.DomainLoad, nodeW func(n int) hw.Watts, idle hw.Watts) []int {
+	if dom == nil {
+		return PickRandom(r, free, k, buf)
+	}
+	var order []int
+	for n, f := range free {
+		if f {
+			order = append(order, n)
+		}
+	}
+	if len(order) < k {
+		return nil
+	}
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return PickCheapestWithin(order, free, k, buf, dom, nodeW, idle)
+}
+
 // PickRandom takes k free nodes uniformly at random (r), marking them used.
 func PickRandom(r *rand.Rand, free []bool, k int, buf []int) []int {
 	buf = buf[:0]

@@ -121,8 +121,9 @@ type Scenario struct {
 	// docs/scenarios.md#variants).
 	Variants []VariantSpec `yaml:"variants" json:"variants,omitempty"`
 	// Topology groups the nodes into power domains (rack, PDU, row), each
-	// with a limit every engine enforces beside power_limit (modes replay
-	// and inflation; docs/scenarios.md, "Power domains").
+	// with a limit every engine enforces beside power_limit (modes replay,
+	// inflation and hpc, whose nodes are named node-000 ...;
+	// docs/scenarios.md, "Power domains").
 	Topology *TopologySpec `yaml:"topology" json:"topology,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
@@ -465,8 +466,8 @@ func (s *Scenario) Validate() error {
 			s.Slotted.validate(&bad)
 		}
 	}
-	if s.Topology != nil && !taskMode {
-		bad.add("topology: only for modes inflation and replay (mode %s)", s.Mode)
+	if s.Topology != nil && !taskMode && s.Mode != HPC {
+		bad.add("topology: only for modes inflation, replay and hpc (mode %s)", s.Mode)
 	}
 	s.Topology.validate("topology", &bad)
 	s.validateVariants(&bad)

@@ -50,8 +50,8 @@ func TestTopologyParseErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Parse([]byte(strings.Replace(topoHead, "mode: replay\ntrace: {pods: p.csv}\npolicies:\n  - {name: A, scorers: [{policy: fgd, weight: 1}]}\n", "mode: hpc\nhpc: {swf: nasa-ipsc, systems: [vahrm]}\n", 1)+topoBody), "s.yaml"); err == nil || !strings.Contains(err.Error(), "topology: only for modes") {
-		t.Errorf("topology in mode hpc: got %v", err)
+	if _, err := Parse([]byte(strings.Replace(topoHead, "mode: replay\ntrace: {pods: p.csv}\npolicies:\n  - {name: A, scorers: [{policy: fgd, weight: 1}]}\n", "mode: elastic\nelastic: {jobs: philly-day, systems: [PowerFlow]}\n", 1)+topoBody), "s.yaml"); err == nil || !strings.Contains(err.Error(), "topology: only for modes inflation, replay and hpc") {
+		t.Errorf("topology in mode elastic: got %v", err)
 	}
 }
 

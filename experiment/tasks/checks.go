@@ -70,7 +70,7 @@ func checkTasks(env *experiment.Env, s *scenario.Scenario, in *Inputs) error {
 	if err := bindTopology(env, s, c, pm, in); err != nil {
 		return err
 	}
-	ns, startable := neverStart(s, c, pm, lim, in.Pods)
+	ns, startable := neverStart(s, c, pm, lim, in.Domains, in.Pods)
 	in.NeverStart = ns
 	if ns != nil {
 		if env.Strict {
@@ -135,17 +135,17 @@ func demandKey(d *job.Demand) string {
 // node of the empty cluster (cluster.FitsWhenOn, the check every task-mode
 // Placer makes; their placers have no other filter), and, under a power
 // limit without power_down, those the power gate would never admit even
-// on the idle cluster (PowerGate.NeverFits, the rule Online rejects them
-// by). startable[i] says whether pod i may start; ns is nil when all may.
-func neverStart(s *scenario.Scenario, c *cluster.Cluster, pm power.Model, lim power.Limit, pods []job.Task) (ns *NeverStart, startable []bool) {
+// on the idle cluster, or one of its power domains (PowerGate.NeverFits,
+// the rule Online rejects them by). startable[i] says whether pod i may start; ns is nil when all may.
+func neverStart(s *scenario.Scenario, c *cluster.Cluster, pm power.Model, lim power.Limit, dom *power.Domains, pods []job.Task) (ns *NeverStart, startable []bool) {
 	type verdict struct {
 		ok, noNode bool
 		why        string
 	}
 	seen := map[string]verdict{}
 	var gate *policy.PowerGate
-	if lim > 0 && s.PowerDown == nil {
-		gate = &policy.PowerGate{Limit: lim, Model: pm}
+	if (lim > 0 || dom != nil) && s.PowerDown == nil {
+		gate = &policy.PowerGate{Limit: lim, Model: pm, Domains: dom}
 	}
 	startable = make([]bool, len(pods))
 	for i := range pods {

@@ -97,3 +97,97 @@ topology:
 		t.Errorf("explain.csv does not name r1:\n%s", xc)
 	}
 }
+
+// A pod that no rack could take even with the cluster idle is found by
+// the checks before the run (never_start, over the power limit), naming
+// the rack, and is never started: one V100 node whose rack's limit is 1 W
+// short of its idle power plus the pod's increase.
+func TestNeverStartRack(t *testing.T) {
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{{Name: "n1", CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "V100M32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := power.PWR{}.NodePower(c.Nodes[0]).Total()
+	inc := power.Increase(power.PWR{}, c.Nodes[0], &job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}, []int{0})
+	s := writeScenario(t, map[string]string{
+		"s.yaml": fmt.Sprintf("name: r\nmode: replay\ntrace: {nodes: nodes.csv, pods: pods.csv}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1000}]}\n"+
+			"topology:\n  members: {n1: r}\n  domains: [{name: r, level: rack, limit_w: %.3f}]\n", idle+inc-1),
+		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,V100M32\n",
+		"pods.csv":  checkPodsHead + "big,1000,1024,1,1000,,LS,Running,0,60,0\nsmall,1000,1024,0,0,,LS,Running,0,60,0\n",
+	})
+	in, err := tasks.LoadInputs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := tasks.RunReplay(testEnv(), s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := in.NeverStart
+	if ns == nil || ns.Count != 1 || ns.OverLimit != 1 || !strings.Contains(ns.Why, `big: power budget: even on an idle cluster the pod would take power domain "r"`) {
+		t.Errorf("never_start %+v, want big over rack r's limit", ns)
+	}
+	if r := runs[0].Result.Tasks; r[0].Start >= 0 || r[1].Start < 0 {
+		t.Errorf("tasks %+v: want big never started, small started", r)
+	}
+}
+
+// compare reports each setting's domains: the mean over seeds of each
+// figure but the highest peak, one domains.csv row per seed and domain,
+// and nothing for a variant without a topology. Two 1-GPU nodes in rack r
+// (its limit: idle + one pod + 1 W), four 600 s pods at 0 s, two seeds.
+func TestCompareDomains(t *testing.T) {
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{{Name: "x", CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "V100M32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := power.PWR{}.NodePower(c.Nodes[0]).Total()
+	inc := power.Increase(power.PWR{}, c.Nodes[0], &job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}, []int{0})
+	pods := checkPodsHead
+	for i := range 4 {
+		pods += fmt.Sprintf("p%d,1000,1024,1,1000,,LS,Running,0,600,0\n", i)
+	}
+	s := writeScenario(t, map[string]string{
+		"s.yaml": fmt.Sprintf("name: c\nmode: replay\nseeds: 2\ntrace: {nodes: nodes.csv, pods: pods.csv}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1000}]}\n"+
+			"topology:\n  members: {n1: r, n2: r}\n  domains: [{name: r, level: rack, limit_w: %.3f}]\nvariants:\n  - {name: open, no_topology: true}\n", 2*idle+inc+1),
+		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,V100M32\nn2,64000,262144,1,V100M32\n",
+		"pods.csv":  pods,
+	})
+	in, err := tasks.LoadInputs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv()
+	runs, err := tasks.RunCompare(env, s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tasks.CompareResults("test", env, s, in, runs, tasks.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Policies []tasks.CompareSummary `json:"policies"`
+	}
+	if err := json.Unmarshal(res.Files["summary.json"], &sum); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]tasks.DomainReport{}
+	for _, p := range sum.Policies {
+		got[p.Variant] = p.Domains
+	}
+	// As configured: one pod at a time in r, 4 x 600 s = 2400 s, r at
+	// idle + inc throughout (p50 = peak).
+	d := got["as configured"]
+	if len(d) != 1 || math.Abs(float64(d[0].PeakW)-float64(2*idle+inc)) > 1e-6 || math.Abs(float64(d[0].P50W)-float64(2*idle+inc)) > 1e-6 {
+		t.Errorf("as configured: domains %+v, want r at %v W", d, 2*idle+inc)
+	}
+	if len(got["open"]) != 0 {
+		t.Errorf("variant without topology: domains %+v, want none", got["open"])
+	}
+	// Rows: as configured and the automatic power-down variant (which
+	// keeps the topology) for each of the 2 seeds; none for open.
+	if csv := string(res.Files[tasks.DomainsFile]); strings.Count(csv, "\n") != 1+2*2 || strings.Contains(csv, ",open,") {
+		t.Errorf("domains.csv: want a header and one row per seed of each setting with a topology:\n%s", csv)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace/gpuvar"
@@ -133,6 +135,10 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			return nil, err
 		}
 		e.Workloads, e.Shards = ws, env.Shards
+		if e.Domains, err = bindTopology(env, s, e.Truth, k == 0); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		e.DomainsAbove = s.Topology.Above()
 		if e.Account, err = s.Account(); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
@@ -194,5 +200,45 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	res.AddGrid(r.Grid)
 	res.AddStandIns(r.StandIns)
 	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{ScenarioTable(r)}, relCSV(r.Runs), "summary.json, runs.csv, energy_by_workload.svg, report.html"
+	if rows := domainRows(r.Runs); len(rows) > 1 {
+		res.Files["domains.csv"] = report.CSV(rows)
+		res.Listing = "summary.json, runs.csv, domains.csv, energy_by_workload.svg, report.html"
+	}
 	return []*experiment.Results{res}, nil
+}
+
+// bindTopology binds the scenario's topology (nil: none) to the VAHRM
+// system's nodes, named NodeName(i), each idle at the truth's idle power;
+// warn prints its warnings (once, for the first seed).
+func bindTopology(env *experiment.Env, s *scenario.Scenario, truth *power.HPCNodes, warn bool) (*power.Domains, error) {
+	names := make([]string, truth.Nodes())
+	idle := make([]hw.Watts, len(names))
+	for i := range names {
+		names[i], idle[i] = NodeName(i), truth.Idle()
+	}
+	d, ws, err := s.BindTopology(names, idle)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range ws {
+		if warn {
+			env.Notef("warning (topology, %d of %d): %s", i+1, len(ws), w)
+		}
+	}
+	return d, nil
+}
+
+// domainRows is domains.csv: one row per run and domain (only the header
+// when no run has domains).
+func domainRows(runs []Relative) [][]string {
+	out := [][]string{{"setting", "system", "workload", "domain", "limit_w", "nodes", "predicted_mean_w", "predicted_p99_w", "predicted_peak_w",
+		"actual_mean_w", "actual_p99_w", "actual_peak_w", "actual_above_s"}}
+	f := func(v float64) string { return report.F(v) }
+	for _, r := range runs {
+		for _, d := range r.Domains {
+			out = append(out, []string{r.Setting, r.System, strconv.Itoa(r.Workload), d.Name, f(d.LimitW), strconv.Itoa(d.Nodes),
+				f(d.PredMeanW), f(d.PredP99W), f(d.PredPeakW), f(d.ActualMeanW), f(d.ActualP99W), f(d.ActualPeakW), f(d.ActualAboveS)})
+		}
+	}
+	return out
 }

@@ -219,7 +219,31 @@ type RunResult struct {
 	// CostUSD and CO2Kg price the run's hourly energy (Env.Account).
 	CostUSD float64 `json:"cost_usd"`
 	CO2Kg   float64 `json:"co2_kg"`
+	// Domains is each power domain's predicted power over the run, the
+	// power the limits hold (Env.Domains; nil: none).
+	Domains []DomainFigures `json:"domains,omitempty"`
 }
+
+// DomainFigures is one power domain's power over an HPC run: predicted
+// (what the limit is enforced on) and actual (the system's truth).
+type DomainFigures struct {
+	Name        string  `json:"name"`
+	LimitW      float64 `json:"limit_w"`
+	Nodes       int     `json:"nodes"`
+	PredPeakW   float64 `json:"predicted_peak_w"`
+	PredP99W    float64 `json:"predicted_p99_w"`
+	PredMeanW   float64 `json:"predicted_mean_w"`
+	ActualPeakW float64 `json:"actual_peak_w"`
+	ActualP99W  float64 `json:"actual_p99_w"`
+	ActualMeanW float64 `json:"actual_mean_w"`
+	// ActualAboveS is the time the actual power spent above the
+	// scenario's report_above times the limit.
+	ActualAboveS float64 `json:"actual_above_s"`
+}
+
+// NodeName is the name of node i of the VAHRM system in a scenario's
+// topology (node-000 ... node-539).
+func NodeName(i int) string { return fmt.Sprintf("node-%03d", i) }
 
 // Env is what every run shares.
 type Env struct {
@@ -242,6 +266,11 @@ type Env struct {
 	Account *grid.Account
 	// Shards splits the runs over processes (experiment.ShardedRun).
 	Shards *experiment.Shards
+	// Domains are power domains over the nodes (NodeName order; nil:
+	// none), enforced beside the cap; DomainsAbove is the report's
+	// threshold (a fraction of each limit).
+	Domains      *power.Domains
+	DomainsAbove float64
 }
 
 // BuildEnv builds the system (true per-device power from the Longhorn
@@ -335,7 +364,8 @@ func (e *Env) Run(sys scenario.System, w Workload, s Setting) (*RunResult, error
 	if err := e.checkCap(jobs, capW); err != nil {
 		return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
 	}
-	res, err := sim.RunHPC(jobs, sch, sim.HPCOptions{Truth: e.Truth, PowerLimit: power.Limit(capW), ProfileOverhead: 0.05, Seed: s.Seed})
+	res, err := sim.RunHPC(jobs, sch, sim.HPCOptions{Truth: e.Truth, PowerLimit: power.Limit(capW), ProfileOverhead: 0.05, Seed: s.Seed,
+		Domains: e.Domains, DomainsAbove: e.DomainsAbove})
 	if err != nil {
 		return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
 	}
@@ -343,6 +373,12 @@ func (e *Env) Run(sys scenario.System, w Workload, s Setting) (*RunResult, error
 		AllIdleJ: float64(e.Truth.Idle()) * float64(e.Truth.Nodes()) * float64(res.Makespan) / 1000,
 		MaxPredW: float64(res.MaxPredictedAtStart), MaxActualW: float64(res.MaxActual), CapW: capW, ExcessS: float64(res.Excess) / 1000,
 		MaxExcessW: math.Max(0, float64(res.MaxExcess)), Decisions: res.Decisions}
+	for i, d := range res.Domains {
+		a := res.DomainsActual[i]
+		out.Domains = append(out.Domains, DomainFigures{Name: d.Name, LimitW: float64(d.Limit), Nodes: d.Nodes,
+			PredPeakW: float64(d.Peak), PredP99W: float64(d.P99), PredMeanW: float64(d.Mean),
+			ActualPeakW: float64(a.Peak), ActualP99W: float64(a.P99), ActualMeanW: float64(a.Mean), ActualAboveS: a.Above})
+	}
 	if e.Account != nil {
 		if out.CostUSD, out.CO2Kg, err = e.Account.Cost(res.Hourly); err != nil {
 			return nil, fmt.Errorf("%s workload %d: %w", sys.Name, w.ID, err)
@@ -451,6 +487,8 @@ type Relative struct {
 	ThroughputH float64 `json:"throughput_jobs_per_h"`
 	CostUSD     float64 `json:"cost_usd"`
 	CO2Kg       float64 `json:"co2_kg"`
+	// Domains are the run's power domains (RunResult.Domains).
+	Domains []DomainFigures `json:"domains,omitempty"`
 }
 
 func relative(setting string, r, base *RunResult) Relative {
@@ -470,7 +508,7 @@ func relative(setting string, r, base *RunResult) Relative {
 		TATRatio: ratio(r.MeanTATS, base.MeanTATS), ThroughRat: ratio(r.ThroughputPH, base.ThroughputPH),
 		WaitRatio: ratio(r.MeanWaitS, base.MeanWaitS), EnergyJ: r.EnergyJ, MeanTATS: r.MeanTATS, MeanWaitS: r.MeanWaitS,
 		MaxWaitS: r.MaxWaitS, ExcessS: r.ExcessS, MaxExcessW: r.MaxExcessW, MaxPredW: r.MaxPredW, CapW: r.CapW, ThroughputH: r.ThroughputPH,
-		CostUSD: r.CostUSD, CO2Kg: r.CO2Kg}
+		CostUSD: r.CostUSD, CO2Kg: r.CO2Kg, Domains: r.Domains}
 }
 
 // Sweep runs systems x workloads at each setting and returns the metrics

@@ -118,13 +118,13 @@ func (p *Policy) place(st *policy.HPCState, j *policy.HPCJob, dom *power.DomainL
 			nodeW = append(nodeW, p.pred.NodeW(n, j.Type))
 		}
 	case p.aware(j): // first run: no profile yet, assume TDP and profile it
-		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
+		nodes = policy.PickRandomWithin(st.Rand, p.free, j.Nodes, p.buf, dom, func(int) hw.Watts { return st.NodeTDP }, st.IdleNode)
 		for range nodes {
 			nodeW = append(nodeW, st.NodeTDP)
 		}
 		profile = true
 	default:
-		nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
+		nodes = policy.PickRandomWithin(st.Rand, p.free, j.Nodes, p.buf, dom, func(n int) hw.Watts { return p.mean.NodeW(n, j.Type) }, st.IdleNode)
 		for _, n := range nodes {
 			nodeW = append(nodeW, p.mean.NodeW(n, j.Type))
 		}

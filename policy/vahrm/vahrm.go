@@ -205,7 +205,7 @@ func (p *Policy) ScheduleHPC(st *policy.HPCState) []policy.HPCStart {
 				w += p.pred.NodeW(n, j.Type)
 			}
 		} else { // first run: random nodes at TDP
-			nodes = policy.PickRandom(st.Rand, p.free, j.Nodes, p.buf)
+			nodes = policy.PickRandomWithin(st.Rand, p.free, j.Nodes, p.buf, dom, func(int) hw.Watts { return st.NodeTDP }, st.IdleNode)
 			w = hw.Watts(j.Nodes) * st.NodeTDP
 		}
 		if nodes == nil { // only under power domains: no nodes they can hold
