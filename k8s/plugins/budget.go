@@ -44,6 +44,10 @@ type BudgetArgs struct {
 	// exporter or Kepler series); see MeasuredArgs and
 	// docs/measured-power.md.
 	Measured *MeasuredArgs `json:"measured,omitempty"`
+	// Domains, when set, adds power domains from node labels (racks,
+	// PDUs...), each with its own limit; see DomainArgs and
+	// docs/power-domains.md.
+	Domains *DomainArgs `json:"domains,omitempty"`
 }
 
 // Budget holds pods back while the cluster's estimated power with them
@@ -80,6 +84,10 @@ type Budget struct {
 
 	// meter is the gate's Meter in measured mode (nil: estimates only).
 	meter *watchedMeter
+	// dom is the power-domain configuration (nil: the cluster budget
+	// alone); domWarned the topology warnings last logged.
+	dom       *DomainArgs
+	domWarned string
 
 	// memo keeps each node's counted power from cycle to cycle, by its
 	// position in the snapshot's node list: a cycle recounts only the
@@ -171,6 +179,12 @@ func newBudget(ctx context.Context, obj runtime.Object, h framework.Handle, mete
 			go refreshLoop(ctx, r, time.Duration(a.Measured.RefreshSeconds*float64(time.Second)))
 		}
 	}
+	if a.Domains != nil {
+		if err := a.Domains.validate(); err != nil {
+			return nil, fmt.Errorf("%s args: %w", BudgetName, err)
+		}
+		b.dom = a.Domains
+	}
 	budgetWatts.Set(a.BudgetWatts)
 	if f := h.SharedInformerFactory(); f != nil {
 		b.pods = f.Core().V1().Pods().Lister()
@@ -221,6 +235,9 @@ type budgetData struct {
 	// in: ids of another epoch (a reset by a plugin running after this
 	// one) name other states.
 	epoch uint64
+	// dom is the cycle's power domains and their loads (nil without
+	// domains).
+	dom *domainCycle
 }
 
 type nodeIncrease struct {
@@ -357,11 +374,24 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		b.inc = append(b.inc, make([]nodeIncrease, k-len(b.inc))...)
 	}
 	bd := &budgetData{clusterW: total, cycle: b.cycle, epoch: b.memoEpoch}
+	if b.dom != nil {
+		dc, err := b.buildDomains()
+		if err != nil {
+			// A topology that cannot be bound holds no one back: every
+			// pod gets the error until the nodes' labels change.
+			b.drop(pod.UID)
+			budgetDecisions.WithLabelValues("rejected", "bad_topology").Inc()
+			return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
+		}
+		bd.dom = dc
+	}
 	clusterPower.Set(float64(est))
 	gateClusterPower.Set(float64(total))
 	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
 	d := &cd.task.Demand
-	if hold, _ := b.gate.Hold(total, b.ceiling.Increase(d)); !hold {
+	// With domains, the shortcuts over the cluster's headroom do not
+	// apply: every node's exact increase is needed for its domains.
+	if hold, _ := b.gate.Hold(total, b.ceiling.Increase(d)); !hold && bd.dom == nil {
 		// More headroom than the pod could add on any node, in any state:
 		// admitted without looking at the nodes, and the framework skips
 		// Filter for this cycle (Filter would pass every node).
@@ -372,7 +402,7 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	ns, ids := b.modelled()
-	if b.admitsAtBound(d, cd, ns, ids, total) {
+	if bd.dom == nil && b.admitsAtBound(d, cd, ns, ids, total) {
 		state.Write(budgetKey, bd)
 		b.admit(pod.UID)
 		budgetDecisions.WithLabelValues("admitted", "").Inc()
@@ -410,6 +440,19 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		b.wait(pod)
 		budgetDecisions.WithLabelValues("waiting", "over_budget").Inc()
 		return nil, fwk.NewStatus(fwk.Unschedulable, reason)
+	}
+	if bd.dom != nil {
+		if hold, reason := b.domainHold(bd.dom, ns, ids, total); hold {
+			pick := func(d *job.Demand, n *cluster.Node) []int { return b.s.selectGPUs(&cd.task, n) }
+			if never, why := b.domainNever(bd.dom, &cd.task.Demand, pick); never {
+				b.drop(pod.UID)
+				budgetDecisions.WithLabelValues("rejected", "never_fits").Inc()
+				return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, why)
+			}
+			b.wait(pod)
+			budgetDecisions.WithLabelValues("waiting", "over_domain_limit").Inc()
+			return nil, fwk.NewStatus(fwk.Unschedulable, reason)
+		}
 	}
 	b.admit(pod.UID)
 	budgetDecisions.WithLabelValues("admitted", "").Inc()
@@ -613,9 +656,11 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		}
 		ok, reason := b.gate.Admit(bd.clusterW, m.w)
 		switch {
-		case ok:
+		case ok && bd.dom == nil:
 			return nil
-		case m.exact:
+		case ok && m.exact:
+			return bd.dom.check(e.n.Name, m.w)
+		case !ok && m.exact:
 			return fwk.NewStatus(fwk.Unschedulable, reason)
 		}
 		// Over the budget at the bound: the GPUs the selector picks
@@ -627,6 +672,9 @@ func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 	}
 	if ok, reason := b.gate.Admit(bd.clusterW, inc); !ok {
 		return fwk.NewStatus(fwk.Unschedulable, reason)
+	}
+	if bd.dom != nil {
+		return bd.dom.check(e.n.Name, inc)
 	}
 	return nil
 }

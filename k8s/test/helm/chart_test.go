@@ -634,3 +634,27 @@ func jsonEqual(a, b any) bool {
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
+
+// A profile's powerBudget.domains reaches PowerBudget's arguments as
+// given; the schema rejects a level without a positive limit, naming it.
+func TestRenderBudgetDomains(t *testing.T) {
+	domains := map[string]any{"levels": []any{
+		map[string]any{"name": "rack", "labelKey": "wattsched.io/rack", "limitWatts": 17000.0, "limits": map[string]any{"r07": 22000.0}},
+		map[string]any{"name": "zone", "labelKey": "topology.kubernetes.io/zone", "limitWatts": 200000.0}}}
+	vals := func(d map[string]any) map[string]any {
+		return map[string]any{"profiles": []any{map[string]any{"schedulerName": "b", "scoring": "pwr",
+			"powerBudget": map[string]any{"budgetWatts": 240000, "domains": d}}}}
+	}
+	files, err := render(vals(domains))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := schedulerConfig(t, objects(t, files))
+	if got := pluginArgs(t, cfg, "b", "PowerBudget")["domains"]; !jsonEqual(got, domains) {
+		t.Errorf("PowerBudget domains %v, want %v", got, domains)
+	}
+	bad := map[string]any{"levels": []any{map[string]any{"name": "rack", "labelKey": "wattsched.io/rack", "limitWatts": 0}}}
+	if _, err := render(vals(bad)); err == nil || !strings.Contains(err.Error(), "/profiles/0/powerBudget/domains/levels/0/limitWatts") {
+		t.Errorf("limitWatts 0: %v, want an error naming it", err)
+	}
+}
