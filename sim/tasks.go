@@ -167,6 +167,8 @@ type Result struct {
 	// energy that the power model's busy term prices, and what the
 	// model's measured error applies to (docs/power-models.md).
 	GPUBusyEnergy []hw.Joules
+	// Gangs is one entry per gang job, by gang name (nil without gangs).
+	Gangs []GangResult
 }
 
 // taskEvent is an arrival or a completion of task index task.
@@ -225,6 +227,10 @@ type Engine struct {
 	arrivedG   int64
 	arrived    int
 	failed     int
+	// gangs holds the run's gang jobs (gang.go); gangStart is set while a
+	// gang's pods start, to the longest duration among them.
+	gangs     gangBook
+	gangStart *job.Time
 }
 
 // New prepares an engine over cluster c.
@@ -392,6 +398,9 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 			}
 		}
 	}
+	if err := e.gangs.init(tasks, e.c, e.opt.Mode); err != nil {
+		return nil, err
+	}
 	e.k.Track(len(tasks))
 	if err := e.k.Run(e); err != nil {
 		return nil, err
@@ -411,6 +420,7 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		dyn += t.Energy
 	}
 	e.res.IdleEnergy = e.res.CPUEnergy + e.res.GPUEnergy - dyn
+	e.res.Gangs = e.gangs.results(e.res.Tasks, now)
 	if e.opt.PowerDown != nil {
 		for i, nd := range e.c.Nodes {
 			if nd.State == cluster.Off {
@@ -464,6 +474,7 @@ func (e *Engine) settled() error {
 		IdleGPUMilli: e.c.TotalGPUMilli - e.c.AllocGPUMilli, ActiveNodes: e.active,
 		BusyGPUW: slices.Clone(e.groupBusy),
 	})
+	e.gangs.settle(e.c, e.k.Now())
 	return nil
 }
 
@@ -481,6 +492,7 @@ func (e *Engine) handle(ev taskEvent) (bool, error) {
 		e.arrived++
 		e.arrivedG += t.TotalGPUMilli()
 		e.queue = append(e.queue, t)
+		e.gangs.arrive(ev.task)
 		return true, nil
 	}
 	return true, e.finish(ev.task)
@@ -733,6 +745,9 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 			return false, err
 		}
 		t := e.queue[qi]
+		if t.Gang != "" && e.gangStart == nil {
+			return false, fmt.Errorf("%w: task %d (%s) is a pod of gang %s and was started alone", ErrPolicy, t.ID, t.Name, t.Gang)
+		}
 		ti := e.byID[t.ID]
 		if int(a.Node) < 0 || int(a.Node) >= len(e.c.Nodes) {
 			return false, fmt.Errorf("%w: start task %d on node %d, which does not exist", ErrPolicy, t.ID, a.Node)
@@ -757,21 +772,20 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		r := &e.res.Tasks[ti]
 		r.Start, r.Node = e.k.Now(), a.Node
 		if e.opt.Mode == Replay {
-			// Trace tasks run at rate 1: Work seconds after their start,
-			// scaled by the speed of the GPU they start on.
-			work := t.Work
-			if e.opt.Speed != nil {
-				if work, err = e.opt.Speed.Work(t, n); err != nil {
-					return false, err
-				}
+			d, err := e.duration(t, n)
+			if err != nil {
+				return false, err
 			}
-			if !(work*1000 < float64(math.MaxInt64/2)) {
-				return false, fmt.Errorf("task %d (%s) on node %s: %g s of work is past the engine's clock", t.ID, t.Name, n.Name, work)
+			if e.gangStart != nil { // a pod of a gang: the gang posts its end (gang.go)
+				*e.gangStart = max(*e.gangStart, d)
+				return true, nil
 			}
-			e.k.Post(e.k.Now()+job.Time(math.Ceil(max(work, 0)*1000)), taskEvent{task: ti})
+			e.k.Post(e.k.Now()+d, taskEvent{task: ti})
 			e.taskEvents++
 		}
 		return true, nil
+	case policy.StartGang:
+		return e.startGang(a)
 	case policy.Reject:
 		qi, err := e.queued(a.Task)
 		if err != nil {
@@ -784,4 +798,20 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%w: unknown action %T", ErrPolicy, a)
+}
+
+// duration is how long task t runs on node n (replay): Work seconds at
+// rate 1, scaled by the speed of the GPU it starts on.
+func (e *Engine) duration(t *job.Task, n *cluster.Node) (job.Time, error) {
+	work := t.Work
+	if e.opt.Speed != nil {
+		var err error
+		if work, err = e.opt.Speed.Work(t, n); err != nil {
+			return 0, err
+		}
+	}
+	if !(work*1000 < float64(math.MaxInt64/2)) {
+		return 0, fmt.Errorf("task %d (%s) on node %s: %g s of work is past the engine's clock", t.ID, t.Name, n.Name, work)
+	}
+	return job.Time(math.Ceil(max(work, 0) * 1000)), nil
 }
