@@ -51,15 +51,47 @@ func (o *Online) scheduleGang(st *State, t *job.Task, seen map[string]bool) (a A
 	if len(pods) < t.GangSize { // pods still to arrive
 		return nil, o.Gangs.HeadOfLine
 	}
-	ds, ok := o.Placer.PlaceGang(pods, st.Cluster, o.Gangs.Group)
-	if !ok {
+	if o.unchangedFor(t.Gang, st) {
 		return nil, o.Gangs.HeadOfLine
 	}
+	ds, ok := o.Placer.PlaceGang(pods, st.Cluster, o.Gangs.Group)
+	if !ok {
+		if o.gangTried == nil {
+			o.gangTried = map[string]uint64{}
+		}
+		o.gangTried[t.Gang] = st.Cluster.ChangeMark()
+		return nil, o.Gangs.HeadOfLine
+	}
+	delete(o.gangTried, t.Gang)
 	g := StartGang{Gang: t.Gang, Pods: make([]Start, len(ds))}
 	for i, d := range ds {
 		g.Pods[i] = Start{Task: d.Task, Node: d.Node, GPUs: d.GPUs}
 	}
 	return g, true
+}
+
+// unchangedFor reports whether gang g could not start at its last try
+// and the cluster has since only taken resources (allocations): then it
+// cannot start now either, and is not placed again. A release or a power
+// state change may let it in; so may a meter's readings (measured mode,
+// never memoised). The mark moves past the allocations it has read, so
+// each change is read once per waiting gang.
+func (o *Online) unchangedFor(g string, st *State) bool {
+	mark, ok := o.gangTried[g]
+	if !ok || st.Meter != nil {
+		return false
+	}
+	changes, ok := st.Cluster.ChangedSince(mark)
+	if !ok {
+		return false
+	}
+	for _, c := range changes {
+		if !c.Took {
+			return false
+		}
+	}
+	o.gangTried[g] = st.Cluster.ChangeMark()
+	return true
 }
 
 // GangDecision is where PlaceGang puts one pod of a gang.
@@ -84,13 +116,7 @@ func (p *Placer) PlaceGang(pods []*job.Task, c *cluster.Cluster, group func(n *c
 	for _, t := range pods {
 		need += t.TotalGPUMilli()
 	}
-	var free int64
-	for _, n := range c.Nodes {
-		if n.State == cluster.On {
-			free += n.FreeGPUMilli()
-		}
-	}
-	if need > free {
+	if need > c.TotalGPUMilli-c.AllocGPUMilli { // free GPUs, counting nodes not on: a bound
 		return nil, false
 	}
 	order := slices.Clone(pods)

@@ -207,6 +207,9 @@ type Online struct {
 	x       *Explanation
 	// Gangs says how gang jobs wait and pack (gang.go).
 	Gangs GangOptions
+	// gangTried is, per gang that could not start, the cluster's change
+	// mark after which it has not been tried again (gang.go).
+	gangTried map[string]uint64
 }
 
 var _ Scheduler = (*Online)(nil)

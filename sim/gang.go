@@ -49,10 +49,17 @@ type gangBook struct {
 	waiting []int  // gangs whole and not started, by name
 }
 
-// init finds the gangs of tasks and checks them: pods that agree on the
-// gang's size, as many pods as that size, each pod fitting some node
-// when idle, and the gang no larger than the cluster. Gangs need replay
-// mode.
+// CheckGangs checks the gangs of tasks as a run does before it starts:
+// pods that agree on their gang's size, as many pods as that size, each
+// pod fitting some node of c when it is idle, and no gang needing more
+// GPUs than c has. The error names the gang and the pod.
+func CheckGangs(tasks []job.Task, c *cluster.Cluster) error {
+	var b gangBook
+	return b.init(tasks, c, Replay)
+}
+
+// init finds the gangs of tasks and checks them (CheckGangs). Gangs need
+// replay mode.
 func (b *gangBook) init(tasks []job.Task, c *cluster.Cluster, mode Mode) error {
 	byName := map[string]int{}
 	for i := range tasks {
@@ -131,14 +138,19 @@ func (b *gangBook) arrive(ti int) {
 
 // settle updates the fragmentation waits after a time step: a waiting
 // gang is in one while the powered nodes' free milli-GPU covers its need.
-func (b *gangBook) settle(c *cluster.Cluster, now job.Time) {
+// Without power-down (allOn) every node is on and the cluster's totals
+// give that sum at once.
+func (b *gangBook) settle(c *cluster.Cluster, now job.Time, allOn bool) {
 	if len(b.waiting) == 0 {
 		return
 	}
-	var free int64
-	for _, n := range c.Nodes {
-		if n.State == cluster.On {
-			free += n.FreeGPUMilli()
+	free := c.TotalGPUMilli - c.AllocGPUMilli
+	if !allOn {
+		free = 0
+		for _, n := range c.Nodes {
+			if n.State == cluster.On {
+				free += n.FreeGPUMilli()
+			}
 		}
 	}
 	for _, gi := range b.waiting {

@@ -139,6 +139,8 @@ type TaskResult struct {
 	// Rejected is set when the policy rejected the task.
 	Rejected bool
 	Energy   hw.Joules // dynamic energy attributed to the task
+	// Gang is the gang the task is a pod of ("": a job of its own).
+	Gang string
 }
 
 // Result is the outcome of a run.
@@ -387,7 +389,7 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		if e.opt.Mode == Inflation {
 			at = job.Time(i) // one arrival per ms, whatever the trace's times
 		}
-		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: at, Start: -1, End: -1, Node: -1}
+		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: at, Start: -1, End: -1, Node: -1, Gang: t.Gang}
 		e.k.Post(at, taskEvent{arrival: true, task: i})
 		e.taskEvents++
 	}
@@ -474,7 +476,7 @@ func (e *Engine) settled() error {
 		IdleGPUMilli: e.c.TotalGPUMilli - e.c.AllocGPUMilli, ActiveNodes: e.active,
 		BusyGPUW: slices.Clone(e.groupBusy),
 	})
-	e.gangs.settle(e.c, e.k.Now())
+	e.gangs.settle(e.c, e.k.Now(), e.opt.PowerDown == nil)
 	return nil
 }
 
