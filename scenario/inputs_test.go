@@ -59,6 +59,7 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"grid.start", "grid.carbon_basis",
 		"variants[].name", "variants[].grid.start", "variants[].grid.carbon_basis",
 		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",
+		"gangs.group_by",
 	}
 	// The inline hardware catalog holds model names, no file names.
 	const inline, variantInline = "hardware.", "variants[].hardware."
