@@ -249,3 +249,67 @@ func (b *gangBook) results(tasks []TaskResult, end job.Time) []GangResult {
 	}
 	return out
 }
+
+// wakeForGang is wake for the gang of queued pod t, once per call (seen):
+// when all its pods have arrived, they are reserved, largest first (ties
+// by name), on copies of the powered nodes and in the room of booting
+// nodes, nodes taken by name; each pod left without room wakes a node
+// (wakeFor), whose room then holds it. A gang whose pods each fit
+// somewhere but not all at once so wakes the nodes it lacks.
+func (e *Engine) wakeForGang(t *job.Task, room map[cluster.NodeID]*cluster.Node, waker policy.Waker, seen map[string]bool) error {
+	if seen[t.Gang] {
+		return nil
+	}
+	seen[t.Gang] = true
+	g := &e.gangs.list[e.gangs.of[e.byID[t.ID]]]
+	if g.arrived < g.size {
+		return nil
+	}
+	pods := make([]int, len(g.pods))
+	copy(pods, g.pods)
+	for _, ti := range pods {
+		if e.wokeAt[ti] == e.handled {
+			return nil // its last wake changed nothing the scheduler needed
+		}
+	}
+	slices.SortFunc(pods, func(a, b int) int {
+		x, y := &e.tasks[a], &e.tasks[b]
+		return cmp.Or(cmp.Compare(y.TotalGPUMilli(), x.TotalGPUMilli()), cmp.Compare(x.Name, y.Name))
+	})
+	if e.byName == nil {
+		e.byName = make([]int, len(e.c.Nodes))
+		for i := range e.byName {
+			e.byName[i] = i
+		}
+		slices.SortFunc(e.byName, func(a, b int) int { return cmp.Compare(e.c.Nodes[a].Name, e.c.Nodes[b].Name) })
+	}
+	scratch := map[cluster.NodeID]*cluster.Node{}
+	for _, ni := range e.byName {
+		if n := e.c.Nodes[ni]; n.State == cluster.On {
+			c := *n
+			c.GPUFree = slices.Clone(n.GPUFree)
+			scratch[n.ID] = &c
+		}
+	}
+	for _, ti := range pods {
+		p := &e.tasks[ti]
+		covered := false
+		for _, ni := range e.byName {
+			id := cluster.NodeID(ni)
+			if s := scratch[id]; s != nil && reserve(&p.Demand, s) {
+				covered = true
+				break
+			}
+			if r := room[id]; r != nil && reserve(&p.Demand, r) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			if err := e.wakeFor(p, ti, room, waker); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -364,3 +364,17 @@ func TestGangShuffleInvariant(t *testing.T) {
 		}
 	}
 }
+
+// Power-down wakes what a gang lacks: x holds one GPU of a for 1000 s,
+// b and c power off after 10 s idle; at 100 s a gang of two 3-GPU pods
+// arrives. Each pod alone fits on a (3 GPUs free), both together do not:
+// the engine wakes one node for the second pod, and the gang starts when
+// it is up (100 + 5 s), not after x has ended.
+func TestGangWakesWhatItLacks(t *testing.T) {
+	c := clustertest.New().Node("a").GPUs(4, "G2").Node("b").GPUs(4, "G2").Node("c").GPUs(4, "G2").Build()
+	tasks := []job.Task{single(0, "x", 1, 0, 1000), pod(1, "g-0", "g", 2, 3, 100, 10), pod(2, "g-1", "g", 2, 3, 100, 10)}
+	res := runGang(t, c, tasks, online(t), sim.Options{PowerDown: &sim.PowerDown{IdleAfter: 10000, Wake: 5000, OffW: 5}})
+	if g := res.Gangs[0]; g.Start != 105000 || res.Wakes != 1 {
+		t.Errorf("gang starts at %d ms after %d wakes, want 105000 after 1", g.Start, res.Wakes)
+	}
+}

@@ -233,6 +233,7 @@ type Engine struct {
 	// gang's pods start, to the longest duration among them.
 	gangs     gangBook
 	gangStart *job.Time
+	byName    []int // node indices by node name (gang wakes), built on first use
 }
 
 // New prepares an engine over cluster c.
@@ -630,9 +631,18 @@ func (e *Engine) wake() error {
 		}
 	}
 	waker, _ := e.sched.(policy.Waker)
-	var asleep []*cluster.Node
+	var gangsSeen map[string]bool
 	for _, t := range e.queue {
 		ti := e.byID[t.ID]
+		if t.Gang != "" {
+			if gangsSeen == nil {
+				gangsSeen = map[string]bool{}
+			}
+			if err := e.wakeForGang(t, room, waker, gangsSeen); err != nil {
+				return err
+			}
+			continue
+		}
 		if e.wokeAt[ti] == e.handled {
 			continue // its last wake changed nothing the scheduler needed
 		}
@@ -650,44 +660,55 @@ func (e *Engine) wake() error {
 		if covered {
 			continue
 		}
-		asleep = asleep[:0]
-		for _, n := range e.c.Nodes {
-			// Booting draws the node's idle power: it must fit under the
-			// power limit, with the node's standby draw no longer counted.
-			boot := e.totP.Total() + e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
-			if n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) {
-				asleep = append(asleep, n)
-			}
+		if err := e.wakeFor(t, ti, room, waker); err != nil {
+			return err
 		}
-		if len(asleep) == 0 {
-			continue
-		}
-		id := asleep[0].ID
-		if waker != nil {
-			st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
-				PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Rand: e.rng}
-			var ok bool
-			if id, ok = waker.Wake(st, t, asleep); !ok {
-				continue
-			}
-			if int(id) < 0 || int(id) >= len(e.c.Nodes) || !slices.Contains(asleep, e.c.Nodes[id]) {
-				return fmt.Errorf("%w: wake node %d for task %d, not one of the %d sleeping nodes offered", ErrPolicy, id, t.ID, len(asleep))
-			}
-		}
-		n := e.c.Nodes[id]
-		e.advanceNode(int(n.ID))
-		if err := e.c.SetState(n.ID, cluster.Booting); err != nil {
-			continue
-		}
-		e.waking[n.ID] = true
-		e.wokeAt[ti] = e.handled
-		e.res.Wakes++
-		e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
-		e.refreshNode(n)
-		e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
-		room[n.ID] = onCopy(n)
-		reserve(&t.Demand, room[n.ID])
 	}
+	return nil
+}
+
+// wakeFor boots, for queued task t (index ti) that fits on no powered
+// node and in no booting node's room, one sleeping node it would fit on
+// whose boot the power limit allows, the one the scheduler chooses when
+// it is a policy.Waker; the node's room then holds t.
+func (e *Engine) wakeFor(t *job.Task, ti int, room map[cluster.NodeID]*cluster.Node, waker policy.Waker) error {
+	var asleep []*cluster.Node
+	for _, n := range e.c.Nodes {
+		// Booting draws the node's idle power: it must fit under the
+		// power limit, with the node's standby draw no longer counted.
+		boot := e.totP.Total() + e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
+		if n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) {
+			asleep = append(asleep, n)
+		}
+	}
+	if len(asleep) == 0 {
+		return nil
+	}
+	id := asleep[0].ID
+	if waker != nil {
+		st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
+			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Rand: e.rng}
+		var ok bool
+		if id, ok = waker.Wake(st, t, asleep); !ok {
+			return nil
+		}
+		if int(id) < 0 || int(id) >= len(e.c.Nodes) || !slices.Contains(asleep, e.c.Nodes[id]) {
+			return fmt.Errorf("%w: wake node %d for task %d, not one of the %d sleeping nodes offered", ErrPolicy, id, t.ID, len(asleep))
+		}
+	}
+	n := e.c.Nodes[id]
+	e.advanceNode(int(n.ID))
+	if err := e.c.SetState(n.ID, cluster.Booting); err != nil {
+		return nil
+	}
+	e.waking[n.ID] = true
+	e.wokeAt[ti] = e.handled
+	e.res.Wakes++
+	e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
+	e.refreshNode(n)
+	e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
+	room[n.ID] = onCopy(n)
+	reserve(&t.Demand, room[n.ID])
 	return nil
 }
 
