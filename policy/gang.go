@@ -42,6 +42,9 @@ func (o *Online) scheduleGang(st *State, t *job.Task, seen map[string]bool) (a A
 		return nil, false
 	}
 	seen[t.Gang] = true
+	if o.unchangedFor(t.Gang, st) { // tried whole, and nothing was freed since
+		return nil, o.Gangs.HeadOfLine
+	}
 	var pods []*job.Task
 	for _, q := range st.Queue {
 		if q.Gang == t.Gang {
@@ -49,9 +52,6 @@ func (o *Online) scheduleGang(st *State, t *job.Task, seen map[string]bool) (a A
 		}
 	}
 	if len(pods) < t.GangSize { // pods still to arrive
-		return nil, o.Gangs.HeadOfLine
-	}
-	if o.unchangedFor(t.Gang, st) {
 		return nil, o.Gangs.HeadOfLine
 	}
 	ds, ok := o.Placer.PlaceGang(pods, st.Cluster, o.Gangs.Group)

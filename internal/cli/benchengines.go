@@ -114,7 +114,7 @@ func engineCases() []engineCase {
 			env := &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Workers: 1}
 			return func() (int, error) { _, err := tasks.RunReplay(env, s, in); return len(in.Pods), err }, nil
 		}},
-		{"gangs", "the Philly day (2017-10-13, 1,896 jobs) as pods of at most 4 GPUs (its 8- and 16-GPU jobs gangs of 2 and 4 pods), x1 / x10 at the recorded times on 48 nodes of 4 P100 x1 / x10, FGD", gangBench},
+		{"gangs", "the Philly day (2017-10-13, 1,896 jobs) as pods of at most 4 GPUs (its 8- and 16-GPU jobs gangs of 2 and 4 pods), x1 / x10 at the recorded times on 96 nodes of 4 P100 x1 / x10, FGD", gangBench},
 		{"hpc", "NASA iPSC log, first 1,500 / 15,000 jobs, SR 8, 540 nodes, VAHRM+IDEAL (workload 4)", func(f int) (func() (int, error), error) {
 			env, err := vahrm.NewEnvIdeal(builtin.Registries(), 1500*f, 42)
 			if err != nil {
@@ -292,7 +292,7 @@ func gangBench(f int) (func() (int, error), error) {
 		return nil, err
 	}
 	in := &tasks.Inputs{Source: philly.DayName + " as pods"}
-	for i := range 48 {
+	for i := range 96 {
 		in.Nodes = append(in.Nodes, cluster.NodeSpec{Name: fmt.Sprintf("p100-%02d", i), CPUMilli: 32000, MemMiB: 262144, GPUs: 4, GPUModel: "P100"})
 	}
 	if in, err = scaledInputs(in, f); err != nil {
