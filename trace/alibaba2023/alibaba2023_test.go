@@ -157,6 +157,7 @@ func FuzzReadPods(f *testing.F) {
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,500\n")
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,1,2,1\n")
 	f.Add("name,cpu_milli\n\"")
+	f.Add(gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,2\nw1,1,1,1,1000,,,,0,1,0,,,j,2\n")
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload\np,1,1,1,1000,,LS,Running,1,2,1,H100,inference\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		pods, err := ReadPods(strings.NewReader(in), "fuzz.csv")
