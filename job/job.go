@@ -109,6 +109,12 @@ type Task struct {
 	// model) rate-seconds of work (perf.Speed), its Kind choosing the
 	// training or inference figure.
 	RefGPU string
+	// Gang names the gang job the task is one pod of ("": a job of its
+	// own). The pods of a gang start together, all or none, and end
+	// together (sim/gang.go).
+	Gang string
+	// GangSize is the number of pods of the gang (0 without Gang).
+	GangSize int
 }
 
 // Classify assigns Class to tasks by distinct Demand, in first-seen order,

@@ -96,6 +96,9 @@ type Placer struct {
 	explain *Explanation
 	// rawCopy holds the scores before normalisation (explain only).
 	rawCopy [][]int64
+	// only, when set, limits score to the nodes it marks (a gang's node
+	// group, gang.go).
+	only []bool
 }
 
 // NewPlacer builds a Placer. Weights must be positive.
@@ -382,6 +385,9 @@ func (p *Placer) score(t *job.Task, cls int, c *cluster.Cluster) bool {
 	}
 	var e cacheEntry
 	for ni, n := range c.Nodes {
+		if p.only != nil && !p.only[ni] {
+			continue
+		}
 		ep := &e
 		if cacheable {
 			ep = &row[ni]

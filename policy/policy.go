@@ -208,6 +208,11 @@ type Online struct {
 	// during the call).
 	Explain func(now job.Time, t *job.Task, x *Explanation)
 	x       *Explanation
+	// Gangs says how gang jobs wait and pack (gang.go).
+	Gangs GangOptions
+	// gangTried is, per gang that could not start, the cluster's change
+	// mark after which it has not been tried again (gang.go).
+	gangTried map[string]uint64
 }
 
 var _ Scheduler = (*Online)(nil)
@@ -226,7 +231,20 @@ func (o *Online) Schedule(st *State) []Action {
 		o.Placer.SetExplain(o.x)
 	}
 	var out []Action
+	var seen map[string]bool
 	for _, t := range st.Queue {
+		if t.Gang != "" {
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			if a, block := o.scheduleGang(st, t, seen); a != nil || block {
+				if a != nil {
+					out = append(out, a)
+				}
+				return out
+			}
+			continue
+		}
 		d, ok := o.Placer.Place(t, st.Cluster)
 		if !ok && o.Placer.Held() {
 			if st.Inflation { // power never frees up: the task never starts

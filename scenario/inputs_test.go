@@ -61,6 +61,7 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",
 		"topology.domains[].name", "topology.domains[].level", "topology.domains[].parent",
 		"variants[].topology.domains[].name", "variants[].topology.domains[].level", "variants[].topology.domains[].parent",
+		"gangs.group_by",
 	}
 	// The inline hardware catalog holds model names, no file names.
 	const inline, variantInline = "hardware.", "variants[].hardware."

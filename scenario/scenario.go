@@ -125,6 +125,9 @@ type Scenario struct {
 	// inflation and hpc, whose nodes are named node-000 ...;
 	// docs/scenarios.md, "Power domains").
 	Topology *TopologySpec `yaml:"topology" json:"topology,omitempty"`
+	// Gangs says how gang jobs (pods with a gang) wait and pack (mode
+	// replay; docs/scenarios.md#gang-jobs).
+	Gangs *GangSpec `yaml:"gangs" json:"gangs,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
@@ -419,6 +422,7 @@ func (s *Scenario) Validate() error {
 		bad.add("power_down: only for mode replay (mode %s has no idle nodes to power off, or manages them itself)", s.Mode)
 	}
 	s.PowerDown.validate(&bad)
+	s.Gangs.validate(s.Mode, &bad)
 	s.Measured.validate(s, &bad)
 	if s.Coloc != nil && s.Mode != Coloc {
 		bad.add("coloc: only for mode coloc")

@@ -147,6 +147,8 @@ type TaskResult struct {
 	// Rejected is set when the policy rejected the task.
 	Rejected bool
 	Energy   hw.Joules // dynamic energy attributed to the task
+	// Gang is the gang the task is a pod of ("": a job of its own).
+	Gang string
 }
 
 // Result is the outcome of a run.
@@ -179,6 +181,8 @@ type Result struct {
 	// energy that the power model's busy term prices, and what the
 	// model's measured error applies to (docs/power-models.md).
 	GPUBusyEnergy []hw.Joules
+	// Gangs is one entry per gang job, by gang name (nil without gangs).
+	Gangs []GangResult
 }
 
 // taskEvent is an arrival or a completion of task index task.
@@ -241,6 +245,11 @@ type Engine struct {
 	arrivedG   int64
 	arrived    int
 	failed     int
+	// gangs holds the run's gang jobs (gang.go); gangStart is set while a
+	// gang's pods start, to the longest duration among them.
+	gangs     gangBook
+	gangStart *job.Time
+	byName    []int // node indices by node name (gang wakes), built on first use
 }
 
 // New prepares an engine over cluster c.
@@ -405,7 +414,7 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		if e.opt.Mode == Inflation {
 			at = job.Time(i) // one arrival per ms, whatever the trace's times
 		}
-		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: at, Start: -1, End: -1, Node: -1}
+		e.res.Tasks[i] = TaskResult{ID: t.ID, Name: t.Name, Submit: at, Start: -1, End: -1, Node: -1, Gang: t.Gang}
 		e.k.Post(at, taskEvent{arrival: true, task: i})
 		e.taskEvents++
 	}
@@ -415,6 +424,9 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 				e.k.Post(e.opt.PowerDown.IdleAfter, taskEvent{power: true, node: i, ver: e.emptyVer[i]})
 			}
 		}
+	}
+	if err := e.gangs.init(tasks, e.c, e.opt.Mode); err != nil {
+		return nil, err
 	}
 	e.k.Track(len(tasks))
 	if e.dstats != nil {
@@ -442,6 +454,7 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 		dyn += t.Energy
 	}
 	e.res.IdleEnergy = e.res.CPUEnergy + e.res.GPUEnergy - dyn
+	e.res.Gangs = e.gangs.results(e.res.Tasks, now)
 	if e.opt.PowerDown != nil {
 		for i, nd := range e.c.Nodes {
 			if nd.State == cluster.Off {
@@ -498,6 +511,7 @@ func (e *Engine) settled() error {
 		IdleGPUMilli: e.c.TotalGPUMilli - e.c.AllocGPUMilli, ActiveNodes: e.active,
 		BusyGPUW: slices.Clone(e.groupBusy),
 	})
+	e.gangs.settle(e.c, e.k.Now(), e.opt.PowerDown == nil)
 	return nil
 }
 
@@ -515,6 +529,7 @@ func (e *Engine) handle(ev taskEvent) (bool, error) {
 		e.arrived++
 		e.arrivedG += t.TotalGPUMilli()
 		e.queue = append(e.queue, t)
+		e.gangs.arrive(ev.task)
 		return true, nil
 	}
 	return true, e.finish(ev.task)
@@ -650,9 +665,18 @@ func (e *Engine) wake() error {
 		}
 	}
 	waker, _ := e.sched.(policy.Waker)
-	var asleep []*cluster.Node
+	var gangsSeen map[string]bool
 	for _, t := range e.queue {
 		ti := e.byID[t.ID]
+		if t.Gang != "" {
+			if gangsSeen == nil {
+				gangsSeen = map[string]bool{}
+			}
+			if err := e.wakeForGang(t, room, waker, gangsSeen); err != nil {
+				return err
+			}
+			continue
+		}
 		if e.wokeAt[ti] == e.handled {
 			continue // its last wake changed nothing the scheduler needed
 		}
@@ -670,46 +694,57 @@ func (e *Engine) wake() error {
 		if covered {
 			continue
 		}
-		asleep = asleep[:0]
-		for _, n := range e.c.Nodes {
-			// Booting draws the node's idle power: it must fit under the
-			// power limit and every domain's on the node's path, with the
-			// node's standby draw no longer counted.
-			up := e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
-			boot := e.totP.Total() + up
-			if _, ok := e.dload.Fits(int(n.ID), up); n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) && ok {
-				asleep = append(asleep, n)
-			}
+		if err := e.wakeFor(t, ti, room, waker); err != nil {
+			return err
 		}
-		if len(asleep) == 0 {
-			continue
-		}
-		id := asleep[0].ID
-		if waker != nil {
-			st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
-				PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Domains: e.opt.Domains, Rand: e.rng}
-			var ok bool
-			if id, ok = waker.Wake(st, t, asleep); !ok {
-				continue
-			}
-			if int(id) < 0 || int(id) >= len(e.c.Nodes) || !slices.Contains(asleep, e.c.Nodes[id]) {
-				return fmt.Errorf("%w: wake node %d for task %d, not one of the %d sleeping nodes offered", ErrPolicy, id, t.ID, len(asleep))
-			}
-		}
-		n := e.c.Nodes[id]
-		e.advanceNode(int(n.ID))
-		if err := e.c.SetState(n.ID, cluster.Booting); err != nil {
-			continue
-		}
-		e.waking[n.ID] = true
-		e.wokeAt[ti] = e.handled
-		e.res.Wakes++
-		e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
-		e.refreshNode(n)
-		e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
-		room[n.ID] = onCopy(n)
-		reserve(&t.Demand, room[n.ID])
 	}
+	return nil
+}
+
+// wakeFor boots, for queued task t (index ti) that fits on no powered
+// node and in no booting node's room, one sleeping node it would fit on
+// whose boot the power limit allows, the one the scheduler chooses when
+// it is a policy.Waker; the node's room then holds t.
+func (e *Engine) wakeFor(t *job.Task, ti int, room map[cluster.NodeID]*cluster.Node, waker policy.Waker) error {
+	var asleep []*cluster.Node
+	for _, n := range e.c.Nodes {
+		// Booting draws the node's idle power: it must fit under the
+		// power limit and every domain's on the node's path, with the
+		// node's standby draw no longer counted.
+		up := e.idleP[n.ID].Total() - e.nodePow[n.ID].Total()
+		boot := e.totP.Total() + up
+		if _, ok := e.dload.Fits(int(n.ID), up); n.State == cluster.Off && fitsEmpty(&t.Demand, n) && e.opt.PowerLimit.Allows(boot) && ok {
+			asleep = append(asleep, n)
+		}
+	}
+	if len(asleep) == 0 {
+		return nil
+	}
+	id := asleep[0].ID
+	if waker != nil {
+		st := &policy.State{Now: e.k.Now(), Cluster: e.c, Queue: e.queue, Running: e.running,
+			PowerLimit: e.opt.PowerLimit, Power: e.opt.Power, Domains: e.opt.Domains, Rand: e.rng}
+		var ok bool
+		if id, ok = waker.Wake(st, t, asleep); !ok {
+			return nil
+		}
+		if int(id) < 0 || int(id) >= len(e.c.Nodes) || !slices.Contains(asleep, e.c.Nodes[id]) {
+			return fmt.Errorf("%w: wake node %d for task %d, not one of the %d sleeping nodes offered", ErrPolicy, id, t.ID, len(asleep))
+		}
+	}
+	n := e.c.Nodes[id]
+	e.advanceNode(int(n.ID))
+	if err := e.c.SetState(n.ID, cluster.Booting); err != nil {
+		return nil
+	}
+	e.waking[n.ID] = true
+	e.wokeAt[ti] = e.handled
+	e.res.Wakes++
+	e.res.OffNodeSeconds += (e.k.Now() - e.offSince[n.ID]).Seconds()
+	e.refreshNode(n)
+	e.k.Post(e.k.Now()+e.opt.PowerDown.Wake, taskEvent{power: true, node: int(n.ID), woken: true})
+	room[n.ID] = onCopy(n)
+	reserve(&t.Demand, room[n.ID])
 	return nil
 }
 
@@ -769,6 +804,9 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 			return false, err
 		}
 		t := e.queue[qi]
+		if t.Gang != "" && e.gangStart == nil {
+			return false, fmt.Errorf("%w: task %d (%s) is a pod of gang %s and was started alone", ErrPolicy, t.ID, t.Name, t.Gang)
+		}
 		ti := e.byID[t.ID]
 		if int(a.Node) < 0 || int(a.Node) >= len(e.c.Nodes) {
 			return false, fmt.Errorf("%w: start task %d on node %d, which does not exist", ErrPolicy, t.ID, a.Node)
@@ -798,21 +836,20 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		r := &e.res.Tasks[ti]
 		r.Start, r.Node = e.k.Now(), a.Node
 		if e.opt.Mode == Replay {
-			// Trace tasks run at rate 1: Work seconds after their start,
-			// scaled by the speed of the GPU they start on.
-			work := t.Work
-			if e.opt.Speed != nil {
-				if work, err = e.opt.Speed.Work(t, n); err != nil {
-					return false, err
-				}
+			d, err := e.duration(t, n)
+			if err != nil {
+				return false, err
 			}
-			if !(work*1000 < float64(math.MaxInt64/2)) {
-				return false, fmt.Errorf("task %d (%s) on node %s: %g s of work is past the engine's clock", t.ID, t.Name, n.Name, work)
+			if e.gangStart != nil { // a pod of a gang: the gang posts its end (gang.go)
+				*e.gangStart = max(*e.gangStart, d)
+				return true, nil
 			}
-			e.k.Post(e.k.Now()+job.Time(math.Ceil(max(work, 0)*1000)), taskEvent{task: ti})
+			e.k.Post(e.k.Now()+d, taskEvent{task: ti})
 			e.taskEvents++
 		}
 		return true, nil
+	case policy.StartGang:
+		return e.startGang(a)
 	case policy.Reject:
 		qi, err := e.queued(a.Task)
 		if err != nil {
@@ -825,4 +862,20 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%w: unknown action %T", ErrPolicy, a)
+}
+
+// duration is how long task t runs on node n (replay): Work seconds at
+// rate 1, scaled by the speed of the GPU it starts on.
+func (e *Engine) duration(t *job.Task, n *cluster.Node) (job.Time, error) {
+	work := t.Work
+	if e.opt.Speed != nil {
+		var err error
+		if work, err = e.opt.Speed.Work(t, n); err != nil {
+			return 0, err
+		}
+	}
+	if !(work*1000 < float64(math.MaxInt64/2)) {
+		return 0, fmt.Errorf("task %d (%s) on node %s: %g s of work is past the engine's clock", t.ID, t.Name, n.Name, work)
+	}
+	return job.Time(math.Ceil(max(work, 0) * 1000)), nil
 }

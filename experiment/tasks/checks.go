@@ -19,6 +19,7 @@ import (
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/scenario"
+	"github.com/wattsched/wattsched/sim"
 )
 
 // NeverStart counts the pods that the checks before a run found can never
@@ -63,6 +64,9 @@ func checkTasks(env *experiment.Env, s *scenario.Scenario, in *Inputs) error {
 		return err
 	}
 	pm := power.PWR{}
+	if err := sim.CheckGangs(in.Pods, c); err != nil {
+		return fmt.Errorf("%s: %w", s.Trace.Pods, err)
+	}
 	lim := limit(s, c)
 	if err := checkLimit(s, c, pm, lim); err != nil {
 		return err

@@ -102,15 +102,26 @@ type compareMetric struct {
 }
 
 // taskTimes are the wait (start - submit) and completion (end - submit)
-// times of a run's tasks in seconds; tasks that never started or ended are
-// left out.
+// times of a run's jobs in seconds: each task of its own, then each gang
+// once (sim.GangResult); jobs that never started or ended are left out.
 func taskTimes(r *sim.Result) (wait, jct []float64) {
 	for _, t := range r.Tasks {
+		if t.Gang != "" {
+			continue
+		}
 		if t.Start >= 0 {
 			wait = append(wait, (t.Start - t.Submit).Seconds())
 		}
 		if t.End >= 0 {
 			jct = append(jct, (t.End - t.Submit).Seconds())
+		}
+	}
+	for _, g := range r.Gangs {
+		if g.Start >= 0 {
+			wait = append(wait, (g.Start - g.Submit).Seconds())
+		}
+		if g.End >= 0 {
+			jct = append(jct, (g.End - g.Submit).Seconds())
 		}
 	}
 	return wait, jct
@@ -332,6 +343,9 @@ func CompareResults(version string, env *experiment.Env, s *scenario.Scenario, i
 	}
 	if s.Measured != nil {
 		metrics = append(metrics, measuredMetric)
+	}
+	if len(runs) > 0 && runs[0].Result.Gangs != nil {
+		metrics = append(metrics, gangMetrics...)
 	}
 	type key struct{ v, p string }
 	bySystem := map[key][]*CompareRun{}

@@ -71,6 +71,8 @@ type ReplaySummary struct {
 	// Domains is each power domain's estimated power (scenario topology;
 	// domains.csv).
 	Domains []DomainReport `json:"domains,omitempty"`
+	// Gangs sums up the gang jobs (nil without gangs).
+	Gangs *GangSummary `json:"gangs,omitempty"`
 }
 
 // PowerDownSummary is what node power management did in one run.
@@ -120,7 +122,7 @@ func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySp
 	if m != nil {
 		o.MeterAt = m.at
 	}
-	online := &policy.Online{Placer: placer}
+	online := &policy.Online{Placer: placer, Gangs: gangOptions(s)}
 	xl := newExplainLog(env, s, ps, seed, c)
 	if xl != nil {
 		xl.variant = variant
@@ -211,10 +213,16 @@ func (r *ReplayRun) Summarize(in *Inputs) ReplaySummary {
 		s.GPUBusyKWh += u.GPUBusyKWh
 	}
 	var wait, jct float64
-	ended := 0
+	ended, started := 0, 0
 	for _, t := range res.Tasks {
 		if t.Start >= 0 {
 			s.Started++
+		}
+		if t.Gang != "" {
+			continue // a gang is one job: counted below
+		}
+		if t.Start >= 0 {
+			started++
 			wait += float64(t.Start - t.Submit)
 		}
 		if t.End >= 0 {
@@ -222,11 +230,22 @@ func (r *ReplayRun) Summarize(in *Inputs) ReplaySummary {
 			jct += float64(t.End - t.Submit)
 		}
 	}
-	// Over the tasks that started (ended): none gives no mean (null in
+	for _, g := range res.Gangs {
+		if g.Start >= 0 {
+			started++
+			wait += float64(g.Start - g.Submit)
+		}
+		if g.End >= 0 {
+			ended++
+			jct += float64(g.End - g.Submit)
+		}
+	}
+	s.Gangs = summarizeGangs(res.Gangs)
+	// Over the jobs that started (ended): none gives no mean (null in
 	// summary.json, "-" in the table), never a 0 that reads as no wait.
 	s.MeanWaitS, s.MeanJCTS = experiment.Num(math.NaN()), experiment.Num(math.NaN())
-	if s.Started > 0 {
-		s.MeanWaitS = experiment.Num(wait / float64(s.Started) / 1000)
+	if started > 0 {
+		s.MeanWaitS = experiment.Num(wait / float64(started) / 1000)
 	}
 	if ended > 0 {
 		s.MeanJCTS = experiment.Num(jct / float64(ended) / 1000)
@@ -321,6 +340,9 @@ func ReplayResults(version string, s *scenario.Scenario, in *Inputs, runs []*Rep
 		addPolicyNotes(res, r.Policy, r.notes)
 	}
 	res.Tables = []report.Table{ReplayTable(in, runs), mt}
+	if gt, ok := GangTable(in, runs); ok {
+		res.Tables = append(res.Tables, gt)
+	}
 	res.Figures = []experiment.Figure{{File: "totals.svg", Caption: "Each policy's energy, cost and CO2 over the whole replay (one run per policy: a replay is deterministic, so there is no interval)", SVG: bars},
 		{File: "power.svg", Caption: "Estimated cluster power over time", SVG: svg}}
 	res.Files["jobs.csv"], res.Files["timeline.csv"], res.Files[GPUModelsFile] = report.CSV(jobs), report.CSV(timeline), report.CSV(models)

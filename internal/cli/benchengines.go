@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/experiment/powerflow"
 	"github.com/wattsched/wattsched/experiment/pwr"
@@ -62,7 +63,8 @@ func engineScenario(text string, count int) (func() (int, error), error) {
 	return func() (int, error) { _, err := runners(s.Mode)(context.Background(), env, s); return count, err }, nil
 }
 
-// engineCases are the six engines' workloads. Where an engine runs jobs
+// engineCases are the six engines' workloads, and the replay engine's
+// with gang jobs. Where an engine runs jobs
 // on a fixed machine (hpc, elastic, coloc, slotted), 10x is ten times the
 // jobs arriving at the same rate over ten times the horizon on the same
 // nodes; where the nodes set the work (inflation draws tasks until the
@@ -112,6 +114,7 @@ func engineCases() []engineCase {
 			env := &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Workers: 1}
 			return func() (int, error) { _, err := tasks.RunReplay(env, s, in); return len(in.Pods), err }, nil
 		}},
+		{"gangs", "the Philly day (2017-10-13, 1,896 jobs) as pods of at most 4 GPUs (its 8- and 16-GPU jobs gangs of 2 and 4 pods), x1 / x10 at the recorded times on 96 nodes of 4 P100 x1 / x10, FGD", gangBench},
 		{"hpc", "NASA iPSC log, first 1,500 / 15,000 jobs, SR 8, 540 nodes, VAHRM+IDEAL (workload 4)", func(f int) (func() (int, error), error) {
 			env, err := vahrm.NewEnvIdeal(builtin.Registries(), 1500*f, 42)
 			if err != nil {
@@ -254,7 +257,7 @@ func cmdBenchEngines(stdout io.Writer, which string, reps int) error {
 		for _, e := range strings.Split(which, ",") {
 			e = strings.TrimSpace(e)
 			if !known[e] {
-				return usageError{fmt.Errorf("--engines %q: unknown engine %q, want all or some of inflation, replay, hpc, elastic, coloc, slotted", which, e)}
+				return usageError{fmt.Errorf("--engines %q: unknown engine %q, want all or some of inflation, replay, gangs, hpc, elastic, coloc, slotted", which, e)}
 			}
 			keep[e] = true
 		}
@@ -268,4 +271,36 @@ func cmdBenchEngines(stdout io.Writer, which string, reps int) error {
 	}
 	fmt.Fprintf(stdout, "peak RSS of this process: %.2f GB\n", peakRSSGB())
 	return nil
+}
+
+// gangBench is the gangs row: the embedded Philly day as pods of at most
+// 4 GPUs (philly.Pods), its multi-GPU jobs over 4 GPUs gangs, replayed
+// under FGD; 10x is ten times the nodes and the pods (each copy its own
+// gang), as the replay row.
+func gangBench(f int) (func() (int, error), error) {
+	s, err := scenario.Parse([]byte(replayBenchYAML), "bench-engines")
+	if err != nil {
+		return nil, err
+	}
+	s.Policies = s.Policies[:1]
+	gj, err := philly.Day()
+	if err != nil {
+		return nil, err
+	}
+	pods, err := philly.Pods(gj, philly.PodShape{NodeGPUs: 4, CPUMilliPerGPU: 4000, MemMiBPerGPU: 32768})
+	if err != nil {
+		return nil, err
+	}
+	in := &tasks.Inputs{Source: philly.DayName + " as pods"}
+	for i := range 96 {
+		in.Nodes = append(in.Nodes, cluster.NodeSpec{Name: fmt.Sprintf("p100-%02d", i), CPUMilli: 32000, MemMiB: 262144, GPUs: 4, GPUModel: "P100"})
+	}
+	if in, err = scaledInputs(in, f); err != nil {
+		return nil, err
+	}
+	if in.Pods, err = alibaba2023.RepeatPods(pods, f); err != nil {
+		return nil, err
+	}
+	env := &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Workers: 1}
+	return func() (int, error) { _, err := tasks.RunReplay(env, s, in); return len(in.Pods), err }, nil
 }

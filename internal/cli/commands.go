@@ -634,8 +634,33 @@ clusters of the scaling benchmarks (docs/performance.md).`,
 	s.Flags().StringVarP(&f.out, "o", "o", "", "output CSV file (required)")
 	s.Flags().BoolVar(&f.force, "force", false, "replace an existing -o file (never a symbolic link or a file inside a result)")
 	s.RunE = func(*cobra.Command, []string) error { return cmdTracesScale(f, a.stdout) }
-	c.AddCommand(s)
+	c.AddCommand(s, a.tracesPhillyCmd())
 	return c
+}
+
+func (a *app) tracesPhillyCmd() *cobra.Command {
+	p := &cobra.Command{Use: "philly --table FILE --from YYYY-MM-DD [--days N] [--min-gpus N] -o FILE",
+		Short: "write a window of a Philly job table as a pod list, multi-machine jobs as gangs",
+		Long: `Read a Philly job table in the Pollux/AdaptDL form (timestamp, duration, num_gpus,
+gpu_time, cluster) and write the jobs submitted in --days days from --from (with
+at least --min-gpus GPUs) as an openb pod list: a job of at most --node-gpus GPUs
+is one pod, a larger one a gang of as few pods as its GPUs need, GPUs spread
+evenly (gang and gang_size columns; docs/formats.md#gang-jobs). The table records
+no CPU or memory: each pod gets --cpu-per-gpu and --mem-per-gpu per GPU.`,
+		Example:               `  wattsched traces philly --table philly_jobs_pollux.csv --from 2017-11-06 --days 7 --min-gpus 2 -o philly-pods.csv`,
+		DisableFlagsInUseLine: true, Args: noArgs}
+	var f phillyFlags
+	p.Flags().StringVar(&f.table, "table", "", "Philly job table, Pollux/AdaptDL form (required)")
+	p.Flags().StringVar(&f.from, "from", "", "first day of the window, YYYY-MM-DD (required); submit times count from its midnight")
+	p.Flags().IntVar(&f.days, "days", 1, "days in the window (1..366)")
+	p.Flags().IntVar(&f.minGPUs, "min-gpus", 1, "keep jobs of at least this many GPUs")
+	p.Flags().IntVar(&f.shape.NodeGPUs, "node-gpus", 8, "GPUs of one machine: the most one pod takes (1..8)")
+	p.Flags().Int64Var(&f.shape.CPUMilliPerGPU, "cpu-per-gpu", 4000, "milli-vCPU per GPU of a pod")
+	p.Flags().Int64Var(&f.shape.MemMiBPerGPU, "mem-per-gpu", 32768, "memory MiB per GPU of a pod")
+	p.Flags().StringVarP(&f.out, "o", "o", "", "output CSV file (required)")
+	p.Flags().BoolVar(&f.force, "force", false, "replace an existing -o file (never a symbolic link or a file inside a result)")
+	p.RunE = func(*cobra.Command, []string) error { return cmdTracesPhilly(f, a.stdout) }
+	return p
 }
 
 func (a *app) versionCmd() *cobra.Command {

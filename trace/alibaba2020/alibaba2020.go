@@ -35,7 +35,10 @@ type Job struct {
 type Task struct {
 	Job, Name, Status, GPUType string
 	InstNum, PlanGPU           float64
-	Line                       int
+	// PlanCPU is in percent of one core (100 = one vCPU), PlanMem in GB;
+	// NaN when empty.
+	PlanCPU, PlanMem float64
+	Line             int
 }
 
 // eachRow calls each for every record of a headerless table with cols
@@ -71,6 +74,8 @@ const (
 	MaxTimeSec     = 1e10
 	MaxDurationSec = 365 * 24 * 3600
 	MaxInstances   = 1e5
+	MaxPlanCPU     = 1e6 // percent of a core: 10,000 vCPU
+	MaxPlanMemGB   = 1e6
 	MaxPlanGPU     = 100 * 128
 )
 
@@ -131,7 +136,7 @@ func ReadTasks(r io.Reader, name string) ([]Task, error) {
 			p   *float64
 			col int
 			max float64
-		}{{&t.InstNum, 2, MaxInstances}, {&t.PlanGPU, 8, MaxPlanGPU}} {
+		}{{&t.InstNum, 2, MaxInstances}, {&t.PlanCPU, 6, MaxPlanCPU}, {&t.PlanMem, 7, MaxPlanMemGB}, {&t.PlanGPU, 8, MaxPlanGPU}} {
 			var err error
 			if *c.p, err = float(rec[c.col], c.max); err != nil {
 				return &trace.ParseError{File: name, Line: line, Column: TaskColumns[c.col], Err: err}

@@ -40,7 +40,7 @@ var (
 )
 
 var podColumns = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time",
-	"reference_gpu", "workload"}
+	"reference_gpu", "workload", "gang", "gang_size"}
 
 // timedColumns is the column count of the timed (11-column) openb form;
 // reference_gpu and workload may follow it.
@@ -172,8 +172,11 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 
 // ReadPods parses a pod list, either the 11-column form (optionally
 // followed by reference_gpu, the GPU model the pod's duration was measured
-// on, and workload, training or inference) or the 5-column form of the
-// multigpu variants. Tasks get IDs 0..n-1 in file order; Submit and
+// on, workload, training or inference, and gang and gang_size, the gang
+// job the pod belongs to and its number of pods, both empty for a pod
+// that is a job of its own) or the 5-column form of the multigpu
+// variants. A pod asks for at most 8 GPUs (one node's); a larger job is
+// a gang of pods. Tasks get IDs 0..n-1 in file order; Submit and
 // Work come from creation_time and deletion_time when present.
 func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 	cr, err := newReader(r, file)
@@ -199,7 +202,10 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 		seen[t.Name] = r.line
 		t.CPUMilli = r.int(1, 0, 1<<40)
 		t.MemMiB = r.int(2, 0, 1<<40)
-		t.GPUCount = int(r.int(3, 0, 8))
+		t.GPUCount = int(r.int(3, 0, 1<<20))
+		if r.err == nil && t.GPUCount > maxPodGPUs {
+			r.fail("num_gpu", fmt.Errorf("pod %q asks for %d GPUs, more than any node has (%d at most): a job across nodes is a gang of pods (columns gang, gang_size)", t.Name, t.GPUCount, maxPodGPUs))
+		}
 		t.GPUMilli = r.int(4, 0, job.MilliPerGPU)
 		if len(h) > 5 {
 			for _, s := range strings.Split(r.rec[5], "|") {
@@ -243,6 +249,24 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 				r.fail("workload", fmt.Errorf("%q, want training, inference or empty (training)", w))
 			}
 		}
+		if len(h) > timedColumns+2 {
+			t.Gang = strings.TrimSpace(r.rec[13])
+			if t.Gang != "" {
+				if err := trace.CheckName(t.Gang); err != nil {
+					r.fail("gang", err)
+				}
+			}
+		}
+		if len(h) > timedColumns+3 {
+			switch g := strings.TrimSpace(r.rec[14]); {
+			case t.Gang == "" && g != "":
+				r.fail("gang_size", fmt.Errorf("%q for a pod without a gang, want empty", g))
+			case t.Gang != "":
+				t.GangSize = int(r.int(14, 1, 1<<20))
+			}
+		} else if t.Gang != "" {
+			r.fail("gang", errors.New("a gang needs the gang_size column"))
+		}
 		if r.err == nil {
 			if err := t.Demand.Validate(); err != nil {
 				r.fail("", err)
@@ -256,7 +280,49 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 	if len(out) == 0 {
 		return nil, &ParseError{File: file, Line: 2, Err: errors.New("no pods")}
 	}
+	if err := checkGangSizes(out, file); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// maxPodGPUs is the most GPUs one pod may ask for: one node's (the
+// engine's per-node GPU rule, job.Demand.Validate).
+const maxPodGPUs = 8
+
+// checkGangSizes checks that the pods of each gang agree on its size and
+// that the gang has that many pods, naming the file, gang and pods.
+func checkGangSizes(pods []job.Task, file string) error {
+	type gang struct {
+		first string
+		size  int
+		n     int
+	}
+	gangs := map[string]*gang{}
+	var names []string
+	for i := range pods {
+		t := &pods[i]
+		if t.Gang == "" {
+			continue
+		}
+		g := gangs[t.Gang]
+		if g == nil {
+			g = &gang{first: t.Name, size: t.GangSize}
+			gangs[t.Gang] = g
+			names = append(names, t.Gang)
+		}
+		if t.GangSize != g.size {
+			return fmt.Errorf("%s: gang %s: pod %s says gang_size %d, pod %s says %d", file, t.Gang, g.first, g.size, t.Name, t.GangSize)
+		}
+		g.n++
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if g := gangs[name]; g.n != g.size {
+			return fmt.Errorf("%s: gang %s: gang_size %d but %d pods", file, name, g.size, g.n)
+		}
+	}
+	return nil
 }
 
 func embedded(file string) ([]byte, error) {

@@ -63,7 +63,7 @@ func TestReadPodsErrors(t *testing.T) {
 		name, in, want string
 	}{
 		{"bad int", head + "p0,12x,1,1,1000\n", "pods.csv:2: column cpu_milli: \"12x\" is not an integer"},
-		{"too many gpus", head + "p0,1,1,9,1000\n", "pods.csv:2: column num_gpu: 9 out of range 0..8"},
+		{"too many gpus", head + "p0,1,1,9,1000\n", "pods.csv:2: column num_gpu: pod \"p0\" asks for 9 GPUs, more than any node has (8 at most)"},
 		{"short row", head + "p0,1,1,1,1000\np1,1\n", "pods.csv:3: 2 fields, want 5"},
 		{"shared several", head + "p0,1,1,2,500\n", "pods.csv:2: gpu_milli 500 with num_gpu 2"},
 		{"bad header", "name,cpu,memory_mib,num_gpu,gpu_milli\n", "pods.csv:1: column 2: header \"cpu\", want \"cpu_milli\""},
@@ -75,7 +75,7 @@ func TestReadPodsErrors(t *testing.T) {
 		{"escape in a pod name", head + "p\x1b[2J,1,1,1,1000\n", "pods.csv:2: column name: name \"p\\x1b[2J\" holds the control character U+001B"},
 		{"long pod name", head + strings.Repeat("p", 257) + ",1,1,1,1000\n", "pods.csv:2: column name: name of 257 bytes, more than 256"},
 		{"bad workload", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload\np,1,1,1,1000,,LS,Running,1,5,1,H100,serving\n", "pods.csv:2: column workload: \"serving\", want training, inference"},
-		{"header between forms", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n", "header has 6 columns, want 5, 11 or 12..13"},
+		{"header between forms", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n", "header has 6 columns, want 5, 11 or 12..15"},
 		{"deletion before creation", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,10,5,10\n", "column deletion_time: 5 before creation_time 10"},
 	}
 	for _, tc := range cases {
@@ -157,6 +157,7 @@ func FuzzReadPods(f *testing.F) {
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,500\n")
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,1,2,1\n")
 	f.Add("name,cpu_milli\n\"")
+	f.Add(gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,2\nw1,1,1,1,1000,,,,0,1,0,,,j,2\n")
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload\np,1,1,1,1000,,LS,Running,1,2,1,H100,inference\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		pods, err := ReadPods(strings.NewReader(in), "fuzz.csv")

@@ -54,6 +54,9 @@ func RepeatPods(pods []job.Task, factor int) ([]job.Task, error) {
 				return nil, fmt.Errorf("pod %q appears twice in the repeated list (rename the pods ending in -x<number>)", p.Name)
 			}
 			seen[p.Name] = true
+			if p.Gang != "" {
+				p.Gang = copyName(p.Gang, k)
+			}
 			p.ID = job.ID(len(out))
 			out = append(out, p)
 		}
@@ -80,12 +83,16 @@ func WriteNodes(w io.Writer, nodes []cluster.NodeSpec) error {
 
 // WritePods writes a pod list in the 11-column form ReadPods reads
 // (qos and pod_phase empty, scheduled_time the creation time), with
-// reference_gpu and workload when a pod has either. Times must be whole
+// reference_gpu and workload when a pod has either, and gang and
+// gang_size when a pod is in a gang. Times must be whole
 // seconds, as ReadPods gives them.
 func WritePods(w io.Writer, pods []job.Task) error {
 	cols := timedColumns
 	for _, p := range pods {
 		if p.RefGPU != "" || p.Kind == job.Inference {
+			cols = max(cols, timedColumns+2)
+		}
+		if p.Gang != "" {
 			cols = len(podColumns)
 		}
 	}
@@ -104,6 +111,13 @@ func WritePods(w io.Writer, pods []job.Task) error {
 				kind = string(job.Inference)
 			}
 			fmt.Fprintf(bw, ",%s,%s", csvField(p.RefGPU), kind)
+		}
+		if cols > timedColumns+2 {
+			size := ""
+			if p.Gang != "" {
+				size = strconv.Itoa(p.GangSize)
+			}
+			fmt.Fprintf(bw, ",%s,%s", csvField(p.Gang), size)
 		}
 		bw.WriteString("\n")
 	}

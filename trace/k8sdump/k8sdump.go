@@ -230,6 +230,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		d.Nodes = append(d.Nodes, s)
 	}
+	podMax := podGPULimit(d.Nodes)
 	for i, o := range l.Items {
 		if o.Kind != "Pod" {
 			continue
@@ -247,6 +248,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		if ferr == nil {
 			ferr = named(i, "pod", o)
+		}
+		if ferr == nil && why == "" && p.Demand.GPUCount > podMax {
+			ferr = &fieldErr{"spec.containers[].resources.requests." + ResourceGPU, fmt.Errorf("pod %s asks for %d GPUs, more than any node has (%d at most per pod): a job across nodes is a gang of pods, skipped rather than kept to fail at replay", name, p.Demand.GPUCount, podMax)}
 		}
 		if ferr == nil && why == "" && p.Demand.GPUCount == 0 && len(p.otherGPU) > 0 {
 			ferr = &fieldErr{"spec.containers[].resources.requests." + p.otherGPU[0], fmt.Errorf("a GPU resource wattsched does not model (docs/formats.md): skipped rather than imported as a CPU-only pod")}
@@ -903,4 +907,19 @@ func (d *Dump) FillTimes(times map[string]PodTime) int {
 	}
 	d.snapshot()
 	return n
+}
+
+// podGPULimit is the most GPUs one pod may ask for on nodes: the most any
+// node has, and at most 8 (the engine's per-pod rule, job.Demand); 8
+// when no node has GPUs (such a pod then fits nowhere, which the checks
+// before a replay report).
+func podGPULimit(nodes []cluster.NodeSpec) int {
+	most := 0
+	for _, n := range nodes {
+		most = max(most, n.GPUs)
+	}
+	if most == 0 {
+		return 8
+	}
+	return min(most, 8)
 }
