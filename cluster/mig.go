@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -195,4 +196,104 @@ func (m *MIGGPU) Release(start int, t job.ID) error {
 		}
 	}
 	return fmt.Errorf("%w: task %d holds no instance at memory slice %d", ErrInvalid, t, start)
+}
+
+// LayoutFromCounts lays out counts[profile] instances over gpus MIG GPUs of
+// geometry g, as a node's mixed-strategy labels give them (per profile, not
+// per GPU or start). It searches depth first, profiles largest first
+// (memory slices, then the fewest legal starts, then name), each instance
+// on the lowest GPU and start that leave the rest placeable, so the first
+// layout found is the same whatever the map's order. It is an error when a
+// profile is not g's or no layout holds the instances (or the search passes
+// migSearchLimit steps, which no real node comes near).
+func LayoutFromCounts(g *hw.MIGGeometry, gpus int, counts map[string]int) ([][]MIGSlot, error) {
+	var profs []*hw.MIGProfile
+	for name, n := range counts {
+		p, ok := g.Profile(name)
+		if !ok {
+			return nil, fmt.Errorf("MIG profile %q: %s has %s", name, g.Name, strings.Join(g.ProfileNames(), ", "))
+		}
+		if n < 0 {
+			return nil, fmt.Errorf("MIG profile %s: %d instances", name, n)
+		}
+		profs = append(profs, p)
+	}
+	slices.SortFunc(profs, func(a, b *hw.MIGProfile) int {
+		return cmp.Or(cmp.Compare(b.Memory, a.Memory), cmp.Compare(len(a.Starts), len(b.Starts)), cmp.Compare(a.Name, b.Name))
+	})
+	var items []*hw.MIGProfile
+	for _, p := range profs {
+		for range counts[p.Name] {
+			items = append(items, p)
+		}
+	}
+	ms := make([]*MIGGPU, gpus)
+	for i := range ms {
+		ms[i] = &MIGGPU{Geometry: g}
+	}
+	steps := 0
+	// place puts items[i:] on the GPUs; an instance of the same profile as
+	// the one before goes no earlier than it (gpu, start), and of several
+	// empty GPUs only the first is tried: permutations of a layout are
+	// searched once.
+	var place func(i, afterGPU, afterStart int) bool
+	place = func(i, afterGPU, afterStart int) bool {
+		if i == len(items) {
+			return true
+		}
+		if steps++; steps > migSearchLimit {
+			return false
+		}
+		p := items[i]
+		emptyTried := false
+		for gi, m := range ms {
+			if gi < afterGPU {
+				continue
+			}
+			if len(m.Instances) == 0 {
+				if emptyTried {
+					break
+				}
+				emptyTried = true
+			}
+			for _, s := range p.Starts {
+				if gi == afterGPU && s < afterStart || m.canCreate(p, s) != "" {
+					continue
+				}
+				if err := m.create(MIGSlot{Profile: p.Name, Start: s}); err != nil {
+					continue
+				}
+				ng, ns := 0, 0
+				if i+1 < len(items) && items[i+1] == p {
+					ng, ns = gi, s
+				}
+				if place(i+1, ng, ns) {
+					return true
+				}
+				m.Instances = slices.DeleteFunc(m.Instances, func(in MIGInstance) bool { return in.Start == s })
+			}
+		}
+		return false
+	}
+	if !place(0, 0, 0) {
+		return nil, fmt.Errorf("MIG layout on %d x %s: no layout holds %s", gpus, g.Name, countsText(profs, counts))
+	}
+	out := make([][]MIGSlot, gpus)
+	for i, m := range ms {
+		for _, in := range m.Instances {
+			out[i] = append(out[i], in.MIGSlot)
+		}
+	}
+	return out, nil
+}
+
+// migSearchLimit bounds LayoutFromCounts' search steps.
+const migSearchLimit = 1 << 20
+
+func countsText(profs []*hw.MIGProfile, counts map[string]int) string {
+	parts := make([]string, len(profs))
+	for i, p := range profs {
+		parts[i] = fmt.Sprintf("%d x %s", counts[p.Name], p.Name)
+	}
+	return strings.Join(parts, ", ")
 }

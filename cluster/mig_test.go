@@ -122,3 +122,50 @@ func TestSingleLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestLayoutFromCounts(t *testing.T) {
+	g := a100x40(t)
+	for _, c := range []struct {
+		name   string
+		gpus   int
+		counts map[string]int
+		want   [][]MIGSlot // nil: an error
+	}{
+		// 3g + 2g + 1g + 1g fits only with the 3g at 4: a 3g at 0 leaves
+		// the 2g slice 4 and a single 1g start (6), slice 7 taking no 1g.
+		{"3g+2g+1g+1g", 1, map[string]int{"3g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2},
+			[][]MIGSlot{{{"2g.10gb", 0}, {"1g.5gb", 2}, {"1g.5gb", 3}, {"3g.20gb", 4}}}},
+		{"4g+3g", 1, map[string]int{"3g.20gb": 1, "4g.20gb": 1},
+			[][]MIGSlot{{{"4g.20gb", 0}, {"3g.20gb", 4}}}},
+		{"two GPUs of 3g and 1g", 2, map[string]int{"3g.20gb": 3, "1g.5gb": 3},
+			[][]MIGSlot{{{"3g.20gb", 0}, {"3g.20gb", 4}}, {{"3g.20gb", 0}, {"1g.5gb", 4}, {"1g.5gb", 5}, {"1g.5gb", 6}}}},
+		{"three 3g on one GPU", 1, map[string]int{"3g.20gb": 3}, nil},
+		{"a profile of another GPU", 1, map[string]int{"3g.40gb": 1}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := LayoutFromCounts(g, c.gpus, c.counts)
+			if c.want == nil {
+				if err == nil {
+					t.Fatalf("layout %v, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+			for _, l := range got {
+				if _, err := NewMIGGPU(g, l, false); err != nil {
+					t.Errorf("layout breaks the rules: %v", err)
+				}
+			}
+		})
+	}
+	// A full node of the single strategy: 8 GPUs x 7 1g.
+	l, err := LayoutFromCounts(g, 8, map[string]int{"1g.5gb": 56})
+	if err != nil || len(l) != 8 || len(l[7]) != 7 {
+		t.Errorf("8 x 7 1g: %v, %v", l, err)
+	}
+}
