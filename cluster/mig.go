@@ -207,6 +207,9 @@ func (m *MIGGPU) Release(start int, t job.ID) error {
 // profile is not g's or no layout holds the instances (or the search passes
 // migSearchLimit steps, which no real node comes near).
 func LayoutFromCounts(g *hw.MIGGeometry, gpus int, counts map[string]int) ([][]MIGSlot, error) {
+	if gpus < 0 {
+		return nil, fmt.Errorf("MIG layout on %d GPUs", gpus)
+	}
 	var profs []*hw.MIGProfile
 	for name, n := range counts {
 		p, ok := g.Profile(name)

@@ -140,6 +140,8 @@ func TestLayoutFromCounts(t *testing.T) {
 		{"two GPUs of 3g and 1g", 2, map[string]int{"3g.20gb": 3, "1g.5gb": 3},
 			[][]MIGSlot{{{"3g.20gb", 0}, {"3g.20gb", 4}}, {{"3g.20gb", 0}, {"1g.5gb", 4}, {"1g.5gb", 5}, {"1g.5gb", 6}}}},
 		{"three 3g on one GPU", 1, map[string]int{"3g.20gb": 3}, nil},
+		{"no GPUs", 0, map[string]int{"1g.5gb": 1}, nil},
+		{"negative GPUs", -1, map[string]int{"1g.5gb": 1}, nil},
 		{"a profile of another GPU", 1, map[string]int{"3g.40gb": 1}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -355,3 +355,16 @@ func TestReadMIGGeometry(t *testing.T) {
 		})
 	}
 }
+
+// A mixed MIG node whose nvidia.com/gpu.count is below its GPUs without
+// MIG has no GPU left for its MIG devices: a warning, not a crash.
+func TestReadMIGNoGPUsLeft(t *testing.T) {
+	in := `{"items": [{"kind": "Node", "metadata": {"name": "n", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "1"}}, "status": {"allocatable": {"cpu": "4", "nvidia.com/gpu": "2", "nvidia.com/mig-1g.10gb": "1"}}}]}`
+	d, err := Read(strings.NewReader(in), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.MIG) != 1 || d.MIG[0].Layout != nil || !strings.Contains(strings.Join(d.Warnings, "\n"), "MIG devices (1 x 1g.10gb) but no GPU left for them: 1 GPUs counted, 2 of them without MIG") {
+		t.Errorf("MIG %+v, warnings %q", d.MIG, d.Warnings)
+	}
+}

@@ -50,6 +50,9 @@ func (m *nodeMIG) layout(product string) (problem string) {
 		counts[prof] += n
 	}
 	gpus := m.GPUs - m.nonMIG
+	if gpus < 1 {
+		return fmt.Sprintf("MIG devices (%s) but no GPU left for them: %d GPUs counted, %d of them without MIG", strings.Join(m.Instances, ", "), m.GPUs, m.nonMIG)
+	}
 	if m.Strategy == "single" {
 		one, err := cluster.SingleLayout(g, m.single.Name)
 		if err != nil {
