@@ -63,3 +63,25 @@ func TestParseMIGRejects(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseMIG: any input either fails to parse or gives geometries whose
+// every start keeps its instance on the GPU.
+func FuzzParseMIG(f *testing.F) {
+	f.Add(migData)
+	f.Add([]byte("migs:\n  - {name: X, models: [], compute_slices: 7, memory_slices: 8, profiles: [{name: 1g, compute: 1, memory: 1, max: 7, starts: [0]}]}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		gs, err := ParseMIG(data)
+		if err != nil {
+			return
+		}
+		for _, g := range gs {
+			for _, p := range g.Profiles {
+				for _, s := range p.Starts {
+					if s < 0 || s+p.Memory > g.MemorySlices || p.Max*p.Compute > g.ComputeSlices {
+						t.Fatalf("%s %s: start %d accepted", g.Name, p.Name, s)
+					}
+				}
+			}
+		}
+	})
+}
