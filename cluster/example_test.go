@@ -29,3 +29,16 @@ func ExampleNew() {
 	fmt.Printf("%s: %d milli-GPU and %d milli-CPU free; cluster %d milli-GPU in all\n", n.Name, n.FreeGPUMilli(), n.FreeCPUMilli, c.TotalGPUMilli)
 	// Output: t4-0: 1500 milli-GPU and 28000 milli-CPU free; cluster 10000 milli-GPU in all
 }
+
+func ExampleMIGGPU() {
+	g, _ := hw.MIGFor("A100-SXM4-40GB")
+	m, _ := cluster.NewMIGGPU(g, nil, true) // dynamic MIG: instances made on demand
+	fmt.Println(m.Starts("3g.20gb"))
+	_ = m.Take("4g.20gb", 0, 1)
+	fmt.Println(m.Starts("3g.20gb"), m.Starts("2g.10gb"))
+	fmt.Println(m.Take("3g.20gb", 2, 2) != nil)
+	// Output:
+	// [0 4]
+	// [4] [4]
+	// true
+}

@@ -116,6 +116,10 @@ type NodeMIG struct {
 	Instances []string
 	// GPUs are the physical GPUs counted for it.
 	GPUs int
+	// Layout is, per MIG GPU, its instances at their start memory
+	// slices, where the GPU product's MIG geometry is known (hw/mig.yaml);
+	// nil otherwise.
+	Layout [][]cluster.MIGSlot `json:",omitempty"`
 }
 
 // Dump is a cluster: its nodes (as node specs) and pods.
@@ -147,7 +151,10 @@ type Dump struct {
 // Options changes how Read treats pods it cannot import.
 type Options struct {
 	// Strict makes a pod that cannot be read an error; by default it is
-	// skipped and listed in Dump.Skipped.
+	// skipped and listed in Dump.Skipped. It also makes a MIG node whose
+	// devices break its GPU product's MIG geometry (a profile the product
+	// does not have, devices no layout holds) an error; by default that is
+	// a warning and the node keeps no layout.
 	Strict bool
 	// SystemNamespaces are namespaces whose pods are system pods, besides
 	// kube-system.
@@ -218,6 +225,18 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		if ferr != nil {
 			return nil, bad(i, ferr.field, ferr.err)
+		}
+		if mig != nil {
+			product := o.Metadata.Labels[LabelGPUProduct]
+			if base, _, ok := cutLast(product, migProductInfix); ok && mig.Strategy == "single" {
+				product = base
+			}
+			if problem := mig.layout(product); problem != "" {
+				if opt.Strict {
+					return nil, bad(i, "status.allocatable", errors.New(problem))
+				}
+				warns = append(warns, problem)
+			}
 		}
 		for _, w := range warns {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("items[%d] node %s: %s", i, s.Name, w))
@@ -319,6 +338,7 @@ type fieldErr struct {
 type nodeMIG struct {
 	NodeMIG
 	single MIGProfile
+	nonMIG int // GPUs without MIG (mixed strategy)
 }
 
 // maxNodeGPUs bounds a node's physical GPUs (as the plugins do).
@@ -429,7 +449,7 @@ func node(o object) (cluster.NodeSpec, *nodeMIG, []string, *fieldErr) {
 			} else if unknown {
 				warns = append(warns, fmt.Sprintf("MIG devices of a profile not in the table (%s): the node counts %d GPUs (its %s label)", strings.Join(mig.Instances, ", "), n, LabelGPUCount))
 			}
-			s.GPUs, mig.GPUs = n, n
+			s.GPUs, mig.GPUs, mig.nonMIG = n, n, int(gpus)
 		}
 		s.GPUModel = product
 	}

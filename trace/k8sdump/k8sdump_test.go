@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wattsched/wattsched/cluster"
 )
 
 const dump = `{"apiVersion": "v1", "kind": "List", "items": [
@@ -165,9 +167,19 @@ ml/waiting,500,1024,0,0,,,Pending,10800,10800,
 	if diff := cmp.Diff(wantWarn, d.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
+	// Layouts under the A100/H100 80 GB placement rules (hw/mig.yaml):
+	// a100-mig-0 has 8 - 4 (nvidia.com/gpu) = 4 MIG GPUs, the 3g.40gb
+	// at 0 and 4 of two GPUs, seven 1g.10gb at 0..6 on each of the other
+	// two (2 x 2 + 2 x 7 = 4 + 14 devices); h100-mig-0 seven 1g.10gb on
+	// each of its 8 GPUs.
+	sevenOnes := []cluster.MIGSlot{{Profile: "1g.10gb", Start: 0}, {Profile: "1g.10gb", Start: 1}, {Profile: "1g.10gb", Start: 2},
+		{Profile: "1g.10gb", Start: 3}, {Profile: "1g.10gb", Start: 4}, {Profile: "1g.10gb", Start: 5}, {Profile: "1g.10gb", Start: 6}}
+	twoThrees := []cluster.MIGSlot{{Profile: "3g.40gb", Start: 0}, {Profile: "3g.40gb", Start: 4}}
 	wantMIG := []NodeMIG{
-		{Node: "a100-mig-0", Strategy: "mixed", Instances: []string{"14 x 1g.10gb", "4 x 3g.40gb"}, GPUs: 8},
-		{Node: "h100-mig-0", Strategy: "single", Instances: []string{"56 x 1g.10gb"}, GPUs: 8},
+		{Node: "a100-mig-0", Strategy: "mixed", Instances: []string{"14 x 1g.10gb", "4 x 3g.40gb"}, GPUs: 8,
+			Layout: [][]cluster.MIGSlot{twoThrees, twoThrees, sevenOnes, sevenOnes}},
+		{Node: "h100-mig-0", Strategy: "single", Instances: []string{"56 x 1g.10gb"}, GPUs: 8,
+			Layout: [][]cluster.MIGSlot{sevenOnes, sevenOnes, sevenOnes, sevenOnes, sevenOnes, sevenOnes, sevenOnes, sevenOnes}},
 	}
 	if diff := cmp.Diff(wantMIG, d.MIG); diff != "" {
 		t.Errorf("MIG (-want +got):\n%s", diff)
@@ -303,5 +315,56 @@ func TestFillTimes(t *testing.T) {
 	}
 	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "x/b: kube_pod_completion_time 2026-01-01T00:05:00Z before its start 2026-01-01T00:10:00Z") {
 		t.Errorf("warnings %q", d.Warnings)
+	}
+}
+
+// A MIG node whose devices break its product's MIG geometry: a counted
+// warning (and no layout) by default, an error naming the file, item and
+// field with Strict.
+func TestReadMIGGeometry(t *testing.T) {
+	mig := func(product, count string, devices string) string {
+		return `{"items": [{"kind": "Node", "metadata": {"name": "n", "labels": {"nvidia.com/gpu.product": "` + product +
+			`", "nvidia.com/gpu.count": "` + count + `"}}, "status": {"allocatable": {"cpu": "4", ` + devices + `}}}]}`
+	}
+	for _, c := range []struct{ name, in, want string }{
+		// 3g.40gb is an 80 GB profile; the A100 40 GB has 3g.20gb.
+		{"profile the GPU lacks", mig("NVIDIA-A100-SXM4-40GB", "1", `"nvidia.com/mig-3g.40gb": "1"`), "MIG profile 3g.40gb is not one of A100-SXM4-40GB's"},
+		// Three 3g need 12 memory slices; one GPU has 8.
+		{"devices no layout holds", mig("NVIDIA-A100-SXM4-80GB", "1", `"nvidia.com/mig-3g.40gb": "3"`), "MIG layout on 1 x A100-SXM4-80GB: no layout holds 3 x 3g.40gb"},
+		// A single-strategy node: the product's base names the geometry.
+		{"single, profile the GPU lacks", mig("NVIDIA-H100-80GB-HBM3-MIG-1g.5gb", "1", `"nvidia.com/gpu": "7"`), "MIG profile 1g.5gb is not one of H100-SXM5-80GB's"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadWith(strings.NewReader(c.in), "c.json", Options{Strict: true})
+			if err == nil || !strings.Contains(err.Error(), "c.json: items[0].status.allocatable: "+c.want) {
+				t.Fatalf("strict: %v, want c.json: items[0].status.allocatable: %s", err, c.want)
+			}
+			d, err := Read(strings.NewReader(c.in), "c.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, w := range d.Warnings {
+				if strings.HasPrefix(w, "items[0] node n: ") && strings.Contains(w, c.want) {
+					n++
+				}
+			}
+			if n != 1 || len(d.MIG) != 1 || d.MIG[0].Layout != nil {
+				t.Errorf("warnings %q, MIG %+v: want one warning with %q and no layout", d.Warnings, d.MIG, c.want)
+			}
+		})
+	}
+}
+
+// A mixed MIG node whose nvidia.com/gpu.count is below its GPUs without
+// MIG has no GPU left for its MIG devices: a warning, not a crash.
+func TestReadMIGNoGPUsLeft(t *testing.T) {
+	in := `{"items": [{"kind": "Node", "metadata": {"name": "n", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "1"}}, "status": {"allocatable": {"cpu": "4", "nvidia.com/gpu": "2", "nvidia.com/mig-1g.10gb": "1"}}}]}`
+	d, err := Read(strings.NewReader(in), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.MIG) != 1 || d.MIG[0].Layout != nil || !strings.Contains(strings.Join(d.Warnings, "\n"), "MIG devices (1 x 1g.10gb) but no GPU left for them: 1 GPUs counted, 2 of them without MIG") {
+		t.Errorf("MIG %+v, warnings %q", d.MIG, d.Warnings)
 	}
 }

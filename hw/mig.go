@@ -1,0 +1,125 @@
+package hw
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// MIGProfile is one GPU instance profile of a MIG-capable GPU: the compute
+// and memory slices it takes, how many instances of it one GPU holds at
+// most, and the memory slices an instance of it may start at.
+type MIGProfile struct {
+	Name    string `yaml:"name"`    // 3g.20gb
+	Compute int    `yaml:"compute"` // compute slices
+	Memory  int    `yaml:"memory"`  // memory slices (the placement size)
+	Max     int    `yaml:"max"`     // instances per GPU at most
+	Starts  []int  `yaml:"starts"`  // legal start memory slices
+}
+
+// AllowsStart reports whether an instance of p may start at memory slice s.
+func (p *MIGProfile) AllowsStart(s int) bool { return slices.Contains(p.Starts, s) }
+
+// MIGGeometry is what a MIG-capable GPU product can be partitioned into
+// (hw/mig.yaml gives the sources).
+type MIGGeometry struct {
+	Name          string       `yaml:"name"`   // A100-SXM4-40GB
+	Models        []string     `yaml:"models"` // catalog GPU models it applies to
+	ComputeSlices int          `yaml:"compute_slices"`
+	MemorySlices  int          `yaml:"memory_slices"`
+	Profiles      []MIGProfile `yaml:"profiles"`
+}
+
+// Profile finds a profile by name.
+func (g *MIGGeometry) Profile(name string) (*MIGProfile, bool) {
+	for i := range g.Profiles {
+		if g.Profiles[i].Name == name {
+			return &g.Profiles[i], true
+		}
+	}
+	return nil, false
+}
+
+// ProfileNames are the geometry's profile names, in table order.
+func (g *MIGGeometry) ProfileNames() []string {
+	out := make([]string, len(g.Profiles))
+	for i, p := range g.Profiles {
+		out[i] = p.Name
+	}
+	return out
+}
+
+//go:embed mig.yaml
+var migData []byte
+
+// MIGGeometries are the embedded MIG geometries, checked.
+func MIGGeometries() []MIGGeometry {
+	gs, err := ParseMIG(migData)
+	if err != nil {
+		panic(fmt.Sprintf("embedded MIG table: %v", err))
+	}
+	return gs
+}
+
+// MIGFor finds the geometry of a MIG product (A100-SXM4-40GB) or of a
+// catalog GPU model it applies to (A100).
+func MIGFor(name string) (*MIGGeometry, bool) {
+	gs := MIGGeometries()
+	for i := range gs {
+		if gs[i].Name == name || slices.Contains(gs[i].Models, name) {
+			return &gs[i], true
+		}
+	}
+	return nil, false
+}
+
+// ParseMIG decodes a MIG table strictly and checks every profile: slices
+// within the GPU's, starts that keep the instance on the GPU, and max
+// instances that fit the GPU's compute slices.
+func ParseMIG(data []byte) ([]MIGGeometry, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var doc struct {
+		MIGs []MIGGeometry `yaml:"migs"`
+	}
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("decode MIG table: %w", err)
+	}
+	seen := map[string]bool{}
+	for i, g := range doc.MIGs {
+		where := fmt.Sprintf("migs[%d] (%s)", i, g.Name)
+		if g.Name == "" || seen[g.Name] {
+			return nil, fmt.Errorf("%s: name empty or repeated", where)
+		}
+		seen[g.Name] = true
+		if g.ComputeSlices <= 0 || g.MemorySlices <= 0 {
+			return nil, fmt.Errorf("%s: compute_slices %d, memory_slices %d: want positive", where, g.ComputeSlices, g.MemorySlices)
+		}
+		names := map[string]bool{}
+		for j, p := range g.Profiles {
+			pw := fmt.Sprintf("%s.profiles[%d] (%s)", where, j, p.Name)
+			switch {
+			case p.Name == "" || names[p.Name]:
+				return nil, fmt.Errorf("%s: name empty or repeated", pw)
+			case p.Compute <= 0 || p.Compute > g.ComputeSlices:
+				return nil, fmt.Errorf("%s: compute %d: want 1..%d", pw, p.Compute, g.ComputeSlices)
+			case p.Memory <= 0 || p.Memory > g.MemorySlices:
+				return nil, fmt.Errorf("%s: memory %d: want 1..%d", pw, p.Memory, g.MemorySlices)
+			case p.Max <= 0 || p.Max*p.Compute > g.ComputeSlices:
+				return nil, fmt.Errorf("%s: max %d: want 1..%d", pw, p.Max, g.ComputeSlices/p.Compute)
+			case len(p.Starts) == 0:
+				return nil, fmt.Errorf("%s: no starts", pw)
+			}
+			names[p.Name] = true
+			for _, s := range p.Starts {
+				if s < 0 || s+p.Memory > g.MemorySlices {
+					return nil, fmt.Errorf("%s: start %d: an instance of %d memory slices must lie in 0..%d", pw, s, p.Memory, g.MemorySlices-1)
+				}
+			}
+		}
+	}
+	return doc.MIGs, nil
+}
