@@ -373,12 +373,12 @@ func TestRenderBudget(t *testing.T) {
 		t.Error("PowerBudget in a profile without powerBudget")
 	}
 	est := pluginArgs(t, cfg, "wattsched-pwr-fgd-budget", "PowerBudget")
-	if est["budgetWatts"] != 2400.0 || est["measured"] != nil {
+	if est["budgetWatts"] != 9624.0 || est["measured"] != nil {
 		t.Errorf("estimated PowerBudget args %v", est)
 	}
 	meas := pluginArgs(t, cfg, "wattsched-pwr-measured", "PowerBudget")
 	m, _ := meas["measured"].(map[string]any)
-	if meas["budgetWatts"] != 2400.0 || m["url"] != "http://prometheus-operated.monitoring:9090" || m["exporter"] != "dcgm" || m["refreshSeconds"] != 5.0 {
+	if meas["budgetWatts"] != 9624.0 || m["url"] != "http://prometheus-operated.monitoring:9090" || m["exporter"] != "dcgm" || m["refreshSeconds"] != 5.0 {
 		t.Errorf("measured PowerBudget args %v", meas)
 	}
 	if got := profilePlugins(t, cfg, "wattsched-pwr-measured", "score"); !slices.Equal(got, []string{"PWR:1"}) {
