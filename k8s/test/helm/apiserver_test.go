@@ -564,6 +564,23 @@ func scheduleThroughChart(t *testing.T, cs clientset.Interface, r *replica) {
 	if node, gpus := waitBound(t, cs, "budget-a", r); node != "t4" || gpus == "" {
 		t.Fatalf("budget-a on %q GPUs %q", node, gpus)
 	}
+	// The chart README's check that a profile scores: the pod's Scheduled
+	// event reported by the profile (reportingComponent).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		evs, err := cs.CoreV1().Events(podNS).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=budget-a,reason=Scheduled"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs.Items) > 0 {
+			if got := evs.Items[0].ReportingController; got != "wattsched-pwr-fgd-budget" {
+				t.Errorf("budget-a's Scheduled event reported by %q, want the profile wattsched-pwr-fgd-budget", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no Scheduled event for budget-a")
+		}
+	}
 	create(t, cs, gpuPod("budget-b", "wattsched-pwr-fgd-budget", 1000))
 	msg := waitUnschedulable(t, cs, "budget-b")
 	if want := "power budget: estimated cluster power 220 W + at least 60 W for this pod exceeds the budget of 250 W"; !strings.Contains(msg, want) {
