@@ -54,6 +54,17 @@ func TDP(n *cluster.Node) hw.Watts {
 	return CPUPower(n.CPU, n.CPUMilli, 0) + g
 }
 
+// Idle is the node's power with nothing allocated: PWR's smallest
+// estimate (every CPU socket and GPU at its idle power), what the node
+// counts against a limit when empty.
+func Idle(n *cluster.Node) hw.Watts {
+	var g hw.Watts
+	if n.GPU != nil {
+		g = hw.Watts(len(n.GPUFree)) * n.GPU.IdleW
+	}
+	return CPUPower(n.CPU, n.CPUMilli, n.CPUMilli) + g
+}
+
 // GPUPower is eq. 2: TDP for each GPU with any allocation, idle power
 // otherwise; a GPU model with a measured curve draws the curve's power at
 // each GPU's allocated share instead.

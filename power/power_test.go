@@ -200,3 +200,26 @@ func TestCeilingBoundsEveryIncrease(t *testing.T) {
 		t.Fatal("no trial increased power: the test checks nothing")
 	}
 }
+
+func TestIdleIsTheEmptyNodesPower(t *testing.T) {
+	// G2 node: 96 vCPU = 3 sockets x 15 W idle = 45 W; 8 A10 x 30 W = 240 W: 285 W.
+	// A CPU-only node of 64 vCPU: 2 sockets x 15 W = 30 W.
+	c := clustertest.New().Node("g2").GPUs(8, "G2").CPU(96000).Mem(393216).Node("c").CPU(64000).Mem(1024).Build()
+	for i, want := range []hw.Watts{285, 30} {
+		n := c.Nodes[i]
+		if got := power.Idle(n); got != want {
+			t.Errorf("Idle(%s) = %v, want %v", n.Name, got, want)
+		}
+		if got := (power.PWR{}).NodePower(n).Total(); got != want {
+			t.Errorf("NodePower(%s) of the empty node = %v, want Idle's %v", n.Name, got, want)
+		}
+	}
+	// Allocating does not change Idle (it is the empty node's figure).
+	task := &job.Task{ID: 1, Demand: job.Demand{CPUMilli: 3000, GPUCount: 1, GPUMilli: 200}}
+	if err := c.Allocate(task, 0, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := power.Idle(c.Nodes[0]); got != 285 {
+		t.Errorf("Idle(g2) with a task = %v, want 285", got)
+	}
+}

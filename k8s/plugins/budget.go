@@ -88,6 +88,9 @@ type Budget struct {
 	// alone); domWarned the topology warnings last logged.
 	dom       *DomainArgs
 	domWarned string
+	// idle is the check at start of the budget against the nodes' idle
+	// power (budget_idle.go).
+	idle *idleCheck
 
 	// memo keeps each node's counted power from cycle to cycle, by its
 	// position in the snapshot's node list: a cycle recounts only the
@@ -186,6 +189,7 @@ func newBudget(ctx context.Context, obj runtime.Object, h framework.Handle, mete
 		b.dom = a.Domains
 	}
 	budgetWatts.Set(a.BudgetWatts)
+	b.idle = startIdleCheck(ctx, h, b.s, hw.Watts(a.BudgetWatts))
 	if f := h.SharedInformerFactory(); f != nil {
 		b.pods = f.Core().V1().Pods().Lister()
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

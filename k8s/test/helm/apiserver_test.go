@@ -300,8 +300,9 @@ func (s *syncBuffer) String() string {
 // container: its command and flags, and its ConfigMap volumes written to
 // dir at the paths the container mounts them (the paths in the
 // configuration and flags are moved there). The test adds the kubeconfig
-// (in the cluster: the ServiceAccount), a free secure port on loopback
-// instead of 10259, and nothing else.
+// (in the cluster: the ServiceAccount) for the connection and for the
+// delegated authentication and authorization of /metrics, a free secure
+// port on loopback instead of 10259, and nothing else.
 func startReplica(t, owner *testing.T, bin string, objs []*unstructured.Unstructured, kubeconfig, dir string, serve bool) *replica {
 	t.Helper()
 	dep := find(objs, "Deployment", fullname)
@@ -381,7 +382,10 @@ func startReplica(t, owner *testing.T, bin string, objs []*unstructured.Unstruct
 	if cmd := c["command"].([]any); len(cmd) != 1 || cmd[0] != "/kube-scheduler" {
 		t.Fatalf("the container runs %v, want /kube-scheduler (the image's binary)", cmd)
 	}
-	args = append(args, "--bind-address=127.0.0.1")
+	// In the cluster, kube-scheduler delegates the authentication and
+	// authorization of /metrics to the API server through its in-cluster
+	// ServiceAccount; out of the cluster it needs the kubeconfig named.
+	args = append(args, "--bind-address=127.0.0.1", "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
 	r.cmd = exec.Command(bin, args...)
 	r.cmd.Stdout, r.cmd.Stderr = r.logs, r.logs
 	if err := r.cmd.Start(); err != nil {
@@ -560,6 +564,23 @@ func scheduleThroughChart(t *testing.T, cs clientset.Interface, r *replica) {
 	if node, gpus := waitBound(t, cs, "budget-a", r); node != "t4" || gpus == "" {
 		t.Fatalf("budget-a on %q GPUs %q", node, gpus)
 	}
+	// The chart README's check that a profile scores: the pod's Scheduled
+	// event reported by the profile (reportingComponent).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		evs, err := cs.CoreV1().Events(podNS).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=budget-a,reason=Scheduled"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs.Items) > 0 {
+			if got := evs.Items[0].ReportingController; got != "wattsched-pwr-fgd-budget" {
+				t.Errorf("budget-a's Scheduled event reported by %q, want the profile wattsched-pwr-fgd-budget", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no Scheduled event for budget-a")
+		}
+	}
 	create(t, cs, gpuPod("budget-b", "wattsched-pwr-fgd-budget", 1000))
 	msg := waitUnschedulable(t, cs, "budget-b")
 	if want := "power budget: estimated cluster power 220 W + at least 60 W for this pod exceeds the budget of 250 W"; !strings.Contains(msg, want) {
@@ -612,7 +633,25 @@ func scheduleThroughChart(t *testing.T, cs clientset.Interface, r *replica) {
 	// Every series the dashboard and the alerts read is on the scheduler's
 	// /metrics, but the measured reading (absent while a node counts its
 	// estimate; TestSchedulerBinaryMetrics reads it from a real Prometheus).
-	series := scrape(t, fmt.Sprintf("https://127.0.0.1:%d/metrics", r.port), "wattsched_inconsistent_pods_total")
+	// /metrics is served to the ServiceAccount of metrics.readers only
+	// (kube-scheduler's delegated authentication and authorization, under
+	// the chart's RBAC): an anonymous scrape is refused.
+	metricsURL := fmt.Sprintf("https://127.0.0.1:%d/metrics", r.port)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts("monitoring").Create(context.Background(), &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "prometheus"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	promTok, err := cs.CoreV1().ServiceAccounts("monitoring").CreateToken(context.Background(), "prometheus",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := metricsStatus(t, metricsURL, ""); code != http.StatusUnauthorized && code != http.StatusForbidden {
+		t.Errorf("anonymous GET /metrics: %d, want 401 or 403", code)
+	}
+	series := scrape(t, metricsURL, promTok.Status.Token, "wattsched_inconsistent_pods_total")
 	rules, err := os.ReadFile(filepath.Join(chartDir(), "files", "wattsched-alerts.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -636,15 +675,39 @@ func scheduleThroughChart(t *testing.T, cs clientset.Interface, r *replica) {
 	}
 }
 
+// metricsStatus is the status of a GET of url with token ("" : none).
+func metricsStatus(t *testing.T, url, token string) int {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // scrape reads the wattsched_ metric names on a Prometheus text endpoint,
 // polling until want is among them.
-func scrape(t *testing.T, url, want string) map[string]bool {
+func scrape(t *testing.T, url, token, want string) map[string]bool {
 	t.Helper()
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	var names map[string]bool
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		names = map[string]bool{}
-		resp, err := c.Get(url)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := c.Do(req)
 		if err == nil {
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -28,8 +28,10 @@ import (
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -289,6 +291,42 @@ func TestRenderDefaults(t *testing.T) {
 	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
 		t.Error("the scheduler's root filesystem is writable")
 	}
+	// Managed clusters: no PriorityClass by default (system-cluster-critical
+	// outside kube-system is refused there), and /metrics only on the
+	// secure port, authenticated and authorized by delegation.
+	if pc := d.Spec.Template.Spec.PriorityClassName; pc != "" {
+		t.Errorf("priorityClassName %q by default, want none", pc)
+	}
+	securePort := false
+	for _, a := range c.Args {
+		switch {
+		case a == "--secure-port=10259":
+			securePort = true
+		case strings.HasPrefix(a, "--authorization-always-allow-paths"), strings.HasPrefix(a, "--authentication-skip-lookup"),
+			strings.HasPrefix(a, "--port="), strings.HasPrefix(a, "--bind-address=") && a != "--bind-address=0.0.0.0":
+			t.Errorf("default args have %s: metrics served beyond the authenticated secure port", a)
+		}
+	}
+	if !securePort {
+		t.Errorf("args %v: no --secure-port=10259", c.Args)
+	}
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 10259 {
+		t.Errorf("container ports %+v, want the secure port 10259 only", c.Ports)
+	}
+	var svc corev1.Service
+	typed(t, find(objs, "Service", fullname+"-metrics"), &svc)
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 10259 {
+		t.Errorf("metrics Service ports %+v, want 10259 only", svc.Spec.Ports)
+	}
+	// Delegated authentication and authorization: kube-scheduler's own
+	// role (tokenreviews, subjectaccessreviews) and the client-CA reader.
+	var sched rbacv1.ClusterRoleBinding
+	typed(t, find(objs, "ClusterRoleBinding", fullname+"-as-kube-scheduler"), &sched)
+	var authn rbacv1.RoleBinding
+	typed(t, find(objs, "RoleBinding", fullname+"-authentication-reader"), &authn)
+	if sched.RoleRef.Name != "system:kube-scheduler" || authn.RoleRef.Name != "extension-apiserver-authentication-reader" || authn.Namespace != "kube-system" {
+		t.Errorf("delegation RBAC: %+v, %+v", sched.RoleRef, authn)
+	}
 	cfg, text := schedulerConfig(t, objs)
 	le := cfg.LeaderElection
 	if !le.LeaderElect || le.ResourceLock != "leases" || le.ResourceNamespace != namespace || le.ResourceName != fullname {
@@ -372,13 +410,33 @@ func TestRenderBudget(t *testing.T) {
 	if slices.Contains(profilePlugins(t, cfg, "wattsched-pwr-fgd", "filter"), "PowerBudget") {
 		t.Error("PowerBudget in a profile without powerBudget")
 	}
+	// The chart's own PriorityClass, used by the replicas; /metrics for
+	// the listed ServiceAccount, no one else.
+	var pc schedulingv1.PriorityClass
+	typed(t, find(objs, "PriorityClass", fullname), &pc)
+	var d appsv1.Deployment
+	typed(t, find(objs, "Deployment", fullname), &d)
+	if pc.Value != 1000000 || pc.GlobalDefault || d.Spec.Template.Spec.PriorityClassName != fullname {
+		t.Errorf("PriorityClass %s value %d global %v; the replicas' %q", pc.Name, pc.Value, pc.GlobalDefault, d.Spec.Template.Spec.PriorityClassName)
+	}
+	if slices.ContainsFunc(d.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--authorization-always-allow-paths") }) {
+		t.Error("ci values serve /metrics without authentication")
+	}
+	var reader rbacv1.ClusterRole
+	typed(t, find(objs, "ClusterRole", fullname+"-metrics-reader"), &reader)
+	var readers rbacv1.ClusterRoleBinding
+	typed(t, find(objs, "ClusterRoleBinding", fullname+"-metrics-reader"), &readers)
+	if len(reader.Rules) != 1 || !slices.Equal(reader.Rules[0].NonResourceURLs, []string{"/metrics"}) || !slices.Equal(reader.Rules[0].Verbs, []string{"get"}) ||
+		len(readers.Subjects) != 1 || readers.Subjects[0].Name != "prometheus" || readers.Subjects[0].Namespace != "monitoring" {
+		t.Errorf("metrics reader %+v bound to %+v", reader.Rules, readers.Subjects)
+	}
 	est := pluginArgs(t, cfg, "wattsched-pwr-fgd-budget", "PowerBudget")
-	if est["budgetWatts"] != 2400.0 || est["measured"] != nil {
+	if est["budgetWatts"] != 9624.0 || est["measured"] != nil {
 		t.Errorf("estimated PowerBudget args %v", est)
 	}
 	meas := pluginArgs(t, cfg, "wattsched-pwr-measured", "PowerBudget")
 	m, _ := meas["measured"].(map[string]any)
-	if meas["budgetWatts"] != 2400.0 || m["url"] != "http://prometheus-operated.monitoring:9090" || m["exporter"] != "dcgm" || m["refreshSeconds"] != 5.0 {
+	if meas["budgetWatts"] != 9624.0 || m["url"] != "http://prometheus-operated.monitoring:9090" || m["exporter"] != "dcgm" || m["refreshSeconds"] != 5.0 {
 		t.Errorf("measured PowerBudget args %v", meas)
 	}
 	if got := profilePlugins(t, cfg, "wattsched-pwr-measured", "score"); !slices.Equal(got, []string{"PWR:1"}) {
@@ -414,8 +472,6 @@ func TestRenderBudget(t *testing.T) {
 			t.Errorf("%s WattschedGPU args %v", profile, gpu)
 		}
 	}
-	var d appsv1.Deployment
-	typed(t, find(objs, "Deployment", fullname), &d)
 	mounted := false
 	for _, vm := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
 		mounted = mounted || (vm.Name == "fgd-workload" && vm.MountPath == "/etc/wattsched/workload")
@@ -535,6 +591,10 @@ func TestSchemaRejects(t *testing.T) {
 		{"measured mode without Prometheus", budget(1000, "measured"), "measuredPower.url: required by profiles[0] (b)"},
 		{"profile name twice", map[string]any{"profiles": []any{
 			map[string]any{"schedulerName": "x", "scoring": "pwr"}, map[string]any{"schedulerName": "x", "scoring": "fgd"}}}, `profiles[1].schedulerName: "x" is used twice`},
+		{"PriorityClass value of a system class", map[string]any{"priorityClass": map[string]any{"create": true, "value": 2000000000}}, "/priorityClass/value"},
+		{"PriorityClass value as text", map[string]any{"priorityClass": map[string]any{"create": true, "value": "high"}}, "/priorityClass/value"},
+		{"unknown PriorityClass field", map[string]any{"priorityClass": map[string]any{"name": "x"}}, "/priorityClass"},
+		{"metrics reader without namespace", map[string]any{"metrics": map[string]any{"readers": []any{map[string]any{"name": "prometheus"}}}}, "/metrics/readers/0"},
 		{"ServiceMonitor without the Service", map[string]any{"metrics": map[string]any{"service": map[string]any{"enabled": false}, "serviceMonitor": map[string]any{"enabled": true}}}, "metrics.serviceMonitor.enabled: needs metrics.service.enabled"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
