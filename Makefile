@@ -193,6 +193,7 @@ fuzz: setup
 	$(GO) test -run '^$$' -fuzz '^FuzzMemTotal$$' -fuzztime $(FUZZTIME) ./internal/cli
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME) ./experiment
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCatalog$$' -fuzztime $(FUZZTIME) ./hw
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMIG$$' -fuzztime $(FUZZTIME) ./hw
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRange$$' -fuzztime $(FUZZTIME) ./power/prom
 	$(GO) test -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime $(FUZZTIME) ./scenario
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./experiment/validate
