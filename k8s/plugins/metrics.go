@@ -51,6 +51,9 @@ type seenNodes struct {
 	profile string
 	seq     uint64
 	entries []*nodeEntry
+	// models are the GPU models seen (the profile's pods_placed_total
+	// series of each start at zero: see zeroSeries).
+	models map[string]bool
 }
 
 var seenSeq atomic.Uint64
@@ -73,11 +76,33 @@ func (s *shared) observe(nodes []fwk.NodeInfo) {
 	for _, ni := range nodes {
 		if e, err := s.entry(ni); err == nil && e.err == nil {
 			es = append(es, e)
+			if m := e.n.GPUModel; !s.seen.models[m] {
+				s.zeroPlaced(m)
+			}
 		}
 	}
 	clear(es[len(es):cap(es)]) // drop the entries of nodes gone since
 	s.seen.entries = es
 	s.seen.seq = seenSeq.Add(1)
+}
+
+// zeroPlaced creates the profile's pods_placed_total series of a GPU
+// model at zero (s.seen.mu held): a counter that Prometheus first sees
+// at 1 has increased by nothing over any window, so every series of the
+// dashboard's increase() must exist before its first pod.
+func (s *shared) zeroPlaced(model string) {
+	if s.seen.models == nil {
+		s.seen.models = map[string]bool{}
+	}
+	s.seen.models[model] = true
+	if model == "" {
+		model = noGPUModel
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, p := range s.scorers {
+		podsPlaced.WithLabelValues(p.name, s.seen.profile, model)
+	}
 }
 
 // profileCollector exports wattsched_modelled_node_power_watts from every

@@ -83,6 +83,11 @@ func TestProfileMetricsWithoutBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The chosen-score series exist, empty, before any pod.
+	want := map[string]float64{"plugin=PWR count": 0, "plugin=PWR sum": 0, "plugin=BestFit count": 0, "plugin=BestFit sum": 0}
+	if diff := cmp.Diff(want, profileSeries(t, "wattsched_chosen_node_score", profile)); diff != "" {
+		t.Errorf("chosen score before any pod (-want +got):\n%s", diff)
+	}
 	infos, err := snap.NodeInfos().List()
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +125,10 @@ func TestProfileMetricsWithoutBudget(t *testing.T) {
 		t.Fatal(st)
 	}
 	fw.RunPostBindPlugins(ctx, state, p, "v100")
-	want := map[string]float64{"gpu_model=V100M16,plugin=PWR": 1, "gpu_model=V100M16,plugin=BestFit": 1}
+	// Every GPU model's series exists from the first cycle, at zero until
+	// its first pod (Prometheus's increase() needs the zero).
+	want = map[string]float64{"gpu_model=V100M16,plugin=PWR": 1, "gpu_model=V100M16,plugin=BestFit": 1,
+		"gpu_model=T4,plugin=PWR": 0, "gpu_model=T4,plugin=BestFit": 0, "gpu_model=none,plugin=PWR": 0, "gpu_model=none,plugin=BestFit": 0}
 	if diff := cmp.Diff(want, profileSeries(t, "wattsched_pods_placed_total", profile)); diff != "" {
 		t.Errorf("placed (-want +got):\n%s", diff)
 	}
@@ -145,7 +153,7 @@ func TestProfileMetricsWithoutBudget(t *testing.T) {
 		t.Errorf("chosen score (-want +got):\n%s", diff)
 	}
 	want = map[string]float64{"gpu_model=V100M16,plugin=PWR": 1, "gpu_model=V100M16,plugin=BestFit": 1,
-		"gpu_model=T4,plugin=PWR": 1, "gpu_model=T4,plugin=BestFit": 1}
+		"gpu_model=T4,plugin=PWR": 1, "gpu_model=T4,plugin=BestFit": 1, "gpu_model=none,plugin=PWR": 0, "gpu_model=none,plugin=BestFit": 0}
 	if diff := cmp.Diff(want, profileSeries(t, "wattsched_pods_placed_total", profile)); diff != "" {
 		t.Errorf("placed (-want +got):\n%s", diff)
 	}

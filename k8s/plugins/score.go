@@ -191,6 +191,7 @@ func newScore(name string, h framework.Handle, sc policy.Scorer, explain bool) *
 	p.s.mu.Lock()
 	p.s.scorers = append(p.s.scorers, p)
 	p.s.mu.Unlock()
+	chosenScore.WithLabelValues(name, profileName(h)) // from zero, as zeroPlaced
 	return p
 }
 
