@@ -3,6 +3,7 @@ package nvmlagent
 import (
 	"context"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -38,6 +39,7 @@ type simGPU struct {
 	step         int
 	energyMJ     uint64
 	fail         map[string]bool // fields that return ERROR_NOT_SUPPORTED
+	lost         bool            // every read returns ERROR_GPU_IS_LOST
 }
 
 func (g *simGPU) watts() float64 {
@@ -49,6 +51,9 @@ func (g *simGPU) install(d *dgxa100.Device) {
 	d.GetPowerUsageFunc = func() (uint32, nvml.Return) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		if g.lost {
+			return 0, nvml.ERROR_GPU_IS_LOST
+		}
 		if g.fail["power"] {
 			return 0, nvml.ERROR_NOT_SUPPORTED
 		}
@@ -59,6 +64,9 @@ func (g *simGPU) install(d *dgxa100.Device) {
 	d.GetTotalEnergyConsumptionFunc = func() (uint64, nvml.Return) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		if g.lost {
+			return 0, nvml.ERROR_GPU_IS_LOST
+		}
 		if g.fail["energy"] {
 			return 0, nvml.ERROR_NOT_SUPPORTED
 		}
@@ -67,6 +75,9 @@ func (g *simGPU) install(d *dgxa100.Device) {
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		if g.lost {
+			return nvml.Utilization{}, nvml.ERROR_GPU_IS_LOST
+		}
 		return nvml.Utilization{Gpu: g.utils[g.step%len(g.utils)]}, nvml.SUCCESS
 	}
 	d.GetClockInfoFunc = func(t nvml.ClockType) (uint32, nvml.Return) {
@@ -75,6 +86,9 @@ func (g *simGPU) install(d *dgxa100.Device) {
 		}
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		if g.lost {
+			return 0, nvml.ERROR_GPU_IS_LOST
+		}
 		return 210 + 12*g.utils[g.step%len(g.utils)], nvml.SUCCESS
 	}
 }
@@ -251,5 +265,70 @@ func TestAgentThroughPrometheus(t *testing.T) {
 	}
 	if f.GPUs != 8 {
 		t.Errorf("%d GPUs fitted, want 8", f.GPUs)
+	}
+}
+
+// gatherCounts is, per family, how many GPUs have a series, and the read
+// errors by field.
+func gatherCounts(t *testing.T, reg *prometheus.Registry) (gpus map[string]int, errs map[string]float64) {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus, errs = map[string]int{}, map[string]float64{}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "wattsched_nvml_read_errors_total" {
+				errs[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+				continue
+			}
+			gpus[f.GetName()]++
+		}
+	}
+	return gpus, errs
+}
+
+// A GPU that falls off the bus (NVML answers ERROR_GPU_IS_LOST to every
+// read of its handle) and another that does not support power readings
+// are left out of each scrape, and counted, while the other GPUs are
+// served; the lost GPU is served again when its reads succeed again.
+func TestCollectorLostGPU(t *testing.T) {
+	s, gpus := server(t)
+	gpus[5].fail = map[string]bool{"power": true}
+	c, err := New(s, "node-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	all := func(power, other int) map[string]int {
+		return map[string]int{"DCGM_FI_DEV_POWER_USAGE": power, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": other,
+			"DCGM_FI_DEV_GPU_UTIL": other, "DCGM_FI_DEV_SM_CLOCK": other}
+	}
+	steps := []struct {
+		lost     bool
+		wantGPUs map[string]int
+		wantErrs map[string]float64 // cumulative
+	}{
+		// Scrape 1: GPU 5 has no power (7 of 8 served), one error.
+		{false, all(7, 8), map[string]float64{"power": 1, "energy": 0, "utilization": 0, "sm_clock": 0}},
+		// Scrape 2: GPU 2 lost too: 6 powers, 7 of the rest; errors
+		// power 1+2, the others 0+1.
+		{true, all(6, 7), map[string]float64{"power": 3, "energy": 1, "utilization": 1, "sm_clock": 1}},
+		// Scrape 3: GPU 2 back: as scrape 1, errors power 3+1.
+		{false, all(7, 8), map[string]float64{"power": 4, "energy": 1, "utilization": 1, "sm_clock": 1}},
+	}
+	for i, st := range steps {
+		gpus[2].mu.Lock()
+		gpus[2].lost = st.lost
+		gpus[2].mu.Unlock()
+		got, errs := gatherCounts(t, reg)
+		if !maps.Equal(st.wantGPUs, got) {
+			t.Errorf("scrape %d: GPUs served %v, want %v", i+1, got, st.wantGPUs)
+		}
+		if !maps.Equal(st.wantErrs, errs) {
+			t.Errorf("scrape %d: read errors %v, want %v", i+1, errs, st.wantErrs)
+		}
 	}
 }

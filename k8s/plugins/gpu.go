@@ -98,6 +98,9 @@ type GPU struct {
 
 	bindOnce sync.Once
 	isBinder bool
+	// scoreSet names the profile's score plugins (scores).
+	scoreOnce sync.Once
+	scoreSet  map[string]bool
 }
 
 var (
@@ -171,6 +174,7 @@ func (g *GPU) Name() string { return GPUName }
 // unschedulable with the reason.
 func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
 	g.s.resetStates(len(nodes))
+	g.s.observe(nodes)
 	if cd := demand(state, pod); cd.err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
@@ -217,6 +221,9 @@ func (s *shared) selectGPUs(t *job.Task, n *cluster.Node) []int {
 // Reserve picks the GPUs and remembers them until the annotation is seen.
 func (g *GPU) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	cd := demand(state, pod)
+	if cd.err == nil {
+		g.recordPlacement(state, cd, nodeName)
+	}
 	if cd.err != nil || cd.task.GPUCount == 0 {
 		return nil
 	}

@@ -66,6 +66,10 @@ type Score struct {
 	val   []int64
 	// norm is NormalizeScore's buffer.
 	norm []int64
+	// last are the normalised scores of cycle lastCycle, read at the
+	// GPU plugin's Reserve for the metrics (metrics.go).
+	last      framework.NodeScoreList
+	lastCycle uint64
 	// mu serialises the scorer outside PreScore (Score's fallback).
 	mu sync.Mutex
 }
@@ -165,6 +169,7 @@ func (p *Score) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Po
 	nz, ok := p.scorer.(policy.Normalizer)
 	if !ok {
 		p.keepNormalised(state, scores)
+		p.keepScores(scores)
 		return nil
 	}
 	v := p.norm[:0]
@@ -177,11 +182,17 @@ func (p *Score) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Po
 		scores[i].Score = v[i]
 	}
 	p.keepNormalised(state, scores)
+	p.keepScores(scores)
 	return nil
 }
 
 func newScore(name string, h framework.Handle, sc policy.Scorer, explain bool) *Score {
-	return &Score{name: name, scorer: sc, s: sharedState(h), key: fwk.StateKey("wattsched.io/score/" + name), explain: explain, h: h}
+	p := &Score{name: name, scorer: sc, s: sharedState(h), key: fwk.StateKey("wattsched.io/score/" + name), explain: explain, h: h}
+	p.s.mu.Lock()
+	p.s.scorers = append(p.s.scorers, p)
+	p.s.mu.Unlock()
+	chosenScore.WithLabelValues(name, profileName(h)) // from zero, as zeroPlaced
+	return p
 }
 
 // scoreArgs decodes the arguments of a score plugin other than FGD

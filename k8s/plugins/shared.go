@@ -76,6 +76,11 @@ type shared struct {
 	// epoch counts the resets of states: ids from an earlier epoch must
 	// not be compared with this one's.
 	epoch uint64
+	// scorers are the profile's score plugins (newScore adds them).
+	scorers []*Score
+
+	// seen are the nodes of the last PreFilter (metrics.go).
+	seen seenNodes
 }
 
 // nodeEntry is one node's state in the cluster model, built from the
@@ -101,6 +106,7 @@ func sharedState(h framework.Handle) *shared {
 		return s
 	}
 	s := &shared{cat: hw.Default(), states: map[string]int32{}, pending: map[types.UID][]int{}, reported: map[string]bool{}, recorder: h.EventRecorder()}
+	s.seen.profile = profileName(h)
 	sharedFor[h] = s
 	if f := h.SharedInformerFactory(); f != nil {
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -300,6 +306,8 @@ type cycleData struct {
 	err  error
 	// gpus are the GPUs Reserve picked.
 	gpus []int
+	// placed is what PostBind counts (Reserve sets it).
+	placed *placement
 }
 
 // Clone implements fwk.StateData; the data is not modified after PreFilter

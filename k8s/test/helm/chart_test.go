@@ -682,6 +682,9 @@ func TestDashboardQueries(t *testing.T) {
 		"wattsched_power_headroom_watts",                             // headroom
 		`wattsched_power_budget_decisions_total{decision="waiting"}`, // admissions waiting
 		"wattsched_inconsistent_pods_total",                          // inconsistent pods
+		"wattsched_modelled_node_power_watts",                        // modelled power without a budget
+		"wattsched_pods_placed_total",                                // pods placed per plugin
+		"wattsched_chosen_node_score",                                // chosen-node score
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the dashboard does not query %s", want)

@@ -34,13 +34,17 @@ var (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr, nvml.New); err != nil {
 		fmt.Fprintln(os.Stderr, "wattsched-nvml-agent:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+// openNVML makes the NVML library the agent reads: nvml.New, which loads
+// the driver's libnvidia-ml.so.1; tests give a fake at this boundary.
+type openNVML func(opts ...nvml.LibraryOption) nvml.Interface
+
+func run(args []string, stdout, stderr io.Writer, open openNVML) error {
 	fs := flag.NewFlagSet("wattsched-nvml-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", ":9400", "address to serve /metrics on")
@@ -75,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *library != "" {
 		opts = append(opts, nvml.WithLibraryPath(*library))
 	}
-	lib := nvml.New(opts...)
+	lib := open(opts...)
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return fmt.Errorf("NVML init: %s (is the NVIDIA driver installed, and libnvidia-ml.so.1 visible to the container?)", lib.ErrorString(ret))
 	}
