@@ -27,6 +27,8 @@ var budgetExampleFiles = map[string]map[string]string{
 	// the rendered configuration's example, of no named cluster.
 	"../../docs/kubernetes.md":     {"*": "openb-gpu", "24000": ""},
 	"../../docs/measured-power.md": {"*": ""},
+	// The domains example's cluster budget names no cluster.
+	"../../docs/power-domains.md": {"*": ""},
 }
 
 // Every budget given in watts in the docs, the chart and the manifests is
