@@ -50,21 +50,11 @@ func ModelErrorOf(pm, group string) ModelErrorFigure {
 	panic(fmt.Sprintf("experiment: no model error figure for %s on %s", pm, group))
 }
 
-// ModelBand is a power model's error band on an energy figure: the
-// figure's half-width at the model's p95 relative error, in the figure's
-// unit, and how to read it.
-type ModelBand struct {
-	// Energy is the part of the energy the model prices (the band is
-	// over it); HalfWidth its half-width (Energy x P95Rel).
-	Energy, HalfWidth float64
-	// Figure is the study's figure the band comes from.
-	Figure ModelErrorFigure
-}
-
-// BandOf is the band of energy priced by power model pm on group.
-func BandOf(energy float64, pm, group string) ModelBand {
-	f := ModelErrorOf(pm, group)
-	return ModelBand{Energy: energy, HalfWidth: energy * f.P95Rel, Figure: f}
+// BandOf is the half-width of the power model's error band on energy
+// priced by power model pm on group: energy x the figure's p95 relative
+// error, in energy's unit.
+func BandOf(energy float64, pm, group string) float64 {
+	return energy * ModelErrorOf(pm, group).P95Rel
 }
 
 // UntestedBand is the line for energy priced by a model no public

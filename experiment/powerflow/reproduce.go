@@ -882,7 +882,7 @@ const (
 )
 
 // JobBand is the power model's band on job energy (same unit).
-func JobBand(job float64) float64 { return experiment.BandOf(job, bandModel, bandGroup).HalfWidth }
+func JobBand(job float64) float64 { return experiment.BandOf(job, bandModel, bandGroup) }
 
 // ModelBandNote is the band's line for the results.
 func ModelBandNote() string {

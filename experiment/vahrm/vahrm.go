@@ -520,7 +520,7 @@ func (e *Env) gpuBusyJ(jobs []policy.HPCJob, res *sim.HPCResult) float64 {
 // V100s). CPU power and idle power have no public measurement, so the
 // band leaves them out.
 func ModelBandJ(gpuBusyJ float64) float64 {
-	return experiment.BandOf(gpuBusyJ, bandModel, bandGroup).HalfWidth
+	return experiment.BandOf(gpuBusyJ, bandModel, bandGroup)
 }
 
 // bandModel and bandGroup name the study's figure (validate.Variation
