@@ -47,6 +47,18 @@ type ElasticOptions struct {
 	Seed          uint64
 	// Timeline records cluster power and allocation after every event.
 	Timeline bool
+	// Domains are power domains over the nodes (nil: none): after every
+	// decision each domain's charged power (policy.ElasticDomainCharge for
+	// each allocated GPU, with DomainGPUW the most a GPU draws at each
+	// frequency index, and the
+	// idle GPUs of its powered nodes) must be within its limit, as
+	// PowerLimit bounds the cluster's predicted power; a decision that
+	// passes one is a policy error (policy.ElasticDomainGuard keeps any
+	// scheduler's decisions within them). DomainsAbove is the threshold of
+	// ElasticResult.Domains' time above (a fraction of a limit).
+	Domains      *power.Domains
+	DomainGPUW   []hw.Watts
+	DomainsAbove float64
 }
 
 // ElasticJobResult is one job's outcome.
@@ -89,6 +101,10 @@ type ElasticResult struct {
 	Timeline                                []ElasticPoint
 	// Hourly is the energy in each hour of simulated time (sim.Ledger).
 	Hourly []hw.Joules
+	// Domains is each power domain's charged power over the run (the
+	// power the limits are enforced on, ElasticOptions.Domains) and
+	// DomainsActual its actual power (the truth's); nil without domains.
+	Domains, DomainsActual []power.DomainSummary
 	// How the GPUs were used while jobs progressed (restart pauses
 	// excluded): GPU-hours, their mean frequency, the share on jobs
 	// holding 16 or more GPUs, and that share while some job waited; and
@@ -167,11 +183,32 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 		e.k.Post(j.Submit, elasticEvent{kind: ekArrive, job: i})
 	}
 	e.k.Track(len(jobs))
+	if o.Domains.Len() > 0 {
+		if o.Domains.Nodes() != o.Nodes {
+			return nil, fmt.Errorf("sim: power domains bound to %d nodes, the cluster has %d", o.Domains.Nodes(), o.Nodes)
+		}
+		e.dpredW, e.dactW = o.Domains.NewLoad(), o.Domains.NewLoad()
+		e.dpred, e.dact = power.NewStats(e.dpredW), power.NewStats(e.dactW)
+		e.nodeW = make([]hw.Watts, o.Nodes)
+		e.loadNodes(e.dpredW, make([]int, o.Nodes))
+		if err := e.settled(); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.k.Run(e); err != nil {
 		return nil, err
 	}
 	if n := e.k.Open(); n > 0 {
-		return nil, fmt.Errorf("sim: %d of %d elastic jobs never finished (the scheduler left them waiting on an idle cluster)", n, len(e.js))
+		why := "the scheduler left them waiting on an idle cluster"
+		if o.Domains.Len() > 0 {
+			why += "; with power domains, a job whose power on any node it could take passes that node's domain limit never starts"
+		}
+		return nil, fmt.Errorf("sim: %d of %d elastic jobs never finished (%s)", n, len(e.js), why)
+	}
+	if e.dpred != nil {
+		e.dpred.Observe(e.k.Now().Seconds())
+		e.dact.Observe(e.k.Now().Seconds())
+		e.res.Domains, e.res.DomainsActual = e.dpred.Summary(o.DomainsAbove), e.dact.Summary(o.DomainsAbove)
 	}
 	var sum float64
 	for _, r := range e.res.Jobs {
@@ -213,6 +250,12 @@ type elasticEngine struct {
 	// allocation (index+1 into the decision's Allocs; 0 for none).
 	used    []int
 	allocOf []int
+	// Power domains (nil without): each domain's predicted power (set at
+	// every decision) and actual power (at every step), their records,
+	// and per-node scratch.
+	dpredW, dactW *power.DomainLoad
+	dpred, dact   *power.DomainStats
+	nodeW         []hw.Watts
 }
 
 // powers returns the cluster's actual power split into jobs and idle GPUs.
@@ -371,7 +414,47 @@ func (e *elasticEngine) settled() error {
 	jw, iw := e.powers()
 	e.res.MaxActual = max(e.res.MaxActual, hw.Watts(jw+iw))
 	e.record()
+	if e.dact != nil {
+		// Actual power per node: each running job's draw spread over its
+		// nodes by GPUs, and the idle GPUs of powered nodes.
+		clear(e.nodeW)
+		busy := e.used[:0]
+		if cap(busy) < e.o.Nodes {
+			busy = make([]int, e.o.Nodes)
+		}
+		busy = busy[:e.o.Nodes]
+		clear(busy)
+		for _, j := range e.active {
+			if !j.running {
+				continue
+			}
+			w := e.jobPower(j) / float64(j.view.GPUs)
+			for _, ns := range j.view.Nodes {
+				e.nodeW[ns.Node] += hw.Watts(w * float64(ns.GPUs))
+				busy[ns.Node] += ns.GPUs
+			}
+		}
+		e.used = busy
+		e.loadNodes(e.dactW, busy)
+		now := e.k.Now().Seconds()
+		e.dpred.Observe(now)
+		e.dact.Observe(now)
+	}
 	return nil
+}
+
+// loadNodes sets l to e.nodeW plus the idle GPUs (GPUsPerNode - busy) of
+// each powered node.
+func (e *elasticEngine) loadNodes(l *power.DomainLoad, busy []int) {
+	clear(l.W)
+	for n, w := range e.nodeW {
+		if e.st.NodeOn[n] {
+			w += hw.Watts(e.o.GPUsPerNode-busy[n]) * e.o.IdleGPU
+		}
+		if w != 0 {
+			l.Add(n, w)
+		}
+	}
 }
 
 func (e *elasticEngine) preRun(j *elasticJob) {
@@ -513,6 +596,11 @@ func (e *elasticEngine) decide() error {
 	if !e.o.PowerLimit.AllowsRecomputed(pred) {
 		return fmt.Errorf("%w: predicted cluster power %.0f W above the %.0f W limit", ErrPolicy, pred, e.o.PowerLimit)
 	}
+	if e.dpredW != nil {
+		if err := e.checkDomains(d.Allocs, on, used); err != nil {
+			return err
+		}
+	}
 	for _, j := range e.active {
 		id := j.view.Job.ID
 		if byJob[id] == 0 {
@@ -587,6 +675,35 @@ func (e *elasticEngine) decide() error {
 	if d.WakeAt > now && d.WakeAt != e.wakeAt {
 		e.wakeAt = d.WakeAt
 		e.k.Post(d.WakeAt, elasticEvent{kind: ekWake, at: d.WakeAt})
+	}
+	return nil
+}
+
+// checkDomains sets the domains' predicted load for a decision (allocs on
+// powered nodes on, used GPUs per node) and fails when one passes its limit.
+func (e *elasticEngine) checkDomains(allocs []policy.ElasticAlloc, on []bool, used []int) error {
+	clear(e.nodeW)
+	for k := range allocs {
+		a := &allocs[k]
+		w := policy.ElasticDomainCharge(&e.js[a.Job].view, a, e.o.DomainGPUW)
+		for _, ns := range a.Nodes {
+			e.nodeW[ns.Node] += w * hw.Watts(ns.GPUs)
+		}
+	}
+	l := e.dpredW
+	clear(l.W)
+	for n, w := range e.nodeW {
+		if on[n] {
+			w += hw.Watts(e.o.GPUsPerNode-used[n]) * e.o.IdleGPU
+		}
+		if w != 0 {
+			l.Add(n, w)
+		}
+	}
+	for i, dom := range e.o.Domains.List {
+		if !power.Limit(dom.Limit).AllowsRecomputed(l.W[i]) {
+			return fmt.Errorf("%w: charged power of domain %q (%s) %.0f W above its %.0f W limit", ErrPolicy, dom.Name, dom.Level, l.W[i], dom.Limit)
+		}
 	}
 	return nil
 }

@@ -157,6 +157,60 @@ type Env struct {
 	// US-NY-NYIS 2023 series from 2023-01-01 00:00 UTC, repeated past its
 	// end).
 	Account *elgrid.Account
+	// Domains are power domains over the nodes (NodeName order; nil:
+	// none): every system's decisions pass policy.ElasticDomainGuard and
+	// the engine enforces each limit; DomainsAbove is the report's
+	// threshold (a fraction of each limit).
+	Domains      *power.Domains
+	DomainsAbove float64
+}
+
+// NodeName is the name of node i of an elastic scenario's cluster in its
+// topology (node-000, node-001, ...).
+func NodeName(i int) string { return fmt.Sprintf("node-%03d", i) }
+
+// DomainFigures is one power domain's power over an elastic run: charged
+// (the power the limit holds: metered draw, or the GPU envelope at the
+// frequency until metered) and actual (the truth's), and how many of
+// the systems' allocations the domain moved or held back
+// (policy.ElasticDomainGuard).
+type DomainFigures struct {
+	Name         string  `json:"name"`
+	Level        string  `json:"level,omitempty"`
+	LimitW       float64 `json:"limit_w"`
+	Nodes        int     `json:"nodes"`
+	PredMeanW    float64 `json:"predicted_mean_w"`
+	PredP99W     float64 `json:"predicted_p99_w"`
+	PredPeakW    float64 `json:"predicted_peak_w"`
+	ActualMeanW  float64 `json:"actual_mean_w"`
+	ActualP99W   float64 `json:"actual_p99_w"`
+	ActualPeakW  float64 `json:"actual_peak_w"`
+	ActualAboveS float64 `json:"actual_above_s"`
+	Moved        int     `json:"moved"`
+	Held         int     `json:"held_back"`
+}
+
+// GPUEnvelope is the most a GPU draws at each frequency index over every
+// DNN, batch size and GPU count of the profile library: the hardware's
+// power-vs-clock envelope, the same for every job and system (what a power
+// domain is charged for a GPU whose draw is not metered yet).
+func (env *Env) GPUEnvelope() []hw.Watts {
+	out := make([]hw.Watts, len(env.Lib.FreqsMHz))
+	for _, d := range perf.DNNs {
+		for _, b := range d.Batches {
+			p := env.Lib.Profile(d.Name, b)
+			for _, n := range perf.Counts {
+				if n > p.MaxGPUs() {
+					break
+				}
+				for fi := range out {
+					_, w := p.Truth(n, fi)
+					out[fi] = max(out[fi], hw.Watts(w))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // ModelFit is one row of the Table 2 reproduction.
@@ -350,6 +404,8 @@ type RunResult struct {
 	// CostUSD and CO2Kg price the run's hourly energy (Env.Account).
 	CostUSD float64 `json:"cost_usd"`
 	CO2Kg   float64 `json:"co2_kg"`
+	// Domains are the run's power domains (Env.Domains; nil: none).
+	Domains []DomainFigures `json:"domains,omitempty"`
 	// Res is the engine's result (timelines, hourly energy), not in JSON.
 	Res *sim.ElasticResult `json:"-"`
 }
@@ -411,14 +467,27 @@ func (env *Env) Run(sys scenario.System, jobs []policy.ElasticJob, nodes int, ti
 	}
 	res, err := sim.RunElastic(jobs, truth, sched, o)
 	if err != nil {
+		if g, ok := sched.(*policy.ElasticDomainGuard); ok && g.Blocked != "" {
+			return nil, fmt.Errorf("%w (power domains: %s)", err, g.Blocked)
+		}
 		return nil, err
 	}
 	usd, kg, err := env.Account.Cost(res.Hourly)
 	if err != nil {
 		return nil, err
 	}
+	var doms []DomainFigures
+	if g, ok := sched.(*policy.ElasticDomainGuard); ok {
+		for i, d := range res.Domains {
+			a := res.DomainsActual[i]
+			doms = append(doms, DomainFigures{Name: d.Name, Level: d.Level, LimitW: float64(d.Limit), Nodes: d.Nodes,
+				PredMeanW: float64(d.Mean), PredP99W: float64(d.P99), PredPeakW: float64(d.Peak),
+				ActualMeanW: float64(a.Mean), ActualP99W: float64(a.P99), ActualPeakW: float64(a.Peak), ActualAboveS: a.Above,
+				Moved: g.Moved[i], Held: g.Held[i]})
+		}
+	}
 	const mwh = 3.6e9
-	return &RunResult{System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
+	return &RunResult{Domains: doms, System: sys.Name, AvgJCTh: res.AvgJCTSec / 3600, EnergyMWh: float64(res.Energy) / mwh,
 		JobMWh: float64(res.JobEnergy) / mwh, IdleMWh: float64(res.IdleEnergy) / mwh, PowerOnMWh: float64(res.PowerOnEnergy) / mwh, PreRunMWh: float64(res.PreRunEnergy) / mwh,
 		MakespanH: res.Makespan.Seconds() / 3600, LimitW: float64(o.PowerLimit), MaxPredW: float64(res.MaxPredicted), MaxActualW: float64(res.MaxActual),
 		AboveLimitH: res.AboveLimit.Seconds() / 3600, AboveLimitKWh: float64(res.AboveLimitEnergy) / 3.6e6,
@@ -458,6 +527,14 @@ func (env *Env) scheduler(sys scenario.System, truth *pfTruth, nodes int, timeli
 	sched, err := env.Registries.Elastic.New(sys.Policy, raw, deps)
 	if err != nil {
 		return nil, o, err
+	}
+	if env.Domains.Len() > 0 {
+		if env.Domains.Nodes() != nodes {
+			return nil, o, fmt.Errorf("power domains bound to %d nodes, the run has %d", env.Domains.Nodes(), nodes)
+		}
+		// The same step after every system's decisions.
+		o.Domains, o.DomainsAbove, o.DomainGPUW = env.Domains, env.DomainsAbove, env.GPUEnvelope()
+		sched = policy.NewElasticDomainGuard(sched, env.Domains, o.DomainGPUW)
 	}
 	return sched, o, nil
 }

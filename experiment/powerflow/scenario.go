@@ -9,9 +9,11 @@ import (
 	"strconv"
 
 	"github.com/wattsched/wattsched/experiment"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/perf"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/trace"
@@ -120,6 +122,7 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 	res := &ScenarioResult{Version: env.Version, Scenario: s, StandIns: StandIns(src), Grid: acct.Where}
 	seeds := s.SeedList()
 	runs := make([]ScenarioRun, len(seeds)*len(systems))
+	var doms *power.Domains
 	for k, seed := range seeds {
 		setup := DefaultSetup()
 		setup.Nodes, setup.Seed = e.Nodes, seed
@@ -128,6 +131,12 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 			return nil, err
 		}
 		pe.Account = acct
+		if k == 0 {
+			if doms, err = bindTopology(env, s, pe); err != nil {
+				return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+			}
+		}
+		pe.Domains, pe.DomainsAbove = doms, s.Topology.Above()
 		jobs := pe.Jobs(gj, seed)
 		if k == 0 {
 			res.Workload = workloadInfo(pe, jobs, src)
@@ -165,6 +174,25 @@ func RunScenario(_ context.Context, env *experiment.Env, s *scenario.Scenario) (
 		res.Systems = append(res.Systems, sum)
 	}
 	return scenarioResults(res)
+}
+
+// bindTopology binds the scenario's topology (nil: none) to the elastic
+// cluster's nodes, named NodeName(i), each idle at its GPUs' idle power
+// (the engine counts GPU power only); its warnings are printed.
+func bindTopology(env *experiment.Env, s *scenario.Scenario, pe *Env) (*power.Domains, error) {
+	names := make([]string, s.Elastic.Nodes)
+	idle := make([]hw.Watts, len(names))
+	for i := range names {
+		names[i], idle[i] = NodeName(i), pe.GPU.IdleW*perf.GPUsPerNode
+	}
+	d, ws, err := s.BindTopology(names, idle)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range ws {
+		env.Notef("warning (topology, %d of %d): %s", i+1, len(ws), w)
+	}
+	return d, nil
 }
 
 // checkScenario refuses, before any run (and before fitting models), what
@@ -270,5 +298,65 @@ func scenarioResults(r *ScenarioResult) ([]*experiment.Results, error) {
 	res.AddStandIns(r.StandIns)
 	res.AddModelBand(ModelBandNote())
 	res.Tables, res.Files["runs.csv"], res.Listing = []report.Table{ScenarioTable(r)}, report.CSV(rows), "summary.json, runs.csv, totals.svg, jct_vs_energy.svg, report.html"
+	if drows := domainRows(r.Runs); len(drows) > 1 {
+		res.Tables = append(res.Tables, DomainTable(r))
+		res.Files["domains.csv"] = report.CSV(drows)
+		res.Listing = "summary.json, runs.csv, domains.csv, totals.svg, jct_vs_energy.svg, report.html"
+	}
 	return []*experiment.Results{res}, nil
+}
+
+// domainRows is domains.csv: one row per run and domain (only the header
+// when no run has domains).
+func domainRows(runs []ScenarioRun) [][]string {
+	out := [][]string{{"seed", "system", "domain", "level", "limit_w", "nodes", "predicted_mean_w", "predicted_p99_w", "predicted_peak_w",
+		"actual_mean_w", "actual_p99_w", "actual_peak_w", "actual_above_s", "moved", "held_back"}}
+	for _, x := range runs {
+		for _, d := range x.Domains {
+			out = append(out, []string{strconv.FormatUint(x.Seed, 10), x.System, d.Name, d.Level, report.F(d.LimitW), strconv.Itoa(d.Nodes),
+				report.F(d.PredMeanW), report.F(d.PredP99W), report.F(d.PredPeakW), report.F(d.ActualMeanW), report.F(d.ActualP99W), report.F(d.ActualPeakW),
+				report.F(d.ActualAboveS), strconv.Itoa(d.Moved), strconv.Itoa(d.Held)})
+		}
+	}
+	return out
+}
+
+// DomainTable is the printed per-domain summary: per system and domain,
+// the highest predicted and actual peak over the seeds as a share of the
+// limit, the mean actual hours above the report threshold, and the
+// allocations moved and held back (means over seeds).
+func DomainTable(r *ScenarioResult) report.Table {
+	t := report.Table{Title: fmt.Sprintf("Power domains (above: actual power over %g x the limit; moved/held: allocations the domain sent elsewhere or held back, mean over seeds)", r.Scenario.Topology.Above()),
+		Head: []string{"system", "domain", "limit (kW)", "charged peak / limit", "actual peak / limit", "h above", "moved", "held back"}}
+	seeds := float64(len(r.Scenario.SeedList()))
+	for _, sys := range r.Systems {
+		type acc struct {
+			limit, pred, act, above, moved, held float64
+		}
+		var names []string
+		by := map[string]*acc{}
+		for _, x := range r.Runs {
+			if x.System != sys.System {
+				continue
+			}
+			for _, d := range x.Domains {
+				a := by[d.Name]
+				if a == nil {
+					a = &acc{limit: d.LimitW}
+					by[d.Name] = a
+					names = append(names, d.Name)
+				}
+				a.pred, a.act = max(a.pred, d.PredPeakW), max(a.act, d.ActualPeakW)
+				a.above += d.ActualAboveS / 3600 / seeds
+				a.moved += float64(d.Moved) / seeds
+				a.held += float64(d.Held) / seeds
+			}
+		}
+		for _, n := range names {
+			a := by[n]
+			t.Rows = append(t.Rows, []string{sys.System, n, fmt.Sprintf("%.1f", a.limit/1000), fmt.Sprintf("%.3f", a.pred/a.limit), fmt.Sprintf("%.3f", a.act/a.limit),
+				fmt.Sprintf("%.2f", a.above), fmt.Sprintf("%.1f", a.moved), fmt.Sprintf("%.1f", a.held)})
+		}
+	}
+	return t
 }
