@@ -59,7 +59,7 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"grid.start", "grid.carbon_basis",
 		"variants[].name", "variants[].grid.start", "variants[].grid.carbon_basis",
 		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",
-		"topology.domains[].name", "topology.domains[].level", "topology.domains[].parent",
+		"topology.domains[].name", "topology.domains[].level", "topology.domains[].parent", "topology.node_column", "variants[].topology.node_column",
 		"variants[].topology.domains[].name", "variants[].topology.domains[].level", "variants[].topology.domains[].parent",
 		"gangs.group_by",
 	}

@@ -470,10 +470,13 @@ func (s *Scenario) Validate() error {
 			s.Slotted.validate(&bad)
 		}
 	}
-	if s.Topology != nil && !taskMode && s.Mode != HPC {
-		bad.add("topology: only for modes inflation, replay and hpc (mode %s)", s.Mode)
+	if s.Topology != nil && !taskMode && s.Mode != HPC && s.Mode != Elastic {
+		bad.add("topology: only for modes inflation, replay, hpc and elastic (mode %s)", s.Mode)
 	}
 	s.Topology.validate("topology", &bad)
+	if c := s.NodeColumns(); len(c) > 0 && !taskMode {
+		bad.add("topology.node_column: %q: only for modes inflation and replay, whose node list is a CSV (mode %s: use topology.members)", c[0], s.Mode)
+	}
 	s.validateVariants(&bad)
 	s.seedsWrap(&bad)
 	return bad.err()

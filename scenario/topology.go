@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -22,6 +23,10 @@ const DefaultReportAbove = 0.9
 // that enforces a power limit enforces each domain's limit beside the
 // cluster's.
 type TopologySpec struct {
+	// NodeColumn names a column of the node list (trace.nodes, a CSV)
+	// whose value is each node's innermost domain; Members overrides it
+	// node by node. Modes inflation and replay only.
+	NodeColumn string `yaml:"node_column" json:"node_column,omitempty"`
 	// Members maps a node's name to its innermost domain.
 	Members map[string]string `yaml:"members" json:"members,omitempty"`
 	// Domains are the domains, parents before or after their children.
@@ -65,6 +70,9 @@ func (t *TopologySpec) Topology() *power.Topology {
 func (t *TopologySpec) validate(path string, bad *problems) {
 	if t == nil {
 		return
+	}
+	if c := t.NodeColumn; c != "" && (strings.TrimSpace(c) != c || strings.ContainsAny(c, ",\"\n\r")) {
+		bad.add("%s%s.node_column: %q is not a column name (no spaces around it, no comma, quote or line break)", t.lines.at(-1, ""), path, c)
 	}
 	if len(t.Domains) == 0 {
 		bad.add("%s%s.domains: none (a topology needs at least one domain)", t.lines.at(-1, ""), path)
@@ -146,11 +154,31 @@ func resolveSeq(n *yaml.Node) []*yaml.Node {
 // (children whose limits add up beyond their parent's, a domain with no
 // node), each as one line.
 func (s *Scenario) BindTopology(names []string, idle []hw.Watts) (*power.Domains, []string, error) {
+	return s.BindTopologyColumn(names, idle, nil)
+}
+
+// BindTopologyColumn is BindTopology where column gives node names'
+// innermost domains (the node list's node_column; an empty value gives
+// none), each overridden by the topology's members.
+func (s *Scenario) BindTopologyColumn(names []string, idle []hw.Watts, column map[string]string) (*power.Domains, []string, error) {
 	t := s.Topology
 	if t == nil {
 		return nil, nil, nil
 	}
-	d, warn, err := t.Topology().Bind(names, idle)
+	topo := t.Topology()
+	if len(column) > 0 {
+		m := make(map[string]string, len(column)+len(t.Members))
+		for n, d := range column {
+			if d != "" {
+				m[n] = d
+			}
+		}
+		for n, d := range t.Members {
+			m[n] = d
+		}
+		topo.Member = m
+	}
+	d, warn, err := topo.Bind(names, idle)
 	if err != nil {
 		file := t.lines.file
 		if file == "" {
@@ -164,6 +192,23 @@ func (s *Scenario) BindTopology(names []string, idle []hw.Watts) (*power.Domains
 		out = append(out, fmt.Sprintf("%stopology: %s", t.lines.at(idx, ""), w))
 	}
 	return d, out, nil
+}
+
+// NodeColumns are the node-list columns the scenario's topology and its
+// variants' name (node_column), sorted, without repeats.
+func (s *Scenario) NodeColumns() []string {
+	var out []string
+	add := func(t *TopologySpec) {
+		if t != nil && t.NodeColumn != "" && !slices.Contains(out, t.NodeColumn) {
+			out = append(out, t.NodeColumn)
+		}
+	}
+	add(s.Topology)
+	for i := range s.Variants {
+		add(s.Variants[i].Topology)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // hasTopology reports whether the scenario or one of its variants has a

@@ -50,8 +50,8 @@ func TestTopologyParseErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Parse([]byte(strings.Replace(topoHead, "mode: replay\ntrace: {pods: p.csv}\npolicies:\n  - {name: A, scorers: [{policy: fgd, weight: 1}]}\n", "mode: elastic\nelastic: {jobs: philly-day, systems: [PowerFlow]}\n", 1)+topoBody), "s.yaml"); err == nil || !strings.Contains(err.Error(), "topology: only for modes inflation, replay and hpc") {
-		t.Errorf("topology in mode elastic: got %v", err)
+	if _, err := Parse([]byte(strings.Replace(topoHead, "mode: replay\ntrace: {pods: p.csv}\npolicies:\n  - {name: A, scorers: [{policy: fgd, weight: 1}]}\n", "mode: coloc\ncoloc: {jobs: gavel-msr, nodes: 1, systems: [FIFO]}\n", 1)+topoBody), "s.yaml"); err == nil || !strings.Contains(err.Error(), "topology: only for modes inflation, replay, hpc and elastic") {
+		t.Errorf("topology in mode coloc: got %v", err)
 	}
 }
 
@@ -142,5 +142,17 @@ func TestDomainWeight(t *testing.T) {
 	neg := strings.Replace(topoHead, "weight: 1}]}", "weight: 1}], domain_weight: -1}", 1)
 	if _, err := Parse([]byte(neg+topoBody), "s.yaml"); err == nil || !strings.Contains(err.Error(), "policies[0].domain_weight: -1") {
 		t.Errorf("negative: %v", err)
+	}
+}
+
+// node_column names a column of a node-list CSV: modes with no such list
+// refuse it, and a name that cannot be a CSV header is an error.
+func TestTopologyNodeColumnModes(t *testing.T) {
+	const topo = "topology:\n  node_column: rack\n  domains: [{name: r1, limit_w: 1000}]\n"
+	if _, err := Parse([]byte("name: x\nmode: hpc\nhpc: {swf: nasa-ipsc}\n"+topo), "s.yaml"); err == nil || !strings.Contains(err.Error(), `topology.node_column: "rack": only for modes inflation and replay`) {
+		t.Errorf("node_column in mode hpc: %v", err)
+	}
+	if _, err := Parse([]byte("name: x\nmode: replay\ntrace: {nodes: n.csv, pods: p.csv}\npolicies: [{name: A, scorers: [{policy: fgd, weight: 1}]}]\n"+strings.Replace(topo, "rack", "\"a,b\"", 1)), "s.yaml"); err == nil || !strings.Contains(err.Error(), "is not a column name") {
+		t.Errorf("node_column \"a,b\": %v", err)
 	}
 }

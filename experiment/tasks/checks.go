@@ -402,7 +402,23 @@ func bindTopology(env *experiment.Env, s *scenario.Scenario, c *cluster.Cluster,
 	for i, n := range c.Nodes {
 		names[i], idle[i] = n.Name, pm.NodePower(n).Total()
 	}
-	d, warn, err := s.BindTopology(names, idle)
+	var column map[string]string
+	if t := s.Topology; t != nil && t.NodeColumn != "" && in.NodeColumns != nil {
+		column = in.NodeColumns.Values[t.NodeColumn]
+		// A value naming no domain is the node list's error, at its line.
+		var bad []string
+		for n, v := range column {
+			if v != "" && !slices.ContainsFunc(t.Domains, func(d power.Domain) bool { return d.Name == v }) && t.Members[n] == "" {
+				bad = append(bad, n)
+			}
+		}
+		if len(bad) > 0 {
+			slices.SortFunc(bad, func(a, b string) int { return in.NodeColumns.Line[a] - in.NodeColumns.Line[b] })
+			n := bad[0]
+			return fmt.Errorf("trace.nodes %s line %d: column %s: %q is not a domain of the topology (%d node(s) in all name undeclared domains)", s.Trace.Nodes, in.NodeColumns.Line[n], t.NodeColumn, column[n], len(bad))
+		}
+	}
+	d, warn, err := s.BindTopologyColumn(names, idle, column)
 	if err != nil {
 		return err
 	}

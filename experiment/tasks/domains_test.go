@@ -191,3 +191,54 @@ func TestCompareDomains(t *testing.T) {
 		t.Errorf("domains.csv: want a header and one row per seed of each setting with a topology:\n%s", csv)
 	}
 }
+
+// node_column: the node list's rack column places each node, members
+// override it node by node, and the replay's racks are as the column says;
+// a value naming no domain is an error at its line of the node list, and
+// the embedded node lists, which have no such column, are refused.
+func TestTopologyNodeColumn(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model,rack\nn1,64000,262144,1,V100M32,r1\nn2,64000,262144,1,V100M32,r1\nn3,64000,262144,1,V100M32,r2\nn4,64000,262144,1,V100M32,r1\n"
+	head := "name: col\nmode: replay\ntrace: {nodes: nodes.csv, pods: pods.csv}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1000}]}\n"
+	topo := "topology:\n  node_column: rack\n  members: {n4: r2}\n  domains:\n    - {name: r1, level: rack, limit_w: 100000}\n    - {name: r2, level: rack, limit_w: 100000}\n"
+	pods := checkPodsHead + "p0,1000,1024,1,1000,,LS,Running,0,600,0\n"
+	s := writeScenario(t, map[string]string{"s.yaml": head + topo, "nodes.csv": nodes, "pods.csv": pods})
+	in, err := tasks.LoadInputs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := tasks.RunReplay(testEnv(), s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tasks.ReplayResults("test", s, in, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Policies []tasks.ReplaySummary `json:"policies"`
+	}
+	if err := json.Unmarshal(res.Files["summary.json"], &sum); err != nil {
+		t.Fatal(err)
+	}
+	// n1, n2 in r1 by the column; n3 in r2; n4 in r2 by members over its column's r1.
+	if d := sum.Policies[0].Domains; len(d) != 2 || d[0].Nodes != 2 || d[1].Nodes != 2 {
+		t.Fatalf("domains %+v, want r1 and r2 with 2 nodes each", d)
+	}
+	bad := strings.Replace(nodes, "n3,64000,262144,1,V100M32,r2", "n3,64000,262144,1,V100M32,r9", 1)
+	s = writeScenario(t, map[string]string{"s.yaml": head + topo, "nodes.csv": bad, "pods.csv": pods})
+	in, err = tasks.LoadInputs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tasks.RunReplay(testEnv(), s, in); err == nil || !strings.Contains(err.Error(), `nodes.csv line 4: column rack: "r9" is not a domain of the topology`) {
+		t.Errorf("undeclared domain in the column: %v", err)
+	}
+	s = writeScenario(t, map[string]string{"s.yaml": strings.Replace(head, "nodes: nodes.csv, ", "", 1) + topo, "pods.csv": pods})
+	if _, err := tasks.LoadInputs(s); err == nil || !strings.Contains(err.Error(), `topology.node_column: "rack": the embedded node list`) {
+		t.Errorf("node_column over the embedded nodes: %v", err)
+	}
+	s = writeScenario(t, map[string]string{"s.yaml": head + topo, "nodes.csv": strings.Replace(nodes, ",rack\n", ",row\n", 1), "pods.csv": pods})
+	if _, err := tasks.LoadInputs(s); err == nil || !strings.Contains(err.Error(), `header "row", want one of [rack]`) {
+		t.Errorf("node list without the column: %v", err)
+	}
+}

@@ -24,7 +24,10 @@ import (
 // Inputs are the cluster and the task population of a scenario.
 type Inputs struct {
 	Nodes []cluster.NodeSpec
-	Pods  []job.Task
+	// NodeColumns holds the node list's extra columns a topology names
+	// (scenario.Scenario.NodeColumns; nil: none).
+	NodeColumns *alibaba2023.NodeColumns
+	Pods        []job.Task
 	// Source says where the inputs come from, for the results.
 	Source string
 	// NeverStart is what the checks before a run found about pods that
@@ -49,17 +52,26 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	t := s.Trace
 	in := &Inputs{}
 	var err error
+	cols := s.NodeColumns()
 	switch t.Nodes {
-	case scenario.NodesOpenBGPU:
-		in.Nodes, err = alibaba2023.GPUNodes()
-	case scenario.NodesOpenBAll:
-		in.Nodes, err = alibaba2023.AllNodes()
+	case scenario.NodesOpenBGPU, scenario.NodesOpenBAll:
+		if len(cols) > 0 {
+			return nil, fmt.Errorf("topology.node_column: %q: the embedded node list %s has no such column (give trace.nodes as a CSV with it, or use topology.members)", cols[0], t.Nodes)
+		}
+		if t.Nodes == scenario.NodesOpenBGPU {
+			in.Nodes, err = alibaba2023.GPUNodes()
+		} else {
+			in.Nodes, err = alibaba2023.AllNodes()
+		}
 	default:
 		var f *userfile.File
 		path := s.Path(t.Nodes)
 		if f, err = userfile.Open(path, userfile.Table); err == nil {
 			defer f.Close()
-			in.Nodes, err = alibaba2023.ReadNodes(f, path)
+			in.Nodes, in.NodeColumns, err = alibaba2023.ReadNodesColumns(f, path, cols)
+			if len(cols) == 0 {
+				in.NodeColumns = nil
+			}
 		}
 	}
 	if err != nil {

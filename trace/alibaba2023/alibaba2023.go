@@ -135,17 +135,49 @@ func records(cr *csv.Reader, file string, h []string, fn func(r *row)) error {
 // ReadNodes parses a node list (sn,cpu_milli,memory_mib,gpu,model). file names
 // the input in errors.
 func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
+	out, _, err := ReadNodesColumns(r, file, nil)
+	return out, err
+}
+
+// NodeColumns are the values of a node list's extra columns: Values[c][n]
+// is column c's value (trimmed; possibly empty) for the node named n, and
+// Line[n] the line that lists node n.
+type NodeColumns struct {
+	Values map[string]map[string]string
+	Line   map[string]int
+}
+
+// ReadNodesColumns is ReadNodes for a node list that may carry the extra
+// columns named (for example a power topology's rack column) after its
+// five, in any order, each exactly once; no other column is accepted.
+func ReadNodesColumns(r io.Reader, file string, extra []string) ([]cluster.NodeSpec, *NodeColumns, error) {
 	cr, err := newReader(r, file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h, err := readHeader(cr, file, nodeColumns, len(nodeColumns))
+	var h []string
+	if len(extra) == 0 {
+		h, err = readHeader(cr, file, nodeColumns, len(nodeColumns))
+	} else {
+		h, err = readNodeHeader(cr, file, extra)
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	cols := &NodeColumns{Values: map[string]map[string]string{}, Line: map[string]int{}}
+	for _, c := range extra {
+		cols.Values[c] = map[string]string{}
 	}
 	var out []cluster.NodeSpec
 	seen := map[string]int{}
 	err = records(cr, file, h, func(r *row) {
+		if len(extra) > 0 {
+			name := strings.TrimSpace(r.rec[0])
+			for i := len(nodeColumns); i < len(h); i++ {
+				cols.Values[h[i]][name] = strings.TrimSpace(r.rec[i])
+			}
+			cols.Line[name] = r.line
+		}
 		s := cluster.NodeSpec{Name: strings.TrimSpace(r.rec[0]), GPUModel: strings.TrimSpace(r.rec[4])}
 		if err := trace.CheckName(s.Name); err != nil {
 			r.fail("sn", err)
@@ -165,7 +197,36 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 		out = append(out, s)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	return out, cols, nil
+}
+
+// readNodeHeader reads a node list's header: the five node columns, then
+// each of extra once, in any order.
+func readNodeHeader(r *csv.Reader, file string, extra []string) ([]string, error) {
+	h, err := r.Read()
+	if err == io.EOF {
+		return nil, &ParseError{File: file, Line: 1, Err: errors.New("empty file, want a header")}
+	}
+	if err != nil {
+		return nil, &ParseError{File: file, Line: 1, Err: err}
+	}
+	want := append(append([]string(nil), nodeColumns...), extra...)
+	if len(h) != len(want) {
+		return nil, &ParseError{File: file, Line: 1, Err: fmt.Errorf("header has %d columns, want %d: %v then %v in any order", len(h), len(want), nodeColumns, extra)}
+	}
+	out := make([]string, len(h))
+	seen := map[string]bool{}
+	for i, c := range h {
+		c = strings.TrimSpace(c)
+		switch {
+		case i < len(nodeColumns) && c != nodeColumns[i]:
+			return nil, &ParseError{File: file, Line: 1, Column: strconv.Itoa(i + 1), Err: fmt.Errorf("header %q, want %q", c, nodeColumns[i])}
+		case i >= len(nodeColumns) && (!slices.Contains(extra, c) || seen[c]):
+			return nil, &ParseError{File: file, Line: 1, Column: strconv.Itoa(i + 1), Err: fmt.Errorf("header %q, want one of %v, each once", c, extra)}
+		}
+		seen[c], out[i] = true, c
 	}
 	return out, nil
 }
