@@ -15,7 +15,9 @@ func TestGangSpec(t *testing.T) {
 		{base + "gangs: {}\n", "", false},
 		{base + "gangs: {backfill: true}\n", "", false},
 		{base + "gangs: {backfill: false, group_by: gpu_model}\n", "", true},
-		{base + "gangs: {group_by: rack}\n", `gangs.group_by: "rack", want gpu_model or empty`, false},
+		{base + "gangs: {group_by: rack}\n", `gangs.group_by: "rack", want gpu_model, domain, domain:LEVEL or empty`, false},
+		{base + "gangs: {group_by: \"domain:\"}\n", `gangs.group_by: "domain:", want gpu_model, domain, domain:LEVEL or empty`, false},
+		{base + "gangs: {group_by: domain:row}\ntopology: {members: {a: r}, domains: [{name: r, level: rack, limit_w: 1000}]}\n", `gangs.group_by: "domain:row": no domain of level "row"`, false},
 		{base + "gangs: {backfil: false}\n", "backfil", false},
 		{strings.Replace(base, "replay", "inflation", 1) + "gangs: {}\n", "gangs: only for mode replay", false},
 	} {

@@ -474,6 +474,13 @@ func (s *Scenario) Validate() error {
 		bad.add("topology: only for modes inflation, replay, hpc and elastic (mode %s)", s.Mode)
 	}
 	s.Topology.validate("topology", &bad)
+	if level, ok := s.Gangs.DomainLevel(); ok {
+		if !s.hasTopology() {
+			bad.add("gangs.group_by: %q groups nodes by power domain, but neither the scenario nor a variant has a topology", s.Gangs.GroupBy)
+		} else if level != "" && !s.hasLevel(level) {
+			bad.add("gangs.group_by: %q: no domain of level %q in the topology", s.Gangs.GroupBy, level)
+		}
+	}
 	if c := s.NodeColumns(); len(c) > 0 && !taskMode {
 		bad.add("topology.node_column: %q: only for modes inflation and replay, whose node list is a CSV (mode %s: use topology.members)", c[0], s.Mode)
 	}

@@ -211,6 +211,23 @@ func (s *Scenario) NodeColumns() []string {
 	return out
 }
 
+// hasLevel reports whether the scenario's topology or a variant's has a
+// domain of level.
+func (s *Scenario) hasLevel(level string) bool {
+	has := func(t *TopologySpec) bool {
+		return t != nil && slices.ContainsFunc(t.Domains, func(d power.Domain) bool { return d.Level == level })
+	}
+	if has(s.Topology) {
+		return true
+	}
+	for i := range s.Variants {
+		if has(s.Variants[i].Topology) {
+			return true
+		}
+	}
+	return false
+}
+
 // hasTopology reports whether the scenario or one of its variants has a
 // topology.
 func (s *Scenario) hasTopology() bool {

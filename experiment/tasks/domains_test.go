@@ -12,6 +12,7 @@ import (
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/scenario"
 )
 
 // A replay under a binding rack limit: four 1-GPU nodes, racks r1 {n1, n2}
@@ -240,5 +241,74 @@ func TestTopologyNodeColumn(t *testing.T) {
 	s = writeScenario(t, map[string]string{"s.yaml": head + topo, "nodes.csv": strings.Replace(nodes, ",rack\n", ",row\n", 1), "pods.csv": pods})
 	if _, err := tasks.LoadInputs(s); err == nil || !strings.Contains(err.Error(), `header "row", want one of [rack]`) {
 		t.Errorf("node list without the column: %v", err)
+	}
+}
+
+// Gangs under power domains, packed by rack (gangs.group_by: domain):
+// four 2-GPU V100 nodes in racks r1 (n1, n2; its limit holds one pod
+// beside its idle power) and r2 (n3, n4). Gang g (2 pods of 2 GPUs) cannot
+// sit in r1 (power), so it is packed in r2; gang h, arriving at the same
+// time, fits no rack alone and not over the cluster either (r1 holds one
+// of its pods, r2 is full), so it waits whole until g ends, then is packed
+// in r2. No rack passes its limit, and every gang starts whole.
+func TestGangsInRacks(t *testing.T) {
+	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{{Name: "x", CPUMilli: 64000, MemMiB: 262144, GPUs: 2, GPUModel: "V100M32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := power.PWR{}.NodePower(c.Nodes[0]).Total()
+	inc := power.Increase(power.PWR{}, c.Nodes[0], &job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 2, GPUMilli: 1000}, []int{0, 1})
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload,gang,gang_size\n" +
+		"g0,1000,1024,2,1000,,LS,Running,0,600,0,,,g,2\ng1,1000,1024,2,1000,,LS,Running,0,600,0,,,g,2\n" +
+		"h0,1000,1024,2,1000,,LS,Running,1,601,1,,,h,2\nh1,1000,1024,2,1000,,LS,Running,1,601,1,,,h,2\n"
+	s := writeScenario(t, map[string]string{
+		"s.yaml": fmt.Sprintf("name: g\nmode: replay\ntrace: {nodes: nodes.csv, pods: pods.csv}\ngangs: {group_by: domain}\npolicies:\n  - {name: FGD, scorers: [{policy: fgd, weight: 1000}]}\n"+
+			"topology:\n  members: {n1: r1, n2: r1, n3: r2, n4: r2}\n  domains:\n    - {name: r1, level: rack, limit_w: %.3f}\n    - {name: r2, level: rack, limit_w: 100000}\n", 2*idle+inc+1),
+		"nodes.csv": "sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,2,V100M32\nn2,64000,262144,2,V100M32\nn3,64000,262144,2,V100M32\nn4,64000,262144,2,V100M32\n",
+		"pods.csv":  pods,
+	})
+	in, err := tasks.LoadInputs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := tasks.RunReplay(testEnv(), s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0].Result
+	node := map[string]string{}
+	for _, x := range r.Tasks {
+		node[in.Pods[x.ID].Name] = fmt.Sprint(x.Node)
+	}
+	rackOf := func(p string) string {
+		if node[p] == "0" || node[p] == "1" {
+			return "r1"
+		}
+		return "r2"
+	}
+	tk := r.Tasks
+	if tk[0].Start != 0 || tk[1].Start != 0 || rackOf("g0") != "r2" || rackOf("g1") != "r2" {
+		t.Errorf("gang g: starts %v %v on nodes %s %s, want both at 0 in r2", tk[0].Start, tk[1].Start, node["g0"], node["g1"])
+	}
+	if tk[2].Start != tk[0].End || tk[3].Start != tk[2].Start || rackOf("h0") != "r2" || rackOf("h1") != "r2" {
+		t.Errorf("gang h: starts %v %v on nodes %s %s, want both at g's end %v, in r2", tk[2].Start, tk[3].Start, node["h0"], node["h1"], tk[0].End)
+	}
+	res, err := tasks.ReplayResults("test", s, in, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Policies []tasks.ReplaySummary `json:"policies"`
+	}
+	if err := json.Unmarshal(res.Files["summary.json"], &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range sum.Policies[0].Domains {
+		if !power.Limit(d.LimitW).AllowsRecomputed(hw.Watts(d.PeakW)) {
+			t.Errorf("rack %s: peak %v W above its %v W limit", d.Name, d.PeakW, d.LimitW)
+		}
+	}
+	if _, err := scenario.Parse([]byte("name: x\nmode: replay\ntrace: {pods: default}\ngangs: {group_by: domain}\npolicies:\n  - {name: A, scorers: [{policy: fgd, weight: 1}]}\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "neither the scenario nor a variant has a topology") {
+		t.Errorf("group_by domain without a topology: %v", err)
 	}
 }

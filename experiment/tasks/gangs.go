@@ -7,18 +7,36 @@ import (
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/report"
 	"github.com/wattsched/wattsched/scenario"
 	"github.com/wattsched/wattsched/sim"
 )
 
-// gangOptions are the scenario's gang settings for policy.Online.
-func gangOptions(s *scenario.Scenario) policy.GangOptions {
+// gangOptions are the scenario's gang settings for policy.Online; d are
+// the run's power domains (nil: none).
+func gangOptions(s *scenario.Scenario, d *power.Domains) policy.GangOptions {
 	o := policy.GangOptions{HeadOfLine: s.Gangs.HeadOfLine()}
 	if s.Gangs != nil && s.Gangs.GroupBy == scenario.GroupByGPUModel {
 		o.Group = func(n *cluster.Node) string { return n.GPUModel }
 	}
+	if level, ok := s.Gangs.DomainLevel(); ok && d.Len() > 0 {
+		o.Group = func(n *cluster.Node) string { return DomainOf(d, int(n.ID), level) }
+	}
 	return o
+}
+
+// DomainOf is the name of node i's innermost domain of level (any level
+// when level is empty), "" when it has none: the node groups of
+// gangs.group_by domain. Nodes with no domain of that level (a variant
+// whose topology lacks it) form one group, "".
+func DomainOf(d *power.Domains, i int, level string) string {
+	for _, k := range d.Path(i) {
+		if level == "" || d.List[k].Level == level {
+			return d.List[k].Name
+		}
+	}
+	return ""
 }
 
 // GangSummary is what the gang jobs of one run waited. A gang's wait runs

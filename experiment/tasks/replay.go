@@ -122,7 +122,7 @@ func replayOnce(env *experiment.Env, s *scenario.Scenario, ps *scenario.PolicySp
 	if m != nil {
 		o.MeterAt = m.at
 	}
-	online := &policy.Online{Placer: placer, Gangs: gangOptions(s)}
+	online := &policy.Online{Placer: placer, Gangs: gangOptions(s, o.Domains)}
 	xl := newExplainLog(env, s, ps, seed, c)
 	if xl != nil {
 		xl.variant = variant
