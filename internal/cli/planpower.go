@@ -26,8 +26,10 @@ type planPowerFlags struct {
 func (a *app) planCmd() *cobra.Command {
 	c := &cobra.Command{Use: "plan power -c scenario.yaml -o DIR --add MODEL[:GPUS] [flags]",
 		Short: "plan capacity from replays: how many nodes each power domain can take",
-		Long: `Plan capacity from replays of a scenario's workload (docs/power-domains.md,
-"The planner").`,
+		Long: `Plan capacity from replays of a scenario's workload. 'plan power' answers
+how many more nodes of a GPU model each power domain (rack, PDU, row) of a
+scenario's topology can carry, at a chosen risk that a domain's hourly power
+exceeds its limit (docs/power-domains.md, "The planner").`,
 		Example: "  wattsched plan power -c examples/power-domains.yaml -o out/plan --add A100:8",
 		Args:    noArgs}
 	var f planPowerFlags
