@@ -344,9 +344,9 @@ type DomainPoint struct {
 // Capped is what enforcing the domains' limits did at a point, at the
 // catalog's figures, over the seeds.
 type Capped struct {
-	// Bound is false when a domain's nodes idle above its limit: the
-	// capped cluster cannot be built at all.
-	Bound bool
+	// LeftOut is the number of the point's added nodes that their domains
+	// could not hold even idle, left out of the capped replay.
+	LeftOut int
 	// JCTS is the mean completion time over the pods that ended; Unstarted
 	// the pods that never started (mean over the seeds).
 	JCTS      float64
@@ -446,7 +446,7 @@ func (p *Planner) Evaluate(added []int, what string) (*Point, error) {
 		pt.Domains = append(pt.Domains, p.domainPoint(d, jobs, outs))
 	}
 	if p.opt.Cap {
-		if pt.Capped, err = p.capped(in, t, what); err != nil {
+		if pt.Capped, err = p.capped(added, what); err != nil {
 			return nil, err
 		}
 	}
@@ -508,19 +508,47 @@ func (p *Planner) domainPoint(d int, jobs []runKey, outs []replayOut) DomainPoin
 	return dp
 }
 
-// capped replays the enlarged cluster with the domains' limits enforced
-// at the catalog's figures, one replay per seed.
-func (p *Planner) capped(in *tasks.Inputs, t *power.Topology, what string) (*Capped, error) {
+// capped replays the cluster with the domains' limits enforced, at the
+// catalog's figures, one replay per seed. A domain takes only as many of
+// its added nodes as its limit, and every limit above it, can hold idle
+// (innermost domains by name); the rest are left out and counted.
+func (p *Planner) capped(added []int, what string) (*Capped, error) {
+	node, err := cluster.New(p.env.Catalog, []cluster.NodeSpec{{Name: "x", CPUMilli: p.add.CPUMilli, MemMiB: p.add.MemMiB, GPUs: p.add.GPUs, GPUModel: p.add.GPUModel, CPUModel: p.add.CPUModel}})
+	if err != nil {
+		return nil, err
+	}
+	nodeIdle := power.PWR{}.NodePower(node.Nodes[0]).Total()
+	room := make([]hw.Watts, len(p.limits))
+	for d := range room {
+		room[d] = p.limits[d] - p.in.Domains.IdleW[d]
+	}
+	parent := p.parents()
+	leaves := slices.Clone(p.leaves)
+	slices.SortFunc(leaves, func(a, b int) int { return strings.Compare(p.topo.Domains[a].Name, p.topo.Domains[b].Name) })
+	kept := make([]int, len(added))
+	c := &Capped{}
+	for _, l := range leaves {
+		j := added[l]
+		for a := l; a >= 0; a = parent[a] {
+			j = min(j, int(math.Floor(float64(room[a]/nodeIdle))))
+		}
+		j = max(j, 0)
+		for a := l; a >= 0; a = parent[a] {
+			room[a] -= hw.Watts(j) * nodeIdle
+		}
+		kept[l] = j
+		c.LeftOut += added[l] - j
+	}
+	in, t := p.enlarged(kept)
 	d, err := p.bind(in, t, false)
 	if err != nil {
-		return &Capped{}, nil // a domain idles above its limit
+		return nil, fmt.Errorf("%s capped: %w", what, err)
 	}
-	cin := *in
-	cin.Domains = d
+	in.Domains = d
 	outs := make([]replayOut, p.opt.Seeds)
 	errs := experiment.Parallel(p.opt.Seeds, p.env.Workers, func(i int) error {
 		seed := p.opt.FirstSeed + uint64(i)
-		res, err := tasks.ReplayForPlan(p.env, p.s, &cin, tasks.PlanReplay{Policy: p.pol, Seed: seed, Domains: d})
+		res, err := tasks.ReplayForPlan(p.env, p.s, in, tasks.PlanReplay{Policy: p.pol, Seed: seed, Domains: d})
 		if err != nil {
 			return fmt.Errorf("%s capped, seed %d: %w", what, seed, err)
 		}
@@ -530,7 +558,6 @@ func (p *Planner) capped(in *tasks.Inputs, t *power.Topology, what string) (*Cap
 	if err := firstErr(errs); err != nil {
 		return nil, err
 	}
-	c := &Capped{Bound: true}
 	n := float64(p.opt.Seeds)
 	for _, o := range outs {
 		c.JCTS += o.jct / n

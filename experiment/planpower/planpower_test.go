@@ -285,3 +285,26 @@ func TestAddSpecCopiesTheCommonestShape(t *testing.T) {
 		}
 	}
 }
+
+// TestCappedReplayEnforces: with --cap, each point is also replayed with
+// the racks' limits enforced. In racks() they bind at three busy GPUs in
+// a rack, so pods wait there and complete later on average than in the
+// uncapped replay, and no added node is left out (each rack can hold
+// more than a dozen idle nodes).
+func TestCappedReplayEnforces(t *testing.T) {
+	s, in, _ := racks(t)
+	p, err := planpower.New(testEnv(), s, in, planpower.Options{Seeds: 2, FirstSeed: 1, Draws: 1, Add: "V100M32", Risk: 0.2, MaxAdd: 1, Cap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := p.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range pl.Points {
+		c := pt.Capped
+		if c == nil || c.LeftOut != 0 || !(c.WaitS > 0) || !(c.JCTS > pt.JCTS) {
+			t.Errorf("+%d per rack: capped %+v, uncapped mean JCT %.0f s: want pods waiting and a longer mean JCT, none left out", pt.PerLeaf, c, pt.JCTS)
+		}
+	}
+}

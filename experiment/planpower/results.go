@@ -137,14 +137,14 @@ func nodesIn(pl *Plan, d int) int {
 // searchTable is one row per replayed point.
 func searchTable(pl *Plan) report.Table {
 	t := report.Table{Title: "Search (each row replayed: uncapped, limits recorded not enforced" + map[bool]string{true: "; capped: limits enforced, catalog figures", false: ""}[pl.Options.Cap] + ")",
-		Head: []string{"nodes added", "domains over risk", "worst domain", "its hours over limit", "mean JCT s"}}
+		Head: []string{"nodes added", "domains over risk (95% bound)", "worst domain", "its hours over limit", "mean JCT s"}}
 	if pl.Options.Cap {
-		t.Head = append(t.Head, "capped: mean JCT s", "JCT cost", "mean wait s", "never started")
+		t.Head = append(t.Head, "capped: nodes left out", "mean JCT s", "JCT cost", "mean wait s", "never started")
 	}
 	for _, pt := range pl.Points {
 		over, worst := 0, 0
 		for d, dp := range pt.Domains {
-			if dp.Exceed > pl.Options.Risk {
+			if dp.Upper > pl.Options.Risk {
 				over++
 			}
 			if dp.Exceed > pt.Domains[worst].Exceed {
@@ -157,11 +157,7 @@ func searchTable(pl *Plan) report.Table {
 		}
 		row := []string{added, strconv.Itoa(over), pl.Domains[worst].Name, pct(pt.Domains[worst].Exceed), fmt.Sprintf("%.0f", pt.JCTS)}
 		if c := pt.Capped; c != nil {
-			if !c.Bound {
-				row = append(row, "-", "a domain idles above its limit", "-", "-")
-			} else {
-				row = append(row, fmt.Sprintf("%.0f", c.JCTS), fmt.Sprintf("%+.2f%%", 100*(c.JCTS-pt.JCTS)/pt.JCTS), fmt.Sprintf("%.1f", c.WaitS), fmt.Sprintf("%.1f", c.Unstarted))
-			}
+			row = append(row, strconv.Itoa(c.LeftOut), fmt.Sprintf("%.0f", c.JCTS), fmt.Sprintf("%+.2f%%", 100*(c.JCTS-pt.JCTS)/pt.JCTS), fmt.Sprintf("%.1f", c.WaitS), fmt.Sprintf("%.1f", c.Unstarted))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -170,19 +166,19 @@ func searchTable(pl *Plan) report.Table {
 
 func planRows(pl *Plan) [][]string {
 	rows := [][]string{{"nodes_added", "per_domain", "domain", "limit_w", "added_here", "hours", "exceed", "exceed_catalog", "exceed_seed_lo", "exceed_seed_hi", "exceed_draw_lo", "exceed_draw_hi",
-		"p50_w", "p95_w", "p99_w", "max_w", "p99_draw_lo_w", "p99_draw_hi_w", "mean_jct_s", "capped_mean_jct_s", "capped_never_started"}}
+		"p50_w", "p95_w", "p99_w", "max_w", "p99_draw_lo_w", "p99_draw_hi_w", "exceed_upper95", "mean_jct_s", "capped_left_out", "capped_mean_jct_s", "capped_never_started"}}
 	f := report.F
 	for _, pt := range pl.Points {
-		cj, cu := "", ""
-		if c := pt.Capped; c != nil && c.Bound {
-			cj, cu = f(c.JCTS), f(c.Unstarted)
+		cl, cj, cu := "", "", ""
+		if c := pt.Capped; c != nil {
+			cl, cj, cu = strconv.Itoa(c.LeftOut), f(c.JCTS), f(c.Unstarted)
 		}
 		for d, dp := range pt.Domains {
 			slo, shi := minMax(dp.Seeds)
 			dlo, dhi := minMax(dp.Draws)
 			rows = append(rows, []string{strconv.Itoa(pt.Total), strconv.Itoa(pt.PerLeaf), pl.Domains[d].Name, f(float64(pl.Domains[d].Limit)), strconv.Itoa(pt.Added[d]), strconv.Itoa(pt.Hours),
 				f(dp.Exceed), f(dp.Catalog), f(slo), f(shi), f(dlo), f(dhi),
-				f(float64(dp.P50)), f(float64(dp.P95)), f(float64(dp.P99)), f(float64(dp.Max)), f(float64(dp.P99DrawLo)), f(float64(dp.P99DrawHi)), f(pt.JCTS), cj, cu})
+				f(float64(dp.P50)), f(float64(dp.P95)), f(float64(dp.P99)), f(float64(dp.Max)), f(float64(dp.P99DrawLo)), f(float64(dp.P99DrawHi)), f(dp.Upper), f(pt.JCTS), cl, cj, cu})
 		}
 	}
 	return rows

@@ -44,7 +44,7 @@ func TestPlanPowerCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"stand-in: the hourly domain power is the PWR model's estimate", "With the current nodes,", "Power domains with the current nodes", "Search (each row replayed", "capped: mean JCT s", "results in "} {
+	for _, want := range []string{"stand-in: the hourly domain power is the PWR model's estimate", "With the current nodes,", "Power domains with the current nodes", "Search (each row replayed", "capped: nodes left out", "results in "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
