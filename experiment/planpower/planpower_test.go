@@ -25,36 +25,45 @@ func testEnv() *experiment.Env {
 
 const podsHead = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
 
-// racks is a replay on two racks of four one-GPU V100M32 nodes (r1: a1..a4,
-// r2: b1..b4) under PWR. 500 one-GPU pods arrive at random over 30 days
-// and run 0.5 to 4 h (a fixed generator: the same pods every time): about
-// 1.6 busy GPUs on average over the 8. Each rack's limit is 5.5 nodes' idle
-// power plus two pods' increase: with k nodes added to each rack it holds
-// (4+k) idle nodes and b busy GPUs while b x inc <= 2 inc + (1.5-k) idle,
-// so it is over in the hours with 3 busy GPUs for k = 0, 1 and with 2 from
-// k = 2: the exceedance steps up between k = 1 and k = 2.
-func racks(t *testing.T) (*scenario.Scenario, *tasks.Inputs, hw.Watts) {
+// racks is a replay on two racks of four one-GPU nodes, r1: a1..a4 with
+// V100M32s, r2: b1..b4 with V100M16s, under PWR. 500 one-GPU pods arrive
+// at random over 30 days and run 0.5 to 4 h (a fixed generator: the same
+// pods every time), every other one asking for a V100M32, the rest for a
+// V100M16, so each rack runs its own pods (about 0.8 busy GPUs on
+// average) whatever the tie order. The planner adds T4 nodes, which no pod
+// asks for: they only add their idle power. Each rack's limit is its four
+// nodes' idle power, two pods' increase and 1.5 added nodes' idle power:
+// with k added it is over while b x inc > 2 inc + (1.5 - k) x idle(T4
+// node), in the hours with 3 busy GPUs for k = 0, 1 and with 2 from k = 2,
+// so its exceedance steps up between k = 1 and k = 2.
+func racks(t *testing.T) (*scenario.Scenario, *tasks.Inputs, [2]hw.Watts) {
 	t.Helper()
-	c, err := cluster.New(hw.Default(), []cluster.NodeSpec{{Name: "x", CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "V100M32"}})
-	if err != nil {
-		t.Fatal(err)
+	idleOf := func(spec cluster.NodeSpec) (idle, inc hw.Watts) {
+		c, err := cluster.New(hw.Default(), []cluster.NodeSpec{spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return power.PWR{}.NodePower(c.Nodes[0]).Total(),
+			power.Increase(power.PWR{}, c.Nodes[0], &job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}, []int{0})
 	}
-	idle := power.PWR{}.NodePower(c.Nodes[0]).Total()
-	inc := power.Increase(power.PWR{}, c.Nodes[0], &job.Demand{CPUMilli: 1000, MemMiB: 1024, GPUCount: 1, GPUMilli: 1000}, []int{0})
-	limit := 5.5*idle + 2*inc
+	t4, _ := idleOf(cluster.NodeSpec{Name: "x", CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "T4"})
+	var limit [2]hw.Watts
 	nodes := "sn,cpu_milli,memory_mib,gpu,model\n"
 	var members []string
-	for _, r := range []string{"a", "b"} {
+	for r, model := range []string{"V100M32", "V100M16"} {
+		idle, inc := idleOf(cluster.NodeSpec{Name: "x", CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: model})
+		limit[r] = 4*idle + 2*inc + 1.5*t4
 		for i := 1; i <= 4; i++ {
-			nodes += fmt.Sprintf("%s%d,64000,262144,1,V100M32\n", r, i)
-			members = append(members, fmt.Sprintf("%s%d: r%s", r, i, map[string]string{"a": "1", "b": "2"}[r]))
+			name := fmt.Sprintf("%c%d", 'a'+r, i)
+			nodes += fmt.Sprintf("%s,64000,262144,1,%s\n", name, model)
+			members = append(members, fmt.Sprintf("%s: r%d", name, r+1))
 		}
 	}
 	pods := podsHead
 	rng := rand.New(rand.NewPCG(7, 7))
 	for i := range 500 {
 		at := rng.IntN(720 * 3600)
-		pods += fmt.Sprintf("p%03d,1000,1024,1,1000,,LS,Running,%d,%d,%d\n", i, at, at+1800+rng.IntN(12600), at)
+		pods += fmt.Sprintf("p%03d,1000,1024,1,1000,%s,LS,Running,%d,%d,%d\n", i, []string{"V100M32", "V100M16"}[i%2], at, at+1800+rng.IntN(12600), at)
 	}
 	d := t.TempDir()
 	files := map[string]string{
@@ -69,7 +78,7 @@ topology:
   domains:
     - {name: r1, level: rack, limit_w: %.3f}
     - {name: r2, level: rack, limit_w: %.3f}
-`, strings.Join(members, ", "), float64(limit), float64(limit)),
+`, strings.Join(members, ", "), float64(limit[0]), float64(limit[1])),
 		"nodes.csv": nodes, "pods.csv": pods,
 	}
 	for name, body := range files {
@@ -91,11 +100,11 @@ topology:
 	return s, in, limit
 }
 
-// measured replays, independently of the planner, the cluster with k
-// V100M32 nodes (as AddSpec copies them) joining each rack, the limits
-// lifted, with the given seeds, and returns each rack's share of hours
-// whose highest power exceeds limit.
-func measured(t *testing.T, s *scenario.Scenario, in *tasks.Inputs, limit hw.Watts, k int, seeds []uint64) [2]float64 {
+// measured replays, independently of the planner, the cluster with k T4
+// nodes (64 vCPU, 256 GiB, as AddSpec copies the commonest node) joining
+// each rack, the limits lifted, with the given seeds, and returns each
+// rack's share of hours whose highest power exceeds its limit.
+func measured(t *testing.T, s *scenario.Scenario, in *tasks.Inputs, limit [2]hw.Watts, k int, seeds []uint64) [2]float64 {
 	t.Helper()
 	en := *in
 	en.Nodes = append([]cluster.NodeSpec(nil), in.Nodes...)
@@ -106,7 +115,7 @@ func measured(t *testing.T, s *scenario.Scenario, in *tasks.Inputs, limit hw.Wat
 	for j := range k {
 		for _, r := range []string{"r1", "r2"} {
 			name := fmt.Sprintf("new-%s-%d", r, j)
-			en.Nodes = append(en.Nodes, cluster.NodeSpec{Name: name, CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "V100M32"})
+			en.Nodes = append(en.Nodes, cluster.NodeSpec{Name: name, CPUMilli: 64000, MemMiB: 262144, GPUs: 1, GPUModel: "T4"})
 			top.Member[name] = r
 		}
 	}
@@ -133,7 +142,7 @@ func measured(t *testing.T, s *scenario.Scenario, in *tasks.Inputs, limit hw.Wat
 		for d := range 2 {
 			for _, h := range res.DomainHours[d] {
 				hours[d]++
-				if h.Max > limit {
+				if h.Max > limit[d] {
 					over[d]++
 				}
 			}
@@ -143,17 +152,21 @@ func measured(t *testing.T, s *scenario.Scenario, in *tasks.Inputs, limit hw.Wat
 }
 
 // TestFitsHoldsOnFreshSeeds: the planner's per-rack answer k at risk R,
-// found over seeds 1..8, replayed on the enlarged cluster with seeds it
+// found over seeds 1..4, replayed on the enlarged cluster with seeds it
 // never saw (101..108) by a replay built here, not by the planner: the
 // measured exceedance is within R at k, and above it at the first step
-// the planner refused (k+1), so an answer one step too generous fails.
+// the planner refused (k+1), so an answer one step too generous (or too
+// timid) fails. In racks() a rack's load does not depend on the tie order
+// (its pods ask for its GPU model), so this checks the answer's replay and
+// aggregation, not its statistics over seeds: that is what DomainPoint's
+// ranges and the 95% bound are for.
 func TestFitsHoldsOnFreshSeeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the enlarged cluster over many seeds")
 	}
 	s, in, limit := racks(t)
-	const risk = 0.2
-	p, err := planpower.New(testEnv(), s, in, planpower.Options{Seeds: 8, FirstSeed: 1, Draws: 1, Add: "V100M32", Risk: risk, MaxAdd: 6})
+	const risk = 0.1
+	p, err := planpower.New(testEnv(), s, in, planpower.Options{Seeds: 4, FirstSeed: 1, Draws: 1, Add: "T4", Risk: risk, MaxAdd: 6})
 	if err != nil {
 		t.Fatal(err)
 	}

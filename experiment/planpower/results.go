@@ -235,17 +235,17 @@ func summary(pl *Plan) string {
 	base := pl.Points[0]
 	var over []string
 	for d, dp := range base.Domains {
-		if dp.Exceed > o.Risk {
-			over = append(over, fmt.Sprintf("%s (%s of hours)", pl.Domains[d].Name, pct(dp.Exceed)))
+		if dp.Upper > o.Risk {
+			over = append(over, fmt.Sprintf("%s (%s of hours, 95%% bound %s)", pl.Domains[d].Name, pct(dp.Exceed), pct(dp.Upper)))
 		}
 	}
 	node := fmt.Sprintf("%d x %s node", pl.Add.GPUs, pl.Add.GPUModel)
 	var b strings.Builder
 	fmt.Fprintf(&b, "With the current nodes, ")
 	if len(over) == 0 {
-		fmt.Fprintf(&b, "every domain's hourly power stays within its limit in all but at most %g of the hours (over %d seed(s) and %d power-error draw(s)). ", o.Risk, o.Seeds, o.Draws)
+		fmt.Fprintf(&b, "every domain's hourly power stays within its limit in all but at most %g of the hours (95%% bound over %d seed(s) and %d power-error draw(s)). ", o.Risk, o.Seeds, o.Draws)
 	} else {
-		fmt.Fprintf(&b, "%d domain(s) already exceed their limit in more than %g of the hours: %s. ", len(over), o.Risk, strings.Join(over, ", "))
+		fmt.Fprintf(&b, "%d domain(s) exceed their limit, or cannot be shown not to, in more than %g of the hours: %s. ", len(over), o.Risk, strings.Join(over, ", "))
 	}
 	bound := len(pl.Points) - 1
 	if pl.Answers != nil {

@@ -1,6 +1,11 @@
 package tasks
 
 import (
+	"cmp"
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
+
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/experiment"
 	"github.com/wattsched/wattsched/hw"
@@ -38,17 +43,18 @@ type PlanReplay struct {
 }
 
 // ReplayForPlan replays in's pods on in's nodes as replayOnce does (the
-// seed's tie order, the scenario's power limit, power-down, job speed,
-// gangs and horizon), with p's domains and power model, recording each
-// domain's hourly power (sim.Result.DomainHours). It leaves out what the
-// planner does not read: prices, recorded readings (the gate counts the
-// estimates) and explain.
+// scenario's power limit, power-down, job speed, gangs and horizon), with
+// p's domains and power model, recording each domain's hourly power
+// (sim.Result.DomainHours). It leaves out what the planner does not read:
+// prices, recorded readings (the gate counts the estimates) and explain.
+// Ties between nodes break by StableRank, not cluster.TieRank: adding
+// nodes must not redraw the order of the nodes already there.
 func ReplayForPlan(env *experiment.Env, s *scenario.Scenario, in *Inputs, p PlanReplay) (*sim.Result, error) {
 	c, pm, placer, err := setup(env, p.Policy, in)
 	if err != nil {
 		return nil, err
 	}
-	placer.SetRank(cluster.TieRank(c.Nodes, p.Seed))
+	placer.SetRank(StableRank(c.Nodes, p.Seed))
 	var model power.Model = pm
 	if p.Power != nil {
 		model = p.Power(pm)
@@ -74,4 +80,34 @@ func ReplayForPlan(env *experiment.Env, s *scenario.Scenario, in *Inputs, p Plan
 // model pm (scenario power_model) applies to GPU model gpuModel.
 func ModelErrorFor(cat *hw.Catalog, pm, gpuModel string) ModelError {
 	return modelErrorFor(cat, pm, gpuModel)
+}
+
+// StableRank is a tie order of the nodes drawn from seed that adding or
+// removing nodes leaves alone for the others: each node ranks by a seeded
+// hash of its name (FNV-1a over the seed and the name; equal hashes by
+// name). cluster.TieRank draws a permutation of the whole name-sorted
+// list, so one more node redraws every rank, which between two steps of
+// the planner would be a new tie order, not the added nodes.
+func StableRank(nodes []*cluster.Node, seed uint64) []int {
+	key := make([]uint64, len(nodes))
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	for i, n := range nodes {
+		h := fnv.New64a()
+		h.Write(b[:])
+		h.Write([]byte(n.Name))
+		key[i] = h.Sum64()
+	}
+	order := make([]int, len(nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(key[a], key[b]), cmp.Compare(nodes[a].Name, nodes[b].Name))
+	})
+	rank := make([]int, len(nodes))
+	for r, i := range order {
+		rank[i] = r
+	}
+	return rank
 }
