@@ -321,3 +321,33 @@ func TestCappedReplayEnforces(t *testing.T) {
 		}
 	}
 }
+
+// TestOverallSpreadsAndBisects: in racks() each rack fits one added T4
+// node at risk 0.1 and is over with two (TestFitsHoldsOnFreshSeeds), so
+// the cluster as a whole fits two, one per rack: the third node gives a
+// rack its second. The search doubles (1, 2, 4) and bisects (3).
+func TestOverallSpreadsAndBisects(t *testing.T) {
+	s, in, _ := racks(t)
+	p, err := planpower.New(testEnv(), s, in, planpower.Options{Seeds: 2, FirstSeed: 1, Draws: 1, Add: "T4", Risk: 0.1, MaxAdd: 6, Overall: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := p.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := pl.Overall
+	if ov == nil || ov.Fits != 2 || ov.Censored || len(ov.Order) != 2 || len(ov.Over) != 0 {
+		t.Fatalf("overall %+v, want 2 nodes fitting over both racks", ov)
+	}
+	var steps []int
+	for _, pt := range pl.Points {
+		steps = append(steps, pt.Total)
+		if got := pt.Added[0] + pt.Added[1]; got != pt.Total || pt.Added[0]-pt.Added[1] > 1 || pt.Added[1]-pt.Added[0] > 1 {
+			t.Errorf("%d nodes spread as %v: want round robin", pt.Total, pt.Added)
+		}
+	}
+	if fmt.Sprint(steps) != "[0 1 2 3 4]" {
+		t.Errorf("steps replayed %v, want [0 1 2 3 4] (sorted)", steps)
+	}
+}
