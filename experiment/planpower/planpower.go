@@ -308,14 +308,14 @@ type Point struct {
 	// PerLeaf is the search's step in per-domain mode (every innermost
 	// domain takes PerLeaf nodes); -1 in overall mode.
 	PerLeaf int
-	// Hours is the number of domain-hours behind each domain's figures:
-	// hours of the replays x seeds x draws.
+	// Hours is the number of hours behind each domain's figures: the
+	// uncapped replays' hours summed (one replay per seed and draw).
 	Hours int
 	// Domains are the figures per domain, in declared order.
 	Domains []DomainPoint
 	// Capped is the replay with the limits enforced (nil without --cap).
 	Capped *Capped
-	// JCT is the mean completion time of the uncapped replays at the
+	// JCTS is the mean completion time of the uncapped replays at the
 	// catalog's figures (seconds, over the pods that ended).
 	JCTS float64
 	// member is each node's innermost domain (not written out).
@@ -604,9 +604,8 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// nodes is how many current nodes of the point's cluster are in the named
-// domains: the point's bound domains are not kept, so it counts from the
-// planner's topology, which Evaluate fills.
+// nodes is how many of the point's nodes have their innermost domain
+// among names.
 func (pt *Point) nodes(names map[string]bool) int {
 	n := 0
 	for _, d := range pt.member {
