@@ -427,3 +427,52 @@ func quantile(sorted []seg, total, q float64) hw.Watts {
 	}
 	return sorted[len(sorted)-1].w
 }
+
+// DomainHour is one domain's power over one hour of a run: the
+// time-weighted mean and the highest power held for any time in it.
+type DomainHour struct {
+	Mean, Max hw.Watts
+}
+
+// Hourly is each domain's power per hour of the run (out[domain][hour]),
+// hour h covering [h x 3600 s, (h+1) x 3600 s) after the first Observe
+// (the engines start at time 0); the last, partial hour is averaged over the time it covers. A
+// power held for no time (two changes at the same instant) counts in no
+// hour's max. It reads the record Summary reads, so it changes nothing
+// that Summary reports; nil before the first interval closes.
+func (s *DomainStats) Hourly() [][]DomainHour {
+	const hour = 3600.0
+	out := make([][]DomainHour, len(s.segs))
+	for i, ss := range s.segs {
+		var hours []DomainHour
+		var t float64        // start of the current segment
+		var energy []float64 // watt-seconds per hour
+		var covered []float64
+		for _, g := range ss {
+			for rest, at := g.dt, t; rest > 0; {
+				h := int(at / hour)
+				for len(hours) <= h {
+					hours = append(hours, DomainHour{})
+					energy, covered = append(energy, 0), append(covered, 0)
+				}
+				dt := min(rest, float64(h+1)*hour-at)
+				if dt <= 0 { // at sits on the hour's end by rounding
+					dt = min(rest, 1e-9)
+				}
+				energy[h] += float64(g.w) * dt
+				covered[h] += dt
+				hours[h].Max = max(hours[h].Max, g.w)
+				at += dt
+				rest -= dt
+			}
+			t += g.dt
+		}
+		for h := range hours {
+			if covered[h] > 0 {
+				hours[h].Mean = hw.Watts(energy[h] / covered[h])
+			}
+		}
+		out[i] = hours
+	}
+	return out
+}

@@ -139,3 +139,50 @@ func TestDomainStatsHandComputed(t *testing.T) {
 		t.Errorf("row-a: want peak 780, p99 400, above 0; got %+v", row)
 	}
 }
+
+// TestDomainStatsHourlyHandComputed checks the per-domain hourly mean and
+// max on two racks under a row, with changes inside and across hours.
+func TestDomainStatsHourlyHandComputed(t *testing.T) {
+	d, _, err := twoRacks().Bind(fourNodes, idle100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := d.NewLoad()
+	s := power.NewStats(l)
+	for n := range 4 {
+		l.Add(n, 100) // every node idle: racks 200 W, row 400 W
+	}
+	s.Observe(0)
+	l.Add(0, 300) // n1 busy from 1,800 s: rack-1 500 W, row 700 W
+	s.Observe(1800)
+	l.Add(2, 50) // a change held for no time: rack-2 250 W at 5,400 s ...
+	s.Observe(5400)
+	l.Add(2, -50) // ... and back at once: it counts in no hour
+	l.Add(0, -300)
+	s.Observe(5400) // n1 idle again from 5,400 s (hour 1's middle)
+	s.Observe(9000) // the run ends in hour 2's middle
+	got := s.Hourly()
+	want := [][]power.DomainHour{
+		// row-a: hour 0: 400 W for 1,800 s, 700 W for 1,800 s: mean 550,
+		// max 700; hour 1: 700 W for 1,800 s then 400 W for 1,800 s: 550,
+		// 700; hour 2 (1,800 s covered): 400, 400.
+		{{Mean: 550, Max: 700}, {Mean: 550, Max: 700}, {Mean: 400, Max: 400}},
+		// rack-1: the same, 300 W lower.
+		{{Mean: 350, Max: 500}, {Mean: 350, Max: 500}, {Mean: 200, Max: 200}},
+		// rack-2: 200 W throughout; the 250 W held for no time is no max.
+		{{Mean: 200, Max: 200}, {Mean: 200, Max: 200}, {Mean: 200, Max: 200}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hourly (-want +got):\n%s", diff)
+	}
+	// The hours' means, weighted by the time they cover, are the run's mean.
+	for i, sum := range s.Summary(1) {
+		var e float64
+		for h, x := range got[i] {
+			e += float64(x.Mean) * min(3600, 9000-float64(h)*3600)
+		}
+		if want := float64(sum.Mean) * sum.Seconds; e != want {
+			t.Errorf("%s: hourly energy %v W s, summary's %v", sum.Name, e, want)
+		}
+	}
+}

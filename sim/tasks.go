@@ -50,6 +50,8 @@ type Options struct {
 	// DomainsAbove is the threshold of Result.Domains' time above, as a
 	// fraction of each domain's limit.
 	DomainsAbove float64
+	// DomainHours asks for Result.DomainHours (with Domains).
+	DomainHours bool
 	// Meter, when set, gives the nodes' measured power to the policies'
 	// power gate (policy.State.Meter): the gate counts max(measured,
 	// estimated) per node, the engine still checks the estimate.
@@ -175,6 +177,11 @@ type Result struct {
 	// mean, time-weighted p50 and p99, time above Options.DomainsAbove of
 	// its limit), in declared order; nil without domains.
 	Domains []power.DomainSummary
+	// DomainHours is each power domain's estimated power per hour of the
+	// run (DomainHours[domain][hour]: mean and max, power.DomainStats.Hourly),
+	// in declared order; nil without domains or Options.DomainHours. The
+	// power planner (experiment/planpower) reads it.
+	DomainHours [][]power.DomainHour
 	// GPUBusyEnergy is, per node, the energy of its busy GPUs (those with
 	// any allocation): the node's GPU power less what its idle GPUs draw
 	// (idle_w each), integrated over the run. It is the part of the GPU
@@ -439,6 +446,9 @@ func (e *Engine) Run(tasks []job.Task) (*Result, error) {
 	if e.dstats != nil {
 		e.dstats.Observe(now.Seconds())
 		e.res.Domains = e.dstats.Summary(e.opt.DomainsAbove)
+		if e.opt.DomainHours {
+			e.res.DomainHours = e.dstats.Hourly()
+		}
 	}
 	for i := range e.c.Nodes {
 		e.attribute(i)

@@ -138,7 +138,7 @@ command writes its results into one directory (-o DIR), all or nothing.`,
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(helpCmd())
 	root.AddCommand(a.runCmd("run"), a.runCmd("compare"), a.mergeCmd(), a.reproduceCmd(), a.benchCmd(), a.tracesCmd(), a.validateCmd(),
-		a.versionCmd(), a.importCmd(), a.calibrateCmd(), a.powerBudgetCmd(), completionCmd(root))
+		a.versionCmd(), a.importCmd(), a.calibrateCmd(), a.powerBudgetCmd(), a.planCmd(), completionCmd(root))
 	onceStrings(root)
 	return root
 }
