@@ -68,7 +68,7 @@ func ReplayForPlan(env *experiment.Env, s *scenario.Scenario, in *Inputs, p Plan
 	if h, ser := seriesHorizon(acct); ser != nil {
 		o.Horizon, o.HorizonWhat = h, "the end of "+ser.Name
 	}
-	e, err := sim.New(c, &policy.Online{Placer: placer, Gangs: gangOptions(s)}, o)
+	e, err := sim.New(c, &policy.Online{Placer: placer, Gangs: gangOptions(s, p.Domains)}, o)
 	if err != nil {
 		return nil, err
 	}
