@@ -115,7 +115,7 @@ func (p *Placer) placeIndexed(t *job.Task, cls int, c *cluster.Cluster) (Decisio
 	}
 	g := &ci.groups[ci.heap[0]]
 	n := c.Nodes[p.ix.node[g.top]]
-	return Decision{Node: n.ID, GPUs: p.SelectGPUs(t, n), Score: p.indexTotal(ci, &g.raw)}, true
+	return p.decision(t, n, p.indexTotal(ci, &g.raw)), true
 }
 
 // upToDate returns the index of t's class cls with every node's scores current.
@@ -262,9 +262,10 @@ type nodeState struct {
 	gpuFree                    [8]int64
 }
 
-// stateOf is n's state; false for a node with more than 8 GPUs.
+// stateOf is n's state; false for a node with more than 8 GPUs or in MIG
+// mode (whose state is its instances, not the GPUs' free shares).
 func stateOf(n *cluster.Node) (nodeState, bool) {
-	if len(n.GPUFree) > 8 {
+	if len(n.GPUFree) > 8 || n.MIG != nil {
 		return nodeState{}, false
 	}
 	k := nodeState{gpuModel: n.GPUModel, cpu: n.CPUMilli, mem: n.MemMiB, freeCPU: n.FreeCPUMilli, freeMem: n.FreeMemMiB,

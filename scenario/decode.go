@@ -43,6 +43,7 @@ func decode(b []byte, file string, s *Scenario) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	s.Topology.recordLines(file, lookup(root, "topology"))
+	s.recordMIGLines(file, lookup(root, "mig"))
 	if vs := resolveSeq(lookup(root, "variants")); len(vs) == len(s.Variants) {
 		for i := range s.Variants {
 			s.Variants[i].Topology.recordLines(file, lookup(vs[i], "topology"))

@@ -62,6 +62,7 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"topology.domains[].name", "topology.domains[].level", "topology.domains[].parent",
 		"variants[].topology.domains[].name", "variants[].topology.domains[].level", "variants[].topology.domains[].parent",
 		"gangs.group_by",
+		"mig[].nodes[]", "mig[].gpu_model", "mig[].profile", "mig[].instances[].profile",
 	}
 	// The inline hardware catalog holds model names, no file names.
 	const inline, variantInline = "hardware.", "variants[].hardware."

@@ -128,9 +128,14 @@ type Scenario struct {
 	// Gangs says how gang jobs (pods with a gang) wait and pack (mode
 	// replay; docs/scenarios.md#gang-jobs).
 	Gangs *GangSpec `yaml:"gangs" json:"gangs,omitempty"`
+	// MIG puts groups of nodes' GPUs in MIG mode: a static layout or
+	// dynamic MIG (modes replay and inflation; docs/scenarios.md#mig-partitions).
+	MIG []MIGGroup `yaml:"mig" json:"mig,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
+	// migLines are where the mig groups were declared (decode).
+	migLines migLines
 }
 
 // TraceSpec names the cluster and the task population.
@@ -423,6 +428,7 @@ func (s *Scenario) Validate() error {
 	}
 	s.PowerDown.validate(&bad)
 	s.Gangs.validate(s.Mode, &bad)
+	validateMIG(s.MIG, s.Mode, "mig", s.migLines, &bad)
 	s.Measured.validate(s, &bad)
 	if s.Coloc != nil && s.Mode != Coloc {
 		bad.add("coloc: only for mode coloc")

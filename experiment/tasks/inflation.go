@@ -73,6 +73,9 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 		// FGD simulator's compatibility mode keeps the file's order.
 		cluster.SortSpecs(in.Nodes)
 	}
+	if err := s.ApplyMIG(in.Nodes); err != nil {
+		return nil, err
+	}
 	gpus := 0
 	for _, n := range in.Nodes {
 		gpus += n.GPUs
