@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -449,11 +450,15 @@ func (p *Placer) newIndex(c *cluster.Cluster) *placeIndex {
 		gpuModel, cpuModel string
 		cpu, mem           int64
 		gpus               int
+		mig                string // the MIG mode and layouts ("": none)
 	}
 	specs := map[specKey]int32{}
 	ix.spec = make([]int32, n)
 	for i, nd := range c.Nodes {
 		k := specKey{gpuModel: nd.GPUModel, cpu: nd.CPUMilli, mem: nd.MemMiB, gpus: len(nd.GPUFree)}
+		for _, m := range nd.MIG {
+			k.mig += fmt.Sprintf("%v%v;", m.Dynamic, m.Instances)
+		}
 		if nd.CPU != nil {
 			k.cpuModel = nd.CPU.Name
 		}

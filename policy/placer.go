@@ -257,6 +257,9 @@ type taskKey struct {
 	kind     job.Kind
 	ref      string
 	work     float64
+	// mig is the MIG profile, always part of the key: where a MIG task
+	// fits (cluster.Fits) differs from a share of the same milli-GPU.
+	mig string
 }
 
 // class is t's cache class: tasks equal in every field the scorers and
@@ -265,7 +268,7 @@ func (p *Placer) class(t *job.Task) int {
 	if !p.cached {
 		return -1
 	}
-	var k taskKey
+	k := taskKey{mig: t.MIGProfile}
 	if p.reads&ReadsDemand != 0 {
 		k.cpu, k.mem, k.gpus, k.milli = t.CPUMilli, t.MemMiB, t.GPUCount, t.GPUMilli
 		switch len(t.GPUSpec) {

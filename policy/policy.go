@@ -45,7 +45,7 @@ type TaskFields uint8
 // The task fields a scorer may declare.
 const (
 	// ReadsDemand: the task's Demand (CPU, memory, GPU count and share,
-	// GPU model constraint).
+	// GPU model constraint, MIG profile).
 	ReadsDemand TaskFields = 1 << iota
 	// ReadsKind: the task's Kind, its workload class (training, inference, ...).
 	ReadsKind

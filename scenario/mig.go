@@ -54,15 +54,25 @@ func (l migLines) at(i int) string {
 	return fmt.Sprintf("line %d: ", line)
 }
 
-// recordMIGLines notes where the mig groups were declared.
-func (s *Scenario) recordMIGLines(file string, n *yaml.Node) {
+// newMIGLines notes where a mig section n and its groups were declared.
+func newMIGLines(file string, n *yaml.Node) migLines {
 	if n == nil {
-		return
+		return migLines{file: file}
 	}
-	s.migLines = migLines{file: file, section: n.Line}
+	l := migLines{file: file, section: n.Line}
 	for _, c := range resolveSeq(n) {
-		s.migLines.group = append(s.migLines.group, c.Line)
+		l.group = append(l.group, c.Line)
 	}
+	return l
+}
+
+// variantMIG is where variant i's mig section was declared (none known
+// for a scenario built in code).
+func (s *Scenario) variantMIG(i int) migLines {
+	if i < len(s.variantMIGLines) {
+		return s.variantMIGLines[i]
+	}
+	return migLines{file: s.migLines.file}
 }
 
 // validateMIG checks what needs no node list: modes, one selector and one
@@ -105,6 +115,20 @@ func validateMIG(groups []MIGGroup, mode Mode, path string, lines migLines, bad 
 	}
 }
 
+// HasMIG reports whether the scenario or one of its variants puts nodes
+// in MIG mode.
+func (s *Scenario) HasMIG() bool {
+	if s.MIG != nil {
+		return true
+	}
+	for _, v := range s.Variants {
+		if v.MIG != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // migGeometryOf finds the MIG geometry of a GPU model as a node list
 // spells it: a geometry's own name, a catalog model it applies to, or a
 // catalog alias of one (G3 is the A100).
@@ -125,7 +149,11 @@ func migGeometryOf(model string) (*hw.MIGGeometry, bool) {
 // model without MIG, a profile the model does not have, a layout that
 // breaks the placement rules.
 func (s *Scenario) ApplyMIG(nodes []cluster.NodeSpec) error {
-	return applyMIG(s.MIG, "mig", s.migLines, s.Name, nodes)
+	path := s.migPath
+	if path == "" {
+		path = "mig"
+	}
+	return applyMIG(s.MIG, path, s.migLines, s.Name, nodes)
 }
 
 func applyMIG(groups []MIGGroup, path string, lines migLines, name string, nodes []cluster.NodeSpec) error {

@@ -134,8 +134,12 @@ type Scenario struct {
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
-	// migLines are where the mig groups were declared (decode).
-	migLines migLines
+	// migLines are where the mig groups were declared (decode), and
+	// variantMIGLines those of each variant's; migPath names the mig
+	// section in errors ("" for "mig").
+	migLines        migLines
+	variantMIGLines []migLines
+	migPath         string
 }
 
 // TraceSpec names the cluster and the task population.
@@ -150,6 +154,13 @@ type TraceSpec struct {
 	// reference_gpu column takes its place. Empty: unknown, durations as
 	// traced on every model.
 	ReferenceGPU string `yaml:"reference_gpu" json:"reference_gpu,omitempty"`
+	// SharesAsMIG, a MIG-capable GPU model, turns every GPU-share pod
+	// (one GPU, under 1000 milli) that accepts the model into a request
+	// for one MIG instance of it: a declared stand-in where a trace has
+	// shares and the cluster MIG GPUs. The profile is the smallest with at
+	// least the share's compute (hw.MIGGeometry.SmallestProfileFor;
+	// docs/scenarios.md#mig-partitions).
+	SharesAsMIG string `yaml:"shares_as_mig" json:"shares_as_mig,omitempty"`
 }
 
 // PolicySpec is one placement policy: weighted scorers combined by a Placer.

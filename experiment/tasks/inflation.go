@@ -119,6 +119,13 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	if s.Compat == scenario.CompatFGDSim {
 		in.Source += "; nodes in the file's order (compat fgd-sim; otherwise in name order)"
 	}
+	if m := t.SharesAsMIG; m != "" {
+		what, err := sharesAsMIG(in.Pods, m)
+		if err != nil {
+			return nil, fmt.Errorf("trace.shares_as_mig: %w", err)
+		}
+		in.Source += "; " + what
+	}
 	job.Classify(in.Pods)
 	return in, nil
 }
