@@ -17,15 +17,17 @@ import (
 // it); the mode is one of: the single strategy (Profile: every GPU cut
 // into as many instances of it as fit, at its legal starts from the
 // lowest, as NVIDIA's device plugin's single strategy does), an explicit
-// layout (Instances, the same on every GPU of the nodes), or dynamic MIG
+// layout (Instances, the same on every GPU of the nodes), one layout per
+// GPU (Layouts, in device order: what import k8s writes), or dynamic MIG
 // (Dynamic: a task's instance is created at a legal free start when it
 // starts and destroyed when it ends, a policy choosing where).
 type MIGGroup struct {
-	Nodes     []string      `yaml:"nodes" json:"nodes,omitempty"`
-	GPUModel  string        `yaml:"gpu_model" json:"gpu_model,omitempty"`
-	Profile   string        `yaml:"profile" json:"profile,omitempty"`
-	Instances []MIGInstance `yaml:"instances" json:"instances,omitempty"`
-	Dynamic   bool          `yaml:"dynamic" json:"dynamic,omitempty"`
+	Nodes     []string        `yaml:"nodes" json:"nodes,omitempty"`
+	GPUModel  string          `yaml:"gpu_model" json:"gpu_model,omitempty"`
+	Profile   string          `yaml:"profile" json:"profile,omitempty"`
+	Instances []MIGInstance   `yaml:"instances" json:"instances,omitempty"`
+	Layouts   [][]MIGInstance `yaml:"layouts" json:"layouts,omitempty"`
+	Dynamic   bool            `yaml:"dynamic" json:"dynamic,omitempty"`
 }
 
 // MIGInstance is one GPU instance of an explicit layout: a profile at a
@@ -94,17 +96,24 @@ func validateMIG(groups []MIGGroup, mode Mode, path string, lines migLines, bad 
 			bad.add("%s: give nodes or gpu_model, one of them", p)
 		}
 		kinds := 0
-		for _, set := range []bool{g.Profile != "", len(g.Instances) > 0, g.Dynamic} {
+		for _, set := range []bool{g.Profile != "", len(g.Instances) > 0, len(g.Layouts) > 0, g.Dynamic} {
 			if set {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			bad.add("%s: give one of profile (single strategy), instances (an explicit layout) or dynamic: true", p)
+			bad.add("%s: give one of profile (single strategy), instances (an explicit layout), layouts (one per GPU) or dynamic: true", p)
 		}
 		for j, in := range g.Instances {
 			if in.Profile == "" || in.Start == nil {
 				bad.add("%s.instances[%d]: want a profile and a start memory slice", p, j)
+			}
+		}
+		for k, l := range g.Layouts {
+			for j, in := range l {
+				if in.Profile == "" || in.Start == nil {
+					bad.add("%s.layouts[%d][%d]: want a profile and a start memory slice", p, k, j)
+				}
 			}
 		}
 		for j, n := range g.Nodes {
@@ -133,7 +142,7 @@ func (s *Scenario) HasMIG() bool {
 // spells it: a geometry's own name, a catalog model it applies to, or a
 // catalog alias of one (G3 is the A100).
 func migGeometryOf(model string) (*hw.MIGGeometry, bool) {
-	if g, ok := hw.MIGFor(model); ok {
+	if g, ok := hw.MIGFor(strings.TrimPrefix(model, "NVIDIA-")); ok {
 		return g, true
 	}
 	if m, err := hw.Default().GPU(model); err == nil {
@@ -224,7 +233,22 @@ func applyMIG(groups []MIGGroup, path string, lines migLines, name string, nodes
 					return fail(gi, "instances: node %s: %v", n.Name, err)
 				}
 			}
-			if !g.Dynamic {
+			switch {
+			case len(g.Layouts) > 0:
+				if len(g.Layouts) != n.GPUs {
+					return fail(gi, "layouts: %d, node %s has %d GPUs: want one per GPU", len(g.Layouts), n.Name, n.GPUs)
+				}
+				for k, l := range g.Layouts {
+					var gl []cluster.MIGSlot
+					for _, in := range l {
+						gl = append(gl, cluster.MIGSlot{Profile: in.Profile, Start: *in.Start})
+					}
+					if _, err := cluster.NewMIGGPU(geo, gl, false); err != nil {
+						return fail(gi, "layouts[%d]: node %s: %v", k, n.Name, err)
+					}
+					spec.Layouts = append(spec.Layouts, gl)
+				}
+			case !g.Dynamic:
 				for range n.GPUs {
 					spec.Layouts = append(spec.Layouts, layout)
 				}

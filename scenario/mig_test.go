@@ -22,7 +22,8 @@ func migNodes() []cluster.NodeSpec {
 }
 
 // The mig section puts nodes in MIG mode: single strategy (every GPU cut
-// into one profile at its legal starts), an explicit layout, or dynamic.
+// into one profile at its legal starts), an explicit layout, one layout
+// per GPU (dynamic MIG: TestMIGBadInput's groups).
 func TestMIGApply(t *testing.T) {
 	s, err := Parse([]byte(migBase+`mig:
   - gpu_model: A100
@@ -30,7 +31,7 @@ func TestMIGApply(t *testing.T) {
   - nodes: [g3]
     instances: [{profile: 4g.40gb, start: 0}, {profile: 1g.10gb, start: 6}]
   - nodes: [h0]
-    dynamic: true
+    layouts: [[{profile: 2g.20gb, start: 2}]]
 `), "m.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestMIGApply(t *testing.T) {
 	want := []*cluster.MIGSpec{
 		{Layouts: [][]cluster.MIGSlot{two3g, two3g}},
 		{Layouts: [][]cluster.MIGSlot{{{Profile: "4g.40gb", Start: 0}, {Profile: "1g.10gb", Start: 6}}}},
-		{Dynamic: true},
+		{Layouts: [][]cluster.MIGSlot{{{Profile: "2g.20gb", Start: 2}}}},
 		nil, nil,
 	}
 	var got []*cluster.MIGSpec
@@ -71,9 +72,11 @@ func TestMIGBadInput(t *testing.T) {
 			"m.yaml: line 6: mig[0]: node v0: GPU model V100M16 has no MIG geometry"},
 		"node in two groups": {"mig:\n  - gpu_model: A100\n    dynamic: true\n  - nodes: [a0]\n    dynamic: true\n",
 			"m.yaml: line 8: mig[1]: node a0 is already in MIG mode by mig[0]"},
-		"unknown node":      {"mig:\n  - nodes: [zz]\n    dynamic: true\n", "m.yaml: line 6: mig[0]: nodes: no node zz in the node list"},
-		"node without GPUs": {"mig:\n  - nodes: [cpu]\n    dynamic: true\n", "nodes: node cpu has no GPUs"},
-		"model on no node":  {"mig:\n  - gpu_model: B200\n    dynamic: true\n", "gpu_model B200: no node with GPUs has it"},
+		"unknown node":                         {"mig:\n  - nodes: [zz]\n    dynamic: true\n", "m.yaml: line 6: mig[0]: nodes: no node zz in the node list"},
+		"node without GPUs":                    {"mig:\n  - nodes: [cpu]\n    dynamic: true\n", "nodes: node cpu has no GPUs"},
+		"model on no node":                     {"mig:\n  - gpu_model: B200\n    dynamic: true\n", "gpu_model B200: no node with GPUs has it"},
+		"layouts not one per GPU":              {"mig:\n  - nodes: [a0]\n    layouts: [[{profile: 7g.80gb, start: 0}]]\n", "m.yaml: line 6: mig[0]: layouts: 1, node a0 has 2 GPUs: want one per GPU"},
+		"layout of one GPU breaking the rules": {"mig:\n  - nodes: [a0]\n    layouts: [[{profile: 7g.80gb, start: 0}], [{profile: 2g.20gb, start: 1}]]\n", "mig[0]: layouts[1]: node a0: MIG layout on A100-SXM4-80GB: invalid allocation: 2g.20gb may not start at memory slice 1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := Parse([]byte(migBase+tc.mig), "m.yaml")
@@ -91,7 +94,7 @@ func TestMIGBadInput(t *testing.T) {
 // What needs no node list is checked when the file is read.
 func TestMIGValidate(t *testing.T) {
 	for name, tc := range map[string]struct{ text, want string }{
-		"two layout kinds":  {migBase + "mig:\n  - gpu_model: A100\n    profile: 1g.10gb\n    dynamic: true\n", "line 6: mig[0]: give one of profile (single strategy), instances (an explicit layout) or dynamic: true"},
+		"two layout kinds":  {migBase + "mig:\n  - gpu_model: A100\n    profile: 1g.10gb\n    dynamic: true\n", "line 6: mig[0]: give one of profile (single strategy), instances (an explicit layout), layouts (one per GPU) or dynamic: true"},
 		"no layout":         {migBase + "mig:\n  - gpu_model: A100\n", "line 6: mig[0]: give one of profile"},
 		"two selectors":     {migBase + "mig:\n  - gpu_model: A100\n    nodes: [a0]\n    dynamic: true\n", "line 6: mig[0]: give nodes or gpu_model, one of them"},
 		"instance no start": {migBase + "mig:\n  - nodes: [a0]\n    instances: [{profile: 1g.10gb}]\n", "mig[0].instances[0]: want a profile and a start memory slice"},

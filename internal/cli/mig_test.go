@@ -73,3 +73,29 @@ func TestMIGBadInputCLI(t *testing.T) {
 		})
 	}
 }
+
+// import k8s keeps MIG pods as profile requests and MIG nodes' layouts:
+// the scenario it writes runs, and its MIG pods land in MIG instances.
+func TestImportMIGRuns(t *testing.T) {
+	dir := t.TempDir()
+	imp := filepath.Join(dir, "imp")
+	if code, _, stderr := run(t, "import", "k8s", "-f", "../../trace/k8sdump/testdata/mig.json", "-o", imp); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	out := filepath.Join(dir, "run")
+	if code, _, stderr := run(t, "run", "-c", filepath.Join(imp, "scenario.yaml"), "-o", out, "--explain"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	x, err := os.ReadFile(filepath.Join(out, "explain.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Under each policy the three MIG pods get an instance (the Pending
+	// 1g.10gb one on a100-mig's second GPU, the only 1g instances).
+	if n := strings.Count(string(x), ",gpu1:1g.10gb@"); n != 4 {
+		t.Errorf("%d placements of ml/infer-1g in a 1g.10gb instance, want 4 (one per policy):\n%s", n, x)
+	}
+	if n := strings.Count(string(x), ":3g.40gb@"); n != 8 {
+		t.Errorf("%d placements in 3g.40gb instances, want 8 (two pods, four policies):\n%s", n, x)
+	}
+}
