@@ -383,8 +383,10 @@ const maxPodGPUs = 8
 // checkGangSizes checks that the pods of each gang agree on its size and
 // that the gang has that many pods, naming the file, gang and pods.
 func checkGangSizes(pods []job.Task, file string) error {
+	// Pods are in file order, one a line after the header.
 	type gang struct {
 		first string
+		line  int
 		size  int
 		n     int
 	}
@@ -397,19 +399,19 @@ func checkGangSizes(pods []job.Task, file string) error {
 		}
 		g := gangs[t.Gang]
 		if g == nil {
-			g = &gang{first: t.Name, size: t.GangSize}
+			g = &gang{first: t.Name, line: i + 2, size: t.GangSize}
 			gangs[t.Gang] = g
 			names = append(names, t.Gang)
 		}
 		if t.GangSize != g.size {
-			return fmt.Errorf("%s: gang %s: pod %s says gang_size %d, pod %s says %d", file, t.Gang, g.first, g.size, t.Name, t.GangSize)
+			return &ParseError{File: file, Line: i + 2, Column: "gang_size", Err: fmt.Errorf("gang %s: pod %s says gang_size %d, pod %s says %d", t.Gang, g.first, g.size, t.Name, t.GangSize)}
 		}
 		g.n++
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		if g := gangs[name]; g.n != g.size {
-			return fmt.Errorf("%s: gang %s: gang_size %d but %d pods", file, name, g.size, g.n)
+			return &ParseError{File: file, Line: g.line, Column: "gang_size", Err: fmt.Errorf("gang %s: gang_size %d but %d pods", name, g.size, g.n)}
 		}
 	}
 	return nil

@@ -55,8 +55,8 @@ func TestReadPodsGang(t *testing.T) {
 
 func TestReadPodsGangErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ in, want string }{
-		"sizes disagree": {gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,2\nw1,1,1,1,1000,,,,0,1,0,,,j,3\n", "pods.csv: gang j: pod w0 says gang_size 2, pod w1 says 3"},
-		"pods missing":   {gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,3\nw1,1,1,1,1000,,,,0,1,0,,,j,3\n", "pods.csv: gang j: gang_size 3 but 2 pods"},
+		"sizes disagree": {gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,2\nw1,1,1,1,1000,,,,0,1,0,,,j,3\n", "pods.csv:3: column gang_size: gang j: pod w0 says gang_size 2, pod w1 says 3"},
+		"pods missing":   {gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,3\nw1,1,1,1,1000,,,,0,1,0,,,j,3\n", "pods.csv:2: column gang_size: gang j: gang_size 3 but 2 pods"},
 		"size alone":     {gangHead + "w0,1,1,1,1000,,,,0,1,0,,,,2\n", "pods.csv:2: column gang_size: \"2\" for a pod without a gang"},
 		"size zero":      {gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,0\n", "pods.csv:2: column gang_size: 0 out of range"},
 		"no size column": {strings.TrimSuffix(gangHead, ",gang_size\n") + "\nw0,1,1,1,1000,,,,0,1,0,,,j\n", "pods.csv:2: column gang: a gang needs the gang_size column"},
