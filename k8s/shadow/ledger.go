@@ -10,6 +10,7 @@ import (
 	"github.com/wattsched/wattsched/experiment/tasks"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/k8s/replay"
+	"github.com/wattsched/wattsched/power"
 	"github.com/wattsched/wattsched/scenario"
 )
 
@@ -60,6 +61,11 @@ type Ledger struct {
 	Factor  float64 `json:"time_factor"`
 	// Books: Actual first, then each profile.
 	Books []*Book `json:"books"`
+	// Measured is each node's measured energy (WithMeter; nil without),
+	// MeasuredScope what it covers (gpu: DCGM's GPUs only; node: Kepler's
+	// whole node).
+	Measured      []MeasuredNode `json:"measured,omitempty"`
+	MeasuredScope string         `json:"measured_scope,omitempty"`
 }
 
 // Ledger accounts the pods seen so far, each from its bind to its end (a
@@ -78,13 +84,28 @@ func (s *Shadow) Ledger(now time.Time, grid *scenario.GridSpec) (*Ledger, error)
 	for _, sp := range s.specs {
 		specs = append(specs, sp)
 	}
+	ms := s.measured
 	s.mu.Unlock()
 	sort.Slice(specs, func(a, b int) bool { return specs[a].Name < specs[b].Name })
+	var mnodes []MeasuredNode
+	var mscope power.Scope
+	if ms != nil {
+		model := map[string]string{}
+		for _, sp := range specs {
+			model[sp.Name] = sp.GPUModel
+		}
+		mnodes, mscope = ms.snapshot(func(n string) string {
+			if m := model[n]; m != "" {
+				return m
+			}
+			return NoGPUModel
+		})
+	}
 	known := map[string]bool{}
 	for _, sp := range specs {
 		known[sp.Name] = true
 	}
-	l := &Ledger{From: s.start, To: now, Factor: s.o.Factor}
+	l := &Ledger{From: s.start, To: now, Factor: s.o.Factor, Measured: mnodes, MeasuredScope: string(mscope)}
 	var used []Entry
 	for _, e := range entries {
 		if e.Skipped != "" || !known[e.Actual.Node] {

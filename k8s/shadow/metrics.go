@@ -71,4 +71,8 @@ func publish(l *Ledger) {
 		costUSD.WithLabelValues(b.Name).Set(b.Total.CostUSD)
 		carbonKg.WithLabelValues(b.Name).Set(b.Total.CO2Kg)
 	}
+	measuredEnergy.Reset()
+	for _, m := range l.Measured {
+		measuredEnergy.WithLabelValues(m.GPUModel).Add(m.KWh * 3.6e6)
+	}
 }

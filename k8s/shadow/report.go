@@ -171,6 +171,14 @@ func (l *Ledger) Rows() []LedgerRow {
 			add("namespace", n, b.ByNamespace[n])
 		}
 	}
+	// Measured: what really ran, by GPU model (energy only).
+	byModel := map[string]float64{}
+	for _, m := range l.Measured {
+		byModel[m.GPUModel] += m.KWh
+	}
+	for _, m := range sortedKeys(byModel) {
+		out = append(out, LedgerRow{Ledger: "measured-" + l.MeasuredScope, GroupBy: "gpu_model", Group: m, Totals: Totals{KWh: byModel[m]}})
+	}
 	return out
 }
 

@@ -139,6 +139,8 @@ type Shadow struct {
 	// specs are the nodes seen, by name (the ledger's cluster).
 	specs map[string]cluster.NodeSpec
 	errs  []error
+	// measured integrates measured power (WithMeter; nil without).
+	measured *measured
 }
 
 // New builds a shadow of cfg's profiles over the cluster of cs. Start
