@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -155,6 +156,10 @@ func New(ctx context.Context, cs clientset.Interface, cfg *schedulerapi.KubeSche
 	if len(cfg.Profiles) == 0 {
 		return nil, fmt.Errorf("scheduler configuration: no profiles")
 	}
+	// The framework counts its plugins in kube-scheduler's metrics, which
+	// exist once registered (kube-scheduler registers them at start; once
+	// per process).
+	schedmetrics.Register()
 	s := &Shadow{cs: cs, o: o, cat: hw.Default(), byUID: map[types.UID]int{}, real: map[types.UID]*v1.Pod{}, specs: map[string]cluster.NodeSpec{}}
 	s.factory = informers.NewSharedInformerFactory(cs, 0)
 	if o.Events {
