@@ -5,14 +5,28 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
+	"k8s.io/kubernetes/test/integration/framework"
 
+	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/k8s/internal/localkube"
 	"github.com/wattsched/wattsched/k8s/shadow"
 )
 
@@ -117,5 +131,83 @@ func TestRenderShadow(t *testing.T) {
 	}
 	if _, err := render(map[string]any{"shadow": map[string]any{"enabled": true, "measured": true}}); err == nil || !strings.Contains(err.Error(), "measuredPower.url") {
 		t.Errorf("measured without measuredPower.url: %v", err)
+	}
+}
+
+// TestShadowRBACOnAPIServer applies the shadow's rendered ServiceAccount,
+// ClusterRole and binding on a real API server that authorizes by RBAC,
+// and runs the shadow as that ServiceAccount: every informer its profiles
+// need syncs (a list the role lacks would keep it from syncing), and a
+// bind or a pod write is forbidden.
+func TestShadowRBACOnAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server")
+	}
+	srv := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority,StorageObjectInUseProtection",
+		"--authorization-mode=RBAC",
+	}, framework.SharedEtcd())
+	t.Cleanup(srv.TearDownFn)
+	rc := srv.ClientConfig
+	admin, err := clientset.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	files, err := render(map[string]any{"shadow": map[string]any{"enabled": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := objects(t, files)
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding"} {
+		apply(t, dyn, mapper, find(objs, kind, fullname+"-shadow"))
+	}
+	if _, err := admin.CoreV1().Nodes().Create(ctx, localkube.NodeObject(cluster.NodeSpec{Name: "t4-0", CPUMilli: 64000, MemMiB: 262144, GPUs: 2, GPUModel: "T4"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := admin.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, fullname+"-shadow", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := rest.AnonymousClientConfig(rc)
+	as.BearerToken = tok.Status.Token
+	cs, err := clientset.NewForConfig(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := schedulerConfig(t, objs)
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	sh, err := shadow.New(sctx, cs, cfg, shadow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(sctx); err != nil {
+		t.Fatalf("the shadow's informers as its ServiceAccount: %v", err)
+	}
+	task := job.Task{Demand: job.Demand{CPUMilli: 1000, MemMiB: 1024}}
+	p, err := admin.CoreV1().Pods(namespace).Create(ctx, localkube.PodObject(&task, namespace, "p", "default-scheduler"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cs.CoreV1().Pods(namespace).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, UID: p.UID},
+		Target: corev1.ObjectReference{Kind: "Node", Name: "t4-0"}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("bind as the shadow: %v, want forbidden", err)
+	}
+	if _, err := cs.CoreV1().Pods(namespace).Create(ctx, localkube.PodObject(&task, namespace, "q", "default-scheduler"), metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("pod create as the shadow: %v, want forbidden", err)
 	}
 }
