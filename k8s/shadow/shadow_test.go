@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -41,8 +42,8 @@ func relDiff(got, want float64) float64 { return (got - want) / want }
 // energy) and its profile ledger matches the simulator's offline run of
 // the profile on the same pods as the shadow saw them (arriving at their
 // binds, running until their ends: within 2%, every pod on the same kind
-// of node); that the counterfactual is not the actual run; and the report
-// files.
+// of node); that the counterfactual is not the actual run; with Events on,
+// one Event per pod placed elsewhere; and the report files.
 func TestShadowOnKwok(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server and runs 30 pods on kwok nodes (about 20 s)")
@@ -63,9 +64,11 @@ func TestShadowOnKwok(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var sh *Shadow
+	var client clientset.Interface
 	started := func(cs clientset.Interface, _ *rest.Config) error {
 		var err error
-		if sh, err = New(ctx, cs, cfg, Options{Seed: s.FirstSeed, Factor: factor, Log: t.Logf}); err != nil {
+		client = cs
+		if sh, err = New(ctx, cs, cfg, Options{Seed: s.FirstSeed, Factor: factor, Log: t.Logf, Events: true}); err != nil {
 			return err
 		}
 		return sh.Start(ctx)
@@ -198,6 +201,31 @@ func TestShadowOnKwok(t *testing.T) {
 	t.Logf("differing placements: %d; actual %.4f kWh (total %.4f), profile %.4f kWh (total %.4f)", differ, gotActual, l.Books[0].Total.KWh, gotShadow, l.Books[1].Total.KWh)
 	if differ == 0 || math.Abs(relDiff(gotShadow, gotActual)) <= tolerance {
 		t.Errorf("the profile's ledger (%.4f kWh, %d pods elsewhere) is indistinguishable from the actual one (%.4f kWh)", gotShadow, differ, gotActual)
+	}
+
+	// With Events on: one WattschedShadow Event per pod placed elsewhere,
+	// on that pod (the recorder writes them asynchronously).
+	var got int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		evs, err := client.EventsV1().Events(replay.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = 0
+		for _, ev := range evs.Items {
+			if ev.Reason == "WattschedShadow" && ev.ReportingController == "wattsched-shadow" {
+				if e := byName[ev.Regarding.Name]; e == nil || e.Shadow[0].Reason == "" {
+					t.Errorf("event on %s, which the profile placed on its own node", ev.Regarding.Name)
+				}
+				got++
+			}
+		}
+		if got >= differ || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got != differ {
+		t.Errorf("%d WattschedShadow events, %d pods placed elsewhere", got, differ)
 	}
 
 	// The report: ledger.csv's totals are the ledger's.
