@@ -23,7 +23,7 @@ ifeq ($(shell command -v pkg-config),)
 export PKG_CONFIG := $(HIGHS_PC)/pkg-config
 endif
 
-.PHONY: all setup highs env build kube-scheduler replay-k8s nvml-agent images images-test demo test race bench bench-k8s bench-k8s-perf fuzz clean prometheus gavel-compare chromium zsh
+.PHONY: all setup highs env build kube-scheduler shadow replay-k8s nvml-agent images images-test demo test race bench bench-k8s bench-k8s-perf fuzz clean prometheus gavel-compare chromium zsh
 
 all: build
 
@@ -93,6 +93,11 @@ build: setup
 kube-scheduler: setup
 	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(K8S_LDFLAGS)' -o ../bin/kube-scheduler ./cmd/kube-scheduler
 
+# wattsched-shadow (module k8s/): wattsched's profiles in shadow mode beside
+# a cluster's own scheduler, binding nothing (docs/kubernetes.md#try-it-first-in-shadow-mode).
+shadow: setup
+	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(VERSION_LDFLAGS)' -o ../bin/wattsched-shadow ./cmd/wattsched-shadow
+
 # A replay scenario through the real kube-scheduler on kwok nodes, against the
 # simulator's run of it (docs/kubernetes.md#replay-through-kube-scheduler):
 #   make replay-k8s SCENARIO=examples/replay-kwok-openb.yaml OUT=out/replay-k8s FACTOR=20000
@@ -111,7 +116,7 @@ NVML_CGO := CGO_CFLAGS="$(CGO_CFLAGS) -Wno-deprecated-declarations"
 nvml-agent: setup
 	cd nvmlagent && $(NVML_CGO) $(GO) build -trimpath -ldflags '-s -w $(VERSION_LDFLAGS)' -o ../bin/wattsched-nvml-agent ./cmd/wattsched-nvml-agent
 
-# OCI images of the three binaries, built without a container engine by
+# OCI images of the four binaries, built without a container engine by
 # tools/imagebuild (go-containerregistry) on a base layer made here: an OCI
 # layout per image (build/images/NAME/) and a tarball (build/images/NAME.tar)
 # that `docker load` and `crane push` read. Names: $(REGISTRY)/NAME:v$(VERSION).
@@ -119,13 +124,14 @@ nvml-agent: setup
 REGISTRY ?= ghcr.io/wattsched
 SOURCE_URL ?= https://github.com/wattsched/wattsched
 CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
-images: build kube-scheduler nvml-agent
+images: build kube-scheduler nvml-agent shadow
 	@set -e; \
 	  highs=$$($(GO) mod download -json $(HIGHS_MOD)@$(HIGHS_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p'); \
 	  cd tools/imagebuild && $(GO) run . -o ../../build/images -registry $(REGISTRY) -version $(VERSION) \
 	    -revision $(REVISION) -created $(BUILD_DATE) -source $(SOURCE_URL) -ca-certs $(CA_CERTS) \
 	    -license ../../LICENSE -highs-license "$$highs/external/LICENSE" \
-	    -wattsched ../../bin/wattsched -kube-scheduler ../../bin/kube-scheduler -nvml-agent ../../bin/wattsched-nvml-agent
+	    -wattsched ../../bin/wattsched -kube-scheduler ../../bin/kube-scheduler -nvml-agent ../../bin/wattsched-nvml-agent \
+	    -shadow ../../bin/wattsched-shadow
 
 # The images' test: unpacks each image of build/images, checks its
 # configuration and files, and runs the binary it carries.

@@ -311,3 +311,10 @@ func (g *GPU) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, err
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Update}},
 	}, nil
 }
+
+// ReservedGPUs are the GPUs WattschedGPU's Reserve picked for pod in the
+// cycle of state (nil before Reserve, or for a pod without GPUs). The
+// shadow (k8s/shadow) reads the GPUs a profile would have given a pod.
+func ReservedGPUs(state fwk.CycleState, pod *v1.Pod) []int {
+	return demand(state, pod).gpus
+}

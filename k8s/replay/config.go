@@ -11,6 +11,19 @@ import (
 // schedulerName is the profile name of the scenario's policy i.
 func schedulerName(i int) string { return fmt.Sprintf("wattsched-replay-%d", i) }
 
+// defaultSchedulerConfig is kube-scheduler's default profile alone
+// (Options.DefaultScheduler), with the replay's backoff.
+const defaultSchedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+percentageOfNodesToScore: 100
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+profiles:
+  - schedulerName: default-scheduler
+`
+
 // gpuSelector is the core Placer's GPU choice for ps: the selector of its
 // highest-weighted scorer that picks GPUs (pwr or fgd; the first on equal
 // weights), else best fit.
@@ -39,13 +52,13 @@ func workloadArgs(s *scenario.Scenario) string {
 	return fmt.Sprintf("workload: %q", p)
 }
 
-// schedulerConfig is the KubeSchedulerConfiguration for the scenario: the
+// SchedulerConfig is the KubeSchedulerConfiguration for the scenario: the
 // shape of k8s/deploy/scheduler-config.yaml (WattschedGPU filters and
 // binds, every default score plugin off, every feasible node scored), one
 // profile per policy with its scorers as weighted score plugins. Backoff is
 // one second, the least kube-scheduler allows. With explain, every score
 // plugin also runs at preBind with explain: true (Options.Explain).
-func schedulerConfig(s *scenario.Scenario, explain bool) string {
+func SchedulerConfig(s *scenario.Scenario, explain bool) string {
 	var b strings.Builder
 	b.WriteString(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -57,6 +58,15 @@ type Options struct {
 	// Observed.Explain, and the parity compares them with the core's
 	// scores on the rebuilt state. It adds one API patch per plugin and pod.
 	Explain bool
+	// DefaultScheduler runs kube-scheduler's default profile
+	// (default-scheduler, none of wattsched's plugins) instead of the
+	// policy's, and the pods name it: a cluster's own scheduler, which
+	// records no GPU indices (Account best-fits them). The shadow's test
+	// watches such a cluster.
+	DefaultScheduler bool
+	// Started, if set, is called with the API server's client once the
+	// nodes, kwok and the scheduler run, before the first pod is created.
+	Started func(cs clientset.Interface, rc *rest.Config) error
 }
 
 // Observed is what happened to one pod in the cluster.
@@ -121,7 +131,11 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 	}
 	defer os.RemoveAll(dir)
 	cfgFile := filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(cfgFile, []byte(schedulerConfig(s, o.Explain)), 0o644); err != nil {
+	cfg := SchedulerConfig(s, o.Explain)
+	if o.DefaultScheduler {
+		cfg = defaultSchedulerConfig
+	}
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
 	stop, err := startScheduler(cs, rc, cfgFile)
@@ -129,6 +143,11 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 		return nil, err
 	}
 	defer stop()
+	if o.Started != nil {
+		if err := o.Started(cs, rc); err != nil {
+			return nil, err
+		}
+	}
 
 	w := newWatcher(cs, len(in.Pods))
 	if o.Explain {
@@ -145,6 +164,9 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 	}
 	sort.SliceStable(order, func(a, b int) bool { return in.Pods[order[a]].Submit < in.Pods[order[b]].Submit })
 	sched := schedulerName(i)
+	if o.DefaultScheduler {
+		sched = v1.DefaultSchedulerName
+	}
 	// Wall-clock readings only (Round(0) drops the monotonic one), so that
 	// the times compare the same once read back from observed.json.
 	start := time.Now().Round(0).Add(500 * time.Millisecond)
@@ -329,7 +351,10 @@ func (w *watcher) snapshot() []Observed {
 
 // fixed starts each queued task on its observed node and GPUs once they
 // are free (at once, save for a finish and a bind observed out of order
-// within the same millisecond); a task never bound stays queued.
+// within the same millisecond); a task never bound stays queued. A task
+// whose GPUs were not recorded (bound by a scheduler that writes no
+// wattsched.io/gpu-index) gets the GPUs cluster.BestFitGPUs picks on its
+// node when it starts, as gpushare.BuildNode counts such a pod.
 type fixed struct {
 	at map[job.ID]*cluster.Placement
 }
@@ -345,8 +370,14 @@ func (f *fixed) Schedule(st *policy.State) []policy.Action {
 		if ok, _ := cluster.Fits(&t.Demand, n); !ok {
 			continue
 		}
+		gpus := p.GPUs
+		if gpus == nil && t.GPUCount > 0 {
+			if gpus = cluster.BestFitGPUs(&t.Demand, n); gpus == nil {
+				continue
+			}
+		}
 		free := true
-		for _, g := range p.GPUs {
+		for _, g := range gpus {
 			if t.Shared() && n.GPUFree[g] < t.GPUMilli || !t.Shared() && n.GPUFree[g] != job.MilliPerGPU {
 				free = false
 			}
@@ -354,9 +385,9 @@ func (f *fixed) Schedule(st *policy.State) []policy.Action {
 		if !free {
 			continue
 		}
-		out = append(out, policy.Start{Task: t.ID, Node: p.Node, GPUs: p.GPUs})
+		out = append(out, policy.Start{Task: t.ID, Node: p.Node, GPUs: gpus})
 		// Hold the resources for the tasks behind it in this call.
-		_ = st.Cluster.Allocate(t, p.Node, p.GPUs)
+		_ = st.Cluster.Allocate(t, p.Node, gpus)
 	}
 	for _, a := range out {
 		s := a.(policy.Start)
@@ -372,7 +403,9 @@ func (f *fixed) Schedule(st *policy.State) []policy.Action {
 // Account runs the observed replay through the simulator's replay
 // accounting: each pod starts at its observed bind time (in simulated
 // time) on its observed node and GPUs and runs for its duration under the
-// same power model; its submit time stays its arrival.
+// same power model; its submit time stays its arrival. A pod bound
+// without GPU indices (ob.GPUs nil) gets its node's best-fit GPUs when it
+// starts.
 func Account(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, pr *PolicyRun, factor float64) error {
 	c, err := cluster.New(env.Catalog, in.Nodes)
 	if err != nil {
@@ -393,7 +426,7 @@ func Account(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, pr *Po
 		if !ok {
 			return fmt.Errorf("pod %s bound to unknown node %q", podName(k), ob.Node)
 		}
-		if len(ob.GPUs) != pods[k].GPUCount {
+		if ob.GPUs != nil && len(ob.GPUs) != pods[k].GPUCount {
 			return fmt.Errorf("pod %s on %s: %d GPUs in its annotation, the task asks for %d", podName(k), ob.Node, len(ob.GPUs), pods[k].GPUCount)
 		}
 		at[pods[k].ID] = &cluster.Placement{Task: pods[k].ID, Node: id, GPUs: ob.GPUs}

@@ -109,6 +109,14 @@ func TestImages(t *testing.T) {
 				t.Errorf("--version: %v, printed %q, want %q...", err, out, want)
 			}
 		}},
+		{"wattsched-shadow", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
+			assertStatic(t, root, "wattsched-shadow")
+			out, err := run("-version")
+			want := "wattsched " + version + " wattsched-shadow (revision " + labels["org.opencontainers.image.revision"] + ", k8s.io/kubernetes " + k8sVersion + ", go"
+			if err != nil || !strings.HasPrefix(out, want) {
+				t.Errorf("-version: %v, printed %q, want %q...", err, out, want)
+			}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			img, ref := layoutImage(t, filepath.Join(*imagesDir, c.name))

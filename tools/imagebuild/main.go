@@ -1,7 +1,7 @@
-// Command imagebuild writes wattsched's three OCI images without a
+// Command imagebuild writes wattsched's four OCI images without a
 // container engine, with go-containerregistry: kube-scheduler (with
-// wattsched's plugins), wattsched (the CLI with HiGHS, for sweep Jobs) and
-// wattsched-nvml-agent. Each image is a base layer made here from files
+// wattsched's plugins), wattsched (the CLI with HiGHS, for sweep Jobs),
+// wattsched-nvml-agent and wattsched-shadow. Each image is a base layer made here from files
 // (/etc/passwd and /etc/group with a non-root user 65532, the CA bundle,
 // /tmp, the licences), for the agent a layer of the C libraries its dynamic
 // binary loads, and a layer with the binary. Every file time is the commit's
@@ -11,7 +11,7 @@
 //
 //	imagebuild -o DIR -registry REG -version V -revision R -created T -source URL
 //	  -ca-certs FILE -license FILE -highs-license FILE
-//	  -wattsched BIN -kube-scheduler BIN -nvml-agent BIN
+//	  -wattsched BIN -kube-scheduler BIN -nvml-agent BIN -shadow BIN
 //
 // DIR gets, per image, an OCI layout NAME/ and a tarball NAME.tar of the
 // image tagged REG/NAME:vV. This module is separate from wattsched's core so
@@ -73,10 +73,10 @@ type file struct {
 }
 
 type options struct {
-	out, registry, version, revision, source string
-	created                                  time.Time
-	caCerts, license, highsLicense           string
-	wattsched, kubeScheduler, nvmlAgent      string
+	out, registry, version, revision, source    string
+	created                                     time.Time
+	caCerts, license, highsLicense              string
+	wattsched, kubeScheduler, nvmlAgent, shadow string
 }
 
 func main() {
@@ -103,6 +103,7 @@ func run(args []string, stderr io.Writer) error {
 	fs.StringVar(&o.wattsched, "wattsched", "", "the wattsched binary (static, with HiGHS)")
 	fs.StringVar(&o.kubeScheduler, "kube-scheduler", "", "the kube-scheduler binary with wattsched's plugins (static)")
 	fs.StringVar(&o.nvmlAgent, "nvml-agent", "", "the wattsched-nvml-agent binary (dynamic: it loads libnvidia-ml)")
+	fs.StringVar(&o.shadow, "shadow", "", "the wattsched-shadow binary (static)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func run(args []string, stderr io.Writer) error {
 	}
 	for _, f := range []struct{ name, v string }{{"o", o.out}, {"registry", o.registry}, {"version", o.version}, {"revision", o.revision},
 		{"created", created}, {"source", o.source}, {"ca-certs", o.caCerts}, {"license", o.license}, {"highs-license", o.highsLicense},
-		{"wattsched", o.wattsched}, {"kube-scheduler", o.kubeScheduler}, {"nvml-agent", o.nvmlAgent}} {
+		{"wattsched", o.wattsched}, {"kube-scheduler", o.kubeScheduler}, {"nvml-agent", o.nvmlAgent}, {"shadow", o.shadow}} {
 		if f.v == "" {
 			return fmt.Errorf("-%s is required", f.name)
 		}
@@ -149,6 +150,7 @@ func build(o options, stderr io.Writer) error {
 		{name: "wattsched", description: "wattsched CLI with the HiGHS solver, for sweep Jobs", bin: o.wattsched, static: true, licenses: "Apache-2.0 AND MIT",
 			extra: []file{{path: "/usr/share/doc/highs/LICENSE", mode: 0o644, data: highs}}},
 		{name: "wattsched-nvml-agent", description: "GPU power from NVML in the DCGM exporter's metric names", bin: o.nvmlAgent, licenses: "Apache-2.0 AND LGPL-2.1-or-later"},
+		{name: "wattsched-shadow", description: "wattsched's profiles in shadow mode beside a cluster's scheduler, binding nothing", bin: o.shadow, static: true, licenses: "Apache-2.0"},
 	}
 	base, err := baseFiles(o.caCerts, license)
 	if err != nil {

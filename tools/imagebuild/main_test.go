@@ -17,7 +17,7 @@ func TestBadInput(t *testing.T) {
 	good := func() map[string]string {
 		return map[string]string{"o": out, "registry": "example.com/w", "version": "1.2.3", "revision": strings.Repeat("a", 40),
 			"created": "2026-01-02T03:04:05Z", "source": "https://example.com/w", "ca-certs": "/dev/null", "license": "/dev/null",
-			"highs-license": "/dev/null", "wattsched": "/bin/sh", "kube-scheduler": "/bin/sh", "nvml-agent": "/bin/sh"}
+			"highs-license": "/dev/null", "wattsched": "/bin/sh", "kube-scheduler": "/bin/sh", "nvml-agent": "/bin/sh", "shadow": "/bin/sh"}
 	}
 	args := func(m map[string]string) []string {
 		var a []string
@@ -87,12 +87,12 @@ func TestReproducible(t *testing.T) {
 		t.Helper()
 		err := run([]string{"-o", filepath.Join(dir, out), "-registry", "example.com/w", "-version", "1.2.3", "-revision", strings.Repeat("b", 40),
 			"-created", created, "-source", "https://example.com/w", "-ca-certs", certs, "-license", certs, "-highs-license", certs,
-			"-wattsched", static, "-kube-scheduler", static, "-nvml-agent", static}, io.Discard)
+			"-wattsched", static, "-kube-scheduler", static, "-nvml-agent", static, "-shadow", static}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var all []byte
-		for _, name := range []string{"kube-scheduler", "wattsched", "wattsched-nvml-agent"} {
+		for _, name := range []string{"kube-scheduler", "wattsched", "wattsched-nvml-agent", "wattsched-shadow"} {
 			b, err := os.ReadFile(filepath.Join(dir, out, name, "index.json"))
 			if err != nil {
 				t.Fatal(err)
