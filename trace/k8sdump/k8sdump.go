@@ -53,12 +53,17 @@ type object struct {
 		InitContainers []container  `json:"initContainers"`
 		Tolerations    []Toleration `json:"tolerations"` // a pod's
 		Taints         []Taint      `json:"taints"`      // a node's
+		// ResourceClaims are a pod's DRA claims (dra.go).
+		ResourceClaims []podClaimRef `json:"resourceClaims"`
 	} `json:"spec"`
 	Status struct {
-		Allocatable       map[string]string `json:"allocatable"`
-		Phase             string            `json:"phase"`
-		StartTime         string            `json:"startTime"`
-		ContainerStatuses []struct {
+		Allocatable map[string]string `json:"allocatable"`
+		Phase       string            `json:"phase"`
+		StartTime   string            `json:"startTime"`
+		// ResourceClaimStatuses name the claims made for a pod's
+		// ResourceClaimTemplates.
+		ResourceClaimStatuses []podClaimStatus `json:"resourceClaimStatuses"`
+		ContainerStatuses     []struct {
 			State struct {
 				Running *struct {
 					StartedAt string `json:"startedAt"`
@@ -70,6 +75,21 @@ type object struct {
 			} `json:"state"`
 		} `json:"containerStatuses"`
 	} `json:"status"`
+	// raw is the item's JSON, kept for the DRA objects (dra.go), whose
+	// fields are read by their own structs.
+	raw json.RawMessage
+}
+
+// UnmarshalJSON reads an item, keeping the JSON of DRA objects.
+func (o *object) UnmarshalJSON(b []byte) error {
+	type plain object
+	if err := json.Unmarshal(b, (*plain)(o)); err != nil {
+		return err
+	}
+	if isDRAKind(o.Kind) {
+		o.raw = append(json.RawMessage(nil), b...)
+	}
+	return nil
 }
 
 type container struct {
@@ -96,6 +116,9 @@ type Pod struct {
 	MIG string
 	// Tolerations are its spec.tolerations.
 	Tolerations []Toleration
+	// Claims says which DRA claims gave it its GPUs, and how
+	// ("ml/c allocated on n1: gpu-0"); "" none.
+	Claims string
 	// otherGPU are the GPU-like resources it requests that wattsched does
 	// not model (left out).
 	otherGPU []string
@@ -110,8 +133,11 @@ type Skipped struct {
 
 // NodeMIG is a node's MIG capacity.
 type NodeMIG struct {
-	Node     string
-	Strategy string // single or mixed (NVIDIA device plugin)
+	Node string
+	// Strategy is single or mixed (NVIDIA device plugin), dra (MIG
+	// devices of NVIDIA's DRA driver) or dra-dynamic (the driver's
+	// possible MIG placements, made at allocation: no layout).
+	Strategy string
 	// Instances are its allocatable MIG devices ("56 x 1g.10gb"), sorted.
 	Instances []string
 	// GPUs are the physical GPUs counted for it.
@@ -211,6 +237,10 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		seen[kind+" "+name] = i
 		return nil
 	}
+	dc, derrs := readDRA(l.Items)
+	if len(derrs) > 0 {
+		return nil, bad(derrs[0].item, derrs[0].field, derrs[0].err)
+	}
 	nc := &nodeCtx{single: map[string]MIGProfile{}, gpuMem: map[string]int64{}}
 	for i, o := range l.Items {
 		if o.Kind != "Node" {
@@ -223,6 +253,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		if ferr == nil {
 			ferr = nc.add(&s, o, &warns)
 		}
+		if ferr == nil {
+			mig, ferr = dc.node(&s, mig, &warns)
+		}
 		if ferr != nil {
 			return nil, bad(i, ferr.field, ferr.err)
 		}
@@ -230,6 +263,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			product := o.Metadata.Labels[LabelGPUProduct]
 			if base, _, ok := cutLast(product, migProductInfix); ok && mig.Strategy == "single" {
 				product = base
+			}
+			if mig.Strategy == StrategyDRA {
+				product = s.GPUModel
 			}
 			if problem := mig.layout(product); problem != "" {
 				if opt.Strict {
@@ -249,6 +285,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		d.Nodes = append(d.Nodes, s)
 	}
+	if err := dc.claimChecks(l.Items, d, opt, bad); err != nil {
+		return nil, err
+	}
 	podMax := podGPULimit(d.Nodes)
 	for i, o := range l.Items {
 		if o.Kind != "Pod" {
@@ -261,6 +300,11 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		var warns []string
 		if ferr == nil {
 			p, warns, ferr = pod(o, nc)
+		}
+		if ferr == nil {
+			var dw []string
+			dw, ferr = dc.podDRA(o, p)
+			warns = append(warns, dw...)
 		}
 		if ferr == nil {
 			ferr = podTimes(o, p)

@@ -31,7 +31,7 @@ func migGeometry(product string) (*hw.MIGGeometry, bool) {
 // or devices no layout of its GPUs holds.
 func (m *nodeMIG) layout(product string) (problem string) {
 	g, ok := migGeometry(product)
-	if !ok {
+	if !ok || m.Strategy == StrategyDRADynamic {
 		return ""
 	}
 	counts := map[string]int{}
