@@ -238,18 +238,18 @@ var (
 	migName    = regexp.MustCompile(`^(gpu-\d+)-mig-`)
 )
 
-// classOf reads what a DeviceClass selects from its CEL selectors: the
-// driver and the device type NVIDIA's classes test. The driver's own
-// class names are known without their objects' selectors.
-func classOf(name string, sels []draSelector) (driver, typ string) {
-	for _, s := range sels {
-		if s.CEL == nil {
-			continue
-		}
-		if m := celDriver.FindStringSubmatch(s.CEL.Expression); m != nil {
+// DRAClass says what a DeviceClass selects, from its CEL selectors'
+// expressions: the driver (device.driver == '...') and the device type
+// NVIDIA's classes test (device.attributes['...'].type == '...'); "" when
+// a selector does not say. The driver's own class names (gpu.nvidia.com,
+// mig.nvidia.com) are known without their selectors. The kube-scheduler
+// plugins read classes by the same rule.
+func DRAClass(name string, exprs []string) (driver, typ string) {
+	for _, e := range exprs {
+		if m := celDriver.FindStringSubmatch(e); m != nil {
 			driver = m[1]
 		}
-		if m := celType.FindStringSubmatch(s.CEL.Expression); m != nil {
+		if m := celType.FindStringSubmatch(e); m != nil {
 			typ = m[2]
 			if driver == "" {
 				driver = m[1]
@@ -265,6 +265,45 @@ func classOf(name string, sels []draSelector) (driver, typ string) {
 		}
 	}
 	return driver, typ
+}
+
+// DRASelected reads what a request's CEL selectors pin: the GPU product
+// (attributes productName == '...', in the node label's spelling) and
+// the MIG profile (profile == '...'); "" when they do not. Other
+// expressions are not evaluated.
+func DRASelected(exprs []string) (product, profile string) {
+	for _, e := range exprs {
+		if m := celProduct.FindStringSubmatch(e); m != nil {
+			product = ProductLabel(m[1])
+		}
+		if m := celProfile.FindStringSubmatch(e); m != nil {
+			profile = m[1]
+		}
+	}
+	return product, profile
+}
+
+// DRA device types of NVIDIA's driver (the "type" attribute).
+const (
+	DRATypeGPU = draTypeGPU
+	DRATypeMIG = draTypeMIG
+)
+
+// MIGShare is the cluster model's demand of MIG devices adding up to
+// slices compute slices of GPUs of of: the rule of the MIG table
+// (docs/formats.md), shared by the import and the kube-scheduler plugins.
+func MIGShare(slices, of int) (count int, milli int64, err error) {
+	return migShare(slices, of)
+}
+
+func exprs(sels []draSelector) []string {
+	var out []string
+	for _, s := range sels {
+		if s.CEL != nil {
+			out = append(out, s.CEL.Expression)
+		}
+	}
+	return out
 }
 
 // readDRA reads the dump's DRA objects (items of those kinds). A malformed
@@ -292,7 +331,7 @@ func readDRA(items []object) (*draCtx, []fieldItemErr) {
 				errs = append(errs, fieldItemErr{i, fieldErr{"spec", err}})
 				continue
 			}
-			d, t := classOf(o.Metadata.Name, v.Spec.Selectors)
+			d, t := DRAClass(o.Metadata.Name, exprs(v.Spec.Selectors))
 			dc.classes[o.Metadata.Name] = &draClass{item: i, driver: d, typ: t}
 		case draKindSlice:
 			var v draSliceObj
@@ -556,13 +595,8 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 		}
 		reqs, _ := c.requests()
 		for _, r := range reqs {
-			for _, s := range r.Selectors {
-				if s.CEL == nil {
-					continue
-				}
-				if m := celProduct.FindStringSubmatch(s.CEL.Expression); m != nil {
-					models = append(models, ProductLabel(m[1]))
-				}
+			if m, _ := DRASelected(exprs(r.Selectors)); m != "" {
+				models = append(models, m)
 			}
 		}
 		addMIG := func(prof string) *fieldErr {
@@ -628,14 +662,7 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 				desc = append(desc, fmt.Sprintf("%s requests %d x %s", c.key, n, r.DeviceClassName))
 				continue
 			}
-			prof := ""
-			for _, s := range r.Selectors {
-				if s.CEL != nil {
-					if m := celProfile.FindStringSubmatch(s.CEL.Expression); m != nil {
-						prof = m[1]
-					}
-				}
-			}
+			_, prof := DRASelected(exprs(r.Selectors))
 			if prof == "" {
 				return nil, &fieldErr{field, fmt.Errorf("%s %s: request %s of DeviceClass %s names no MIG profile (a selector device.attributes['%s'].profile == '...') and is not allocated: its size is unknown", c.kind, c.key, r.Name, r.DeviceClassName, DRADriverGPU)}
 			}
