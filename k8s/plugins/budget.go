@@ -359,7 +359,7 @@ func (b *Budget) stale(w waiter) bool {
 
 // PreFilter implements the admission gate.
 func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
-	cd := demand(state, pod)
+	cd := b.s.demand(state, pod)
 	if cd.err != nil {
 		b.drop(pod.UID) // a pod that cannot be read never holds others back
 		budgetDecisions.WithLabelValues("rejected", "unreadable").Inc()
@@ -640,7 +640,7 @@ func (b *Budget) PreFilterExtensions() framework.PreFilterExtensions { return ni
 
 // Filter rejects nodes where the pod would break the budget.
 func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	cd := demand(state, pod)
+	cd := b.s.demand(state, pod)
 	d, err := state.Read(budgetKey)
 	if err != nil || cd.err != nil {
 		return nil

@@ -175,7 +175,7 @@ func (g *GPU) Name() string { return GPUName }
 func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
 	g.s.resetStates(len(nodes))
 	g.s.observe(nodes)
-	if cd := demand(state, pod); cd.err != nil {
+	if cd := g.s.demand(state, pod); cd.err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
 	return nil, nil
@@ -187,7 +187,7 @@ func (g *GPU) PreFilterExtensions() framework.PreFilterExtensions { return nil }
 
 // Filter admits nodes where the pod fits (cluster.Fits, as in the core).
 func (g *GPU) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	cd := demand(state, pod)
+	cd := g.s.demand(state, pod)
 	if cd.err != nil {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
@@ -220,11 +220,11 @@ func (s *shared) selectGPUs(t *job.Task, n *cluster.Node) []int {
 
 // Reserve picks the GPUs and remembers them until the annotation is seen.
 func (g *GPU) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	cd := demand(state, pod)
+	cd := g.s.demand(state, pod)
 	if cd.err == nil {
 		g.recordPlacement(state, cd, nodeName)
 	}
-	if cd.err != nil || cd.task.GPUCount == 0 {
+	if cd.err != nil || cd.task.GPUCount == 0 || cd.viaDRA {
 		return nil
 	}
 	ni, err := g.h.SnapshotSharedLister().NodeInfos().Get(nodeName)
@@ -263,7 +263,7 @@ func (g *GPU) binds() bool {
 
 // PreBindPreFlight implements framework.PreBindPlugin.
 func (g *GPU) PreBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	if cd := demand(state, pod); cd.gpus == nil || g.binds() {
+	if cd := g.s.demand(state, pod); cd.gpus == nil || g.binds() {
 		return fwk.NewStatus(fwk.Skip)
 	}
 	return nil
@@ -272,7 +272,7 @@ func (g *GPU) PreBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.
 // PreBind writes the chosen GPUs to the pod's wattsched.io/gpu-index
 // annotation before another plugin binds the pod.
 func (g *GPU) PreBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	cd := demand(state, pod)
+	cd := g.s.demand(state, pod)
 	if cd.gpus == nil || g.binds() {
 		return nil
 	}
@@ -293,7 +293,7 @@ func (g *GPU) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeN
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
-	if cd := demand(state, pod); cd.gpus != nil {
+	if cd := g.s.demand(state, pod); cd.gpus != nil {
 		b.Annotations = map[string]string{gpushare.AnnGPUIndex: gpushare.FormatGPUIndex(cd.gpus)}
 	}
 	if err := g.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
@@ -309,5 +309,7 @@ func (g *GPU) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, err
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Update}},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Update}},
+		// A node's GPUs may come through DRA ResourceSlices (dra.go).
+		{Event: fwk.ClusterEvent{Resource: fwk.ResourceSlice, ActionType: fwk.Add | fwk.Update}},
 	}, nil
 }

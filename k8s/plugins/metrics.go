@@ -224,7 +224,7 @@ var _ framework.PostBindPlugin = (*GPU)(nil)
 
 // PostBind counts the bound pod for each of the profile's score plugins.
 func (g *GPU) PostBind(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) {
-	cd := demand(state, pod)
+	cd := g.s.demand(state, pod)
 	if cd.placed == nil {
 		return
 	}

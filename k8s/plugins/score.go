@@ -97,7 +97,7 @@ func (p *Score) Name() string { return p.name }
 
 // PreScore scores every state the feasible nodes are in.
 func (p *Score) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	cd := demand(state, pod)
+	cd := p.s.demand(state, pod)
 	if cd.err != nil {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
@@ -152,7 +152,7 @@ func (p *Score) Score(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni f
 		return p.val[id], nil
 	}
 	// Not pre-scored (a node PreScore was not given): score it here.
-	cd := demand(state, pod)
+	cd := p.s.demand(state, pod)
 	if cd.err != nil {
 		return 0, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
