@@ -130,6 +130,9 @@ func FitsWhenOn(d *job.Demand, n *Node) (bool, string) {
 	if !d.AcceptsGPU(n.GPUModel) {
 		return false, "GPU model not accepted"
 	}
+	if d.MIG() {
+		return false, "no MIG GPUs"
+	}
 	if d.Shared() {
 		for _, f := range n.GPUFree {
 			if f >= d.GPUMilli {

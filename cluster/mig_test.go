@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
 )
 
 func a100x40(t *testing.T) *hw.MIGGeometry {
@@ -169,5 +170,18 @@ func TestLayoutFromCounts(t *testing.T) {
 	l, err := LayoutFromCounts(g, 8, map[string]int{"1g.5gb": 56})
 	if err != nil || len(l) != 8 || len(l[7]) != 7 {
 		t.Errorf("8 x 7 1g: %v, %v", l, err)
+	}
+}
+
+// A MIG task never lands on a GPU that is not in MIG mode: it asks for an
+// instance, not a share.
+func TestMIGTaskNeedsMIGGPU(t *testing.T) {
+	c, err := New(hw.Default(), []NodeSpec{{Name: "n", CPUMilli: 8000, MemMiB: 1024, GPUs: 1, GPUModel: "A100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := job.Demand{GPUCount: 1, GPUMilli: 142, MIGProfile: "1g.10gb"}
+	if ok, why := Fits(&d, c.Nodes[0]); ok || why != "no MIG GPUs" {
+		t.Errorf("Fits = %v, %q; want false, no MIG GPUs", ok, why)
 	}
 }

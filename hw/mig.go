@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -122,4 +123,65 @@ func ParseMIG(data []byte) ([]MIGGeometry, error) {
 		}
 	}
 	return doc.MIGs, nil
+}
+
+// MIGProfileFor finds MIG profile for a task that accepts the GPU models
+// models (catalog names, aliases or MIG product names; none: any model):
+// the profile as the accepted models' geometries define it, and its share
+// of its GPU in milli-GPU (compute slices x 1000 / the GPU's compute
+// slices, rounded down, at least 1), what capacity totals count for one
+// instance. It is an error when no accepted model has the profile, or when
+// two accepted models give it different shares. Accepted models without a
+// MIG geometry are passed over: such a task never lands on them.
+func MIGProfileFor(cat *Catalog, models []string, profile string) (MIGProfile, int64, error) {
+	var geoms []*MIGGeometry
+	if len(models) == 0 {
+		gs := MIGGeometries()
+		for i := range gs {
+			geoms = append(geoms, &gs[i])
+		}
+	}
+	for _, m := range models {
+		if g, ok := MIGFor(m); ok {
+			geoms = append(geoms, g)
+			continue
+		}
+		if cat != nil {
+			if gm, err := cat.GPU(m); err == nil {
+				if g, ok := MIGFor(gm.Name); ok {
+					geoms = append(geoms, g)
+				}
+			}
+		}
+	}
+	var found MIGProfile
+	var milli int64
+	var from string
+	for _, g := range geoms {
+		p, ok := g.Profile(profile)
+		if !ok {
+			continue
+		}
+		m := max(int64(p.Compute)*1000/int64(g.ComputeSlices), 1)
+		if from != "" && m != milli {
+			return MIGProfile{}, 0, fmt.Errorf("MIG profile %s: %d milli-GPU on %s, %d on %s: the accepted models disagree", profile, milli, from, m, g.Name)
+		}
+		if from == "" {
+			found, milli, from = *p, m, g.Name
+		}
+	}
+	if from != "" {
+		return found, milli, nil
+	}
+	var offered []string
+	for _, g := range geoms {
+		offered = append(offered, fmt.Sprintf("%s has %s", g.Name, strings.Join(g.ProfileNames(), ", ")))
+	}
+	switch {
+	case len(models) == 0:
+		return MIGProfile{}, 0, fmt.Errorf("MIG profile %q: no MIG GPU has it (%s; hw/mig.yaml)", profile, strings.Join(offered, "; "))
+	case len(geoms) == 0:
+		return MIGProfile{}, 0, fmt.Errorf("MIG profile %q: none of the accepted GPU models (%s) has MIG (hw/mig.yaml)", profile, strings.Join(models, ", "))
+	}
+	return MIGProfile{}, 0, fmt.Errorf("MIG profile %q: none of the accepted GPU models (%s) has it (%s; hw/mig.yaml)", profile, strings.Join(models, ", "), strings.Join(offered, "; "))
 }

@@ -85,3 +85,36 @@ func FuzzParseMIG(f *testing.F) {
 		}
 	})
 }
+
+func TestMIGProfileFor(t *testing.T) {
+	cat := Default()
+	for _, c := range []struct {
+		name    string
+		models  []string
+		profile string
+		// milli = compute slices x 1000 / 7, rounded down.
+		milli   int64
+		wantErr string
+	}{
+		{"A100 3g", []string{"A100"}, "3g.40gb", 3 * 1000 / 7, ""},                     // 428
+		{"H100 7g", []string{"H100"}, "7g.80gb", 1000, ""},                             // 7/7
+		{"any model 1g", nil, "1g.10gb", 1000 / 7, ""},                                 // 142, on A100 40 and 80 GB alike
+		{"non-MIG model passed over", []string{"V100M16", "A100"}, "2g.20gb", 285, ""}, // 2 x 1000 / 7
+		{"40 GB name on the 80 GB part", []string{"A100"}, "3g.20gb", 0, "none of the accepted GPU models (A100) has it"},
+		{"no MIG model", []string{"V100M16"}, "1g.10gb", 0, "has MIG"},
+		{"unknown profile anywhere", nil, "5g.50gb", 0, "no MIG GPU has it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, milli, err := MIGProfileFor(cat, c.models, c.profile)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || milli != c.milli {
+				t.Fatalf("MIGProfileFor = %d, %v; want %d", milli, err, c.milli)
+			}
+		})
+	}
+}

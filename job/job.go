@@ -40,9 +40,20 @@ type Demand struct {
 	GPUMilli int64 // per-GPU milli: in (0,1000) for a shared GPU, 1000 for whole GPUs, 0 without GPUs
 	// GPUSpec lists the GPU models the task accepts; empty accepts any.
 	GPUSpec []string
+	// MIGProfile, when set, asks for one MIG GPU instance of this profile
+	// (hw/mig.yaml: "3g.40gb") instead of a share of a time-sliced GPU:
+	// GPUCount is then 1 and GPUMilli the instance's share of its GPU's
+	// compute slices (what capacity totals count; hw.MIGProfileFor gives
+	// it). One instance per task: a CUDA process sees a single MIG device,
+	// so a pod with several instances is several processes, several tasks.
+	MIGProfile string
 }
 
-// Shared reports whether the task asks for a fraction of one GPU.
+// MIG reports whether the task asks for a MIG GPU instance.
+func (d Demand) MIG() bool { return d.MIGProfile != "" }
+
+// Shared reports whether the task asks for a fraction of one GPU (a share
+// of a time-sliced GPU or a MIG instance).
 func (d Demand) Shared() bool { return d.GPUCount == 1 && d.GPUMilli < MilliPerGPU }
 
 // TotalGPUMilli is the milli-GPU the task takes in all.
@@ -68,7 +79,9 @@ func (d Demand) AcceptsGPU(m string) bool {
 func (d Demand) SpecString() string { return strings.Join(d.GPUSpec, "|") }
 
 // Validate checks the GPU-sharing rule of the FGD/PWR papers: a task asks
-// for no GPU, a fraction of exactly one GPU, or 1..8 whole GPUs.
+// for no GPU, a fraction of exactly one GPU, or 1..8 whole GPUs; a MIG task
+// for one instance. Whether a GPU model has the MIG profile is checked
+// where the models are known (hw.MIGProfileFor).
 func (d Demand) Validate() error {
 	switch {
 	case d.CPUMilli < 0:
@@ -83,6 +96,10 @@ func (d Demand) Validate() error {
 		return fmt.Errorf("gpu_milli %d: want 1..1000 when num_gpu > 0", d.GPUMilli)
 	case d.GPUCount > 1 && d.GPUMilli != MilliPerGPU:
 		return fmt.Errorf("gpu_milli %d with num_gpu %d: a task cannot share several GPUs", d.GPUMilli, d.GPUCount)
+	case d.MIG() && d.GPUCount != 1:
+		return fmt.Errorf("mig_profile %s with num_gpu %d: a task asks for one MIG instance (num_gpu 1)", d.MIGProfile, d.GPUCount)
+	case d.MIG() && strings.TrimSpace(d.MIGProfile) != d.MIGProfile:
+		return fmt.Errorf("mig_profile %q: spaces around the profile name", d.MIGProfile)
 	}
 	return nil
 }
@@ -134,5 +151,5 @@ func Classify(tasks []Task) int {
 }
 
 func (d Demand) key() string {
-	return fmt.Sprintf("%d/%d/%d/%d/%s", d.CPUMilli, d.MemMiB, d.GPUCount, d.GPUMilli, d.SpecString())
+	return fmt.Sprintf("%d/%d/%d/%d/%s/%s", d.CPUMilli, d.MemMiB, d.GPUCount, d.GPUMilli, d.SpecString(), d.MIGProfile)
 }

@@ -16,6 +16,11 @@ func TestDemandValidate(t *testing.T) {
 		{"nine gpus", Demand{GPUCount: 9, GPUMilli: 1000}, false},
 		{"over 1000", Demand{GPUCount: 1, GPUMilli: 1001}, false},
 		{"negative cpu", Demand{CPUMilli: -1}, false},
+		{"mig instance", Demand{GPUCount: 1, GPUMilli: 428, MIGProfile: "3g.40gb"}, true},
+		{"mig full gpu", Demand{GPUCount: 1, GPUMilli: 1000, MIGProfile: "7g.80gb"}, true},
+		{"mig two instances", Demand{GPUCount: 2, GPUMilli: 1000, MIGProfile: "7g.80gb"}, false},
+		{"mig without gpu", Demand{MIGProfile: "1g.10gb"}, false},
+		{"mig spaced name", Demand{GPUCount: 1, GPUMilli: 142, MIGProfile: " 1g.10gb"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -32,9 +37,13 @@ func TestClassifyAndSpec(t *testing.T) {
 		{Demand: Demand{CPUMilli: 2}},
 		{Demand: Demand{CPUMilli: 1}},
 		{Demand: Demand{CPUMilli: 1, GPUSpec: []string{"T4"}}},
+		{Demand: Demand{CPUMilli: 1, GPUCount: 1, GPUMilli: 142, MIGProfile: "1g.10gb"}},
+		{Demand: Demand{CPUMilli: 1, GPUCount: 1, GPUMilli: 142, MIGProfile: "1g.10gb+me"}},
 	}
-	if n := Classify(ts); n != 3 {
-		t.Fatalf("Classify = %d classes, want 3", n)
+	// A MIG profile is part of the demand: two instances of the same
+	// share but different profiles are two classes.
+	if n := Classify(ts); n != 5 {
+		t.Fatalf("Classify = %d classes, want 5", n)
 	}
 	if ts[0].Class != ts[2].Class || ts[0].Class == ts[3].Class {
 		t.Errorf("classes = %d %d %d %d", ts[0].Class, ts[1].Class, ts[2].Class, ts[3].Class)

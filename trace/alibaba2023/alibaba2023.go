@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/userfile"
@@ -40,7 +41,7 @@ var (
 )
 
 var podColumns = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time",
-	"reference_gpu", "workload", "gang", "gang_size"}
+	"reference_gpu", "workload", "gang", "gang_size", "mig_profile"}
 
 // timedColumns is the column count of the timed (11-column) openb form;
 // reference_gpu and workload may follow it.
@@ -172,9 +173,10 @@ func ReadNodes(r io.Reader, file string) ([]cluster.NodeSpec, error) {
 
 // ReadPods parses a pod list, either the 11-column form (optionally
 // followed by reference_gpu, the GPU model the pod's duration was measured
-// on, workload, training or inference, and gang and gang_size, the gang
+// on, workload, training or inference, gang and gang_size, the gang
 // job the pod belongs to and its number of pods, both empty for a pod
-// that is a job of its own) or the 5-column form of the multigpu
+// that is a job of its own, and mig_profile, the MIG instance profile the
+// pod asks for, empty without MIG) or the 5-column form of the multigpu
 // variants. A pod asks for at most 8 GPUs (one node's); a larger job is
 // a gang of pods. Tasks get IDs 0..n-1 in file order; Submit and
 // Work come from creation_time and deletion_time when present.
@@ -267,6 +269,9 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 		} else if t.Gang != "" {
 			r.fail("gang", errors.New("a gang needs the gang_size column"))
 		}
+		if len(h) > timedColumns+4 {
+			r.migProfile(&t)
+		}
 		if r.err == nil {
 			if err := t.Demand.Validate(); err != nil {
 				r.fail("", err)
@@ -284,6 +289,30 @@ func ReadPods(r io.Reader, file string) ([]job.Task, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// migProfile reads the mig_profile column (16th) into t: empty for a pod
+// without MIG; else the pod asks for one MIG instance of that profile, so
+// num_gpu must be 1 and gpu_milli 0 or the instance's share (its compute
+// slices x 1000 / the GPU's), which the reader fills in. A profile that
+// none of the pod's accepted GPU models (gpu_spec; empty: any) has is an
+// error naming the file, line, column and pod.
+func (r *row) migProfile(t *job.Task) {
+	prof := strings.TrimSpace(r.rec[15])
+	if prof == "" || r.err != nil {
+		return
+	}
+	_, milli, err := hw.MIGProfileFor(hw.Default(), t.GPUSpec, prof)
+	switch {
+	case err != nil:
+		r.fail("mig_profile", fmt.Errorf("pod %q: %w", t.Name, err))
+	case t.GPUCount != 1:
+		r.fail("num_gpu", fmt.Errorf("pod %q: %d GPUs with mig_profile %s: a pod asks for one MIG instance (num_gpu 1)", t.Name, t.GPUCount, prof))
+	case t.GPUMilli != 0 && t.GPUMilli != milli:
+		r.fail("gpu_milli", fmt.Errorf("pod %q: %d with mig_profile %s, whose share is %d: want 0 or %d", t.Name, t.GPUMilli, prof, milli, milli))
+	default:
+		t.MIGProfile, t.GPUMilli = prof, milli
+	}
 }
 
 // maxPodGPUs is the most GPUs one pod may ask for: one node's (the

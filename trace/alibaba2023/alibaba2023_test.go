@@ -75,7 +75,7 @@ func TestReadPodsErrors(t *testing.T) {
 		{"escape in a pod name", head + "p\x1b[2J,1,1,1,1000\n", "pods.csv:2: column name: name \"p\\x1b[2J\" holds the control character U+001B"},
 		{"long pod name", head + strings.Repeat("p", 257) + ",1,1,1,1000\n", "pods.csv:2: column name: name of 257 bytes, more than 256"},
 		{"bad workload", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload\np,1,1,1,1000,,LS,Running,1,5,1,H100,serving\n", "pods.csv:2: column workload: \"serving\", want training, inference"},
-		{"header between forms", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n", "header has 6 columns, want 5, 11 or 12..15"},
+		{"header between forms", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n", "header has 6 columns, want 5, 11 or 12..16"},
 		{"deletion before creation", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,10,5,10\n", "column deletion_time: 5 before creation_time 10"},
 	}
 	for _, tc := range cases {
@@ -158,6 +158,7 @@ func FuzzReadPods(f *testing.F) {
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,1,2,1\n")
 	f.Add("name,cpu_milli\n\"")
 	f.Add(gangHead + "w0,1,1,1,1000,,,,0,1,0,,,j,2\nw1,1,1,1,1000,,,,0,1,0,,,j,2\n")
+	f.Add(migHead + "m,1,1,1,0,A100,,,0,1,0,,,,,3g.40gb\n")
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload\np,1,1,1,1000,,LS,Running,1,2,1,H100,inference\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		pods, err := ReadPods(strings.NewReader(in), "fuzz.csv")

@@ -84,7 +84,8 @@ func WriteNodes(w io.Writer, nodes []cluster.NodeSpec) error {
 // WritePods writes a pod list in the 11-column form ReadPods reads
 // (qos and pod_phase empty, scheduled_time the creation time), with
 // reference_gpu and workload when a pod has either, and gang and
-// gang_size when a pod is in a gang. Times must be whole
+// gang_size when a pod is in a gang, and mig_profile when a pod asks for
+// a MIG instance. Times must be whole
 // seconds, as ReadPods gives them.
 func WritePods(w io.Writer, pods []job.Task) error {
 	cols := timedColumns
@@ -93,6 +94,9 @@ func WritePods(w io.Writer, pods []job.Task) error {
 			cols = max(cols, timedColumns+2)
 		}
 		if p.Gang != "" {
+			cols = max(cols, timedColumns+4)
+		}
+		if p.MIG() {
 			cols = len(podColumns)
 		}
 	}
@@ -118,6 +122,9 @@ func WritePods(w io.Writer, pods []job.Task) error {
 				size = strconv.Itoa(p.GangSize)
 			}
 			fmt.Fprintf(bw, ",%s,%s", csvField(p.Gang), size)
+		}
+		if cols > timedColumns+4 {
+			fmt.Fprintf(bw, ",%s", csvField(p.MIGProfile))
 		}
 		bw.WriteString("\n")
 	}
