@@ -67,24 +67,25 @@ func TestReadDRA(t *testing.T) {
 		Milli int64
 		Spec  string
 		MIG   string
+		Prof  string // job.Demand.MIGProfile: one MIG instance
 	}
 	h100 := "NVIDIA-H100-80GB-HBM3"
 	want := map[string]got{
-		"ml/train-0":  {2, 1000, h100, ""},         // allocated: h100-0 gpu-0, gpu-1; productName selector
-		"ml/train-1":  {2, 1000, h100, ""},         // pending: the template's request, count 2
-		"ml/infer-a":  {1, 500, "", ""},            // shared-a100: 1 GPU / 2 pods = 500
-		"ml/infer-b":  {1, 500, "", ""},            // the same claim
-		"ml/nb-0":     {1, 142, "", "1 x 1g.10gb"}, // allocated MIG 1g: 1*1000/7 = 142
-		"ml/nb-1":     {1, 142, "", "1 x 1g.10gb"}, // pending: the template's profile selector
-		"ml/ft-0":     {1, 571, "", "1 x 4g.40gb"}, // allocated 4g: 4*1000/7 = 571
-		"ml/a100-job": {1, 1000, "", ""},           // allocated gpu-1, no selector
-		"ml/x-a":      {1, 500, "", ""},            // shared-h100 by 2 pods (across nodes: a warning)
-		"ml/x-b":      {1, 500, "", ""},
-		"ml/cpu-job":  {0, 0, "", ""},
+		"ml/train-0":  {2, 1000, h100, "", ""},                // allocated: h100-0 gpu-0, gpu-1; productName selector
+		"ml/train-1":  {2, 1000, h100, "", ""},                // pending: the template's request, count 2
+		"ml/infer-a":  {1, 500, "", "", ""},                   // shared-a100: 1 GPU / 2 pods = 500
+		"ml/infer-b":  {1, 500, "", "", ""},                   // the same claim
+		"ml/nb-0":     {1, 142, "", "1 x 1g.10gb", "1g.10gb"}, // allocated MIG 1g: 1*1000/7 = 142
+		"ml/nb-1":     {1, 142, "", "1 x 1g.10gb", "1g.10gb"}, // pending: the template's profile selector
+		"ml/ft-0":     {1, 571, "", "1 x 4g.40gb", "4g.40gb"}, // allocated 4g: 4*1000/7 = 571
+		"ml/a100-job": {1, 1000, "", "", ""},                  // allocated gpu-1, no selector
+		"ml/x-a":      {1, 500, "", "", ""},                   // shared-h100 by 2 pods (across nodes: a warning)
+		"ml/x-b":      {1, 500, "", "", ""},
+		"ml/cpu-job":  {0, 0, "", "", ""},
 	}
 	have := map[string]got{}
 	for _, p := range d.Pods {
-		have[p.Name] = got{p.Demand.GPUCount, p.Demand.GPUMilli, strings.Join(p.Demand.GPUSpec, "|"), p.MIG}
+		have[p.Name] = got{p.Demand.GPUCount, p.Demand.GPUMilli, strings.Join(p.Demand.GPUSpec, "|"), p.MIG, p.Demand.MIGProfile}
 	}
 	if diff := cmp.Diff(want, have); diff != "" {
 		t.Errorf("pods (-want +got):\n%s", diff)
