@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 )
 
@@ -563,7 +564,7 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 	}
 	var whole int
 	var migSlices, migOf int
-	var migs, models, desc []string
+	var migs, models, desc, migModels []string
 	sharedBy := 1
 	for k, ref := range refs {
 		field := fmt.Sprintf("spec.resourceClaims[%d]", k)
@@ -630,6 +631,7 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 					if ferr := addMIG(g.profile); ferr != nil {
 						return nil, ferr
 					}
+					migModels = append(migModels, g.model)
 				default:
 					warns = append(warns, fmt.Sprintf("%s %s: device %s of type %q, which wattsched does not model: left out", c.kind, c.key, r.Device, g.typ))
 					continue
@@ -698,13 +700,6 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 		p.Demand.GPUCount, p.Demand.GPUMilli = n, m
 		p.MIG = strings.Join(migs, ", ")
 	}
-	if sharedBy > 1 {
-		if p.Demand.GPUCount > 1 {
-			return nil, &fieldErr{field, fmt.Errorf("a claim shared by %d pods holds %d GPUs: a share of several GPUs is not modelled", sharedBy, p.Demand.GPUCount)}
-		}
-		p.Demand.GPUMilli = max(p.Demand.GPUMilli/int64(sharedBy), 1)
-		desc = append(desc, fmt.Sprintf("shared by %d pods", sharedBy))
-	}
 	if len(models) > 0 {
 		sort.Strings(models)
 		for k, m := range models {
@@ -712,6 +707,30 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 				p.Demand.GPUSpec = append(p.Demand.GPUSpec, m)
 			}
 		}
+	}
+	if len(migs) == 1 && sharedBy == 1 {
+		// One MIG instance: a MIG task (job.Demand.MIGProfile) with the
+		// share of its profile on the accepted models, or on the allocated
+		// device's GPU.
+		prof := strings.TrimPrefix(migs[0], "1 x ")
+		on := p.Demand.GPUSpec
+		if len(on) == 0 {
+			on = migModels
+		}
+		if _, milli, err := hw.MIGProfileFor(hw.Default(), on, prof); err == nil {
+			p.Demand.MIGProfile, p.Demand.GPUMilli = prof, milli
+		} else {
+			warns = append(warns, fmt.Sprintf("MIG device %s: %v: kept as the share of its slices (%d thousandths), not as a MIG instance", prof, err, p.Demand.GPUMilli))
+		}
+	} else if len(migs) > 1 {
+		warns = append(warns, fmt.Sprintf("%d MIG devices (%s): kept as the share of their slices (%d thousandths of a GPU); the engine gives a task one MIG instance", len(migs), p.MIG, p.Demand.GPUMilli))
+	}
+	if sharedBy > 1 {
+		if p.Demand.GPUCount > 1 {
+			return nil, &fieldErr{field, fmt.Errorf("a claim shared by %d pods holds %d GPUs: a share of several GPUs is not modelled", sharedBy, p.Demand.GPUCount)}
+		}
+		p.Demand.GPUMilli = max(p.Demand.GPUMilli/int64(sharedBy), 1)
+		desc = append(desc, fmt.Sprintf("shared by %d pods", sharedBy))
 	}
 	p.Claims = strings.Join(desc, "; ")
 	return warns, nil
