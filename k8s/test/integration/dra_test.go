@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/wattsched/wattsched/policy"
 	"github.com/wattsched/wattsched/policy/pwr"
 	"github.com/wattsched/wattsched/power"
+	"github.com/wattsched/wattsched/trace/k8sdump"
 )
 
 // draConfig runs WattschedGPU, PowerBudget and PWR (explain on) beside
@@ -241,6 +243,29 @@ func TestDRAPods(t *testing.T) {
 		t.Fatalf("dra-2: %q, want %q", msg, want)
 	}
 	t.Logf("dra-2: %s", msg)
+
+	// import k8s reads the same cluster from the API server: the nodes'
+	// GPUs from the slices, dra-1's from its allocated claim, dra-2's from
+	// its claim's request (created by the controller, not allocated).
+	b, err := k8sdump.Fetch(ctx, liveKubeconfig(t, rc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := k8sdump.ReadWith(bytes.NewReader(b), "live", k8sdump.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(specs, d.Nodes); diff != "" {
+		t.Errorf("imported nodes (-want +got):\n%s", diff)
+	}
+	pods := map[string]string{}
+	for _, p := range d.Pods {
+		pods[p.Name] = fmt.Sprintf("%d x %d, %s", p.Demand.GPUCount, p.Demand.GPUMilli, strings.SplitN(p.Claims, " ", 2)[1])
+	}
+	wantPods := map[string]string{"default/dra-1": "2 x 1000, allocated on l40s: gpu-0 gpu-1", "default/dra-2": "2 x 1000, requests 2 x gpu.nvidia.com"}
+	if diff := cmp.Diff(wantPods, pods); diff != "" {
+		t.Errorf("imported pods (-want +got):\n%s", diff)
+	}
 }
 
 // waitAllocated waits for the claim DynamicResources allocated for pod's
