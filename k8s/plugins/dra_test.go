@@ -176,7 +176,7 @@ func TestDRAAllocation(t *testing.T) {
 	a := gpushare.Allocation{Pod: draPod("two", "two", 0)}
 	d.allocation(&a)
 	if a.Demand == nil || a.Demand.GPUCount != 2 || !cmp.Equal(a.GPUs, []int{2, 0}) || a.DemandErr != nil {
-		t.Errorf("allocation %+v demand %+v", a, a.Demand)
+		t.Errorf("allocation GPUs %v demand %+v err %v, want GPUs [2 0], 2 whole GPUs", a.GPUs, a.Demand, a.DemandErr)
 	}
 	plain := gpushare.Allocation{Pod: draPod("plain", "", 1)}
 	d.allocation(&plain)
