@@ -28,8 +28,12 @@ import (
 // are device.driver == 'gpu.nvidia.com' && device.attributes
 // ['gpu.nvidia.com'].type == 'gpu' (or 'mig').
 const (
-	DRADriverGPU   = "gpu.nvidia.com"
-	DRAClassGPU    = "gpu.nvidia.com"
+	// DRADriverGPU is NVIDIA's DRA driver's name: its ResourceSlices'
+	// spec.driver and its devices' attribute domain.
+	DRADriverGPU = "gpu.nvidia.com"
+	// DRAClassGPU is the driver's DeviceClass of whole GPUs.
+	DRAClassGPU = "gpu.nvidia.com"
+	// DRAClassMIG is the driver's DeviceClass of MIG devices.
 	DRAClassMIG    = "mig.nvidia.com"
 	draTypeGPU     = "gpu"
 	draTypeMIG     = "mig"
@@ -201,7 +205,6 @@ func ProductLabel(productName string) string {
 
 // draClass is a DeviceClass: what its selectors pick.
 type draClass struct {
-	item   int
 	driver string // the driver its selector names, "" none
 	typ    string // the type attribute it selects, "" none
 }
@@ -225,7 +228,6 @@ type draCtx struct {
 	nodeGPUs  map[string][]*draGPU // node -> gpu.nvidia.com devices, slice order
 	claims    map[string]*draClaim // namespace/name
 	templates map[string]*draClaim
-	any       bool // the dump holds DRA objects
 }
 
 var (
@@ -319,7 +321,6 @@ func readDRA(items []object) (*draCtx, []fieldItemErr) {
 		if !isDRAKind(o.Kind) {
 			continue
 		}
-		dc.any = true
 		if o.Metadata.Name == "" {
 			errs = append(errs, fieldItemErr{i, fieldErr{"metadata.name", fmt.Errorf("%s without a name", o.Kind)}})
 			continue
@@ -333,7 +334,7 @@ func readDRA(items []object) (*draCtx, []fieldItemErr) {
 				continue
 			}
 			d, t := DRAClass(o.Metadata.Name, exprs(v.Spec.Selectors))
-			dc.classes[o.Metadata.Name] = &draClass{item: i, driver: d, typ: t}
+			dc.classes[o.Metadata.Name] = &draClass{driver: d, typ: t}
 		case draKindSlice:
 			var v draSliceObj
 			if err := json.Unmarshal(o.raw, &v); err != nil {
