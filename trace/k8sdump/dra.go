@@ -98,9 +98,11 @@ type draRequest struct {
 }
 
 type draClaimSpec struct {
-	Devices struct {
-		Requests []draRequest `json:"requests"`
-	} `json:"devices"`
+	Devices draDeviceClaim `json:"devices"`
+}
+
+type draDeviceClaim struct {
+	Requests []draRequest `json:"requests"`
 }
 
 type draResult struct {
@@ -110,43 +112,12 @@ type draResult struct {
 	Device  string `json:"device"`
 }
 
-// The DRA objects, each with the fields the import reads.
-type (
-	draClassObj struct {
-		Metadata draMeta `json:"metadata"`
-		Spec     struct {
-			Selectors []draSelector `json:"selectors"`
-		} `json:"spec"`
-	}
-	draSliceObj struct {
-		Metadata draMeta `json:"metadata"`
-		Spec     struct {
-			Driver   string `json:"driver"`
-			NodeName string `json:"nodeName"`
-			Pool     struct {
-				Name string `json:"name"`
-			} `json:"pool"`
-			Devices []draDevice `json:"devices"`
-		} `json:"spec"`
-	}
-	draClaimObj struct {
-		Metadata draMeta      `json:"metadata"`
-		Spec     draClaimSpec `json:"spec"`
-		Status   struct {
-			Allocation *struct {
-				Devices struct {
-					Results []draResult `json:"results"`
-				} `json:"devices"`
-			} `json:"allocation"`
-		} `json:"status"`
-	}
-	draTemplateObj struct {
-		Metadata draMeta `json:"metadata"`
-		Spec     struct {
-			Spec draClaimSpec `json:"spec"`
-		} `json:"spec"`
-	}
-)
+// draAllocation is a ResourceClaim's status.allocation.
+type draAllocation struct {
+	Devices struct {
+		Results []draResult `json:"results"`
+	} `json:"devices"`
+}
 
 // draDevice is one device of a ResourceSlice.
 type draDevice struct {
@@ -326,26 +297,38 @@ func readDRA(items []object) (*draCtx, []fieldItemErr) {
 			continue
 		}
 		key := o.Metadata.Namespace + "/" + o.Metadata.Name
+		// unmarshal reads one raw field; absent is empty.
+		unmarshal := func(field string, raw json.RawMessage, v any) bool {
+			if len(raw) == 0 {
+				return true
+			}
+			if err := json.Unmarshal(raw, v); err != nil {
+				errs = append(errs, fieldItemErr{i, fieldErr{field, err}})
+				return false
+			}
+			return true
+		}
 		switch o.Kind {
 		case draKindClass:
-			var v draClassObj
-			if err := json.Unmarshal(o.raw, &v); err != nil {
-				errs = append(errs, fieldItemErr{i, fieldErr{"spec", err}})
+			var sels []draSelector
+			if !unmarshal("spec.selectors", o.Spec.Selectors, &sels) {
 				continue
 			}
-			d, t := DRAClass(o.Metadata.Name, exprs(v.Spec.Selectors))
+			d, t := DRAClass(o.Metadata.Name, exprs(sels))
 			dc.classes[o.Metadata.Name] = &draClass{driver: d, typ: t}
 		case draKindSlice:
-			var v draSliceObj
-			if err := json.Unmarshal(o.raw, &v); err != nil {
-				errs = append(errs, fieldItemErr{i, fieldErr{"spec", err}})
+			if o.Spec.Driver != DRADriverGPU {
 				continue
 			}
-			if v.Spec.Driver != DRADriverGPU {
+			var pool struct {
+				Name string `json:"name"`
+			}
+			var devices []draDevice
+			if !unmarshal("spec.pool", o.Spec.Pool, &pool) || !unmarshal("spec.devices", o.Spec.Devices, &devices) {
 				continue
 			}
-			for k, dv := range v.Spec.Devices {
-				g := &draGPU{node: v.Spec.NodeName, name: dv.Name, typ: dv.str(DRADriverGPU, "type"), model: ProductLabel(dv.str(DRADriverGPU, "productName")),
+			for k, dv := range devices {
+				g := &draGPU{node: o.Spec.NodeName, name: dv.Name, typ: dv.str(DRADriverGPU, "type"), model: ProductLabel(dv.str(DRADriverGPU, "productName")),
 					profile: dv.str(DRADriverGPU, "profile"), parent: dv.str(DRADriverGPU, "parentUUID"), uuid: dv.str(DRADriverGPU, "uuid"),
 					dynamic: len(dv.ConsumesCounters) > 0 && string(dv.ConsumesCounters) != "null"}
 				if g.typ == draTypeMIG && g.parent == "" {
@@ -356,9 +339,9 @@ func readDRA(items []object) (*draCtx, []fieldItemErr) {
 				if g.uuid == "" {
 					g.uuid = dv.Name
 				}
-				dkey := v.Spec.Driver + "/" + v.Spec.Pool.Name + "/" + dv.Name
+				dkey := o.Spec.Driver + "/" + pool.Name + "/" + dv.Name
 				if _, dup := dc.devices[dkey]; dup {
-					errs = append(errs, fieldItemErr{i, fieldErr{fmt.Sprintf("spec.devices[%d].name", k), fmt.Errorf("device %s of pool %s is also in another slice", dv.Name, v.Spec.Pool.Name)}})
+					errs = append(errs, fieldItemErr{i, fieldErr{fmt.Sprintf("spec.devices[%d].name", k), fmt.Errorf("device %s of pool %s is also in another slice", dv.Name, pool.Name)}})
 					continue
 				}
 				dc.devices[dkey] = g
@@ -367,23 +350,21 @@ func readDRA(items []object) (*draCtx, []fieldItemErr) {
 				}
 			}
 		case draKindClaim:
-			var v draClaimObj
-			if err := json.Unmarshal(o.raw, &v); err != nil {
-				errs = append(errs, fieldItemErr{i, fieldErr{"spec", err}})
+			c := &draClaim{kind: o.Kind, key: key, item: i}
+			var a *draAllocation
+			if !unmarshal("spec.devices", o.Spec.Devices, &c.spec.Devices) || !unmarshal("status.allocation", o.Status.Allocation, &a) {
 				continue
 			}
-			c := &draClaim{kind: o.Kind, key: key, item: i, spec: v.Spec}
-			if a := v.Status.Allocation; a != nil {
+			if a != nil {
 				c.allocated, c.results = true, a.Devices.Results
 			}
 			dc.claims[key] = c
 		case draKindTmpl:
-			var v draTemplateObj
-			if err := json.Unmarshal(o.raw, &v); err != nil {
-				errs = append(errs, fieldItemErr{i, fieldErr{"spec", err}})
+			c := &draClaim{kind: o.Kind, key: key, item: i}
+			if !unmarshal("spec.spec", o.Spec.Spec, &c.spec) {
 				continue
 			}
-			dc.templates[key] = &draClaim{kind: o.Kind, key: key, item: i, spec: v.Spec.Spec}
+			dc.templates[key] = c
 		}
 	}
 	// Requests are checked once every class is known.

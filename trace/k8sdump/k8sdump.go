@@ -55,6 +55,13 @@ type object struct {
 		Taints         []Taint      `json:"taints"`      // a node's
 		// ResourceClaims are a pod's DRA claims (dra.go).
 		ResourceClaims []podClaimRef `json:"resourceClaims"`
+		// The DRA objects' fields (dra.go), decoded by kind: Devices is a
+		// ResourceClaim's (an object) or a ResourceSlice's (a list).
+		Devices   json.RawMessage `json:"devices"`
+		Selectors json.RawMessage `json:"selectors"` // a DeviceClass's
+		Spec      json.RawMessage `json:"spec"`      // a ResourceClaimTemplate's
+		Driver    string          `json:"driver"`    // a ResourceSlice's
+		Pool      json.RawMessage `json:"pool"`      // a ResourceSlice's
 	} `json:"spec"`
 	Status struct {
 		Allocatable map[string]string `json:"allocatable"`
@@ -63,7 +70,9 @@ type object struct {
 		// ResourceClaimStatuses name the claims made for a pod's
 		// ResourceClaimTemplates.
 		ResourceClaimStatuses []podClaimStatus `json:"resourceClaimStatuses"`
-		ContainerStatuses     []struct {
+		// Allocation is a ResourceClaim's (dra.go).
+		Allocation        json.RawMessage `json:"allocation"`
+		ContainerStatuses []struct {
 			State struct {
 				Running *struct {
 					StartedAt string `json:"startedAt"`
@@ -75,21 +84,6 @@ type object struct {
 			} `json:"state"`
 		} `json:"containerStatuses"`
 	} `json:"status"`
-	// raw is the item's JSON, kept for the DRA objects (dra.go), whose
-	// fields are read by their own structs.
-	raw json.RawMessage
-}
-
-// UnmarshalJSON reads an item, keeping the JSON of DRA objects.
-func (o *object) UnmarshalJSON(b []byte) error {
-	type plain object
-	if err := json.Unmarshal(b, (*plain)(o)); err != nil {
-		return err
-	}
-	if isDRAKind(o.Kind) {
-		o.raw = append(json.RawMessage(nil), b...)
-	}
-	return nil
 }
 
 type container struct {
