@@ -714,6 +714,9 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 		p.Demand.GPUMilli = max(p.Demand.GPUMilli/int64(sharedBy), 1)
 		desc = append(desc, fmt.Sprintf("shared by %d pods", sharedBy))
 	}
+	if err := p.Demand.Validate(); err != nil {
+		return nil, &fieldErr{field, fmt.Errorf("GPUs through claims (%s): %w", strings.Join(desc, "; "), err)}
+	}
 	p.Claims = strings.Join(desc, "; ")
 	return warns, nil
 }
