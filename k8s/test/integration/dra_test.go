@@ -17,8 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/controller/resourceclaim"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -103,8 +101,7 @@ func claimController(t *testing.T, cs clientset.Interface) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := informers.NewSharedInformerFactory(cs, 0)
-	c, err := resourceclaim.NewController(klog.Background(), resourceclaim.Features{}, cs,
-		f.Core().V1().Pods(), f.Resource().V1().ResourceClaims(), f.Resource().V1().ResourceClaimTemplates())
+	c, err := newClaimController(cs, f)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
