@@ -164,6 +164,10 @@ type draGPU struct {
 	parent  string // MIG devices: the GPU's uuid, or gpu-N from the name
 	uuid    string
 	dynamic bool // consumes shared counters: one of several possible placements
+	// MIG devices: the minor of the GPU it is cut from and its start
+	// memory slice (its lowest memorySliceN capacity, or the start in its
+	// name gpu-<minor>-mig-<profile id>-<start>-<size>); -1 unknown.
+	parentMinor, start int
 }
 
 // ProductLabel turns the DRA driver's productName (NVML's name, "NVIDIA
@@ -210,6 +214,8 @@ var (
 	celProduct = celString("productName")
 	celProfile = celString("profile")
 	migName    = regexp.MustCompile(`^(gpu-\d+)-mig-`)
+	migPlaced  = regexp.MustCompile(`^gpu-(\d+)-mig-\d+-(\d+)-\d+$`)
+	memSlice   = regexp.MustCompile(`^(?:gpu\.nvidia\.com/)?memorySlice(\d+)$`)
 )
 
 // DRAClass says what a DeviceClass selects, from its CEL selectors'
@@ -339,6 +345,7 @@ func readDRA(items []object) (*draCtx, []fieldItemErr) {
 				if g.uuid == "" {
 					g.uuid = dv.Name
 				}
+				g.parentMinor, g.start = migPlacement(&dv)
 				dkey := o.Spec.Driver + "/" + pool.Name + "/" + dv.Name
 				if _, dup := dc.devices[dkey]; dup {
 					errs = append(errs, fieldItemErr{i, fieldErr{fmt.Sprintf("spec.devices[%d].name", k), fmt.Errorf("device %s of pool %s is also in another slice", dv.Name, pool.Name)}})
@@ -481,6 +488,30 @@ func (dc *draCtx) sharedAcrossNodes(c *draClaim) string {
 	return fmt.Sprintf("shared by pods on different nodes (%s): its devices are on one node; each pod keeps its share", strings.Join(parts, "; "))
 }
 
+// migPlacement reads a MIG device's GPU minor and start memory slice
+// (-1 when unknown).
+func migPlacement(dv *draDevice) (minor, start int) {
+	minor, start = -1, -1
+	if m := migPlaced.FindStringSubmatch(dv.Name); m != nil {
+		fmt.Sscanf(m[1], "%d", &minor)
+		fmt.Sscanf(m[2], "%d", &start)
+	}
+	lowest := -1
+	for k := range dv.Capacity {
+		if m := memSlice.FindStringSubmatch(k); m != nil {
+			var n int
+			fmt.Sscanf(m[1], "%d", &n)
+			if lowest < 0 || n < lowest {
+				lowest = n
+			}
+		}
+	}
+	if lowest >= 0 {
+		start = lowest
+	}
+	return minor, start
+}
+
 // nodeGPUs returns what a node's gpu.nvidia.com devices say: its physical
 // GPUs (whole-GPU devices and the GPUs MIG devices are cut from), their
 // model, and its MIG devices as a NodeMIG ("dra" strategy), nil if none.
@@ -492,6 +523,9 @@ func (dc *draCtx) nodeSpec(node string) (gpus int, model string, mig *nodeMIG, p
 	phys := map[string]bool{}
 	migs := map[string]int{}
 	dynamic := false
+	// The MIG devices at their published placements, per GPU minor.
+	placed := map[int][]cluster.MIGSlot{}
+	exact := true
 	for _, g := range devs {
 		switch g.typ {
 		case draTypeGPU:
@@ -500,6 +534,14 @@ func (dc *draCtx) nodeSpec(node string) (gpus int, model string, mig *nodeMIG, p
 			phys[g.parent] = true
 			migs[g.profile]++
 			dynamic = dynamic || g.dynamic
+			if g.parentMinor < 0 || g.start < 0 {
+				exact = false
+			}
+			prof := g.profile
+			if p, ok := LookupMIG(prof); ok {
+				prof = p.Name
+			}
+			placed[g.parentMinor] = append(placed[g.parentMinor], cluster.MIGSlot{Profile: prof, Start: g.start})
 		default:
 			continue
 		}
@@ -523,7 +565,19 @@ func (dc *draCtx) nodeSpec(node string) (gpus int, model string, mig *nodeMIG, p
 			mig.Instances = append(mig.Instances, fmt.Sprintf("%d x %s", migs[p], p))
 		}
 		if dynamic {
-			mig.Strategy = "dra-dynamic"
+			mig.Strategy = StrategyDRADynamic
+		}
+		if exact && !dynamic {
+			minors := make([]int, 0, len(placed))
+			for m := range placed {
+				minors = append(minors, m)
+			}
+			sort.Ints(minors)
+			for _, m := range minors {
+				slots := placed[m]
+				sort.Slice(slots, func(a, b int) bool { return slots[a].Start < slots[b].Start })
+				mig.exact = append(mig.exact, slots)
+			}
 		}
 	}
 	return len(phys), model, mig, problem

@@ -35,8 +35,8 @@ func readDRAFile(t *testing.T, edit func(string) string, opt Options) (*Dump, er
 
 // testdata/dra.json is a cluster whose GPUs come through NVIDIA's DRA
 // driver only (no nvidia.com/gpu on its nodes): an A100 node with two
-// whole GPUs and two GPUs in MIG mode (4g.40gb + 3g.40gb; 3 x 2g.20gb +
-// 1g.10gb), an H100 node of 8 GPUs, the driver's two DeviceClasses,
+// whole GPUs and two GPUs in MIG mode (4g.40gb at 0 + 3g.40gb at 4;
+// 2g.20gb at 0 and 4, 1g.10gb at 2, 3 and 6), an H100 node of 8 GPUs, the driver's two DeviceClasses,
 // templates, allocated and pending claims, a claim shared by two pods, a
 // claim of an unknown DeviceClass and a claim shared across nodes.
 func TestReadDRA(t *testing.T) {
@@ -54,10 +54,12 @@ func TestReadDRA(t *testing.T) {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
 	wantMIG := []NodeMIG{{Node: "a100-0", Strategy: StrategyDRA, GPUs: 4,
-		Instances: []string{"1 x 1g.10gb", "3 x 2g.20gb", "1 x 3g.40gb", "1 x 4g.40gb"},
+		Instances: []string{"3 x 1g.10gb", "2 x 2g.20gb", "1 x 3g.40gb", "1 x 4g.40gb"},
 		Layout: [][]cluster.MIGSlot{
 			{{Profile: "4g.40gb", Start: 0}, {Profile: "3g.40gb", Start: 4}},
-			{{Profile: "2g.20gb", Start: 0}, {Profile: "2g.20gb", Start: 2}, {Profile: "2g.20gb", Start: 4}, {Profile: "1g.10gb", Start: 6}},
+			// Where the driver's device names and memorySliceN capacities
+			// put them, not where a layout from the counts would.
+			{{Profile: "2g.20gb", Start: 0}, {Profile: "1g.10gb", Start: 2}, {Profile: "1g.10gb", Start: 3}, {Profile: "2g.20gb", Start: 4}, {Profile: "1g.10gb", Start: 6}},
 		}}}
 	if diff := cmp.Diff(wantMIG, d.MIG); diff != "" {
 		t.Errorf("MIG (-want +got):\n%s", diff)

@@ -377,6 +377,10 @@ type nodeMIG struct {
 	NodeMIG
 	single MIGProfile
 	nonMIG int // GPUs without MIG (mixed strategy)
+	// exact are, per MIG GPU (by minor), the DRA driver's MIG devices at
+	// their published starts (strategy dra; nil when a device's start is
+	// unknown).
+	exact [][]cluster.MIGSlot
 }
 
 // maxNodeGPUs bounds a node's physical GPUs (as the plugins do).

@@ -49,6 +49,17 @@ func (m *nodeMIG) layout(product string) (problem string) {
 		}
 		counts[prof] += n
 	}
+	if m.exact != nil {
+		// NVIDIA's DRA driver publishes where each MIG device is: kept
+		// when the geometry allows it.
+		for k, slots := range m.exact {
+			if _, err := cluster.NewMIGGPU(g, slots, false); err != nil {
+				return fmt.Sprintf("MIG devices of MIG GPU %d at their published starts: %v", k, err)
+			}
+		}
+		m.Layout = m.exact
+		return ""
+	}
 	gpus := m.GPUs - m.nonMIG
 	if gpus < 1 {
 		return fmt.Sprintf("MIG devices (%s) but no GPU left for them: %d GPUs counted, %d of them without MIG", strings.Join(m.Instances, ", "), m.GPUs, m.nonMIG)
