@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -15,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/k8s/gpushare"
 )
@@ -182,5 +185,46 @@ func TestDRAAllocation(t *testing.T) {
 	d.allocation(&plain)
 	if plain.Demand != nil {
 		t.Errorf("a pod without claims got a DRA demand %+v", plain.Demand)
+	}
+}
+
+// A node's cached state is rebuilt when a ResourceSlice or claim changes,
+// although its NodeInfo did not: a driver that publishes its GPUs after
+// the node was first seen gives the node its GPUs at the next read.
+func TestDRAEpochRebuildsNode(t *testing.T) {
+	cs := fake.NewClientset()
+	f := informers.NewSharedInformerFactory(cs, 0)
+	d := newDRAState(f)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	s := &shared{cat: hw.Default(), states: map[string]int32{}, pending: map[types.UID][]int{}, reported: map[string]bool{}, dra: d}
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a100"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("32"), v1.ResourceMemory: resource.MustParse("64Gi")}}}
+	ni := framework.NewNodeInfo()
+	ni.SetNode(node)
+	n, err := s.node(ni)
+	if err != nil || len(n.GPUFree) != 0 {
+		t.Fatalf("before the slice: %d GPUs, err %v; want 0", len(n.GPUFree), err)
+	}
+	epoch := s.stateEpoch()
+	for _, o := range draFixture() {
+		if sl, ok := o.(*resourceapi.ResourceSlice); ok {
+			if _, err := cs.ResourceV1().ResourceSlices().Create(ctx, sl, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for d.currentEpoch() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	n, err = s.node(ni)
+	if err != nil || len(n.GPUFree) != 3 || n.GPUModel != "NVIDIA-A100-SXM4-80GB" {
+		t.Fatalf("after the slice: %d GPUs of %q, err %v; want 3 NVIDIA-A100-SXM4-80GB", len(n.GPUFree), n.GPUModel, err)
+	}
+	if s.stateEpoch() == epoch {
+		t.Errorf("the state epoch did not move with the slice: PowerBudget's memo would not recount")
 	}
 }
