@@ -12,6 +12,12 @@ func (c *Cluster) Clone() *Cluster {
 	for i, n := range c.Nodes {
 		m := *n
 		m.GPUFree = append([]int64(nil), n.GPUFree...)
+		if n.MIG != nil {
+			m.MIG = make([]*MIGGPU, len(n.MIG))
+			for g, mg := range n.MIG {
+				m.MIG[g] = mg.clone()
+			}
+		}
 		d.Nodes[i] = &m
 	}
 	d.placements = maps.Clone(c.placements)

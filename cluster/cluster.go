@@ -62,6 +62,13 @@ type Node struct {
 	Affinity [9]int32
 	// Tasks is the number of tasks placed on the node.
 	Tasks int
+	// MIG holds the node's GPUs in MIG mode, by device index (nil: the
+	// node's GPUs are time-sliced). A node is in MIG mode as a whole:
+	// every GPU of it is partitioned, so a task asking for a share or
+	// whole GPUs never lands on it, and a task asking for a MIG instance
+	// lands nowhere else. A MIG GPU's GPUFree is 1000 less the shares of
+	// its busy instances' tasks, so capacity totals count them.
+	MIG []*MIGGPU
 }
 
 // IdleCopy is a copy of n with nothing allocated (for what-if questions
@@ -72,6 +79,12 @@ func (n *Node) IdleCopy() *Node {
 	c.GPUFree = make([]int64, len(n.GPUFree))
 	for i := range c.GPUFree {
 		c.GPUFree[i] = job.MilliPerGPU
+	}
+	if n.MIG != nil {
+		c.MIG = make([]*MIGGPU, len(n.MIG))
+		for i, m := range n.MIG {
+			c.MIG[i] = m.idle()
+		}
 	}
 	return &c
 }
@@ -131,7 +144,16 @@ func FitsWhenOn(d *job.Demand, n *Node) (bool, string) {
 		return false, "GPU model not accepted"
 	}
 	if d.MIG() {
-		return false, "no MIG GPUs"
+		if n.MIG == nil {
+			return false, "no MIG GPUs"
+		}
+		if _, _, ok := FirstMIG(d, n); !ok {
+			return false, "no free MIG instance of " + d.MIGProfile
+		}
+		return true, ""
+	}
+	if n.MIG != nil {
+		return false, "GPUs in MIG mode"
 	}
 	if d.Shared() {
 		for _, f := range n.GPUFree {
@@ -195,6 +217,9 @@ type Placement struct {
 	GPUMilli int64 // per GPU
 	CPUMilli int64
 	MemMiB   int64
+	// MIG is set for a task holding a MIG instance: of profile
+	// MIG.Profile at memory slice MIG.Start on GPU GPUs[0].
+	MIG *MIGSlot
 }
 
 // Cluster is a set of nodes and the placements on them.
@@ -222,6 +247,19 @@ type NodeSpec struct {
 	GPUs     int
 	GPUModel string // empty without GPUs
 	CPUModel string // catalog name; empty means hw.DefaultCPU
+	// MIG, when set, puts every GPU of the node in MIG mode.
+	MIG *MIGSpec
+}
+
+// MIGSpec is a node's MIG mode: a static layout per GPU, or dynamic MIG
+// (instances created for the tasks that ask for them).
+type MIGSpec struct {
+	// Dynamic: the GPUs start empty and a task's instance is created at
+	// a legal free start when it starts and destroyed when it ends.
+	Dynamic bool
+	// Layouts is the static layout of each GPU (len = GPUs), checked
+	// against the geometry's placement rules. Empty when Dynamic.
+	Layouts [][]MIGSlot
 }
 
 // New builds a cluster, resolving models in cat. All nodes start powered on.
@@ -246,6 +284,13 @@ func New(cat *hw.Catalog, specs []NodeSpec) (*Cluster, error) {
 			for k := range n.GPUFree {
 				n.GPUFree[k] = job.MilliPerGPU
 			}
+			if s.MIG != nil {
+				if n.MIG, err = newMIG(&g, s.GPUs, s.MIG); err != nil {
+					return nil, fmt.Errorf("node %d (%s): %w", i, s.Name, err)
+				}
+			}
+		} else if s.MIG != nil {
+			return nil, fmt.Errorf("node %d (%s): MIG mode without GPUs", i, s.Name)
 		}
 		cpuName := s.CPUModel
 		if cpuName == "" {
@@ -294,6 +339,17 @@ func (c *Cluster) Allocate(t *job.Task, id NodeID, gpus []int) error {
 	if len(gpus) != t.GPUCount {
 		return fmt.Errorf("%w: task %d asks for %d GPUs, placement lists %d", ErrInvalid, t.ID, t.GPUCount, len(gpus))
 	}
+	if t.MIG() {
+		// The lowest start the GPU offers (FirstMIG's rule on one GPU).
+		if gpus[0] < 0 || gpus[0] >= len(n.MIG) {
+			return fmt.Errorf("%w: task %d: GPU index %d out of range on node %s", ErrInvalid, t.ID, gpus[0], n.Name)
+		}
+		starts := n.MIG[gpus[0]].Starts(t.MIGProfile)
+		if len(starts) == 0 {
+			return fmt.Errorf("%w: task %d: GPU %d on node %s has no free %s instance", ErrInvalid, t.ID, gpus[0], n.Name, t.MIGProfile)
+		}
+		return c.AllocateMIG(t, id, gpus[0], starts[0])
+	}
 	for i, g := range gpus {
 		if g < 0 || g >= len(n.GPUFree) {
 			return fmt.Errorf("%w: task %d: GPU index %d out of range on node %s", ErrInvalid, t.ID, g, n.Name)
@@ -331,6 +387,11 @@ func (c *Cluster) Release(t *job.Task) error {
 		return fmt.Errorf("%w: release task %d: not placed", ErrInvalid, t.ID)
 	}
 	n := c.Nodes[p.Node]
+	if p.MIG != nil {
+		if err := n.MIG[p.GPUs[0]].Release(p.MIG.Start, t.ID); err != nil {
+			return fmt.Errorf("release task %d on node %s: %w", t.ID, n.Name, err)
+		}
+	}
 	for _, g := range p.GPUs {
 		n.GPUFree[g] += p.GPUMilli
 	}
@@ -442,6 +503,9 @@ func (c *Cluster) Check() error {
 				return fmt.Errorf("node %s GPU %d: free %d, placed %d", n.Name, g, f, gpu[i][g])
 			}
 		}
+	}
+	if err := c.checkMIG(); err != nil {
+		return err
 	}
 	if allocGPU != c.AllocGPUMilli || allocCPU != c.AllocCPUMilli {
 		return fmt.Errorf("cluster totals: gpu %d (placements %d), cpu %d (placements %d)", c.AllocGPUMilli, allocGPU, c.AllocCPUMilli, allocCPU)

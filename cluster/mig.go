@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -299,4 +300,156 @@ func countsText(profs []*hw.MIGProfile, counts map[string]int) string {
 		parts[i] = fmt.Sprintf("%d x %s", counts[p.Name], p.Name)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// String is the slot as explain output names it: profile@start.
+func (s MIGSlot) String() string { return fmt.Sprintf("%s@%d", s.Profile, s.Start) }
+
+// newMIG puts the n GPUs of model g in the MIG mode spec says: the
+// geometry of g (hw/mig.yaml), and a static layout per GPU checked
+// against its placement rules, or dynamic GPUs that start empty.
+func newMIG(g *hw.GPUModel, n int, spec *MIGSpec) ([]*MIGGPU, error) {
+	geo, ok := hw.MIGFor(g.Name)
+	if !ok {
+		return nil, fmt.Errorf("GPU model %s has no MIG geometry (hw/mig.yaml)", g.Name)
+	}
+	switch {
+	case spec.Dynamic && len(spec.Layouts) > 0:
+		return nil, fmt.Errorf("MIG mode both dynamic and with a static layout")
+	case !spec.Dynamic && len(spec.Layouts) != n:
+		return nil, fmt.Errorf("MIG layouts for %d GPUs, the node has %d", len(spec.Layouts), n)
+	}
+	out := make([]*MIGGPU, n)
+	for i := range out {
+		var layout []MIGSlot
+		if !spec.Dynamic {
+			layout = spec.Layouts[i]
+		}
+		m, err := NewMIGGPU(geo, layout, spec.Dynamic)
+		if err != nil {
+			return nil, fmt.Errorf("GPU %d: %w", i, err)
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// idle is a copy of m with no task on it: a static layout with every
+// instance free, a dynamic GPU with no instance.
+func (m *MIGGPU) idle() *MIGGPU {
+	c := &MIGGPU{Geometry: m.Geometry, Dynamic: m.Dynamic}
+	if !m.Dynamic {
+		c.Instances = make([]MIGInstance, len(m.Instances))
+		for i, in := range m.Instances {
+			c.Instances[i] = MIGInstance{MIGSlot: in.MIGSlot}
+		}
+	}
+	return c
+}
+
+// clone is an independent copy of m.
+func (m *MIGGPU) clone() *MIGGPU {
+	c := *m
+	c.Instances = slices.Clone(m.Instances)
+	return &c
+}
+
+// FirstMIG is where a task asking for d's MIG profile goes on n by the
+// default rule: the lowest GPU index with a free place for it (a free
+// instance on a static layout, a legal free start on a dynamic GPU) and
+// its lowest start. Both are what the hardware is (device index, memory
+// slice), never the order of an input. ok is false when there is none,
+// or d asks for no MIG instance, or n is not in MIG mode.
+func FirstMIG(d *job.Demand, n *Node) (gpu, start int, ok bool) {
+	if !d.MIG() {
+		return 0, 0, false
+	}
+	for g, m := range n.MIG {
+		if s := m.Starts(d.MIGProfile); len(s) > 0 {
+			return g, s[0], true
+		}
+	}
+	return 0, 0, false
+}
+
+// AllocateMIG places MIG task t on node id in the instance of its profile
+// at memory slice start of GPU gpu (a free one of a static layout, a new
+// one on a dynamic GPU), after checking every constraint; a violation is
+// an error wrapping ErrInvalid.
+func (c *Cluster) AllocateMIG(t *job.Task, id NodeID, gpu, start int) error {
+	if int(id) < 0 || int(id) >= len(c.Nodes) {
+		return fmt.Errorf("%w: task %d: node %d does not exist", ErrInvalid, t.ID, id)
+	}
+	if !t.MIG() {
+		return fmt.Errorf("%w: task %d asks for no MIG instance", ErrInvalid, t.ID)
+	}
+	if _, dup := c.placements[t.ID]; dup {
+		return fmt.Errorf("%w: task %d is already placed", ErrInvalid, t.ID)
+	}
+	n := c.Nodes[id]
+	if ok, why := Fits(&t.Demand, n); !ok {
+		return fmt.Errorf("%w: task %d on node %s: %s", ErrInvalid, t.ID, n.Name, why)
+	}
+	if gpu < 0 || gpu >= len(n.MIG) {
+		return fmt.Errorf("%w: task %d: GPU index %d out of range on node %s", ErrInvalid, t.ID, gpu, n.Name)
+	}
+	if n.GPUFree[gpu] < t.GPUMilli {
+		return fmt.Errorf("%w: task %d: MIG GPU %d on node %s has %d milli free, needs %d", ErrInvalid, t.ID, gpu, n.Name, n.GPUFree[gpu], t.GPUMilli)
+	}
+	if err := n.MIG[gpu].Take(t.MIGProfile, start, t.ID); err != nil {
+		if !errors.Is(err, ErrInvalid) {
+			err = fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return fmt.Errorf("task %d on node %s GPU %d: %w", t.ID, n.Name, gpu, err)
+	}
+	n.GPUFree[gpu] -= t.GPUMilli
+	n.FreeCPUMilli -= t.CPUMilli
+	n.FreeMemMiB -= t.MemMiB
+	n.Affinity[affinityIndex(&t.Demand)]++
+	n.Tasks++
+	c.touch(n, true)
+	c.AllocGPUMilli += t.TotalGPUMilli()
+	c.AllocCPUMilli += t.CPUMilli
+	c.placements[t.ID] = &Placement{Task: t.ID, Node: id, GPUs: []int{gpu},
+		GPUMilli: t.GPUMilli, CPUMilli: t.CPUMilli, MemMiB: t.MemMiB, MIG: &MIGSlot{Profile: t.MIGProfile, Start: start}}
+	return nil
+}
+
+// checkMIG verifies that the busy MIG instances are exactly those the
+// placements hold, and that every layout keeps the placement rules.
+func (c *Cluster) checkMIG() error {
+	held := map[job.ID]bool{}
+	for _, n := range c.Nodes {
+		for g, m := range n.MIG {
+			occ := make([]int, m.Geometry.MemorySlices)
+			for _, in := range m.Instances {
+				p, ok := m.Geometry.Profile(in.Profile)
+				if !ok || !p.AllowsStart(in.Start) {
+					return fmt.Errorf("node %s GPU %d: MIG instance %s breaks the placement rules", n.Name, g, in.MIGSlot)
+				}
+				for s := in.Start; s < in.Start+p.Memory; s++ {
+					if occ[s]++; occ[s] > 1 {
+						return fmt.Errorf("node %s GPU %d: memory slice %d in two MIG instances", n.Name, g, s)
+					}
+				}
+				if m.Dynamic && !in.Busy {
+					return fmt.Errorf("node %s GPU %d: dynamic MIG instance %s left without a task", n.Name, g, in.MIGSlot)
+				}
+				if !in.Busy {
+					continue
+				}
+				pl, ok := c.placements[in.Task]
+				if !ok || pl.MIG == nil || pl.Node != n.ID || pl.GPUs[0] != g || *pl.MIG != in.MIGSlot {
+					return fmt.Errorf("node %s GPU %d: MIG instance %s held by task %d, which is not placed there", n.Name, g, in.MIGSlot, in.Task)
+				}
+				held[in.Task] = true
+			}
+		}
+	}
+	for id, p := range c.placements {
+		if p.MIG != nil && !held[id] {
+			return fmt.Errorf("task %d placed in MIG instance %s on node %d GPU %d, which it does not hold", id, *p.MIG, p.Node, p.GPUs[0])
+		}
+	}
+	return nil
 }

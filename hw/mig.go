@@ -56,6 +56,25 @@ func (g *MIGGeometry) ProfileNames() []string {
 //go:embed mig.yaml
 var migData []byte
 
+// SmallestProfileFor is the profile a stand-in GPU share of milli
+// milli-GPU maps to: the one with the fewest compute slices c whose
+// share c / ComputeSlices is at least milli/1000 (a task never gets less
+// compute than its share), among those the fewest memory slices, then
+// the first by name; media-extension profiles (+me) are left out. ok is
+// false for a share above every profile's (none: a whole GPU is 1000).
+func (g *MIGGeometry) SmallestProfileFor(milli int64) (p *MIGProfile, ok bool) {
+	for i := range g.Profiles {
+		q := &g.Profiles[i]
+		if strings.HasSuffix(q.Name, "+me") || int64(q.Compute)*1000 < milli*int64(g.ComputeSlices) {
+			continue
+		}
+		if p == nil || q.Compute < p.Compute || q.Compute == p.Compute && (q.Memory < p.Memory || q.Memory == p.Memory && q.Name < p.Name) {
+			p = q
+		}
+	}
+	return p, p != nil
+}
+
 // MIGGeometries are the embedded MIG geometries, checked.
 func MIGGeometries() []MIGGeometry {
 	gs, err := ParseMIG(migData)

@@ -118,3 +118,28 @@ func TestMIGProfileFor(t *testing.T) {
 		})
 	}
 }
+
+// The stand-in rule of shares as MIG instances: the fewest compute
+// slices c with c/7 >= the share, then the fewest memory slices.
+func TestSmallestProfileFor(t *testing.T) {
+	g, _ := MIGFor("A100")
+	for _, c := range []struct {
+		milli int64
+		want  string
+	}{
+		{50, "1g.10gb"},  // 1/7 = 0.143 >= 0.05; 1g.10gb has 1 memory slice, 1g.20gb 2
+		{143, "2g.20gb"}, // 1/7 = 0.1428... < 0.143
+		{142, "1g.10gb"}, // 142 x 7 = 994 <= 1000
+		{460, "4g.40gb"}, // 3/7 = 0.429 < 0.46 <= 4/7
+		{590, "7g.80gb"}, // no 5g or 6g profile
+		{1000, "7g.80gb"},
+	} {
+		p, ok := g.SmallestProfileFor(c.milli)
+		if !ok || p.Name != c.want {
+			t.Errorf("SmallestProfileFor(%d) = %v, %v; want %s", c.milli, p, ok, c.want)
+		}
+	}
+	if p, ok := g.SmallestProfileFor(1001); ok {
+		t.Errorf("SmallestProfileFor(1001) = %s, want none", p.Name)
+	}
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -30,7 +31,20 @@ type Explanation struct {
 	Filtered []FilterCount
 	// Top bounds the runners-up (0: none; SetExplain makes it 3 when unset).
 	Top int
+	// MIG is the MIG instance chosen on the chosen node, for a task
+	// asking for one (nil otherwise).
+	MIG *ExplainMIG
 }
+
+// ExplainMIG is the MIG instance a task was given: a GPU of the node and
+// the instance's profile and start memory slice.
+type ExplainMIG struct {
+	GPU  int
+	Slot cluster.MIGSlot
+}
+
+// String is gpu<GPU>:<profile>@<start>.
+func (m ExplainMIG) String() string { return fmt.Sprintf("gpu%d:%s", m.GPU, m.Slot) }
 
 // NodeScore is one node's scores for a task.
 type NodeScore struct {

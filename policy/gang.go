@@ -65,7 +65,7 @@ func (o *Online) scheduleGang(st *State, t *job.Task, seen map[string]bool) (a A
 	delete(o.gangTried, t.Gang)
 	g := StartGang{Gang: t.Gang, Pods: make([]Start, len(ds))}
 	for i, d := range ds {
-		g.Pods[i] = Start{Task: d.Task, Node: d.Node, GPUs: d.GPUs}
+		g.Pods[i] = Start{Task: d.Task, Node: d.Node, GPUs: d.GPUs, MIGStart: d.MIGStart}
 	}
 	return g, true
 }
@@ -180,11 +180,17 @@ func (p *Placer) placeGangOn(order []*job.Task, c *cluster.Cluster, only []bool)
 			}
 		}
 		n := tent.Nodes[p.idx[best]]
-		gpus := p.SelectGPUs(t, n)
-		if err := tent.Allocate(t, n.ID, gpus); err != nil {
+		d := p.decision(t, n, p.total[best])
+		var err error
+		if t.MIG() && len(d.GPUs) == 1 {
+			err = tent.AllocateMIG(t, n.ID, d.GPUs[0], d.MIGStart)
+		} else {
+			err = tent.Allocate(t, n.ID, d.GPUs)
+		}
+		if err != nil {
 			return nil, false // the selector chose GPUs that do not fit: the engine would refuse them
 		}
-		ds = append(ds, GangDecision{Task: t.ID, Decision: Decision{Node: n.ID, GPUs: gpus, Score: p.total[best]}})
+		ds = append(ds, GangDecision{Task: t.ID, Decision: d})
 	}
 	return ds, true
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -115,7 +116,7 @@ func (p *Placer) placeIndexed(t *job.Task, cls int, c *cluster.Cluster) (Decisio
 	}
 	g := &ci.groups[ci.heap[0]]
 	n := c.Nodes[p.ix.node[g.top]]
-	return Decision{Node: n.ID, GPUs: p.SelectGPUs(t, n), Score: p.indexTotal(ci, &g.raw)}, true
+	return p.decision(t, n, p.indexTotal(ci, &g.raw)), true
 }
 
 // upToDate returns the index of t's class cls with every node's scores current.
@@ -262,9 +263,10 @@ type nodeState struct {
 	gpuFree                    [8]int64
 }
 
-// stateOf is n's state; false for a node with more than 8 GPUs.
+// stateOf is n's state; false for a node with more than 8 GPUs or in MIG
+// mode (whose state is its instances, not the GPUs' free shares).
 func stateOf(n *cluster.Node) (nodeState, bool) {
-	if len(n.GPUFree) > 8 {
+	if len(n.GPUFree) > 8 || n.MIG != nil {
 		return nodeState{}, false
 	}
 	k := nodeState{gpuModel: n.GPUModel, cpu: n.CPUMilli, mem: n.MemMiB, freeCPU: n.FreeCPUMilli, freeMem: n.FreeMemMiB,
@@ -448,11 +450,15 @@ func (p *Placer) newIndex(c *cluster.Cluster) *placeIndex {
 		gpuModel, cpuModel string
 		cpu, mem           int64
 		gpus               int
+		mig                string // the MIG mode and layouts ("": none)
 	}
 	specs := map[specKey]int32{}
 	ix.spec = make([]int32, n)
 	for i, nd := range c.Nodes {
 		k := specKey{gpuModel: nd.GPUModel, cpu: nd.CPUMilli, mem: nd.MemMiB, gpus: len(nd.GPUFree)}
+		for _, m := range nd.MIG {
+			k.mig += fmt.Sprintf("%v%v;", m.Dynamic, m.Instances)
+		}
 		if nd.CPU != nil {
 			k.cpuModel = nd.CPU.Name
 		}

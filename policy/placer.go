@@ -23,6 +23,9 @@ type Decision struct {
 	Node  cluster.NodeID
 	GPUs  []int
 	Score int64
+	// MIGStart is the memory slice of the MIG instance on GPUs[0] for a
+	// task asking for one (0 otherwise).
+	MIGStart int
 }
 
 // maxCachedScorers bounds the scorers whose raw scores a Placer caches.
@@ -254,6 +257,9 @@ type taskKey struct {
 	kind     job.Kind
 	ref      string
 	work     float64
+	// mig is the MIG profile, always part of the key: where a MIG task
+	// fits (cluster.Fits) differs from a share of the same milli-GPU.
+	mig string
 }
 
 // class is t's cache class: tasks equal in every field the scorers and
@@ -262,7 +268,7 @@ func (p *Placer) class(t *job.Task) int {
 	if !p.cached {
 		return -1
 	}
-	var k taskKey
+	k := taskKey{mig: t.MIGProfile}
 	if p.reads&ReadsDemand != 0 {
 		k.cpu, k.mem, k.gpus, k.milli = t.CPUMilli, t.MemMiB, t.GPUCount, t.GPUMilli
 		switch len(t.GPUSpec) {
@@ -315,7 +321,26 @@ func (p *Placer) Place(t *job.Task, c *cluster.Cluster) (Decision, bool) {
 	if p.explain != nil {
 		p.fillExplanation(t, c, best)
 	}
-	return Decision{Node: n.ID, GPUs: p.SelectGPUs(t, n), Score: p.total[best]}, true
+	d := p.decision(t, n, p.total[best])
+	if p.explain != nil {
+		p.explain.MIG = nil
+		if t.MIG() && len(d.GPUs) == 1 {
+			p.explain.MIG = &ExplainMIG{GPU: d.GPUs[0], Slot: cluster.MIGSlot{Profile: t.MIGProfile, Start: d.MIGStart}}
+		}
+	}
+	return d, true
+}
+
+// decision is the Decision for t on n with total score: the GPUs and, for
+// a MIG task, the instance's start.
+func (p *Placer) decision(t *job.Task, n *cluster.Node, score int64) Decision {
+	if t.MIG() {
+		if g, s, ok := p.SelectMIG(t, n); ok {
+			return Decision{Node: n.ID, GPUs: []int{g}, Score: score, MIGStart: s}
+		}
+		return Decision{Node: n.ID, Score: score}
+	}
+	return Decision{Node: n.ID, GPUs: p.SelectGPUs(t, n), Score: score}
 }
 
 // Top returns every feasible node with the highest total score for t, in
@@ -340,14 +365,34 @@ func (p *Placer) Top(t *job.Task, c *cluster.Cluster) (nodes []cluster.NodeID, s
 // SelectGPUs picks t's GPUs on n the way Place does: with the
 // highest-weighted scorer that implements GPUSelector, else
 // cluster.BestFitGPUs. It returns nil for a task without GPUs.
+//
+// For a MIG task it is the GPU of SelectMIG's instance.
 func (p *Placer) SelectGPUs(t *job.Task, n *cluster.Node) []int {
 	if t.GPUCount == 0 {
 		return nil
+	}
+	if t.MIG() {
+		g, _, ok := p.SelectMIG(t, n)
+		if !ok {
+			return nil
+		}
+		return []int{g}
 	}
 	if p.selector != nil {
 		return p.selector.SelectGPUs(t, n)
 	}
 	return cluster.BestFitGPUs(&t.Demand, n)
+}
+
+// SelectMIG picks the MIG instance of a MIG task t on n (a node in MIG
+// mode): with the highest-weighted GPU selector when it implements
+// MIGSelector, else cluster.FirstMIG (the lowest GPU and start with room).
+// ok is false when n has no room for the instance.
+func (p *Placer) SelectMIG(t *job.Task, n *cluster.Node) (gpu, start int, ok bool) {
+	if ms, is := p.selector.(MIGSelector); is {
+		return ms.SelectMIG(t, n)
+	}
+	return cluster.FirstMIG(&t.Demand, n)
 }
 
 // score fills p.idx with the feasible nodes and p.total with their

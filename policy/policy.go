@@ -45,7 +45,7 @@ type TaskFields uint8
 // The task fields a scorer may declare.
 const (
 	// ReadsDemand: the task's Demand (CPU, memory, GPU count and share,
-	// GPU model constraint).
+	// GPU model constraint, MIG profile).
 	ReadsDemand TaskFields = 1 << iota
 	// ReadsKind: the task's Kind, its workload class (training, inference, ...).
 	ReadsKind
@@ -99,6 +99,13 @@ type GPUSelector interface {
 	SelectGPUs(t *job.Task, n *cluster.Node) []int
 }
 
+// MIGSelector is a GPUSelector that also picks where on a node in MIG
+// mode a task asking for a MIG instance goes: the GPU and the instance's
+// start memory slice; ok is false when the node has no room for it.
+type MIGSelector interface {
+	SelectMIG(t *job.Task, n *cluster.Node) (gpu, start int, ok bool)
+}
+
 // Deps is what policy constructors may use.
 type Deps struct {
 	Catalog *hw.Catalog
@@ -145,11 +152,14 @@ func MinMaxScore(s, lo, hi, equalScore int64) int64 {
 // Action is something a Scheduler asks the engine to do.
 type Action interface{ action() }
 
-// Start runs a queued task on a node with the given GPUs.
+// Start runs a queued task on a node with the given GPUs; a task asking
+// for a MIG instance takes the instance at memory slice MIGStart of
+// GPUs[0].
 type Start struct {
-	Task job.ID
-	Node cluster.NodeID
-	GPUs []int
+	Task     job.ID
+	Node     cluster.NodeID
+	GPUs     []int
+	MIGStart int
 }
 
 // Reject drops a queued task that cannot be served.
@@ -273,7 +283,7 @@ func (o *Online) Schedule(st *State) []Action {
 		}
 		// Later tasks must see this one placed, so Online starts one task
 		// per call; the engine calls again while a call starts or rejects.
-		out = append(out, Start{Task: t.ID, Node: d.Node, GPUs: d.GPUs})
+		out = append(out, Start{Task: t.ID, Node: d.Node, GPUs: d.GPUs, MIGStart: d.MIGStart})
 		return out
 	}
 	return out

@@ -3,6 +3,7 @@
 package power
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -68,9 +69,18 @@ func Idle(n *cluster.Node) hw.Watts {
 // GPUPower is eq. 2: TDP for each GPU with any allocation, idle power
 // otherwise; a GPU model with a measured curve draws the curve's power at
 // each GPU's allocated share instead.
+//
+// A node in MIG mode draws MIGGPUPower on each GPU.
 func GPUPower(n *cluster.Node) hw.Watts {
 	if n.GPU == nil {
 		return 0
+	}
+	if n.MIG != nil {
+		var w hw.Watts
+		for _, m := range n.MIG {
+			w += MIGGPUPower(n.GPU, m)
+		}
+		return w
 	}
 	if len(n.GPU.Curve) > 0 {
 		var w hw.Watts
@@ -82,6 +92,22 @@ func GPUPower(n *cluster.Node) hw.Watts {
 	idle := n.IdleGPUs()
 	busy := len(n.GPUFree) - idle
 	return hw.Watts(idle)*n.GPU.IdleW + hw.Watts(busy)*n.GPU.TDPW
+}
+
+// MIGGPUPower is the power of a GPU in MIG mode, a rule (the catalog holds
+// no measured power per MIG instance; docs/policies/pwr.md#mig-aware-reading):
+// with no busy instance the GPU draws its idle power, otherwise idle plus
+// its dynamic range (TDP - idle) in proportion to the compute slices of
+// its busy instances. MIG instances own disjoint SMs, so a partly used GPU
+// is modelled as partly busy; a fully used one draws the TDP, as eq. 2 has
+// it for a busy whole GPU. A measured curve, where the catalog has one, is
+// not used: its points are whole-GPU utilisations, not instances.
+func MIGGPUPower(g *hw.GPUModel, m *cluster.MIGGPU) hw.Watts {
+	busy := m.BusyCompute()
+	if busy == 0 {
+		return g.IdleW
+	}
+	return g.IdleW + (g.TDPW-g.IdleW)*hw.Watts(busy)/hw.Watts(m.Geometry.ComputeSlices)
 }
 
 // CPUPower is eq. 1 for a node of capMilli vCPU with freeMilli unallocated.
@@ -122,6 +148,17 @@ func (PWR) MaxIncrease(n *cluster.Node, d *job.Demand) (hw.Watts, bool) {
 	if d.GPUCount == 0 || n.GPU == nil {
 		return cpu + boundSlack, true
 	}
+	if d.MIG() {
+		// MIGGPUPower is linear in busy compute slices: the same
+		// increase on every GPU with room for the instance.
+		for _, m := range n.MIG {
+			if len(m.Starts(d.MIGProfile)) > 0 {
+				p, _ := m.Geometry.Profile(d.MIGProfile)
+				return cpu + (n.GPU.TDPW-n.GPU.IdleW)*hw.Watts(p.Compute)/hw.Watts(m.Geometry.ComputeSlices) + boundSlack, true
+			}
+		}
+		return 0, false
+	}
 	// The largest d.GPUCount deltas, kept in descending order.
 	var buf [8]hw.Watts
 	top := buf[:0]
@@ -154,8 +191,27 @@ func (PWR) MaxIncrease(n *cluster.Node, d *job.Demand) (hw.Watts, bool) {
 
 // Increase is the power a node would add if demand d took the listed GPUs on
 // it: PWR's score input (Algorithm 1, lines 7-8).
+//
+// For a MIG demand on a node in MIG mode the instance is taken, for the
+// estimate, at the lowest start gpus[0] offers (the power rules read the
+// busy compute slices, not where they lie), and given back.
 func Increase(m Model, n *cluster.Node, d *job.Demand, gpus []int) hw.Watts {
 	before := m.NodePower(n).Total()
+	if d.MIG() && n.MIG != nil && len(gpus) == 1 {
+		g := n.MIG[gpus[0]]
+		starts := g.Starts(d.MIGProfile)
+		if len(starts) == 0 {
+			return 0
+		}
+		if err := g.Take(d.MIGProfile, starts[0], migTrial); err != nil {
+			panic(fmt.Sprintf("power: a free MIG start refused: %v", err)) // Starts offered it
+		}
+		defer func() {
+			if err := g.Release(starts[0], migTrial); err != nil {
+				panic(fmt.Sprintf("power: a trial MIG instance not released: %v", err))
+			}
+		}()
+	}
 	// Apply the change in place and undo it: cheaper than a copy.
 	n.FreeCPUMilli -= d.CPUMilli
 	for _, g := range gpus {
@@ -168,6 +224,9 @@ func Increase(m Model, n *cluster.Node, d *job.Demand, gpus []int) hw.Watts {
 	n.FreeCPUMilli += d.CPUMilli
 	return after - before
 }
+
+// migTrial is the task ID of a MIG instance taken for an estimate.
+const migTrial job.ID = -1
 
 // Ceiling bounds PWR's Increase for a demand on any node it was shown
 // (Add), whatever the node's state and GPUs: a power gate with that much

@@ -43,9 +43,11 @@ func decode(b []byte, file string, s *Scenario) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	s.Topology.recordLines(file, lookup(root, "topology"))
+	s.migLines = newMIGLines(file, lookup(root, "mig"))
 	if vs := resolveSeq(lookup(root, "variants")); len(vs) == len(s.Variants) {
 		for i := range s.Variants {
 			s.Variants[i].Topology.recordLines(file, lookup(vs[i], "topology"))
+			s.variantMIGLines = append(s.variantMIGLines, newMIGLines(file, lookup(vs[i], "mig")))
 		}
 	}
 	return nil

@@ -61,7 +61,9 @@ func TestInputsListEveryFileField(t *testing.T) {
 		"measured.exporter", "measured.metric", "measured.node_label", "measured.scope", "measured.start",
 		"topology.domains[].name", "topology.domains[].level", "topology.domains[].parent",
 		"variants[].topology.domains[].name", "variants[].topology.domains[].level", "variants[].topology.domains[].parent",
-		"gangs.group_by",
+		"gangs.group_by", "trace.shares_as_mig",
+		"mig[].nodes[]", "mig[].gpu_model", "mig[].profile", "mig[].instances[].profile", "mig[].layouts[][].profile",
+		"variants[].mig[].nodes[]", "variants[].mig[].gpu_model", "variants[].mig[].profile", "variants[].mig[].instances[].profile", "variants[].mig[].layouts[][].profile",
 	}
 	// The inline hardware catalog holds model names, no file names.
 	const inline, variantInline = "hardware.", "variants[].hardware."

@@ -128,9 +128,18 @@ type Scenario struct {
 	// Gangs says how gang jobs (pods with a gang) wait and pack (mode
 	// replay; docs/scenarios.md#gang-jobs).
 	Gangs *GangSpec `yaml:"gangs" json:"gangs,omitempty"`
+	// MIG puts groups of nodes' GPUs in MIG mode: a static layout or
+	// dynamic MIG (modes replay and inflation; docs/scenarios.md#mig-partitions).
+	MIG []MIGGroup `yaml:"mig" json:"mig,omitempty"`
 
 	// dir is the directory relative paths resolve from (the file's).
 	dir string
+	// migLines are where the mig groups were declared (decode), and
+	// variantMIGLines those of each variant's; migPath names the mig
+	// section in errors ("" for "mig").
+	migLines        migLines
+	variantMIGLines []migLines
+	migPath         string
 }
 
 // TraceSpec names the cluster and the task population.
@@ -145,6 +154,13 @@ type TraceSpec struct {
 	// reference_gpu column takes its place. Empty: unknown, durations as
 	// traced on every model.
 	ReferenceGPU string `yaml:"reference_gpu" json:"reference_gpu,omitempty"`
+	// SharesAsMIG, a MIG-capable GPU model, turns every GPU-share pod
+	// (one GPU, under 1000 milli) that accepts the model into a request
+	// for one MIG instance of it: a declared stand-in where a trace has
+	// shares and the cluster MIG GPUs. The profile is the smallest with at
+	// least the share's compute (hw.MIGGeometry.SmallestProfileFor;
+	// docs/scenarios.md#mig-partitions).
+	SharesAsMIG string `yaml:"shares_as_mig" json:"shares_as_mig,omitempty"`
 }
 
 // PolicySpec is one placement policy: weighted scorers combined by a Placer.
@@ -423,6 +439,7 @@ func (s *Scenario) Validate() error {
 	}
 	s.PowerDown.validate(&bad)
 	s.Gangs.validate(s.Mode, &bad)
+	validateMIG(s.MIG, s.Mode, "mig", s.migLines, &bad)
 	s.Measured.validate(s, &bad)
 	if s.Coloc != nil && s.Mode != Coloc {
 		bad.add("coloc: only for mode coloc")

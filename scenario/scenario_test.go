@@ -247,6 +247,7 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("# only a comment\n")
 	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\npower_limit: {watts: 9000}\nvariants: [{name: pd, power_down: {idle_after_s: 60, wake_s: 1, off_w: 1}}, {name: p, pue: 1.5, no_power_limit: true}, {name: g, grid: {region: US-CAL-CISO}, hardware: {gpus: []}}]\n")
 	f.Add("name: x\nmode: replay\ntrace: {pods: default}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\nvariants: [{name: a, pue: 1.2}, {name: a, catalog: c.yaml}]\n")
+	f.Add("name: x\nmode: replay\ntrace: {pods: default, shares_as_mig: A100}\npolicies: [{name: a, scorers: [{policy: fgd, weight: 1}]}]\nmig: [{gpu_model: G3, profile: 1g.10gb}, {nodes: [n1], instances: [{profile: 3g.40gb, start: 4}]}, {nodes: [n2], layouts: [[{profile: 7g.80gb, start: 0}]]}]\nvariants: [{name: d, mig: [{gpu_model: G3, dynamic: true}]}, {name: n, no_mig: true}]\n")
 	r := builtin.Registries()
 	f.Fuzz(func(t *testing.T, doc string) {
 		s, err := scenario.Parse([]byte(doc), "f.yaml")

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wattsched/wattsched/hw"
 )
@@ -27,6 +28,10 @@ type VariantSpec struct {
 	// Topology replaces the scenario's power topology; NoTopology removes it.
 	Topology   *TopologySpec `yaml:"topology" json:"topology,omitempty"`
 	NoTopology bool          `yaml:"no_topology" json:"no_topology,omitempty"`
+	// MIG replaces the scenario's mig section (nodes in MIG mode); NoMIG
+	// removes it.
+	MIG   []MIGGroup `yaml:"mig" json:"mig,omitempty"`
+	NoMIG bool       `yaml:"no_mig" json:"no_mig,omitempty"`
 	// Automatic marks the power-down variant compare adds when the
 	// scenario has none (never set from a file).
 	Automatic bool `yaml:"-" json:"automatic,omitempty"`
@@ -79,12 +84,20 @@ func (s *Scenario) validateVariants(bad *problems) {
 			bad.add("%s.no_topology: the scenario has no topology to remove", p)
 		}
 		v.Topology.validate(p+".topology", bad)
+		if v.MIG != nil && v.NoMIG {
+			bad.add("%s: mig and no_mig both set, want one", p)
+		}
+		if v.NoMIG && s.MIG == nil {
+			bad.add("%s.no_mig: the scenario has no mig to remove", p)
+		}
+		validateMIG(v.MIG, s.Mode, p+".mig", s.variantMIG(i), bad)
 		v.PowerDown.validateAt(p+".power_down", bad)
 		v.PowerLimit.validate(p+".power_limit", bad)
 		if s.Measured != nil && v.PowerDown != nil {
 			bad.add("%s.power_down: not with measured (the recording was made with every node on)", p)
 		}
-		if v == (VariantSpec{Name: v.Name}) {
+		if v.MIG == nil && !v.NoMIG && v.Topology == nil && !v.NoTopology && v.PowerDown == nil && !v.NoPowerDown && v.PowerLimit == nil &&
+			!v.NoPowerLimit && v.PUE == 0 && v.Catalog == "" && v.Hardware == nil && v.Grid == nil {
 			bad.add("%s (%s): overrides nothing; the scenario's own settings are already compared as %q", p, v.Name, BaseVariant)
 		}
 	}
@@ -157,6 +170,16 @@ func (s *Scenario) WithVariant(v VariantSpec) *Scenario {
 	}
 	if v.NoTopology {
 		c.Topology = nil
+	}
+	if v.MIG != nil {
+		i := slices.IndexFunc(s.Variants, func(x VariantSpec) bool { return x.Name == v.Name })
+		c.MIG, c.migLines, c.migPath = v.MIG, migLines{}, "variant "+v.Name+" mig"
+		if i >= 0 {
+			c.migLines, c.migPath = s.variantMIG(i), fmt.Sprintf("variants[%d].mig", i)
+		}
+	}
+	if v.NoMIG {
+		c.MIG = nil
 	}
 	if v.Grid != nil {
 		g := *v.Grid

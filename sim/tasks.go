@@ -764,6 +764,14 @@ func reserve(d *job.Demand, v *cluster.Node) bool {
 	}
 	v.FreeCPUMilli -= d.CPUMilli
 	v.FreeMemMiB -= d.MemMiB
+	if d.MIG() {
+		g, s, _ := cluster.FirstMIG(d, v)
+		if err := v.MIG[g].Take(d.MIGProfile, s, -1); err != nil {
+			panic(fmt.Sprintf("sim: a MIG instance FirstMIG offered was refused: %v", err))
+		}
+		v.GPUFree[g] -= d.GPUMilli
+		return true
+	}
 	need := d.GPUCount
 	for g, f := range v.GPUFree {
 		switch {
@@ -814,7 +822,7 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		n := e.c.Nodes[a.Node]
 		e.attribute(int(a.Node))
 		e.advanceNode(int(a.Node))
-		if err := e.c.Allocate(t, a.Node, a.GPUs); err != nil {
+		if err := e.allocate(t, a); err != nil {
 			return false, fmt.Errorf("%w: %v", ErrPolicy, err)
 		}
 		e.queue = append(e.queue[:qi], e.queue[qi+1:]...)
@@ -862,6 +870,19 @@ func (e *Engine) apply(a policy.Action) (progressed bool, err error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%w: unknown action %T", ErrPolicy, a)
+}
+
+// allocate places t as start a says: a MIG task in the instance at
+// a.MIGStart of its one GPU (cluster.AllocateMIG), any other task on the
+// listed GPUs.
+func (e *Engine) allocate(t *job.Task, a policy.Start) error {
+	if t.MIG() {
+		if len(a.GPUs) != 1 {
+			return fmt.Errorf("task %d (%s) asks for one MIG instance, start lists %d GPUs", t.ID, t.Name, len(a.GPUs))
+		}
+		return e.c.AllocateMIG(t, a.Node, a.GPUs[0], a.MIGStart)
+	}
+	return e.c.Allocate(t, a.Node, a.GPUs)
 }
 
 // duration is how long task t runs on node n (replay): Work seconds at

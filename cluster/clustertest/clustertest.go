@@ -42,6 +42,21 @@ func (nb *NodeBuilder) Mem(mib int64) *NodeBuilder {
 	return nb
 }
 
+// MIG puts the node's GPUs in MIG mode: each GPU with the given static
+// layout, or dynamic MIG when layout is nil.
+func (nb *NodeBuilder) MIG(layout ...cluster.MIGSlot) *NodeBuilder {
+	sp := &nb.b.specs[nb.i]
+	if layout == nil {
+		sp.MIG = &cluster.MIGSpec{Dynamic: true}
+		return nb
+	}
+	sp.MIG = &cluster.MIGSpec{}
+	for range sp.GPUs {
+		sp.MIG.Layouts = append(sp.MIG.Layouts, layout)
+	}
+	return nb
+}
+
 // Node adds another node (chaining helper).
 func (nb *NodeBuilder) Node(name string) *NodeBuilder { return nb.b.Node(name) }
 

@@ -76,7 +76,11 @@ func ExplainHeader(s *scenario.Scenario, variant bool) []string {
 	for _, k := range explainColumns(s) {
 		head = append(head, k+"_raw", k+"_score", k+"_weighted")
 	}
-	return append(head, "feasible_nodes", "filtered_out")
+	head = append(head, "feasible_nodes", "filtered_out")
+	if s.HasMIG() {
+		head = append(head, "mig_instance")
+	}
+	return head
 }
 
 // explainLog is one run's rows of explain.csv, written as the run places
@@ -93,6 +97,9 @@ type explainLog struct {
 	row     []string
 	// kept and seen count the decisions written and made.
 	kept, seen, max int
+	// mig adds the mig_instance column: the GPU and MIG instance a MIG
+	// task was given (gpu<i>:<profile>@<start>), on the chosen node's row.
+	mig bool
 }
 
 // newExplainLog starts the log of one run of policy ps (one of s's), or
@@ -106,7 +113,7 @@ func newExplainLog(env *experiment.Env, s *scenario.Scenario, ps *scenario.Polic
 	for _, k := range scorerKeys(ps) {
 		cols = append(cols, slices.Index(keys, k)) // -1: a scorer s lacks, left out
 	}
-	l := &explainLog{policy: ps.Name, seed: strconv.FormatUint(seed, 10), cols: cols, ncols: len(keys), c: c, max: env.ExplainDecisions}
+	l := &explainLog{policy: ps.Name, seed: strconv.FormatUint(seed, 10), cols: cols, ncols: len(keys), c: c, max: env.ExplainDecisions, mig: s.HasMIG()}
 	l.w = csv.NewWriter(&l.buf)
 	return l
 }
@@ -148,6 +155,13 @@ func (l *explainLog) record(now job.Time, t *job.Task, x *policy.Explanation) {
 			row = append(row, strconv.Itoa(x.Feasible), strings.Join(f, "; "))
 		} else {
 			row = append(row, "", "")
+		}
+		if l.mig {
+			inst := ""
+			if r == 0 && x.MIG != nil {
+				inst = x.MIG.String()
+			}
+			row = append(row, inst)
 		}
 		_ = l.w.Write(row) // a bytes.Buffer does not fail
 		l.row = row

@@ -73,6 +73,9 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 		// FGD simulator's compatibility mode keeps the file's order.
 		cluster.SortSpecs(in.Nodes)
 	}
+	if err := s.ApplyMIG(in.Nodes); err != nil {
+		return nil, err
+	}
 	gpus := 0
 	for _, n := range in.Nodes {
 		gpus += n.GPUs
@@ -115,6 +118,13 @@ func LoadInputs(s *scenario.Scenario) (*Inputs, error) {
 	}
 	if s.Compat == scenario.CompatFGDSim {
 		in.Source += "; nodes in the file's order (compat fgd-sim; otherwise in name order)"
+	}
+	if m := t.SharesAsMIG; m != "" {
+		what, err := sharesAsMIG(in.Pods, m)
+		if err != nil {
+			return nil, fmt.Errorf("trace.shares_as_mig: %w", err)
+		}
+		in.Source += "; " + what
 	}
 	job.Classify(in.Pods)
 	return in, nil

@@ -84,6 +84,16 @@ func prepareSetting(env *experiment.Env, s *scenario.Scenario, in *Inputs, v sce
 		// Warnings of the checks are the scenario's: a variant's own
 		// never-start count is in the results, not printed again.
 		e.Note = nil
+		if v.MIG != nil || v.NoMIG {
+			// The variant's MIG mode in place of the scenario's.
+			c.Nodes = slices.Clone(in.Nodes)
+			for i := range c.Nodes {
+				c.Nodes[i].MIG = nil
+			}
+			if err := vs.ApplyMIG(c.Nodes); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := checkCatalog(e.Catalog, vin); err != nil {
 		return nil, err

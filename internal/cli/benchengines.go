@@ -115,6 +115,7 @@ func engineCases() []engineCase {
 			return func() (int, error) { _, err := tasks.RunReplay(env, s, in); return len(in.Pods), err }, nil
 		}},
 		{"gangs", "the Philly day (2017-10-13, 1,896 jobs) as pods of at most 4 GPUs (its 8- and 16-GPU jobs gangs of 2 and 4 pods), x1 / x10 at the recorded times on 96 nodes of 4 P100 x1 / x10, FGD", gangBench},
+		{"mig", "openb Default pods x1 / x10, GPU shares as A100 MIG instances (trace.shares_as_mig), at their recorded times on the node list x1 / x10 with the G3 (A100) nodes in dynamic MIG, FGD", migBench},
 		{"hpc", "NASA iPSC log, first 1,500 / 15,000 jobs, SR 8, 540 nodes, VAHRM+IDEAL (workload 4)", func(f int) (func() (int, error), error) {
 			env, err := vahrm.NewEnvIdeal(builtin.Registries(), 1500*f, 42)
 			if err != nil {
@@ -257,7 +258,7 @@ func cmdBenchEngines(stdout io.Writer, which string, reps int) error {
 		for _, e := range strings.Split(which, ",") {
 			e = strings.TrimSpace(e)
 			if !known[e] {
-				return usageError{fmt.Errorf("--engines %q: unknown engine %q, want all or some of inflation, replay, gangs, hpc, elastic, coloc, slotted", which, e)}
+				return usageError{fmt.Errorf("--engines %q: unknown engine %q, want all or some of inflation, replay, gangs, mig, hpc, elastic, coloc, slotted", which, e)}
 			}
 			keep[e] = true
 		}
@@ -271,6 +272,38 @@ func cmdBenchEngines(stdout io.Writer, which string, reps int) error {
 	}
 	fmt.Fprintf(stdout, "peak RSS of this process: %.2f GB\n", peakRSSGB())
 	return nil
+}
+
+// migBenchYAML is the mig row's scenario: the openb Default replay with
+// the GPU-share pods that accept the G3 (A100) nodes as MIG instances on
+// those nodes in dynamic MIG.
+const migBenchYAML = `name: bench-mig
+mode: replay
+trace: {pods: default, shares_as_mig: G3}
+mig: [{gpu_model: G3, dynamic: true}]
+policies: [{name: FGD, scorers: [{policy: fgd, weight: 1000}]}]
+`
+
+// migBench is the mig row: the replay row's pods and nodes with MIG
+// (migBenchYAML); 10x is ten times the nodes and the pods, as the replay
+// row.
+func migBench(f int) (func() (int, error), error) {
+	s, err := scenario.Parse([]byte(migBenchYAML), "bench-engines")
+	if err != nil {
+		return nil, err
+	}
+	in, err := tasks.LoadInputs(s)
+	if err != nil {
+		return nil, err
+	}
+	if in, err = scaledInputs(in, f); err != nil {
+		return nil, err
+	}
+	if in.Pods, err = alibaba2023.RepeatPods(in.Pods, f); err != nil {
+		return nil, err
+	}
+	env := &experiment.Env{Version: Version, Registries: builtin.Registries(), Catalog: hw.Default(), Workers: 1}
+	return func() (int, error) { _, err := tasks.RunReplay(env, s, in); return len(in.Pods), err }, nil
 }
 
 // gangBench is the gangs row: the embedded Philly day as pods of at most

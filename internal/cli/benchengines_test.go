@@ -46,3 +46,11 @@ func TestEngineTable(t *testing.T) {
 		t.Fatalf("table:\n%s", out.String())
 	}
 }
+
+// The mig row's workload loads: its scenario is valid and its pods and
+// MIG nodes are read (the run itself is the benchmark's).
+func TestMIGBenchLoads(t *testing.T) {
+	if _, err := migBench(1); err != nil {
+		t.Fatal(err)
+	}
+}

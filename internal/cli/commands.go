@@ -597,7 +597,7 @@ digest of its results, against the budget of 300 s on a quiet machine.`,
 	c.Flags().BoolVar(&f.replay, "replay", false, "instead: replay the openb Default pods x--replay-pods on the GPU node list x--replay-nodes, one run per single scorer and 0.1*PWR+0.9*FGD")
 	c.Flags().IntVar(&f.replayNodes, "replay-nodes", 10, "with --replay: node list factor")
 	c.Flags().IntVar(&f.replayPods, "replay-pods", 20, "with --replay: pod list factor")
-	c.Flags().StringVar(&f.engines, "engines", "", "instead: all, or comma-separated engines (inflation, replay, hpc, elastic, coloc, slotted): each at 1x and 10x its work, the CPU ratio against the 12x budget (--reps applies)")
+	c.Flags().StringVar(&f.engines, "engines", "", "instead: all, or comma-separated engines (inflation, replay, gangs, mig, hpc, elastic, coloc, slotted): each at 1x and 10x its work, the CPU ratio against the 12x budget (--reps applies)")
 	c.Flags().StringVar(&f.repros, "reproductions", "", "instead: all (the full runs), or comma-separated reproductions (pwr, vahrm, powerflow, eaco, cedla, powerflow-grid, NAME-quick): each timed as a child process (CPU, wall, peak RSS, load)")
 	c.Flags().StringVar(&f.keep, "keep", "", "with --reproductions: write the results to this new directory (one folder and its stdout per reproduction) and keep them")
 	c.Flags().IntVar(&f.procs, "procs", 0, "with --reproductions: GOMAXPROCS of the reproductions (0: all cores)")

@@ -83,7 +83,7 @@ func importResults(d *k8sdump.Dump, name string, unknown []string, timesLine str
 	res.Notes = []string{
 		"nodes.csv and pods.csv are openb lists (docs/formats.md); scenario.yaml compares FGD, PWR, 0.1*PWR+0.9*FGD and BestFit on them, by replay when pods have run times, else by inflation.",
 		fmt.Sprintf("Snapshot: %s, the latest time the dump holds. Pods still running are replayed from their start up to it.", d.Snapshot.UTC().Format(time.RFC3339)),
-		"MIG devices count as the share of a GPU their compute slices are (slices/7, or /4 on an A30, in thousandths rounded down); the profile table's source: " + k8sdump.MIGSource + ".",
+		"A pod asking for one MIG device becomes a request for one instance of its profile (pods.csv mig_profile; hw/mig.yaml), and MIG nodes whose GPUs are all in MIG mode keep their layouts (scenario.yaml mig); a pod with several devices, or of a profile hw/mig.yaml lacks, counts as the share of a GPU their compute slices are (slices/7, or /4 on an A30, in thousandths rounded down); the profile table's source: " + k8sdump.MIGSource + ".",
 	}
 	res.Tables = append(res.Tables, report.Table{Title: "Pods kept, reserved and skipped", Head: []string{"pods", "count", "where"},
 		Rows: [][]string{

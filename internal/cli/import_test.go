@@ -56,7 +56,7 @@ func TestImportK8sCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Nodes by GPU model", "Pods by phase", "MIG capacity", "Skipped pods (1)", "ml/bad", "Kept with a warning (2)"} {
+	for _, want := range []string{"Nodes by GPU model", "Pods by phase", "MIG capacity", "Skipped pods (1)", "ml/bad", "Kept with a warning (4)"} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
 		}

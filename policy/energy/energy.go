@@ -117,6 +117,11 @@ func (*Policy) NormalizeEqual() int64 { return policy.MaxScore }
 // one that adds the least energy).
 func (p *Policy) SelectGPUs(t *job.Task, n *cluster.Node) []int { return p.pwr.SelectGPUs(t, n) }
 
+// SelectMIG implements policy.MIGSelector: PWR's instance (pwr.SelectMIG).
+func (p *Policy) SelectMIG(t *job.Task, n *cluster.Node) (gpu, start int, ok bool) {
+	return p.pwr.SelectMIG(t, n)
+}
+
 // StateOnly implements policy.StateScorer: the score reads the node's
 // models, capacities and allocations only.
 func (*Policy) StateOnly() {}

@@ -63,8 +63,13 @@ const (
 // Workload is FGD's target workload: the task classes and their popularity.
 type Workload struct {
 	Classes []Class
-	models  map[string]uint16
-	memo    map[stateKey]float64
+	// MIG is the workload of the tasks asking for MIG instances, over
+	// their profiles (NewMIGWorkload): the fragmentation of a node in MIG
+	// mode is measured with it, that of any other node with Classes,
+	// which leave MIG tasks out (they cannot use a time-sliced GPU).
+	MIG    MIGWorkload
+	models map[string]uint16
+	memo   map[stateKey]float64
 }
 
 // NewWorkload derives the target workload from a task population the way the
@@ -84,8 +89,13 @@ func NewWorkload(tasks []job.Task, a Args) (*Workload, error) {
 	counts := map[key]float64{}
 	specs := map[key][]string{}
 	var total float64
+	var migs []string
 	for i := range tasks {
 		t := &tasks[i]
+		if t.MIG() {
+			migs = append(migs, t.MIGProfile)
+			continue
+		}
 		if !a.IncludeCPUTasks && t.GPUCount == 0 {
 			continue
 		}
@@ -94,7 +104,11 @@ func NewWorkload(tasks []job.Task, a Args) (*Workload, error) {
 		specs[k] = t.GPUSpec
 		total++
 	}
-	if total == 0 {
+	var mw MIGWorkload
+	if len(migs) > 0 {
+		mw = NewMIGWorkload(migs)
+	}
+	if total == 0 && len(migs) == 0 {
 		return nil, fmt.Errorf("fgd: empty target workload")
 	}
 	cls := make([]Class, 0, len(counts))
@@ -133,7 +147,7 @@ func NewWorkload(tasks []job.Task, a Args) (*Workload, error) {
 			cls[j].Popularity /= cum / total
 		}
 	}
-	return &Workload{Classes: cls, models: map[string]uint16{}, memo: map[stateKey]float64{}}, nil
+	return &Workload{Classes: cls, MIG: mw, models: map[string]uint16{}, memo: map[stateKey]float64{}}, nil
 }
 
 func accessible(nodeModel string, spec []string) bool {
@@ -220,8 +234,12 @@ type stateKey struct {
 	gpu   [8]int16
 }
 
-// NodeFrag is Frag for a node's current state, memoised on the state.
+// NodeFrag is Frag for a node's current state, memoised on the state. A
+// node in MIG mode has the MIG-aware reading (migNodeFrag).
 func (w *Workload) NodeFrag(n *cluster.Node) float64 {
+	if n.MIG != nil {
+		return w.migNodeFrag(n)
+	}
 	return w.fragMemo(n.GPUModel, n.FreeCPUMilli, n.GPUFree)
 }
 
@@ -295,6 +313,13 @@ func (p *Policy) SelectGPUs(t *job.Task, n *cluster.Node) []int {
 }
 
 func (p *Policy) best(t *job.Task, n *cluster.Node) (int64, []int) {
+	if t.MIG() {
+		s, g, _, ok := p.bestMIG(t, n)
+		if !ok {
+			return 0, nil
+		}
+		return s, []int{g}
+	}
 	old := p.W.NodeFrag(n)
 	p.buf = append(p.buf[:0], n.GPUFree...)
 	cpu := n.FreeCPUMilli - t.CPUMilli

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
 )
 
 // The MIG-aware reading of FGD (docs/policies/fgd.md#mig-aware-reading):
@@ -81,6 +83,52 @@ func (w MIGWorkload) MIGFrag(m *cluster.MIGGPU) float64 {
 	}
 	return frag
 }
+
+// migNodeFrag is the fragmentation of node n in MIG mode in milli-GPU, so
+// that it adds up with other nodes' (Frag): the sum over its GPUs of
+// MIGFrag, in memory slices, x 1000 / the GPU's memory slices (a memory
+// slice of an A100 or H100 is 1/8 of it, 125 milli-GPU). The workload
+// without MIG tasks finds no fragmentation there.
+func (w *Workload) migNodeFrag(n *cluster.Node) float64 {
+	var f float64
+	for _, m := range n.MIG {
+		f += w.MIG.MIGFrag(m) * job.MilliPerGPU / float64(m.Geometry.MemorySlices)
+	}
+	return f
+}
+
+// bestMIG is FGD's MIG-aware choice for MIG task t on n: of each GPU's
+// best start (MIGBestStart), the one after which the node's fragmentation
+// is lowest, the lowest GPU among equals; the score is the sigmoid of the
+// fragmentation decrease, as for shares. ok is false when the instance
+// fits nowhere on n.
+func (p *Policy) bestMIG(t *job.Task, n *cluster.Node) (score int64, gpu, start int, ok bool) {
+	w := p.W
+	var bestDelta float64
+	for g, m := range n.MIG {
+		before := w.MIG.MIGFrag(m)
+		s, after, fits := w.MIG.MIGBestStart(m, t.MIGProfile)
+		if !fits {
+			continue
+		}
+		delta := (after - before) * job.MilliPerGPU / float64(m.Geometry.MemorySlices)
+		if !ok || delta < bestDelta {
+			bestDelta, gpu, start, ok = delta, g, s, true
+		}
+	}
+	if !ok {
+		return 0, 0, 0, false
+	}
+	return sigmoidScore(-bestDelta), gpu, start, true
+}
+
+// SelectMIG implements policy.MIGSelector: bestMIG's instance.
+func (p *Policy) SelectMIG(t *job.Task, n *cluster.Node) (gpu, start int, ok bool) {
+	_, gpu, start, ok = p.bestMIG(t, n)
+	return gpu, start, ok
+}
+
+var _ policy.MIGSelector = (*Policy)(nil)
 
 // MIGBestStart is FGD's choice of where on m a request for profile goes:
 // the start (among m.Starts(profile)) after which MIGFrag is lowest, the

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/cluster/clustertest"
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 )
@@ -85,5 +86,53 @@ func TestNewMIGWorkload(t *testing.T) {
 	want := MIGWorkload{{"1g.5gb", 0.75}, {"3g.20gb", 0.25}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// In the engine's reading, MIG pods are the MIG workload and are left out
+// of the share classes; a node in MIG mode is measured over its GPUs in
+// milli-GPU (memory slices x 1000 / 8), a time-sliced node as before.
+func TestWorkloadWithMIGPods(t *testing.T) {
+	pods := []job.Task{
+		{Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 500}},
+		{Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 428, MIGProfile: "3g.40gb"}},
+		{Demand: job.Demand{CPUMilli: 1000, GPUCount: 1, GPUMilli: 571, MIGProfile: "4g.40gb"}},
+	}
+	w, err := NewWorkload(pods, Args{}.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Classes) != 1 || w.Classes[0].GPUMilli != 500 || w.Classes[0].Popularity != 1 {
+		t.Errorf("share classes %+v, want the one share pod with popularity 1", w.Classes)
+	}
+	if d := cmp.Diff(MIGWorkload{{"3g.40gb", 0.5}, {"4g.40gb", 0.5}}, w.MIG); d != "" {
+		t.Errorf("MIG workload (-want +got):\n%s", d)
+	}
+	c := clustertest.New().Node("mig").GPUs(2, "A100").MIG().Build()
+	n := c.Nodes[0]
+	// Two empty dynamic A100s: a 3g may start at 0 or 4 (covering 0..7),
+	// a 4g at 0 (0..3): 4 slices unusable for it. 0.5 x 0 + 0.5 x 4 = 2
+	// memory slices per GPU = 250 milli-GPU; 500 for the node.
+	if got := w.NodeFrag(n); math.Abs(got-500) > 1e-9 {
+		t.Errorf("NodeFrag = %v, want 500", got)
+	}
+	// FGD places a 3g at slice 4: that GPU's fragmentation falls from 2
+	// memory slices to 0 (slices 0..3 serve a 3g or the 4g); at 0 it would
+	// stay 2 (slices 4..7 serve a 3g only, the 4g none).
+	p := &Policy{W: w}
+	g, s, ok := p.SelectMIG(&pods[1], n)
+	if !ok || g != 0 || s != 4 {
+		t.Errorf("SelectMIG = GPU %d start %d (%v), want GPU 0 start 4", g, s, ok)
+	}
+	// With a 1g.10gb at slice 6 of GPU 0, a 3g may start there only at 0,
+	// which leaves GPU 0's fragmentation at 3 slices (before: 3g and 4g
+	// each find 3 free slices unusable, after: 4, 5, 7 for both); on the
+	// empty GPU 1 it falls from 2 to 0: GPU 1 at slice 4.
+	one := &job.Task{ID: 9, Demand: job.Demand{GPUCount: 1, GPUMilli: 142, MIGProfile: "1g.10gb"}}
+	if err := c.AllocateMIG(one, 0, 0, 6); err != nil {
+		t.Fatal(err)
+	}
+	if g, s, ok := p.SelectMIG(&pods[1], n); !ok || g != 1 || s != 4 {
+		t.Errorf("SelectMIG beside a 1g = GPU %d start %d (%v), want GPU 1 start 4", g, s, ok)
 	}
 }

@@ -3,6 +3,9 @@ package pwr
 import (
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
+	"github.com/wattsched/wattsched/job"
+	"github.com/wattsched/wattsched/policy"
+	"github.com/wattsched/wattsched/power"
 )
 
 // MIGPower is the MIG-aware reading of PWR's GPU power (docs/policies/pwr.md#mig-aware-reading):
@@ -12,13 +15,19 @@ import (
 // instance, so this is a rule: MIG instances own disjoint SMs, so a
 // partly used GPU is modelled as partly busy, and a fully used one draws
 // the TDP, as PWR's whole-GPU model (pwr-fgd eq. 2) has it.
-func MIGPower(g *hw.GPUModel, m *cluster.MIGGPU) hw.Watts {
-	busy := m.BusyCompute()
-	if busy == 0 {
-		return g.IdleW
-	}
-	return g.IdleW + (g.TDPW-g.IdleW)*hw.Watts(busy)/hw.Watts(m.Geometry.ComputeSlices)
+//
+// The rule lives in package power (power.MIGGPUPower), which prices every
+// node in MIG mode in a run; this is the same function.
+func MIGPower(g *hw.GPUModel, m *cluster.MIGGPU) hw.Watts { return power.MIGGPUPower(g, m) }
+
+// SelectMIG implements policy.MIGSelector: PWR's instance for a MIG task
+// is the default rule's (cluster.FirstMIG, the lowest GPU and start with
+// room), as the power added is the same on every GPU with room.
+func (p *Policy) SelectMIG(t *job.Task, n *cluster.Node) (gpu, start int, ok bool) {
+	return cluster.FirstMIG(&t.Demand, n)
 }
+
+var _ policy.MIGSelector = (*Policy)(nil)
 
 // MIGIncrease is the power a request for profile adds on m: its share of
 // the dynamic range, plus nothing for the idle power, which the GPU draws

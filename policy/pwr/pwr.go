@@ -64,6 +64,17 @@ func (p *Policy) SelectGPUs(t *job.Task, n *cluster.Node) []int {
 }
 
 func (p *Policy) best(t *job.Task, n *cluster.Node) (int64, []int) {
+	if t.MIG() {
+		// The MIG-aware reading (mig.go): the instance adds its compute
+		// slices' share of the dynamic range on any GPU with room, so
+		// the GPU is the default rule's (cluster.FirstMIG).
+		g, _, ok := cluster.FirstMIG(&t.Demand, n)
+		if !ok {
+			return 0, nil
+		}
+		gpus := []int{g}
+		return -int64(power.Increase(p.model, n, &t.Demand, gpus)), gpus
+	}
 	if !t.Shared() {
 		var gpus []int
 		if t.GPUCount > 0 {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/wattsched/wattsched/cluster"
-	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 )
 
@@ -587,7 +586,7 @@ func (dc *draCtx) nodeSpec(node string) (gpus int, model string, mig *nodeMIG, p
 // warnings of what was left out, and a field error when the pod cannot be
 // read (a claim or template the dump lacks, a claim that cannot be read,
 // GPUs beside device-plugin GPUs, a share of several GPUs).
-func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
+func (dc *draCtx) podDRA(o object, p *Pod, nc *nodeCtx) ([]string, *fieldErr) {
 	refs := o.Spec.ResourceClaims
 	if len(refs) == 0 {
 		return nil, nil
@@ -600,7 +599,7 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 	}
 	var whole int
 	var migSlices, migOf int
-	var migs, models, desc, migModels []string
+	var migs, models, desc []string
 	sharedBy := 1
 	for k, ref := range refs {
 		field := fmt.Sprintf("spec.resourceClaims[%d]", k)
@@ -667,7 +666,6 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 					if ferr := addMIG(g.profile); ferr != nil {
 						return nil, ferr
 					}
-					migModels = append(migModels, g.model)
 				default:
 					warns = append(warns, fmt.Sprintf("%s %s: device %s of type %q, which wattsched does not model: left out", c.kind, c.key, r.Device, g.typ))
 					continue
@@ -744,22 +742,17 @@ func (dc *draCtx) podDRA(o object, p *Pod) ([]string, *fieldErr) {
 			}
 		}
 	}
-	if len(migs) == 1 && sharedBy == 1 {
-		// One MIG instance: a MIG task (job.Demand.MIGProfile) with the
-		// share of its profile on the accepted models, or on the allocated
-		// device's GPU.
-		prof := strings.TrimPrefix(migs[0], "1 x ")
-		on := p.Demand.GPUSpec
-		if len(on) == 0 {
-			on = migModels
+	if len(migs) > 0 && sharedBy == 1 {
+		// MIG devices: the import's one rule (migRequest): one device is a
+		// request for one instance of its profile, several stay a share.
+		prof := strings.TrimPrefix(migs[len(migs)-1], "1 x ")
+		w, ferr := migRequest(p, nc, int64(len(migs)), prof, field)
+		if ferr != nil {
+			return nil, ferr
 		}
-		if _, milli, err := hw.MIGProfileFor(hw.Default(), on, prof); err == nil {
-			p.Demand.MIGProfile, p.Demand.GPUMilli = prof, milli
-		} else {
-			warns = append(warns, fmt.Sprintf("MIG device %s: %v: kept as the share of its slices (%d thousandths), not as a MIG instance", prof, err, p.Demand.GPUMilli))
+		if w != "" {
+			warns = append(warns, w)
 		}
-	} else if len(migs) > 1 {
-		warns = append(warns, fmt.Sprintf("%d MIG devices (%s): kept as the share of their slices (%d thousandths of a GPU); the engine gives a task one MIG instance", len(migs), p.MIG, p.Demand.GPUMilli))
 	}
 	if sharedBy > 1 {
 		if p.Demand.GPUCount > 1 {

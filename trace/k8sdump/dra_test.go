@@ -35,8 +35,9 @@ func readDRAFile(t *testing.T, edit func(string) string, opt Options) (*Dump, er
 
 // testdata/dra.json is a cluster whose GPUs come through NVIDIA's DRA
 // driver only (no nvidia.com/gpu on its nodes): an A100 node with two
-// whole GPUs and two GPUs in MIG mode (4g.40gb at 0 + 3g.40gb at 4;
-// 2g.20gb at 0 and 4, 1g.10gb at 2, 3 and 6), an H100 node of 8 GPUs, the driver's two DeviceClasses,
+// whole GPUs, an A100 node with two GPUs in MIG mode (4g.40gb at 0 +
+// 3g.40gb at 4; 2g.20gb at 0 and 4, 1g.10gb at 2, 3 and 6), an H100 node
+// of 8 GPUs, the driver's two DeviceClasses,
 // templates, allocated and pending claims, a claim shared by two pods, a
 // claim of an unknown DeviceClass and a claim shared across nodes.
 func TestReadDRA(t *testing.T) {
@@ -45,15 +46,17 @@ func TestReadDRA(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantNodes := []cluster.NodeSpec{
-		// 2 whole-GPU devices + the 2 GPUs (parentUUID) of 6 MIG devices.
-		{Name: "a100-0", CPUMilli: 96000, MemMiB: 1 << 20, GPUs: 4, GPUModel: "NVIDIA-A100-SXM4-80GB"},
+		// 2 whole-GPU devices.
+		{Name: "a100-0", CPUMilli: 96000, MemMiB: 1 << 20, GPUs: 2, GPUModel: "NVIDIA-A100-SXM4-80GB"},
+		// The 2 GPUs (parentUUID) of 7 MIG devices.
+		{Name: "a100-mig-0", CPUMilli: 96000, MemMiB: 1 << 20, GPUs: 2, GPUModel: "NVIDIA-A100-SXM4-80GB"},
 		{Name: "cpu-0", CPUMilli: 32000, MemMiB: 128 << 10},
 		{Name: "h100-0", CPUMilli: 192000, MemMiB: 2 << 20, GPUs: 8, GPUModel: "NVIDIA-H100-80GB-HBM3"},
 	}
 	if diff := cmp.Diff(wantNodes, d.Nodes); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
-	wantMIG := []NodeMIG{{Node: "a100-0", Strategy: StrategyDRA, GPUs: 4,
+	wantMIG := []NodeMIG{{Node: "a100-mig-0", Strategy: StrategyDRA, GPUs: 2,
 		Instances: []string{"3 x 1g.10gb", "2 x 2g.20gb", "1 x 3g.40gb", "1 x 4g.40gb"},
 		Layout: [][]cluster.MIGSlot{
 			{{Profile: "4g.40gb", Start: 0}, {Profile: "3g.40gb", Start: 4}},
@@ -77,7 +80,7 @@ func TestReadDRA(t *testing.T) {
 		"ml/train-1":  {2, 1000, h100, "", ""},                // pending: the template's request, count 2
 		"ml/infer-a":  {1, 500, "", "", ""},                   // shared-a100: 1 GPU / 2 pods = 500
 		"ml/infer-b":  {1, 500, "", "", ""},                   // the same claim
-		"ml/nb-0":     {1, 142, "", "1 x 1g.10gb", "1g.10gb"}, // allocated MIG 1g: 1*1000/7 = 142
+		"ml/nb-0":     {1, 142, "", "1 x 1g.10gb", "1g.10gb"}, // allocated MIG 1g: 1*1000/7 = 142, one instance
 		"ml/nb-1":     {1, 142, "", "1 x 1g.10gb", "1g.10gb"}, // pending: the template's profile selector
 		"ml/ft-0":     {1, 571, "", "1 x 4g.40gb", "4g.40gb"}, // allocated 4g: 4*1000/7 = 571
 		"ml/a100-job": {1, 1000, "", "", ""},                  // allocated gpu-1, no selector
@@ -92,13 +95,13 @@ func TestReadDRA(t *testing.T) {
 	if diff := cmp.Diff(want, have); diff != "" {
 		t.Errorf("pods (-want +got):\n%s", diff)
 	}
-	if len(d.Skipped) != 1 || d.Skipped[0].Pod != "ml/fpga-job" || d.Skipped[0].Item != "items[25]" ||
-		!strings.Contains(d.Skipped[0].Reason, `ResourceClaim ml/fpga (items[15]): spec.devices.requests[0].exactly.deviceClassName: DeviceClass "fpga.example.com" is not in the dump`) {
+	if len(d.Skipped) != 1 || d.Skipped[0].Pod != "ml/fpga-job" || d.Skipped[0].Item != "items[27]" ||
+		!strings.Contains(d.Skipped[0].Reason, `ResourceClaim ml/fpga (items[17]): spec.devices.requests[0].exactly.deviceClassName: DeviceClass "fpga.example.com" is not in the dump`) {
 		t.Errorf("skipped %+v", d.Skipped)
 	}
 	wantWarn := []string{
-		`items[15] ResourceClaim ml/fpga: spec.devices.requests[0].exactly.deviceClassName: DeviceClass "fpga.example.com" is not in the dump`,
-		`items[16] ResourceClaim ml/shared-h100: shared by pods on different nodes (ml/x-a on a100-0; its allocation, ml/x-b on h100-0)`,
+		`items[17] ResourceClaim ml/fpga: spec.devices.requests[0].exactly.deviceClassName: DeviceClass "fpga.example.com" is not in the dump`,
+		`items[18] ResourceClaim ml/shared-h100: shared by pods on different nodes (ml/x-a on a100-0; its allocation, ml/x-b on h100-0)`,
 	}
 	if len(d.Warnings) != len(wantWarn) {
 		t.Fatalf("warnings %q, want %d", d.Warnings, len(wantWarn))
@@ -119,10 +122,10 @@ func TestReadDRAStrict(t *testing.T) {
 		edit func(string) string
 		want string
 	}{
-		{name: "unknown DeviceClass", want: `dra.json: items[15].spec.devices.requests[0].exactly.deviceClassName: DeviceClass "fpga.example.com" is not in the dump`},
+		{name: "unknown DeviceClass", want: `dra.json: items[17].spec.devices.requests[0].exactly.deviceClassName: DeviceClass "fpga.example.com" is not in the dump`},
 		{name: "shared across nodes", edit: func(s string) string {
 			return strings.Replace(s, `"fpga.example.com"`, `"gpu.nvidia.com"`, 1)
-		}, want: `dra.json: items[16].metadata.name: shared by pods on different nodes (ml/x-a on a100-0; its allocation, ml/x-b on h100-0)`},
+		}, want: `dra.json: items[18].metadata.name: shared by pods on different nodes (ml/x-a on a100-0; its allocation, ml/x-b on h100-0)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := readDRAFile(t, c.edit, Options{Strict: true})
@@ -160,8 +163,8 @@ func TestReadDRAPodErrors(t *testing.T) {
 			// a100-job's generated claim is in the dump: it is read, the
 			// template is not needed.
 			want: ""},
-		{name: "allocated device in no slice", old: `"device": "gpu-2-mig-5-0-4"`, new: `"device": "gpu-9"`, pod: "ml/ft-0",
-			want: "allocated device gpu-9 of pool a100-0 is in no ResourceSlice of the dump"},
+		{name: "allocated device in no slice", old: `"device": "gpu-0-mig-5-0-4"`, new: `"device": "gpu-9"`, pod: "ml/ft-0",
+			want: "allocated device gpu-9 of pool a100-mig-0 is in no ResourceSlice of the dump"},
 		{name: "MIG request without a profile", old: `"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"`, new: `"expression": "true"`, pod: "ml/nb-1",
 			want: "names no MIG profile"},
 		{name: "profile not in the table", old: `"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"`, new: `"expression": "device.attributes['gpu.nvidia.com'].profile == '9g.1tb'"`, pod: "ml/nb-1",

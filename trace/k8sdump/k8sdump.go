@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/trace"
 	"github.com/wattsched/wattsched/userfile"
@@ -235,7 +236,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 	if len(derrs) > 0 {
 		return nil, bad(derrs[0].item, derrs[0].field, derrs[0].err)
 	}
-	nc := &nodeCtx{single: map[string]MIGProfile{}, gpuMem: map[string]int64{}}
+	nc := &nodeCtx{single: map[string]MIGProfile{}, gpuMem: map[string]int64{}, migGeo: map[string]*hw.MIGGeometry{}}
 	for i, o := range l.Items {
 		if o.Kind != "Node" {
 			continue
@@ -267,6 +268,12 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 				}
 				warns = append(warns, problem)
 			}
+			if g, ok := migGeometry(product); ok {
+				nc.migGeo[s.Name] = g
+			}
+			if mig.nonMIG > 0 && len(mig.Layout) > 0 {
+				warns = append(warns, fmt.Sprintf("%d of its %d GPUs without MIG: scenario.yaml leaves the node out of MIG mode (a node is in MIG mode as a whole, docs/scenarios.md#mig-partitions), so its MIG devices are not replayed", mig.nonMIG, mig.GPUs))
+			}
 		}
 		for _, w := range warns {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("items[%d] node %s: %s", i, s.Name, w))
@@ -297,7 +304,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		if ferr == nil {
 			var dw []string
-			dw, ferr = dc.podDRA(o, p)
+			dw, ferr = dc.podDRA(o, p, nc)
 			warns = append(warns, dw...)
 		}
 		if ferr == nil {
@@ -578,17 +585,20 @@ func pod(o object, nc *nodeCtx) (*Pod, []string, *fieldErr) {
 	}
 	// MIG instances: the mixed strategy's resources, or nvidia.com/gpu on a
 	// node of the single strategy.
-	var migSlices int64
+	var migSlices, migN int64
 	migOf := 0
 	var migs []string
-	var gpuMem int64 // aliyun.com/gpu-mem, GiB
+	var migProf, migField string // the profile and field of the last MIG request
+	var gpuMem int64             // aliyun.com/gpu-mem, GiB
 	addMIG := func(field string, n int64, prof MIGProfile) *fieldErr {
 		if migOf != 0 && migOf != prof.Of {
 			return &fieldErr{field, fmt.Errorf("MIG profiles of GPUs of %d and %d slices", migOf, prof.Of)}
 		}
 		migOf = prof.Of
 		migSlices += n * int64(prof.Slices)
+		migN += n
 		migs = append(migs, fmt.Sprintf("%d x %s", n, prof.Name))
+		migProf, migField = prof.Name, field
 		return nil
 	}
 	for _, name := range names[3:] {
@@ -648,6 +658,13 @@ func pod(o object, nc *nodeCtx) (*Pod, []string, *fieldErr) {
 		}
 		p.Demand.GPUCount, p.Demand.GPUMilli = n, m
 		p.MIG = strings.Join(migs, ", ")
+		w, ferr := migRequest(p, nc, migN, migProf, migField)
+		if ferr != nil {
+			return nil, nil, ferr
+		}
+		if w != "" {
+			warns = append(warns, w)
+		}
 	case whole > 0:
 		p.Demand.GPUCount, p.Demand.GPUMilli = int(whole), job.MilliPerGPU
 	}
@@ -675,6 +692,11 @@ func pod(o object, nc *nodeCtx) (*Pod, []string, *fieldErr) {
 			if m = strings.TrimSpace(m); m != "" {
 				p.Demand.GPUSpec = append(p.Demand.GPUSpec, m)
 			}
+		}
+	}
+	if p.Demand.MIG() && len(p.Demand.GPUSpec) > 0 {
+		if _, _, err := hw.MIGProfileFor(hw.Default(), p.Demand.GPUSpec, p.Demand.MIGProfile); err != nil {
+			return nil, nil, &fieldErr{"metadata.annotations[\"" + AnnGPUModels + "\"]", err}
 		}
 	}
 	if err := p.Demand.Validate(); err != nil {
@@ -828,7 +850,13 @@ func (d *Dump) Files(source string, unknownGPUs []string) map[string][]byte {
 		fmt.Fprintf(&nb, "%s,%d,%d,%d,%s\n", csvField(n.Name), n.CPUMilli, n.MemMiB, n.GPUs, csvField(n.GPUModel))
 	}
 	var pb strings.Builder
-	pb.WriteString("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n")
+	migPods := slices.ContainsFunc(d.Pods, func(p Pod) bool { return p.Demand.MIG() })
+	pb.WriteString("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time")
+	if migPods {
+		// reference_gpu, workload, gang and gang_size empty.
+		pb.WriteString(",reference_gpu,workload,gang,gang_size,mig_profile")
+	}
+	pb.WriteString("\n")
 	var t0 time.Time
 	for i, p := range d.Pods {
 		if i == 0 || p.Created.Before(t0) {
@@ -850,8 +878,12 @@ func (d *Dump) Files(source string, unknownGPUs []string) map[string][]byte {
 		case p.Phase != "Failed":
 			e = max(c, snap)
 		}
-		fmt.Fprintf(&pb, "%s,%d,%d,%d,%d,%s,,%s,%d,%d,%s\n", csvField(p.Name), p.Demand.CPUMilli, p.Demand.MemMiB, p.Demand.GPUCount, p.Demand.GPUMilli,
+		fmt.Fprintf(&pb, "%s,%d,%d,%d,%d,%s,,%s,%d,%d,%s", csvField(p.Name), p.Demand.CPUMilli, p.Demand.MemMiB, p.Demand.GPUCount, p.Demand.GPUMilli,
 			csvField(strings.Join(p.Demand.GPUSpec, "|")), csvField(p.Phase), c, e, sched)
+		if migPods {
+			fmt.Fprintf(&pb, ",,,,,%s", csvField(p.Demand.MIGProfile))
+		}
+		pb.WriteString("\n")
 	}
 	dur := d.Durations()
 	mode := "mode: inflation\ntarget: 1.0\n"
@@ -889,8 +921,32 @@ policies:
   - {name: "0.1*PWR+0.9*FGD", scorers: [{policy: pwr, weight: 100}, {policy: fgd, weight: 900}]}
   - {name: BestFit, scorers: [{policy: bestfit, weight: 1000}]}
 `, src, len(d.Nodes), len(d.Pods), how, yamlString("policies compared on the workload and nodes of a Kubernetes cluster ("+source+")"), mode, ref)
-	sc += gridStub + hardwareStub(unknownGPUs)
+	sc += d.migSection() + gridStub + hardwareStub(unknownGPUs)
 	return map[string][]byte{"nodes.csv": []byte(nb.String()), "pods.csv": []byte(pb.String()), "scenario.yaml": []byte(sc)}
+}
+
+// migSection is the scenario's mig section: each MIG node whose GPUs are
+// all in MIG mode with a known layout, its layout per GPU (docs/scenarios.md#mig-partitions);
+// "" when there is none.
+func (d *Dump) migSection() string {
+	var b strings.Builder
+	for _, m := range d.MIG {
+		if len(m.Layout) == 0 || len(m.Layout) != m.GPUs {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n# MIG nodes: each GPU's instances as the node's labels and resources give\n# them (docs/formats.md#mig-layouts-of-nodes); a pod asking for one MIG device\n# takes a free instance of its profile (docs/scenarios.md#mig-partitions).\nmig:\n")
+		}
+		fmt.Fprintf(&b, "  - nodes: [%s]\n    layouts:\n", yamlString(m.Node))
+		for _, l := range m.Layout {
+			parts := make([]string, len(l))
+			for i, s := range l {
+				parts[i] = fmt.Sprintf("{profile: %s, start: %d}", yamlString(s.Profile), s.Start)
+			}
+			fmt.Fprintf(&b, "      - [%s]\n", strings.Join(parts, ", "))
+		}
+	}
+	return b.String()
 }
 
 // gridStub is the commented grid section: the import cannot know where

@@ -141,14 +141,17 @@ l40s-0,64000,524288,4,NVIDIA-L40S
 	// start is its container's startedAt 10:03:20: 180 + (10800 - 200).
 	// serve: 240 + (10800 - 300). refused: Failed, never started: 0 s.
 	// waiting: Pending, created at the snapshot.
-	wantPods := `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
-ml/train-done,8000,65536,2,1000,,,Succeeded,0,9000,30
-ml/mig-infer,2000,8192,1,142,,,Running,60,10795,65
-ml/foreign,1000,4096,1,250,,,Running,120,10790,130
-ml/single-mig,1000,4096,1,285,,,Running,180,10780,200
-ml/serve,4000,32768,1,1000,,,Running,240,10740,300
-ml/refused,1000,0,0,0,,,Failed,420,420,
-ml/waiting,500,1024,0,0,,,Pending,10800,10800,
+	// mig-infer asks for one 1g.10gb: a MIG request (mig_profile), so the
+	// list has the mig_profile column; single-mig's two devices stay a
+	// share (one instance per task), with a warning.
+	wantPods := `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time,reference_gpu,workload,gang,gang_size,mig_profile
+ml/train-done,8000,65536,2,1000,,,Succeeded,0,9000,30,,,,,
+ml/mig-infer,2000,8192,1,142,,,Running,60,10795,65,,,,,1g.10gb
+ml/foreign,1000,4096,1,250,,,Running,120,10790,130,,,,,
+ml/single-mig,1000,4096,1,285,,,Running,180,10780,200,,,,,
+ml/serve,4000,32768,1,1000,,,Running,240,10740,300,,,,,
+ml/refused,1000,0,0,0,,,Failed,420,420,,,,,,
+ml/waiting,500,1024,0,0,,,Pending,10800,10800,,,,,,
 `
 	if diff := cmp.Diff(wantNodes, string(files["nodes.csv"])); diff != "" {
 		t.Errorf("nodes.csv (-want +got):\n%s", diff)
@@ -161,8 +164,10 @@ ml/waiting,500,1024,0,0,,,Pending,10800,10800,
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 	wantWarn := []string{
+		"items[3] node a100-mig-0: 4 of its 8 GPUs without MIG: scenario.yaml leaves the node out of MIG mode (a node is in MIG mode as a whole, docs/scenarios.md#mig-partitions), so its MIG devices are not replayed",
 		"items[4] node h100-mig-0: no nvidia.com/gpu.count label: 8 GPUs counted from 56 MIG devices of 1g.10gb (1 of 7 slices each)",
 		`items[8] pod ml/foreign: both wattsched.io/gpu-milli "250" and nvidia.com/gpu: 1 (another GPU-sharing convention): kept as 250 thousandths of one GPU`,
+		"items[9] pod ml/single-mig: 2 MIG devices (2 x 1g.10gb): kept as a share of 285 thousandths of one GPU, not MIG instances (a task asks for one instance: a CUDA process sees one MIG device)",
 	}
 	if diff := cmp.Diff(wantWarn, d.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
@@ -188,6 +193,12 @@ ml/waiting,500,1024,0,0,,,Pending,10800,10800,
 		t.Errorf("durations %+v, want %+v", got, want)
 	}
 	sc := string(files["scenario.yaml"])
+	// h100-mig-0 in MIG mode with its layout (a100-mig-0 has GPUs
+	// without MIG: left out).
+	seven := "[{profile: \"1g.10gb\", start: 0}, {profile: \"1g.10gb\", start: 1}, {profile: \"1g.10gb\", start: 2}, {profile: \"1g.10gb\", start: 3}, {profile: \"1g.10gb\", start: 4}, {profile: \"1g.10gb\", start: 5}, {profile: \"1g.10gb\", start: 6}]"
+	if !strings.Contains(sc, "mig:\n  - nodes: [\"h100-mig-0\"]\n    layouts:\n"+strings.Repeat("      - "+seven+"\n", 8)+"\n") || strings.Contains(sc, "a100-mig-0") {
+		t.Errorf("scenario.yaml's mig section is not h100-mig-0's layout alone:\n%s", sc)
+	}
 	for _, want := range []string{"mode: replay\n", "# grid:\n", "#     - name: NVIDIA-H200\n#       idle_w: 0"} {
 		if !strings.Contains(sc, want) {
 			t.Errorf("scenario.yaml lacks %q:\n%s", want, sc)

@@ -8,6 +8,34 @@ import (
 	"github.com/wattsched/wattsched/hw"
 )
 
+// migRequest makes pod p, asking for migN MIG devices (the last of
+// profile prof, requested in field), a request for one MIG instance of
+// prof (job.Demand.MIGProfile) when it asks for one device and the
+// profile is in a MIG geometry (hw/mig.yaml). A pod bound to a MIG node
+// whose geometry lacks the profile is a fault (the pod is skipped with a
+// warning, --strict: an error naming the file, item and field). A pod
+// with several devices, or a profile of a product hw/mig.yaml does not
+// have (A30, H100 NVL, H200, B200), keeps its GPU share, with a warning.
+func migRequest(p *Pod, nc *nodeCtx, migN int64, prof, field string) (warning string, ferr *fieldErr) {
+	if migN != 1 {
+		return fmt.Sprintf("%d MIG devices (%s): kept as a share of %d thousandths of one GPU, not MIG instances (a task asks for one instance: a CUDA process sees one MIG device)", migN, p.MIG, p.Demand.GPUMilli), nil
+	}
+	if nc != nil {
+		if g, ok := nc.migGeo[p.Node]; ok {
+			if _, has := g.Profile(prof); !has {
+				return "", &fieldErr{field, fmt.Errorf("MIG profile %s is not one of %s's (%s; hw/mig.yaml), the GPUs of node %s", prof, g.Name, strings.Join(g.ProfileNames(), ", "), p.Node)}
+			}
+			p.Demand.MIGProfile = prof
+			return "", nil
+		}
+	}
+	if _, _, err := hw.MIGProfileFor(hw.Default(), p.Demand.GPUSpec, prof); err != nil {
+		return fmt.Sprintf("MIG profile %s: %v: kept as a share of %d thousandths of one GPU", prof, err, p.Demand.GPUMilli), nil
+	}
+	p.Demand.MIGProfile = prof
+	return "", nil
+}
+
 // migGeometry finds the MIG geometry (hw/mig.yaml) of a GPU feature
 // discovery product label: NVIDIA-A100-SXM4-40GB names its geometry, and
 // a product the catalog knows (NVIDIA-H100-80GB-HBM3, an alias of H100)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wattsched/wattsched/cluster"
+	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/job"
 )
 
@@ -302,6 +303,9 @@ func (d *Dump) taints(items []object) {
 type nodeCtx struct {
 	single map[string]MIGProfile
 	gpuMem map[string]int64
+	// migGeo is the MIG geometry (hw/mig.yaml) of each MIG node whose
+	// GPU product has one: a pod bound there asks for one of its profiles.
+	migGeo map[string]*hw.MIGGeometry
 }
 
 // add reads a node's gpushare resources: aliyun.com/gpu-count GPUs when
