@@ -306,6 +306,22 @@ func stateKey(n *cluster.Node) string {
 	if n.CPU != nil {
 		b = fmt.Appendf(b, "|cpu %#v", *n.CPU)
 	}
+	// MIG GPUs (none on nodes the plugins build today): geometry, mode and
+	// instances, not the tasks holding them.
+	for _, m := range n.MIG {
+		if m == nil {
+			b = append(b, "|mig -"...)
+			continue
+		}
+		geo := ""
+		if m.Geometry != nil {
+			geo = m.Geometry.Name
+		}
+		b = fmt.Appendf(b, "|mig %q %v", geo, m.Dynamic)
+		for _, in := range m.Instances {
+			b = fmt.Appendf(b, " %s@%d:%v", in.Profile, in.Start, in.Busy)
+		}
+	}
 	return string(b)
 }
 

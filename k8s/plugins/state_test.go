@@ -31,7 +31,7 @@ import (
 // field added to cluster.Node fails here until stateKey covers it (and
 // it is added to the list).
 func TestStateKeyCoversNode(t *testing.T) {
-	covered := []string{"GPUModel", "GPU", "CPU", "CPUMilli", "MemMiB", "FreeCPUMilli", "FreeMemMiB", "GPUFree", "State", "Affinity", "Tasks"}
+	covered := []string{"GPUModel", "GPU", "CPU", "CPUMilli", "MemMiB", "FreeCPUMilli", "FreeMemMiB", "GPUFree", "State", "Affinity", "Tasks", "MIG"}
 	identity := []string{"ID", "Name", "Version"}
 	rt := reflect.TypeOf(cluster.Node{})
 	for i := range rt.NumField() {
@@ -57,6 +57,10 @@ func TestStateKeyCoversNode(t *testing.T) {
 		"FreeCPUMilli": func(n *cluster.Node) { n.FreeCPUMilli-- }, "FreeMemMiB": func(n *cluster.Node) { n.FreeMemMiB-- },
 		"GPUFree": func(n *cluster.Node) { n.GPUFree[1] = 500 }, "State": func(n *cluster.Node) { n.State = cluster.Off },
 		"Affinity": func(n *cluster.Node) { n.Affinity[1] = 1 }, "Tasks": func(n *cluster.Node) { n.Tasks = 1 },
+		"MIG": func(n *cluster.Node) {
+			g, _ := hw.MIGFor("A100-SXM4-80GB")
+			n.MIG = []*cluster.MIGGPU{{Geometry: g, Instances: []cluster.MIGInstance{{MIGSlot: cluster.MIGSlot{Profile: "7g.80gb"}}}}, nil}
+		},
 	} {
 		n := base()
 		change(n)
