@@ -89,13 +89,13 @@ func (p *Score) keepNormalised(state fwk.CycleState, scores fwk.NodeScoreList) {
 	state.Write(p.normKey(), m)
 }
 
-// PreBindPreFlight implements fwk.PreBindPlugin: nothing to do
-// unless explain is on.
-func (p *Score) PreBindPreFlight(context.Context, fwk.CycleState, *v1.Pod, string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
+// preBindPreFlight is PreBindPreFlight's status (prebind*.go: the
+// adapter per minor): nothing to do unless explain is on.
+func (p *Score) preBindPreFlight(context.Context, fwk.CycleState, *v1.Pod, string) *fwk.Status {
 	if !p.explain {
-		return nil, fwk.NewStatus(fwk.Skip)
+		return fwk.NewStatus(fwk.Skip)
 	}
-	return nil, nil
+	return nil
 }
 
 // PreBind writes the explanation of nodeName to the pod's annotation.

@@ -260,12 +260,13 @@ func (g *GPU) binds() bool {
 	return g.isBinder
 }
 
-// PreBindPreFlight implements fwk.PreBindPlugin.
-func (g *GPU) PreBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
+// preBindPreFlight is PreBindPreFlight's status (prebind*.go: the
+// adapter per minor): skip unless another plugin binds a GPU pod.
+func (g *GPU) preBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
 	if cd := demand(state, pod); cd.gpus == nil || g.binds() {
-		return nil, fwk.NewStatus(fwk.Skip)
+		return fwk.NewStatus(fwk.Skip)
 	}
-	return nil, nil
+	return nil
 }
 
 // PreBind writes the chosen GPUs to the pod's wattsched.io/gpu-index
