@@ -1,3 +1,5 @@
+//go:build !k8s135 && !k8s136
+
 package integration
 
 import (
@@ -10,8 +12,8 @@ import (
 // newClaimController is kube-controller-manager's ResourceClaim controller
 // over f's informers. Its constructor's parameters differ between
 // Kubernetes minors (1.34 and 1.35 take Features, 1.36 adds the PodGroup
-// informer, 1.37 drops Features): this file is the one to adapt.
+// informer, 1.37 drops Features): one file per minor, this one 1.37's.
 func newClaimController(cs clientset.Interface, f informers.SharedInformerFactory) (*resourceclaim.Controller, error) {
-	return resourceclaim.NewController(klog.Background(), resourceclaim.Features{}, cs,
-		f.Core().V1().Pods(), f.Resource().V1().ResourceClaims(), f.Resource().V1().ResourceClaimTemplates())
+	return resourceclaim.NewController(klog.Background(), cs, f.Core().V1().Pods(), f.Scheduling().V1beta1().PodGroups(),
+		f.Resource().V1().ResourceClaims(), f.Resource().V1().ResourceClaimTemplates())
 }
