@@ -207,6 +207,18 @@ type Allocation struct {
 	// IndexErr is set when the pod's gpu-index annotation is malformed
 	// (GPUs is then nil).
 	IndexErr error
+	// Demand, when set, is the pod's demand instead of what its requests
+	// and annotations say: a pod whose GPUs come through DRA claims.
+	Demand *job.Demand
+	// DemandErr is why the pod's claims could not be read (Demand then
+	// holds its CPU and memory only).
+	DemandErr error
+}
+
+// NodeGPUs are a node's GPUs as its DRA driver's ResourceSlices list them.
+type NodeGPUs struct {
+	Count int
+	Model string // the nvidia.com/gpu.product spelling
 }
 
 // Problem is a pod on a node whose annotations or requests do not add up
@@ -228,9 +240,22 @@ type Problem struct {
 // node itself (capacity, labels, power overrides, an unknown GPU model) is
 // an error.
 func BuildNode(cat *hw.Catalog, node *v1.Node, allocs []Allocation) (*cluster.Node, []Problem, error) {
+	return BuildNodeWith(cat, node, allocs, nil)
+}
+
+// BuildNodeWith is BuildNode for a node whose GPUs may come through DRA:
+// when its allocatable counts no nvidia.com/gpu, dra (if not nil) gives
+// its GPUs and their model.
+func BuildNodeWith(cat *hw.Catalog, node *v1.Node, allocs []Allocation, dra *NodeGPUs) (*cluster.Node, []Problem, error) {
 	spec, err := Spec(node)
 	if err != nil {
 		return nil, nil, fmt.Errorf("node %s: %w", node.Name, err)
+	}
+	if spec.GPUs == 0 && dra != nil && dra.Count > 0 {
+		if dra.Count > maxGPUsPerNode {
+			return nil, nil, fmt.Errorf("node %s: %d GPUs in ResourceSlices: want at most %d", node.Name, dra.Count, maxGPUsPerNode)
+		}
+		spec.GPUs, spec.GPUModel = dra.Count, dra.Model
 	}
 	c, err := cluster.New(cat, []cluster.NodeSpec{spec})
 	if err != nil {
@@ -264,6 +289,9 @@ func BuildNode(cat *hw.Catalog, node *v1.Node, allocs []Allocation) (*cluster.No
 	for i := range allocs {
 		a := &allocs[i]
 		d, err := Demand(a.Pod)
+		if a.Demand != nil {
+			d, err = *a.Demand, a.DemandErr
+		}
 		if err != nil {
 			// CPU and memory come first in Demand and stay valid.
 			report(a, "%v; counted its CPU and memory, GPUs unknown", err)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -93,7 +92,7 @@ type GPUArgs struct {
 // API server sets node and annotation in one write). Otherwise PreBind
 // patches the pod before the binder runs.
 type GPU struct {
-	h framework.Handle
+	h fwk.Handle
 	s *shared
 
 	bindOnce sync.Once
@@ -104,16 +103,16 @@ type GPU struct {
 }
 
 var (
-	_ framework.PreFilterPlugin   = (*GPU)(nil)
-	_ framework.FilterPlugin      = (*GPU)(nil)
-	_ framework.ReservePlugin     = (*GPU)(nil)
-	_ framework.PreBindPlugin     = (*GPU)(nil)
-	_ framework.BindPlugin        = (*GPU)(nil)
-	_ framework.EnqueueExtensions = (*GPU)(nil)
+	_ fwk.PreFilterPlugin   = (*GPU)(nil)
+	_ fwk.FilterPlugin      = (*GPU)(nil)
+	_ fwk.ReservePlugin     = (*GPU)(nil)
+	_ fwk.PreBindPlugin     = (*GPU)(nil)
+	_ fwk.BindPlugin        = (*GPU)(nil)
+	_ fwk.EnqueueExtensions = (*GPU)(nil)
 )
 
 // NewGPU is the plugin factory.
-func NewGPU(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func NewGPU(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	var a GPUArgs
 	if err := decode(obj, &a); err != nil {
 		return nil, fmt.Errorf("%s args: %w", GPUName, err)
@@ -167,27 +166,27 @@ func NewGPU(_ context.Context, obj runtime.Object, h framework.Handle) (framewor
 	return &GPU{h: h, s: s}, nil
 }
 
-// Name implements framework.Plugin.
+// Name implements fwk.Plugin.
 func (g *GPU) Name() string { return GPUName }
 
 // PreFilter reads the pod's demand; a malformed request makes the pod
 // unschedulable with the reason.
-func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
+func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	g.s.resetStates(len(nodes))
 	g.s.observe(nodes)
-	if cd := demand(state, pod); cd.err != nil {
+	if cd := g.s.demand(state, pod); cd.err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
 	return nil, nil
 }
 
-// PreFilterExtensions implements framework.PreFilterPlugin: Filter rebuilds
+// PreFilterExtensions implements fwk.PreFilterPlugin: Filter rebuilds
 // a node whose NodeInfo changed, so preemption's what-ifs need nothing here.
-func (g *GPU) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+func (g *GPU) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // Filter admits nodes where the pod fits (cluster.Fits, as in the core).
 func (g *GPU) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	cd := demand(state, pod)
+	cd := g.s.demand(state, pod)
 	if cd.err != nil {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
@@ -220,11 +219,11 @@ func (s *shared) selectGPUs(t *job.Task, n *cluster.Node) []int {
 
 // Reserve picks the GPUs and remembers them until the annotation is seen.
 func (g *GPU) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	cd := demand(state, pod)
+	cd := g.s.demand(state, pod)
 	if cd.err == nil {
 		g.recordPlacement(state, cd, nodeName)
 	}
-	if cd.err != nil || cd.task.GPUCount == 0 {
+	if cd.err != nil || cd.task.GPUCount == 0 || cd.viaDRA {
 		return nil
 	}
 	ni, err := g.h.SnapshotSharedLister().NodeInfos().Get(nodeName)
@@ -261,9 +260,10 @@ func (g *GPU) binds() bool {
 	return g.isBinder
 }
 
-// PreBindPreFlight implements framework.PreBindPlugin.
-func (g *GPU) PreBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	if cd := demand(state, pod); cd.gpus == nil || g.binds() {
+// preBindPreFlight is PreBindPreFlight's status (prebind*.go: the
+// adapter per minor): skip unless another plugin binds a GPU pod.
+func (g *GPU) preBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
+	if cd := g.s.demand(state, pod); cd.gpus == nil || g.binds() {
 		return fwk.NewStatus(fwk.Skip)
 	}
 	return nil
@@ -272,7 +272,7 @@ func (g *GPU) PreBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.
 // PreBind writes the chosen GPUs to the pod's wattsched.io/gpu-index
 // annotation before another plugin binds the pod.
 func (g *GPU) PreBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	cd := demand(state, pod)
+	cd := g.s.demand(state, pod)
 	if cd.gpus == nil || g.binds() {
 		return nil
 	}
@@ -293,7 +293,7 @@ func (g *GPU) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeN
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
-	if cd := demand(state, pod); cd.gpus != nil {
+	if cd := g.s.demand(state, pod); cd.gpus != nil {
 		b.Annotations = map[string]string{gpushare.AnnGPUIndex: gpushare.FormatGPUIndex(cd.gpus)}
 	}
 	if err := g.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
@@ -302,13 +302,15 @@ func (g *GPU) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeN
 	return nil
 }
 
-// EventsToRegister implements framework.EnqueueExtensions: a pod rejected
+// EventsToRegister implements fwk.EnqueueExtensions: a pod rejected
 // for lack of room may fit after a pod leaves or a node changes.
 func (g *GPU) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Update}},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Update}},
+		// A node's GPUs may come through DRA ResourceSlices (dra.go).
+		{Event: fwk.ClusterEvent{Resource: fwk.ResourceSlice, ActionType: fwk.Add | fwk.Update}},
 	}, nil
 }
 

@@ -26,7 +26,6 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -81,12 +80,17 @@ type shared struct {
 
 	// seen are the nodes of the last PreFilter (metrics.go).
 	seen seenNodes
+
+	// dra reads DRA claims and ResourceSlices (dra.go); nil without an
+	// informer factory.
+	dra *draState
 }
 
 // nodeEntry is one node's state in the cluster model, built from the
 // NodeInfo of generation gen, with its state id.
 type nodeEntry struct {
 	gen   int64
+	dra   uint64 // the DRA epoch it was built in (dra.go)
 	n     *cluster.Node
 	err   error
 	state int32
@@ -94,12 +98,12 @@ type nodeEntry struct {
 
 var (
 	sharedMu  sync.Mutex
-	sharedFor = map[framework.Handle]*shared{}
+	sharedFor = map[fwk.Handle]*shared{}
 )
 
 // sharedState returns the profile's shared state, creating it (and its pod
 // event handler) on first use.
-func sharedState(h framework.Handle) *shared {
+func sharedState(h fwk.Handle) *shared {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if s := sharedFor[h]; s != nil {
@@ -109,6 +113,7 @@ func sharedState(h framework.Handle) *shared {
 	s.seen.profile = profileName(h)
 	sharedFor[h] = s
 	if f := h.SharedInformerFactory(); f != nil {
+		s.dra = newDRAState(f)
 		_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			DeleteFunc: func(obj any) {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -196,8 +201,9 @@ func (s *shared) entry(ni fwk.NodeInfo) (*nodeEntry, error) {
 		return nil, fmt.Errorf("node not found")
 	}
 	gen := ni.GetGeneration()
+	draEpoch := s.dra.currentEpoch()
 	if v, ok := s.nodes.Load(ni); ok {
-		if e := v.(*nodeEntry); e.gen == gen {
+		if e := v.(*nodeEntry); e.gen == gen && e.dra == draEpoch {
 			return e, nil
 		}
 	}
@@ -214,10 +220,12 @@ func (s *shared) entry(ni fwk.NodeInfo) (*nodeEntry, error) {
 		if !reserved {
 			gpus, _, ierr = gpushare.GPUIndex(p)
 		}
-		allocs = append(allocs, gpushare.Allocation{Pod: p, GPUs: gpus, IndexErr: ierr})
+		a := gpushare.Allocation{Pod: p, GPUs: gpus, IndexErr: ierr}
+		s.dra.allocation(&a)
+		allocs = append(allocs, a)
 	}
 	s.mu.Unlock()
-	n, problems, err := gpushare.BuildNode(cat, node, allocs)
+	n, problems, err := gpushare.BuildNodeWith(cat, node, allocs, s.dra.nodeGPUs(node.Name))
 	s.reportProblems(node, problems)
 	key := ""
 	if err == nil {
@@ -236,7 +244,7 @@ func (s *shared) entry(ni fwk.NodeInfo) (*nodeEntry, error) {
 		id = int32(len(s.states))
 		s.states[key] = id
 	}
-	e := &nodeEntry{gen: gen, n: n, err: err, state: id}
+	e := &nodeEntry{gen: gen, dra: draEpoch, n: n, err: err, state: id}
 	if _, replaced := s.nodes.Swap(ni, e); !replaced {
 		s.stored.Add(1)
 	}
@@ -267,11 +275,14 @@ func (s *shared) resetStates(numNodes int) {
 	}
 }
 
-// stateEpoch is the number of resets of the state ids so far.
+// stateEpoch is the number of resets of the state ids so far, plus the
+// DRA claim and slice events (dra.go): node entries built before either
+// are stale even when their NodeInfo is not, and memos keyed on it
+// (PowerBudget's) must recount.
 func (s *shared) stateEpoch() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.epoch
+	return s.epoch + s.dra.currentEpoch()
 }
 
 // stateKey identifies everything about n that a scorer, a GPU selector
@@ -294,6 +305,22 @@ func stateKey(n *cluster.Node) string {
 	if n.CPU != nil {
 		b = fmt.Appendf(b, "|cpu %#v", *n.CPU)
 	}
+	// MIG GPUs (none on nodes the plugins build today): geometry, mode and
+	// instances, not the tasks holding them.
+	for _, m := range n.MIG {
+		if m == nil {
+			b = append(b, "|mig -"...)
+			continue
+		}
+		geo := ""
+		if m.Geometry != nil {
+			geo = m.Geometry.Name
+		}
+		b = fmt.Appendf(b, "|mig %q %v", geo, m.Dynamic)
+		for _, in := range m.Instances {
+			b = fmt.Appendf(b, " %s@%d:%v", in.Profile, in.Start, in.Busy)
+		}
+	}
 	return string(b)
 }
 
@@ -308,20 +335,28 @@ type cycleData struct {
 	gpus []int
 	// placed is what PostBind counts (Reserve sets it).
 	placed *placement
+	// viaDRA: the pod's GPUs come through DRA claims; the in-tree
+	// DynamicResources plugin picks its devices, not Reserve.
+	viaDRA bool
 }
 
 // Clone implements fwk.StateData; the data is not modified after PreFilter
 // except by Reserve, which runs once per cycle.
 func (c *cycleData) Clone() fwk.StateData { return c }
 
-// demand returns the pod's task, computing it once per cycle.
-func demand(state fwk.CycleState, pod *v1.Pod) *cycleData {
+// demand returns the pod's task, computing it once per cycle. A pod whose
+// GPUs come through DRA claims gets its GPUs from them (dra.go).
+func (s *shared) demand(state fwk.CycleState, pod *v1.Pod) *cycleData {
 	if d, err := state.Read(cycleKey); err == nil {
 		if cd, ok := d.(*cycleData); ok {
 			return cd
 		}
 	}
 	d, err := gpushare.Demand(pod)
+	viaDRA := false
+	if s.dra != nil && len(pod.Spec.ResourceClaims) > 0 && err == nil {
+		d, _, viaDRA, err = s.dra.demand(pod)
+	}
 	kind, ref, werr := gpushare.Work(pod)
 	if err == nil {
 		err = werr
@@ -329,7 +364,7 @@ func demand(state fwk.CycleState, pod *v1.Pod) *cycleData {
 	if err != nil {
 		err = fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	cd := &cycleData{task: job.Task{ID: 0, Name: pod.Name, Kind: kind, RefGPU: ref, Demand: d, Class: -1}, err: err}
+	cd := &cycleData{task: job.Task{ID: 0, Name: pod.Name, Kind: kind, RefGPU: ref, Demand: d, Class: -1}, err: err, viaDRA: viaDRA}
 	state.Write(cycleKey, cd)
 	return cd
 }

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 
@@ -31,7 +32,7 @@ import (
 // field added to cluster.Node fails here until stateKey covers it (and
 // it is added to the list).
 func TestStateKeyCoversNode(t *testing.T) {
-	covered := []string{"GPUModel", "GPU", "CPU", "CPUMilli", "MemMiB", "FreeCPUMilli", "FreeMemMiB", "GPUFree", "State", "Affinity", "Tasks"}
+	covered := []string{"GPUModel", "GPU", "CPU", "CPUMilli", "MemMiB", "FreeCPUMilli", "FreeMemMiB", "GPUFree", "State", "Affinity", "Tasks", "MIG"}
 	identity := []string{"ID", "Name", "Version"}
 	rt := reflect.TypeOf(cluster.Node{})
 	for i := range rt.NumField() {
@@ -57,6 +58,10 @@ func TestStateKeyCoversNode(t *testing.T) {
 		"FreeCPUMilli": func(n *cluster.Node) { n.FreeCPUMilli-- }, "FreeMemMiB": func(n *cluster.Node) { n.FreeMemMiB-- },
 		"GPUFree": func(n *cluster.Node) { n.GPUFree[1] = 500 }, "State": func(n *cluster.Node) { n.State = cluster.Off },
 		"Affinity": func(n *cluster.Node) { n.Affinity[1] = 1 }, "Tasks": func(n *cluster.Node) { n.Tasks = 1 },
+		"MIG": func(n *cluster.Node) {
+			g, _ := hw.MIGFor("A100-SXM4-80GB")
+			n.MIG = []*cluster.MIGGPU{{Geometry: g, Instances: []cluster.MIGInstance{{MIGSlot: cluster.MIGSlot{Profile: "7g.80gb"}}}}, nil}
+		},
 	} {
 		n := base()
 		change(n)
@@ -108,7 +113,7 @@ func TestStateScoresMatchScorers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := &counting{Scorer: newScorer()}
 			var plugin *Score
-			factory := func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+			factory := func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 				plugin = newScore(name, h, c, false)
 				return plugin, nil
 			}

@@ -54,11 +54,25 @@ type object struct {
 		InitContainers []container  `json:"initContainers"`
 		Tolerations    []Toleration `json:"tolerations"` // a pod's
 		Taints         []Taint      `json:"taints"`      // a node's
+		// ResourceClaims are a pod's DRA claims (dra.go).
+		ResourceClaims []podClaimRef `json:"resourceClaims"`
+		// The DRA objects' fields (dra.go), decoded by kind: Devices is a
+		// ResourceClaim's (an object) or a ResourceSlice's (a list).
+		Devices   json.RawMessage `json:"devices"`
+		Selectors json.RawMessage `json:"selectors"` // a DeviceClass's
+		Spec      json.RawMessage `json:"spec"`      // a ResourceClaimTemplate's
+		Driver    string          `json:"driver"`    // a ResourceSlice's
+		Pool      json.RawMessage `json:"pool"`      // a ResourceSlice's
 	} `json:"spec"`
 	Status struct {
-		Allocatable       map[string]string `json:"allocatable"`
-		Phase             string            `json:"phase"`
-		StartTime         string            `json:"startTime"`
+		Allocatable map[string]string `json:"allocatable"`
+		Phase       string            `json:"phase"`
+		StartTime   string            `json:"startTime"`
+		// ResourceClaimStatuses name the claims made for a pod's
+		// ResourceClaimTemplates.
+		ResourceClaimStatuses []podClaimStatus `json:"resourceClaimStatuses"`
+		// Allocation is a ResourceClaim's (dra.go).
+		Allocation        json.RawMessage `json:"allocation"`
 		ContainerStatuses []struct {
 			State struct {
 				Running *struct {
@@ -97,6 +111,9 @@ type Pod struct {
 	MIG string
 	// Tolerations are its spec.tolerations.
 	Tolerations []Toleration
+	// Claims says which DRA claims gave it its GPUs, and how
+	// ("ml/c allocated on n1: gpu-0"); "" none.
+	Claims string
 	// otherGPU are the GPU-like resources it requests that wattsched does
 	// not model (left out).
 	otherGPU []string
@@ -111,8 +128,11 @@ type Skipped struct {
 
 // NodeMIG is a node's MIG capacity.
 type NodeMIG struct {
-	Node     string
-	Strategy string // single or mixed (NVIDIA device plugin)
+	Node string
+	// Strategy is single or mixed (NVIDIA device plugin), dra (MIG
+	// devices of NVIDIA's DRA driver) or dra-dynamic (the driver's
+	// possible MIG placements, made at allocation: no layout).
+	Strategy string
 	// Instances are its allocatable MIG devices ("56 x 1g.10gb"), sorted.
 	Instances []string
 	// GPUs are the physical GPUs counted for it.
@@ -212,6 +232,10 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		seen[kind+" "+name] = i
 		return nil
 	}
+	dc, derrs := readDRA(l.Items)
+	if len(derrs) > 0 {
+		return nil, bad(derrs[0].item, derrs[0].field, derrs[0].err)
+	}
 	nc := &nodeCtx{single: map[string]MIGProfile{}, gpuMem: map[string]int64{}, migGeo: map[string]*hw.MIGGeometry{}}
 	for i, o := range l.Items {
 		if o.Kind != "Node" {
@@ -224,6 +248,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		if ferr == nil {
 			ferr = nc.add(&s, o, &warns)
 		}
+		if ferr == nil {
+			mig, ferr = dc.node(&s, mig, &warns)
+		}
 		if ferr != nil {
 			return nil, bad(i, ferr.field, ferr.err)
 		}
@@ -231,6 +258,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			product := o.Metadata.Labels[LabelGPUProduct]
 			if base, _, ok := cutLast(product, migProductInfix); ok && mig.Strategy == "single" {
 				product = base
+			}
+			if mig.Strategy == StrategyDRA {
+				product = s.GPUModel
 			}
 			if problem := mig.layout(product); problem != "" {
 				if opt.Strict {
@@ -256,6 +286,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		}
 		d.Nodes = append(d.Nodes, s)
 	}
+	if err := dc.claimChecks(l.Items, d, opt, bad); err != nil {
+		return nil, err
+	}
 	podMax := podGPULimit(d.Nodes)
 	for i, o := range l.Items {
 		if o.Kind != "Pod" {
@@ -268,6 +301,11 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 		var warns []string
 		if ferr == nil {
 			p, warns, ferr = pod(o, nc)
+		}
+		if ferr == nil {
+			var dw []string
+			dw, ferr = dc.podDRA(o, p, nc)
+			warns = append(warns, dw...)
 		}
 		if ferr == nil {
 			ferr = podTimes(o, p)
@@ -346,6 +384,10 @@ type nodeMIG struct {
 	NodeMIG
 	single MIGProfile
 	nonMIG int // GPUs without MIG (mixed strategy)
+	// exact are, per MIG GPU (by minor), the DRA driver's MIG devices at
+	// their published starts (strategy dra; nil when a device's start is
+	// unknown).
+	exact [][]cluster.MIGSlot
 }
 
 // maxNodeGPUs bounds a node's physical GPUs (as the plugins do).

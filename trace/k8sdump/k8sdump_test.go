@@ -242,7 +242,7 @@ func TestMIGShare(t *testing.T) {
 // panic; a dump has unique node names and well-formed files.
 func FuzzRead(f *testing.F) {
 	f.Add(dump)
-	for _, file := range []string{"testdata/cluster.json", "testdata/system.json"} {
+	for _, file := range []string{"testdata/cluster.json", "testdata/system.json", "testdata/dra.json"} {
 		if b, err := os.ReadFile(file); err == nil {
 			f.Add(string(b))
 		}

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -237,7 +238,10 @@ const maxListBytes = 1 << 30
 
 // Fetch lists the cluster's nodes and pods (all namespaces) through the API
 // server, page by page, and returns them as the List that
-// `kubectl get nodes,pods -A -o json` prints, for Read.
+// `kubectl get nodes,pods -A -o json` prints, for Read. It lists the DRA
+// objects too (resource.k8s.io/v1 DeviceClasses, ResourceSlices,
+// ResourceClaims, ResourceClaimTemplates); a cluster that does not serve
+// them (404) or a user who may not list them (403) gets none, as before.
 func Fetch(ctx context.Context, kc *Kubeconfig) ([]byte, error) {
 	client, err := kc.client()
 	if err != nil {
@@ -252,7 +256,12 @@ func Fetch(ctx context.Context, kc *Kubeconfig) ([]byte, error) {
 	}
 	var items []json.RawMessage
 	size := 0 // bytes of items so far
-	for _, res := range []struct{ path, kind string }{{"/api/v1/nodes", "Node"}, {"/api/v1/pods", "Pod"}} {
+	for _, res := range []struct {
+		path, kind string
+		optional   bool
+	}{{"/api/v1/nodes", "Node", false}, {"/api/v1/pods", "Pod", false},
+		{draAPI + "/deviceclasses", draKindClass, true}, {draAPI + "/resourceslices", draKindSlice, true},
+		{draAPI + "/resourceclaims", draKindClaim, true}, {draAPI + "/resourceclaimtemplates", draKindTmpl, true}} {
 		cont := ""
 		seen := map[string]bool{}
 		for pages := 1; ; pages++ {
@@ -274,6 +283,10 @@ func Fetch(ctx context.Context, kc *Kubeconfig) ([]byte, error) {
 				Items []map[string]json.RawMessage `json:"items"`
 			}
 			if err := kc.get(ctx, client, res.path+"?"+q.Encode(), &page); err != nil {
+				var se statusErr
+				if res.optional && pages == 1 && errors.As(err, &se) && (se.code == http.StatusNotFound || se.code == http.StatusForbidden) {
+					break
+				}
 				return nil, err
 			}
 			kind, _ := json.Marshal(res.kind)
@@ -358,10 +371,22 @@ func (kc *Kubeconfig) get(ctx context.Context, c *http.Client, path string, v an
 		if st.Message == "" {
 			st.Message = string(bytes.TrimSpace(b[:min(len(b), 200)]))
 		}
-		return fmt.Errorf("context %s: GET %s: %s: %s", kc.Context, path, resp.Status, st.Message)
+		return statusErr{resp.StatusCode, fmt.Errorf("context %s: GET %s: %s: %s", kc.Context, path, resp.Status, st.Message)}
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("context %s: GET %s: %w", kc.Context, path, err)
 	}
 	return nil
 }
+
+// draAPI is the path of resource.k8s.io/v1 (DRA, GA in Kubernetes 1.34).
+const draAPI = "/apis/resource.k8s.io/v1"
+
+// statusErr is an API server's answer other than 200 OK.
+type statusErr struct {
+	code int
+	err  error
+}
+
+func (e statusErr) Error() string { return e.err.Error() }
+func (e statusErr) Unwrap() error { return e.err }

@@ -59,7 +59,7 @@ func migGeometry(product string) (*hw.MIGGeometry, bool) {
 // or devices no layout of its GPUs holds.
 func (m *nodeMIG) layout(product string) (problem string) {
 	g, ok := migGeometry(product)
-	if !ok {
+	if !ok || m.Strategy == StrategyDRADynamic {
 		return ""
 	}
 	counts := map[string]int{}
@@ -76,6 +76,17 @@ func (m *nodeMIG) layout(product string) (problem string) {
 			return fmt.Sprintf("MIG profile %s is not one of %s's (%s, hw/mig.yaml)", prof, g.Name, strings.Join(g.ProfileNames(), ", "))
 		}
 		counts[prof] += n
+	}
+	if m.exact != nil {
+		// NVIDIA's DRA driver publishes where each MIG device is: kept
+		// when the geometry allows it.
+		for k, slots := range m.exact {
+			if _, err := cluster.NewMIGGPU(g, slots, false); err != nil {
+				return fmt.Sprintf("MIG devices of MIG GPU %d at their published starts: %v", k, err)
+			}
+		}
+		m.Layout = m.exact
+		return ""
 	}
 	gpus := m.GPUs - m.nonMIG
 	if gpus < 1 {

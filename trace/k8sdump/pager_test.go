@@ -17,6 +17,10 @@ import (
 func fakeLister(t *testing.T, page func(path, cont string, limit int) ([]map[string]any, string)) *Kubeconfig {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/apis/") {
+			http.NotFound(w, r) // a server without resource.k8s.io (DRA)
+			return
+		}
 		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 		items, next := page(r.URL.Path, r.URL.Query().Get("continue"), limit)
 		if items == nil {
@@ -144,5 +148,58 @@ func TestFetchPagerDefaults(t *testing.T) {
 	// 500 a page: the page that passes 300,000 is the 601st.
 	if pages != DefaultMaxObjects/500+1 {
 		t.Errorf("%d pages requested, want %d", pages, DefaultMaxObjects/500+1)
+	}
+}
+
+// Fetch lists the DRA objects beside nodes and pods, each item with its
+// kind; a DRA resource the server does not serve (404) or the user may
+// not list (403) is left out, any other failure is the error.
+func TestFetchDRA(t *testing.T) {
+	serve := func(classes int) *Kubeconfig {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var items []map[string]any
+			switch r.URL.Path {
+			case "/api/v1/nodes":
+				items = []map[string]any{{"metadata": map[string]any{"name": "n"}}}
+			case "/api/v1/pods":
+			case draAPI + "/deviceclasses":
+				if classes != http.StatusOK {
+					http.Error(w, `{"message": "no"}`, classes)
+					return
+				}
+				items = []map[string]any{{"metadata": map[string]any{"name": "gpu.nvidia.com"}}}
+			case draAPI + "/resourceslices":
+				http.Error(w, `{"message": "forbidden"}`, http.StatusForbidden)
+				return
+			default:
+				http.NotFound(w, r)
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"kind": "List", "metadata": map[string]any{}, "items": items})
+		}))
+		t.Cleanup(srv.Close)
+		return &Kubeconfig{File: "kubeconfig", Context: "fake", Server: srv.URL}
+	}
+	b, err := Fetch(context.Background(), serve(http.StatusOK))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Items []struct {
+			Kind string `json:"kind"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, it := range l.Items {
+		kinds = append(kinds, it.Kind)
+	}
+	if got := strings.Join(kinds, ","); got != "Node,DeviceClass" {
+		t.Errorf("kinds %s, want Node,DeviceClass", got)
+	}
+	if _, err := Fetch(context.Background(), serve(http.StatusInternalServerError)); err == nil || !strings.Contains(err.Error(), "deviceclasses") {
+		t.Errorf("a 500 on deviceclasses: %v, want an error naming it", err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/trace/k8sdump"
 )
@@ -26,6 +28,30 @@ func TestImportFromLiveCluster(t *testing.T) {
 		{Name: "live-c", CPUMilli: 8000, MemMiB: 16384, GPUs: 1, GPUModel: "T4"},
 	}
 	createNodes(t, cs, specs)
+	kc := liveKubeconfig(t, rc)
+	kc.PageSize = 2
+	b, err := k8sdump.Fetch(ctx, kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := k8sdump.Read(bytes.NewReader(b), "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkImportedNodes(t, d, specs)
+	// A wrong token is refused by the server, and the error says so.
+	kc.Token, kc.CertPEM, kc.KeyPEM = "not-a-token", nil, nil
+	if _, err := k8sdump.Fetch(ctx, kc); err == nil {
+		t.Error("a wrong token was not refused")
+	} else {
+		t.Logf("wrong token: %v", err)
+	}
+}
+
+// liveKubeconfig writes a kubeconfig file from the test server's own
+// client configuration and reads it back.
+func liveKubeconfig(t *testing.T, rc *rest.Config) *k8sdump.Kubeconfig {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
@@ -67,21 +93,5 @@ func TestImportFromLiveCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc.PageSize = 2
-	b, err := k8sdump.Fetch(ctx, kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := k8sdump.Read(bytes.NewReader(b), "live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkImportedNodes(t, d, specs)
-	// A wrong token is refused by the server, and the error says so.
-	kc.Token, kc.CertPEM, kc.KeyPEM = "not-a-token", nil, nil
-	if _, err := k8sdump.Fetch(ctx, kc); err == nil {
-		t.Error("a wrong token was not refused")
-	} else {
-		t.Logf("wrong token: %v", err)
-	}
+	return kc
 }
