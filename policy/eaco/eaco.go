@@ -134,6 +134,7 @@ type Policy struct {
 	nclass  map[int]int // GPU count -> classes
 	keyIDs  map[gavel.Key]int32
 	combos  map[comboKey]*combo
+	shapes  map[shapeKey]*shape
 	recs    uint64
 	allAt   uint64
 	// noBound turns the bound off (DisableBound).
@@ -177,7 +178,28 @@ type comboKey struct {
 type combo struct {
 	all  uint64
 	with []uint64
-	refs int // indexed sets holding it
+	refs int // shapes of it
+}
+
+// shapeKey is what the bound reads of a set: its GPU count and its
+// members' keys (IDs) and mean core utilisations, in order (at most 8
+// members: Args.MaxShare).
+type shapeKey struct {
+	gpus, n int
+	ids     [8]int32
+	cores   [8]float64
+}
+
+// shape is the sets of one shapeKey: they share their members' key
+// combination and the bound's verdicts, by joining job class.
+type shape struct {
+	key   shapeKey
+	keys  []gavel.Key // the members' keys, in order
+	ids   []int32     // and their IDs
+	cores []float64   // and mean core utilisations
+	combo *combo
+	bound []verdict
+	refs  int // indexed sets of this shape
 }
 
 // verdict is a bound decided for a joining job class: stamp is recs+1
@@ -201,15 +223,11 @@ type candIndex struct {
 
 // cand is an indexed set: its view, its members' views (in its Jobs
 // order), their key combination and the bounds decided for it by
-// joining job class (bound).
+// joining job class (its shape's).
 type cand struct {
 	s       *policy.ColocSet
 	members []*policy.ColocView
-	keys    []gavel.Key // the members' keys
-	ids     []int32     // and their IDs
-	combo   *combo
-	ckey    comboKey
-	bound   []verdict
+	sh      *shape
 }
 
 // cmpCand is line 5's order: most utilised first, then by ID.
@@ -277,7 +295,7 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 	}
 	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), pending: map[int]int{}, tried: map[int][]int{},
 		seen: map[int]*policy.ColocJob{}, doneSec: map[string][]float64{}, predLen: map[int]float64{}, predAt: map[int]float64{},
-		classes: map[jobClass]int{}, nclass: map[int]int{}, keyIDs: map[gavel.Key]int32{}, combos: map[comboKey]*combo{}}, nil
+		classes: map[jobClass]int{}, nclass: map[int]int{}, keyIDs: map[gavel.Key]int32{}, combos: map[comboKey]*combo{}, shapes: map[shapeKey]*shape{}}, nil
 }
 
 // Prediction is one join: the set's members (new job last), the factors
@@ -574,7 +592,7 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, kid int32, c *
 	defer func() { p.mbuf = members[:0] }()
 	nBefore := len(members)
 	members = append(members, v)
-	keys, ids := p.joined(c, v, kid)
+	keys, ids := p.joined(c.sh, v, kid)
 	after := p.predict(keys, ids)
 	for i, m := range members {
 		if !p.meets(m, st.Now, after[i]) {
@@ -628,14 +646,16 @@ const boundMargin = 1e-9
 // key ID kid) on c's set while the set and H's predictions for it stay as
 // they are, deciding it once per set and class (bound).
 func (p *Policy) blocked(st *policy.ColocState, c *cand, v *policy.ColocView, cls int, kid int32) bool {
-	if cls >= len(c.bound) {
-		c.bound = append(c.bound, make([]verdict, p.nclass[len(c.s.GPUs)]-len(c.bound))...)
+	sh := c.sh
+	if cls >= len(sh.bound) {
+		sh.bound = append(sh.bound, make([]verdict, p.nclass[sh.key.gpus]-len(sh.bound))...)
 	}
-	b := &c.bound[cls]
-	if b.stamp != 0 && b.stamp > p.allAt && b.stamp > c.combo.all && (int(kid) >= len(c.combo.with) || b.stamp > c.combo.with[kid]) {
+	b := &sh.bound[cls]
+	cb := sh.combo
+	if b.stamp != 0 && b.stamp > p.allAt && b.stamp > cb.all && (int(kid) >= len(cb.with) || b.stamp > cb.with[kid]) {
 		return b.blocked
 	}
-	*b = verdict{stamp: p.recs + 1, blocked: p.bound(st, c, v, kid) > 1+boundMargin}
+	*b = verdict{stamp: p.recs + 1, blocked: p.bound(st, sh, v, kid) > 1+boundMargin}
 	p.Bounds.Decided++
 	if b.blocked {
 		p.Bounds.Blocked++
@@ -643,24 +663,24 @@ func (p *Policy) blocked(st *policy.ColocState, c *cand, v *policy.ColocView, cl
 	return b.blocked
 }
 
-// bound is a lower bound of eq. 1's cost (fits) of v joining c's set that
-// holds whatever the members' and v's remaining steps and v's epoch
-// length: it reads of v only its key and mean core utilisation, so it
-// holds for every job of v's class at every time while the set and H's
-// predictions stay. With a_i and b_i the members' factors after and
-// before v joins (a_v v's), W_A, W_B and W_v the powers setWatts gives
-// the set after, before and v alone, T_i = rem_i/(rate_i b_i) and
-// rho = min_i b_i/a_i: the time after is at least max(rho max_i T_i,
-// t_v/a_v) and the time before max_i T_i, so that over every max_i T_i
-// >= 0 the energy ratio is at least W_A/(W_B/rho + W_v a_v); the time per
-// epoch ratio (S_A + e_v/a_v)/(S_B + e_v), S the members' sums of epoch
-// time over factor, is at least min(S_A/S_B, 1/a_v). It returns 0 (no
-// bound) where a factor or power is not a positive finite number, except
-// that a factor after of 0 or less gives +Inf: fits then rejects v
-// (meets).
-func (p *Policy) bound(st *policy.ColocState, c *cand, v *policy.ColocView, kid int32) float64 {
-	n := len(c.members)
-	keys, ids := p.joined(c, v, kid)
+// bound is a lower bound of eq. 1's cost (fits) of v joining a set of
+// shape sh that holds whatever the members' and v's remaining steps and
+// epoch lengths: it reads of the set only its shape and of v only its key
+// and mean core utilisation, so it holds for every job of v's class on
+// every set of the shape at every time while H's predictions for it stay.
+// With a_i and b_i the members' factors after and before v joins (a_v
+// v's), W_A, W_B and W_v the powers setWatts gives the set after, before
+// and v alone, T_i = rem_i/(rate_i b_i) and rho = min_i b_i/a_i: the time
+// after is at least max(rho max_i T_i, t_v/a_v) and the time before
+// max_i T_i, so that over every max_i T_i >= 0 the energy ratio is at
+// least W_A/(W_B/rho + W_v a_v); the time per epoch ratio
+// (sum_i e_i/a_i + e_v/a_v)/(sum_i e_i/b_i + e_v), e epoch times alone, is
+// at least min(rho, 1/a_v). It returns 0 (no bound) where a factor or
+// power is not a positive finite number, except that a factor after of 0
+// or less gives +Inf: fits then rejects v (meets).
+func (p *Policy) bound(st *policy.ColocState, sh *shape, v *policy.ColocView, kid int32) float64 {
+	n := len(sh.keys)
+	keys, ids := p.joined(sh, v, kid)
 	after := p.predict(keys, ids)
 	before := p.predict(keys[:n], ids[:n])
 	for _, f := range after {
@@ -669,37 +689,34 @@ func (p *Policy) bound(st *policy.ColocState, c *cand, v *policy.ColocView, kid 
 		}
 	}
 	finite := func(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
-	var core, sa, sb float64
+	var core float64
 	rho := math.Inf(1)
-	for i, m := range c.members {
+	for i := range n {
 		if !finite(after[i]) || !finite(before[i]) {
 			return 0
 		}
-		core += m.Job.CoreAvg
-		e := m.Job.EpochSteps / m.Job.IsoRate
-		sa += e / after[i]
-		sb += e / before[i]
+		core += sh.cores[i]
 		rho = math.Min(rho, before[i]/after[i])
 	}
 	av := after[n]
-	wa := float64(setWatts(st, len(c.s.GPUs), math.Min(core+v.Job.CoreAvg, 100), n+1))
-	wb := float64(setWatts(st, len(c.s.GPUs), math.Min(core, 100), n))
-	wv := float64(setWatts(st, len(c.s.GPUs), v.Job.CoreAvg, 1))
-	if !finite(av) || !finite(rho) || !finite(sa) || !finite(sb) || !finite(wa) || !finite(wb) || !finite(wv) {
+	wa := float64(setWatts(st, sh.key.gpus, math.Min(core+v.Job.CoreAvg, 100), n+1))
+	wb := float64(setWatts(st, sh.key.gpus, math.Min(core, 100), n))
+	wv := float64(setWatts(st, sh.key.gpus, v.Job.CoreAvg, 1))
+	if !finite(av) || !finite(rho) || !finite(wa) || !finite(wb) || !finite(wv) {
 		return 0
 	}
-	lb := p.a.Alpha*wa/(wb/rho+wv*av) + (1-p.a.Alpha)*math.Min(sa/sb, 1/av)
+	lb := p.a.Alpha*wa/(wb/rho+wv*av) + (1-p.a.Alpha)*math.Min(rho, 1/av)
 	if math.IsNaN(lb) {
 		return 0
 	}
 	return lb
 }
 
-// joined is the keys and key IDs of c's members and v (of key ID kid)
-// joining, in p's buffers.
-func (p *Policy) joined(c *cand, v *policy.ColocView, kid int32) ([]gavel.Key, []int32) {
-	p.kbuf = append(append(p.kbuf[:0], c.keys...), v.Job.Key)
-	p.ibuf = append(append(p.ibuf[:0], c.ids...), kid)
+// joined is the keys and key IDs of a set of shape sh with v (of key ID
+// kid) joining, in p's buffers.
+func (p *Policy) joined(sh *shape, v *policy.ColocView, kid int32) ([]gavel.Key, []int32) {
+	p.kbuf = append(append(p.kbuf[:0], sh.keys...), v.Job.Key)
+	p.ibuf = append(append(p.ibuf[:0], sh.ids...), kid)
 	return p.kbuf, p.ibuf
 }
 
@@ -739,32 +756,56 @@ func (p *Policy) comboOf(keys []gavel.Key) (comboKey, bool) {
 	return k, true
 }
 
-// hold gives c its members' keys and its combination (made if new).
+// hold gives c its shape (made if new) and the shape its combination.
 func (p *Policy) hold(c *cand) {
-	c.keys, c.ids = make([]gavel.Key, len(c.members)), make([]int32, len(c.members))
+	n := len(c.members)
+	k := shapeKey{gpus: len(c.s.GPUs), n: n}
+	shared := n <= len(k.ids)
 	for i, m := range c.members {
-		c.keys[i], c.ids[i] = m.Job.Key, p.keyID(m.Job.Key)
+		if shared {
+			k.ids[i], k.cores[i] = p.keyID(m.Job.Key), m.Job.CoreAvg
+			shared = !math.IsNaN(m.Job.CoreAvg) // a NaN key is never found again
+		}
 	}
-	k, ok := p.comboOf(c.keys)
-	if !ok {
-		c.combo = &combo{} // never shared: every record reaches it through allAt
+	if sh := p.shapes[k]; shared && sh != nil {
+		sh.refs++
+		c.sh = sh
 		return
 	}
-	cb := p.combos[k]
+	sh := &shape{key: k, keys: make([]gavel.Key, n), ids: make([]int32, n), cores: make([]float64, n), refs: 1}
+	for i, m := range c.members {
+		sh.keys[i], sh.ids[i], sh.cores[i] = m.Job.Key, p.keyID(m.Job.Key), m.Job.CoreAvg
+	}
+	c.sh = sh
+	ck, ok := p.comboOf(sh.keys)
+	if !shared || !ok {
+		sh.combo = &combo{} // never shared: every record reaches it through allAt
+		return
+	}
+	p.shapes[k] = sh
+	cb := p.combos[ck]
 	if cb == nil {
 		cb = &combo{}
-		p.combos[k] = cb
+		p.combos[ck] = cb
 	}
 	cb.refs++
-	c.combo, c.ckey = cb, k
+	sh.combo = cb
 }
 
-// release drops c's hold on its combination, forgetting it with the last.
+// release drops c's hold on its shape, forgetting the shape with the last
+// set of it, and the combination with the last shape of it.
 func (p *Policy) release(c *cand) {
-	if cb := p.combos[c.ckey]; cb == c.combo && c.ckey.n > 0 {
-		if cb.refs--; cb.refs == 0 {
-			delete(p.combos, c.ckey)
-		}
+	sh := c.sh
+	if p.shapes[sh.key] != sh {
+		return // never shared
+	}
+	if sh.refs--; sh.refs > 0 {
+		return
+	}
+	delete(p.shapes, sh.key)
+	ck, _ := p.comboOf(sh.keys)
+	if sh.combo.refs--; sh.combo.refs == 0 {
+		delete(p.combos, ck)
 	}
 }
 
