@@ -126,10 +126,10 @@ type Policy struct {
 	// indexed says it follows the engine's changes (ColocState.Tracked).
 	idx     candIndex
 	indexed bool
-	// Bounds (cand.bound): joining jobs' classes (index among the classes
-	// of their GPU count), keys by ID, the member combinations of indexed
-	// sets, and the observations H has recorded (recs; allAt: the last
-	// one that changed every prediction).
+	// The bound (blocked): joining jobs' classes (index among the classes
+	// of their GPU count), keys by ID, the member combinations and shapes
+	// of indexed sets, and the observations H has recorded (recs; allAt:
+	// the last one that changed every prediction).
 	classes map[jobClass]int
 	nclass  map[int]int // GPU count -> classes
 	keyIDs  map[gavel.Key]int32
@@ -222,8 +222,7 @@ type candIndex struct {
 }
 
 // cand is an indexed set: its view, its members' views (in its Jobs
-// order), their key combination and the bounds decided for it by
-// joining job class (its shape's).
+// order) and its shape (which holds the bound's verdicts).
 type cand struct {
 	s       *policy.ColocSet
 	members []*policy.ColocView
@@ -644,7 +643,7 @@ const boundMargin = 1e-9
 
 // blocked reports whether eq. 1 rejects every job of class cls (v's, of
 // key ID kid) on c's set while the set and H's predictions for it stay as
-// they are, deciding it once per set and class (bound).
+// they are, deciding it once per shape and class (bound).
 func (p *Policy) blocked(st *policy.ColocState, c *cand, v *policy.ColocView, cls int, kid int32) bool {
 	sh := c.sh
 	if cls >= len(sh.bound) {
