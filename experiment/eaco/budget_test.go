@@ -29,6 +29,9 @@ func TestEstimateColocMeasured(t *testing.T) {
 		{"300,000 jobs on 4,096 nodes, again", 300000, 4096, 359556 << 10},
 		// The same jobs under EaCO instead of FIFO (commit f9318ea).
 		{"300,000 jobs on 4,096 nodes, EaCO", 300000, 4096, 394140 << 10},
+		// Again at commit 4ccabf9, and after EaCO's bound (commit 553a074, the make build binary).
+		{"300,000 jobs on 4,096 nodes, EaCO, again", 300000, 4096, 392504 << 10},
+		{"300,000 jobs on 4,096 nodes, EaCO, bound", 300000, 4096, 368084 << 10},
 	} {
 		t.Run(m.what, func(t *testing.T) {
 			s, err := scenario.Parse([]byte(fmt.Sprintf(`name: m

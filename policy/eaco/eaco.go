@@ -121,10 +121,93 @@ type Policy struct {
 	free [][]int // the decision's copy of FreeGPUs, kept for the next
 	mbuf []*policy.ColocView
 	kbuf []gavel.Key
+	ibuf []int32
 	// idx holds the sets a job may join as far as the set alone decides;
 	// indexed says it follows the engine's changes (ColocState.Tracked).
 	idx     candIndex
 	indexed bool
+	// The bound (blocked): joining jobs' classes (index among the classes
+	// of their GPU count), keys by ID, the member combinations and shapes
+	// of indexed sets, and the observations H has recorded (recs; allAt:
+	// the last one that changed every prediction).
+	classes map[jobClass]int
+	nclass  map[int]int // GPU count -> classes
+	keyIDs  map[gavel.Key]int32
+	combos  map[comboKey]*combo
+	shapes  map[shapeKey]*shape
+	recs    uint64
+	allAt   uint64
+	// noBound turns the bound off (DisableBound).
+	noBound bool
+	// Bounds counts the bound's work.
+	Bounds BoundStats
+}
+
+// BoundStats counts what the bound did: verdicts decided (a set and a
+// joining job class, anew after H recorded the set's combination or it
+// with the job's key), those that rejected, and the candidate sets
+// skipped without testing them (fits).
+type BoundStats struct {
+	Decided, Blocked, Skipped int
+}
+
+// DisableBound makes p test every candidate set in full (fits), without
+// the bound: the reference a bounded run must equal, to the last bit
+// (tests and measurements).
+func (p *Policy) DisableBound() { p.noBound = true }
+
+// jobClass is what the bound reads of a joining job: its key and mean
+// core utilisation.
+type jobClass struct {
+	k    gavel.Key
+	core float64
+}
+
+// comboKey is a multiset of keys: their IDs sorted (at most 8 members:
+// Args.MaxShare).
+type comboKey struct {
+	n   int
+	ids [8]int32
+}
+
+// combo is a member combination of indexed sets and the last observation
+// H recorded of it (all: its own predictions changed) and of it with one
+// key more (with, by key ID: a joining job of that key is predicted
+// anew). H's prediction for a set reads only the record of the set's own
+// combination (coloc.History.Predict).
+type combo struct {
+	all  uint64
+	with []uint64
+	refs int // shapes of it
+}
+
+// shapeKey is what the bound reads of a set: its GPU count and its
+// members' keys (IDs) and mean core utilisations, in order (at most 8
+// members: Args.MaxShare).
+type shapeKey struct {
+	gpus, n int
+	ids     [8]int32
+	cores   [8]float64
+}
+
+// shape is the sets of one shapeKey: they share their members' key
+// combination and the bound's verdicts, by joining job class.
+type shape struct {
+	key   shapeKey
+	keys  []gavel.Key // the members' keys, in order
+	ids   []int32     // and their IDs
+	cores []float64   // and mean core utilisations
+	combo *combo
+	bound []verdict
+	refs  int // indexed sets of this shape
+}
+
+// verdict is a bound decided for a joining job class: stamp is recs+1
+// when it was decided (0: not yet); blocked says eq. 1 rejects every job
+// of the class on the set.
+type verdict struct {
+	stamp   uint64
+	blocked bool
 }
 
 // candIndex is the sets a job may join as far as the set alone decides
@@ -134,21 +217,27 @@ type Policy struct {
 // sets the engine reports changed, so that a decision does not rank every
 // set.
 type candIndex struct {
-	by map[int][]*policy.ColocSet // GPU count -> sets in order
-	in map[int]*policy.ColocSet   // set ID -> its indexed view
-	// members are each indexed set's members' views, in its Jobs order.
-	members map[int][]*policy.ColocView
+	by map[int][]*cand // GPU count -> sets in order
+	in map[int]*cand   // set ID -> its entry
+}
+
+// cand is an indexed set: its view, its members' views (in its Jobs
+// order) and its shape (which holds the bound's verdicts).
+type cand struct {
+	s       *policy.ColocSet
+	members []*policy.ColocView
+	sh      *shape
 }
 
 // cmpCand is line 5's order: most utilised first, then by ID.
-func cmpCand(a, b *policy.ColocSet) int {
-	if a.CoreUtil != b.CoreUtil {
-		if a.CoreUtil > b.CoreUtil {
+func cmpCand(a, b *cand) int {
+	if a.s.CoreUtil != b.s.CoreUtil {
+		if a.s.CoreUtil > b.s.CoreUtil {
 			return -1
 		}
 		return 1
 	}
-	return a.ID - b.ID
+	return a.s.ID - b.s.ID
 }
 
 // eligible says whether a job may join s as far as s alone decides.
@@ -164,7 +253,10 @@ func (p *Policy) eligible(st *policy.ColocState, s *policy.ColocSet) bool {
 func (p *Policy) index(st *policy.ColocState) {
 	ids := st.Changed
 	if !st.Tracked || !p.indexed {
-		p.idx = candIndex{by: map[int][]*policy.ColocSet{}, in: map[int]*policy.ColocSet{}, members: map[int][]*policy.ColocView{}}
+		for _, c := range p.idx.in {
+			p.release(c)
+		}
+		p.idx = candIndex{by: map[int][]*cand{}, in: map[int]*cand{}}
 		ids = nil
 		for _, s := range st.Sets {
 			ids = append(ids, s.ID)
@@ -173,22 +265,22 @@ func (p *Policy) index(st *policy.ColocState) {
 	}
 	for _, id := range ids {
 		if old, ok := p.idx.in[id]; ok {
-			b := p.idx.by[len(old.GPUs)]
+			b := p.idx.by[len(old.s.GPUs)]
 			i, _ := slices.BinarySearchFunc(b, old, cmpCand)
-			p.idx.by[len(old.GPUs)] = slices.Delete(b, i, i+1)
+			p.idx.by[len(old.s.GPUs)] = slices.Delete(b, i, i+1)
 			delete(p.idx.in, id)
-			delete(p.idx.members, id)
+			p.release(old)
 		}
 		if s := st.Set(id); s != nil && p.eligible(st, s) {
-			b := p.idx.by[len(s.GPUs)]
-			i, _ := slices.BinarySearchFunc(b, s, cmpCand)
-			p.idx.by[len(s.GPUs)] = slices.Insert(b, i, s)
-			p.idx.in[id] = s
-			m := make([]*policy.ColocView, len(s.Jobs))
+			c := &cand{s: s, members: make([]*policy.ColocView, len(s.Jobs))}
 			for k, j := range s.Jobs {
-				m[k] = st.View(j)
+				c.members[k] = st.View(j)
 			}
-			p.idx.members[id] = m
+			p.hold(c)
+			b := p.idx.by[len(s.GPUs)]
+			i, _ := slices.BinarySearchFunc(b, c, cmpCand)
+			p.idx.by[len(s.GPUs)] = slices.Insert(b, i, c)
+			p.idx.in[id] = c
 		}
 	}
 }
@@ -201,7 +293,8 @@ func New(a Args, d policy.ColocDeps) (*Policy, error) {
 		return nil, fmt.Errorf("eaco needs a history H")
 	}
 	return &Policy{SleepArg: a.SleepArg, a: a, h: d.History(), pending: map[int]int{}, tried: map[int][]int{},
-		seen: map[int]*policy.ColocJob{}, doneSec: map[string][]float64{}, predLen: map[int]float64{}, predAt: map[int]float64{}}, nil
+		seen: map[int]*policy.ColocJob{}, doneSec: map[string][]float64{}, predLen: map[int]float64{}, predAt: map[int]float64{},
+		classes: map[jobClass]int{}, nclass: map[int]int{}, keyIDs: map[gavel.Key]int32{}, combos: map[comboKey]*combo{}, shapes: map[shapeKey]*shape{}}, nil
 }
 
 // Prediction is one join: the set's members (new job last), the factors
@@ -344,6 +437,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 	// member's JCT is re-estimated from what was measured.
 	for _, o := range st.Observed {
 		p.h.Record(o.Keys, o.Factors)
+		p.recorded(o.Keys)
 		j, ok := p.pending[o.Set]
 		if !ok {
 			continue
@@ -418,12 +512,23 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 		if v.Job.Priority <= 0 && nfree-v.Job.Key.Scale < reserve {
 			excl = -1 // the reserve is for high-priority jobs
 		}
-		var cands []*policy.ColocSet
+		var cands []*cand
 		if v.Job.Priority <= 0 { // high priority: exclusive (Sec. 4.2)
 			cands = p.idx.by[v.Job.Key.Scale]
 		}
-		for _, s := range cands {
-			if taken(s) || slices.Contains(p.tried[v.Job.ID], s.ID) {
+		tried, cls, kid := p.tried[v.Job.ID], -1, p.keyID(v.Job.Key)
+		if excl >= 0 && !p.noBound && !math.IsNaN(v.Job.CoreAvg) {
+			cls = p.class(v.Job)
+		}
+		for _, c := range cands {
+			s := c.s
+			// Every test below only rejects, so their order is free: the
+			// cheapest first.
+			if cls >= 0 && p.blocked(st, c, v, cls, kid) {
+				p.Bounds.Skipped++
+				continue
+			}
+			if taken(s) || slices.Contains(tried, s.ID) {
 				continue
 			}
 			// Algorithm 2 lines 7-9: free memory after the members' peaks.
@@ -437,7 +542,7 @@ func (p *Policy) ScheduleColoc(st *policy.ColocState) policy.ColocDecision {
 					continue
 				}
 			}
-			ok := p.fits(st, v, s, excl >= 0)
+			ok := p.fits(st, v, kid, c, excl >= 0)
 			if nd {
 				memo[mk] = ok
 			}
@@ -480,17 +585,14 @@ type memoKey struct {
 // fits is lines 6-10 with eq. 1: the predicted JCT of every job on s with
 // v meets its deadline and, when v could instead run alone (alone), the
 // weighted energy/time cost of sharing is no worse than running alone.
-func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.ColocSet, alone bool) bool {
-	members, keys := p.mbuf[:0], p.kbuf[:0]
-	defer func() { p.mbuf, p.kbuf = members[:0], keys[:0] }()
-	for _, m := range p.idx.members[s.ID] {
-		members = append(members, m)
-		keys = append(keys, m.Job.Key)
-	}
+func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, kid int32, c *cand, alone bool) bool {
+	s := c.s
+	members := append(p.mbuf[:0], c.members...)
+	defer func() { p.mbuf = members[:0] }()
 	nBefore := len(members)
 	members = append(members, v)
-	keys = append(keys, v.Job.Key)
-	after := p.predict(keys)
+	keys, ids := p.joined(c.sh, v, kid)
+	after := p.predict(keys, ids)
 	for i, m := range members {
 		if !p.meets(m, st.Now, after[i]) {
 			return false
@@ -499,16 +601,11 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	if !alone {
 		return true
 	}
-	before := p.predict(keys[:nBefore])
+	before := p.predict(keys[:nBefore], ids[:nBefore])
 	// Eq. 1 relative to running v alone: energy of the set's GPUs (and
 	// its share of the server) until its last job ends, plus v's own GPUs
 	// when alone; average time per epoch of the affected jobs.
-	pw := st.Power
-	n := float64(len(s.GPUs))
-	share := n / float64(st.GPUsPerNode)
-	setW := func(core float64, jobs int) hw.Watts {
-		return hw.Watts(n)*pw.GPU(core) + hw.Watts(share)*pw.Server(pw.CPUPerJobPct*float64(jobs)*share)
-	}
+	setW := func(core float64, jobs int) hw.Watts { return setWatts(st, len(s.GPUs), core, jobs) }
 	var core float64
 	var tAfter, tBefore, tpeA, tpeB float64
 	for i, m := range members {
@@ -531,21 +628,234 @@ func (p *Policy) fits(st *policy.ColocState, v *policy.ColocView, s *policy.Colo
 	return cost <= 1
 }
 
-// predKey is a set's member keys in order (at most 8: Args.MaxShare).
-type predKey struct {
-	n int
-	k [8]gavel.Key
+// setWatts is eq. 1's power of a set of gpus GPUs at core utilisation
+// core (percent) holding jobs jobs: its GPUs and its share of the server.
+func setWatts(st *policy.ColocState, gpus int, core float64, jobs int) hw.Watts {
+	pw := st.Power
+	n := float64(gpus)
+	share := n / float64(st.GPUsPerNode)
+	return hw.Watts(n)*pw.GPU(core) + hw.Watts(share)*pw.Server(pw.CPUPerJobPct*float64(jobs)*share)
 }
 
-// predict is H's prediction for a set of keys in order, kept in pred
-// while H is unchanged (the same keys in the same order give the same
-// factors).
-func (p *Policy) predict(keys []gavel.Key) []float64 {
+// boundMargin is how far above 1 the bound must be to reject: far above
+// the rounding of either computation (about 1e-15 relative).
+const boundMargin = 1e-9
+
+// blocked reports whether eq. 1 rejects every job of class cls (v's, of
+// key ID kid) on c's set while the set and H's predictions for it stay as
+// they are, deciding it once per shape and class (bound).
+func (p *Policy) blocked(st *policy.ColocState, c *cand, v *policy.ColocView, cls int, kid int32) bool {
+	sh := c.sh
+	if cls >= len(sh.bound) {
+		sh.bound = append(sh.bound, make([]verdict, p.nclass[sh.key.gpus]-len(sh.bound))...)
+	}
+	b := &sh.bound[cls]
+	cb := sh.combo
+	if b.stamp != 0 && b.stamp > p.allAt && b.stamp > cb.all && (int(kid) >= len(cb.with) || b.stamp > cb.with[kid]) {
+		return b.blocked
+	}
+	*b = verdict{stamp: p.recs + 1, blocked: p.bound(st, sh, v, kid) > 1+boundMargin}
+	p.Bounds.Decided++
+	if b.blocked {
+		p.Bounds.Blocked++
+	}
+	return b.blocked
+}
+
+// bound is a lower bound of eq. 1's cost (fits) of v joining a set of
+// shape sh that holds whatever the members' and v's remaining steps and
+// epoch lengths: it reads of the set only its shape and of v only its key
+// and mean core utilisation, so it holds for every job of v's class on
+// every set of the shape at every time while H's predictions for it stay.
+// With a_i and b_i the members' factors after and before v joins (a_v
+// v's), W_A, W_B and W_v the powers setWatts gives the set after, before
+// and v alone, T_i = rem_i/(rate_i b_i) and rho = min_i b_i/a_i: the time
+// after is at least max(rho max_i T_i, t_v/a_v) and the time before
+// max_i T_i, so that over every max_i T_i >= 0 the energy ratio is at
+// least W_A/(W_B/rho + W_v a_v); the time per epoch ratio
+// (sum_i e_i/a_i + e_v/a_v)/(sum_i e_i/b_i + e_v), e epoch times alone, is
+// at least min(rho, 1/a_v). It returns 0 (no bound) where a factor or
+// power is not a positive finite number, except that a factor after of 0
+// or less gives +Inf: fits then rejects v (meets).
+func (p *Policy) bound(st *policy.ColocState, sh *shape, v *policy.ColocView, kid int32) float64 {
+	n := len(sh.keys)
+	keys, ids := p.joined(sh, v, kid)
+	after := p.predict(keys, ids)
+	before := p.predict(keys[:n], ids[:n])
+	for _, f := range after {
+		if !(f > 0) {
+			return math.Inf(1)
+		}
+	}
+	finite := func(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
+	var core float64
+	rho := math.Inf(1)
+	for i := range n {
+		if !finite(after[i]) || !finite(before[i]) {
+			return 0
+		}
+		core += sh.cores[i]
+		rho = math.Min(rho, before[i]/after[i])
+	}
+	av := after[n]
+	wa := float64(setWatts(st, sh.key.gpus, math.Min(core+v.Job.CoreAvg, 100), n+1))
+	wb := float64(setWatts(st, sh.key.gpus, math.Min(core, 100), n))
+	wv := float64(setWatts(st, sh.key.gpus, v.Job.CoreAvg, 1))
+	if !finite(av) || !finite(rho) || !finite(wa) || !finite(wb) || !finite(wv) {
+		return 0
+	}
+	lb := p.a.Alpha*wa/(wb/rho+wv*av) + (1-p.a.Alpha)*math.Min(rho, 1/av)
+	if math.IsNaN(lb) {
+		return 0
+	}
+	return lb
+}
+
+// joined is the keys and key IDs of a set of shape sh with v (of key ID
+// kid) joining, in p's buffers.
+func (p *Policy) joined(sh *shape, v *policy.ColocView, kid int32) ([]gavel.Key, []int32) {
+	p.kbuf = append(append(p.kbuf[:0], sh.keys...), v.Job.Key)
+	p.ibuf = append(append(p.ibuf[:0], sh.ids...), kid)
+	return p.kbuf, p.ibuf
+}
+
+// class is the index of j's class among those of its GPU count.
+func (p *Policy) class(j *policy.ColocJob) int {
+	k := jobClass{j.Key, j.CoreAvg}
+	i, ok := p.classes[k]
+	if !ok {
+		i = p.nclass[j.Key.Scale]
+		p.classes[k] = i
+		p.nclass[j.Key.Scale]++
+	}
+	return i
+}
+
+// keyID is k's ID (given in order of first use).
+func (p *Policy) keyID(k gavel.Key) int32 {
+	id, ok := p.keyIDs[k]
+	if !ok {
+		id = int32(len(p.keyIDs))
+		p.keyIDs[k] = id
+	}
+	return id
+}
+
+// comboOf is the multiset of keys (ok false: more than comboKey holds).
+func (p *Policy) comboOf(keys []gavel.Key) (comboKey, bool) {
+	var k comboKey
+	if len(keys) > len(k.ids) {
+		return k, false
+	}
+	k.n = len(keys)
+	for i, key := range keys {
+		k.ids[i] = p.keyID(key)
+	}
+	slices.Sort(k.ids[:k.n])
+	return k, true
+}
+
+// hold gives c its shape (made if new) and the shape its combination.
+func (p *Policy) hold(c *cand) {
+	n := len(c.members)
+	k := shapeKey{gpus: len(c.s.GPUs), n: n}
+	shared := n <= len(k.ids)
+	for i, m := range c.members {
+		if shared {
+			k.ids[i], k.cores[i] = p.keyID(m.Job.Key), m.Job.CoreAvg
+			shared = !math.IsNaN(m.Job.CoreAvg) // a NaN key is never found again
+		}
+	}
+	if sh := p.shapes[k]; shared && sh != nil {
+		sh.refs++
+		c.sh = sh
+		return
+	}
+	sh := &shape{key: k, keys: make([]gavel.Key, n), ids: make([]int32, n), cores: make([]float64, n), refs: 1}
+	for i, m := range c.members {
+		sh.keys[i], sh.ids[i], sh.cores[i] = m.Job.Key, p.keyID(m.Job.Key), m.Job.CoreAvg
+	}
+	c.sh = sh
+	ck, ok := p.comboOf(sh.keys)
+	if !shared || !ok {
+		sh.combo = &combo{} // never shared: every record reaches it through allAt
+		return
+	}
+	p.shapes[k] = sh
+	cb := p.combos[ck]
+	if cb == nil {
+		cb = &combo{}
+		p.combos[ck] = cb
+	}
+	cb.refs++
+	sh.combo = cb
+}
+
+// release drops c's hold on its shape, forgetting the shape with the last
+// set of it, and the combination with the last shape of it.
+func (p *Policy) release(c *cand) {
+	sh := c.sh
+	if p.shapes[sh.key] != sh {
+		return // never shared
+	}
+	if sh.refs--; sh.refs > 0 {
+		return
+	}
+	delete(p.shapes, sh.key)
+	ck, _ := p.comboOf(sh.keys)
+	if sh.combo.refs--; sh.combo.refs == 0 {
+		delete(p.combos, ck)
+	}
+}
+
+// recorded notes that H recorded an observation of keys: H's predictions
+// change for that combination only, so the bounds to decide anew are
+// those of the sets that hold it and, for a joining job of one of its
+// keys, of those that hold it less that key.
+func (p *Policy) recorded(keys []gavel.Key) {
+	p.recs++
+	k, ok := p.comboOf(keys)
+	if !ok {
+		p.allAt = p.recs
+		return
+	}
+	if cb := p.combos[k]; cb != nil {
+		cb.all = p.recs
+	}
+	for i := range k.n {
+		id := k.ids[i]
+		if i > 0 && k.ids[i-1] == id {
+			continue // the same combination less the same key
+		}
+		var rest comboKey
+		rest.n = k.n - 1
+		copy(rest.ids[:], k.ids[:i])
+		copy(rest.ids[i:], k.ids[i+1:k.n])
+		if cb := p.combos[rest]; cb != nil {
+			if int(id) >= len(cb.with) {
+				cb.with = append(cb.with, make([]uint64, int(id)+1-len(cb.with))...)
+			}
+			cb.with[id] = p.recs
+		}
+	}
+}
+
+// predKey is a set's member keys' IDs in order (at most 8:
+// Args.MaxShare).
+type predKey struct {
+	n int
+	k [8]int32
+}
+
+// predict is H's prediction for a set of keys in order (of IDs ids), kept
+// in pred while H is unchanged (the same keys in the same order give the
+// same factors).
+func (p *Policy) predict(keys []gavel.Key, ids []int32) []float64 {
 	if len(keys) > len(predKey{}.k) {
 		return p.h.Predict(keys)
 	}
 	k := predKey{n: len(keys)}
-	copy(k.k[:], keys)
+	copy(k.k[:], ids)
 	f, ok := p.pred[k]
 	if !ok {
 		f = p.h.Predict(keys)
@@ -562,7 +872,11 @@ func (p *Policy) logJoin(st *policy.ColocState, s *policy.ColocSet, v *policy.Co
 		pr.Keys = append(pr.Keys, st.View(id).Job.Key)
 	}
 	pr.Keys = append(pr.Keys, v.Job.Key)
-	pr.Predicted = slices.Clone(p.predict(pr.Keys))
+	ids := make([]int32, len(pr.Keys))
+	for i, k := range pr.Keys {
+		ids[i] = p.keyID(k)
+	}
+	pr.Predicted = slices.Clone(p.predict(pr.Keys, ids))
 	p.Predictions = append(p.Predictions, pr)
 }
 

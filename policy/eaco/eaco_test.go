@@ -190,3 +190,74 @@ func TestLengthsFromHistory(t *testing.T) {
 		t.Errorf("given lengths: %v steps left, want 5000-1200", got)
 	}
 }
+
+// TestBoundFollowsHistory: the bound's verdict on a set is decided anew
+// once H records the set's combination with the joining job's key. H
+// first records A next to B at 0.3 each: B joining A's set 0 would take
+// at least 1/0.3 = 3.3x the time per epoch, so the bound rejects it
+// (eq. 1's cost >= 0.5 x 1.87 + 0.5 x 3.33 = 2.6) and job 2 starts
+// alone. H then records 0.95 each: job 3 (B) on set 0 costs
+// 0.5 x 256 W x 210.5 s / (243 W x 100 s + 213 W x 200 s) + 0.5 x 1.053
+// = 0.93 <= 1 and joins it; a kept verdict would have refused it.
+func TestBoundFollowsHistory(t *testing.T) {
+	p := newPolicy(t)
+	pw := coloc.Power{GPUIdle: 100, GPUPerPct: 1, ServerIdle: 100, CPUDyn: 50, CPUPerJobPct: 6, GPUsPerNode: 1}
+	set0 := &policy.ColocSet{ID: 0, Node: 0, GPUs: []int{0}, Jobs: []int{0}, CoreUtil: 40, MemPeak: 20}
+	seen := func(f float64) []policy.ColocObservation {
+		return []policy.ColocObservation{{Set: 7, Jobs: []int{5, 6}, Keys: []gavel.Key{kA, kB}, Factors: []float64{f, f}}}
+	}
+	st := &policy.ColocState{Nodes: 3, GPUsPerNode: 1, GPUMemGiB: 16, Power: pw, Tracked: true,
+		Jobs:     []*policy.ColocView{view(0, kA, 0, policy.NoDeadline, 40), view(2, kB, -1, policy.NoDeadline, 10)},
+		Sets:     []*policy.ColocSet{set0},
+		FreeGPUs: [][]int{nil, {0}, {0}}, Observed: seen(0.3)}
+	d := p.ScheduleColoc(st)
+	if len(d.Actions) != 1 || d.Actions[0].Kind != policy.ColocStart || d.Actions[0].Node != 1 || p.Bounds.Blocked != 1 {
+		t.Fatalf("actions %+v, bound %+v: want job 2 started alone on node 1, the bound rejecting set 0", d.Actions, p.Bounds)
+	}
+	st = &policy.ColocState{Nodes: 3, GPUsPerNode: 1, GPUMemGiB: 16, Power: pw, Tracked: true, Changed: []int{1},
+		Jobs:     []*policy.ColocView{view(0, kA, 0, policy.NoDeadline, 40), view(2, kB, 1, policy.NoDeadline, 10), view(3, kB, -1, policy.NoDeadline, 10)},
+		Sets:     []*policy.ColocSet{set0, {ID: 1, Node: 1, GPUs: []int{0}, Jobs: []int{2}, CoreUtil: 10, MemPeak: 20}},
+		FreeGPUs: [][]int{nil, nil, {0}}, Observed: seen(0.95)}
+	d = p.ScheduleColoc(st)
+	if len(d.Actions) != 1 || d.Actions[0].Kind != policy.ColocJoin || d.Actions[0].Job != 3 || d.Actions[0].Set != 0 {
+		t.Fatalf("actions %+v, bound %+v: want job 3 to join set 0", d.Actions, p.Bounds)
+	}
+}
+
+// TestBoundDecidedAnew: a verdict of the bound is kept until H records
+// the set's own combination (its members' predictions) or the
+// combination with the joining job's key, and only then. Set 0 holds A
+// and B and has no room (95% peak memory), set 1 is over the core
+// threshold: each decision tests set 0 for a job of key A, which then
+// starts alone.
+func TestBoundDecidedAnew(t *testing.T) {
+	p := newPolicy(t)
+	pw := coloc.Power{GPUIdle: 100, GPUPerPct: 1, ServerIdle: 100, CPUDyn: 50, CPUPerJobPct: 6, GPUsPerNode: 1}
+	set0 := &policy.ColocSet{ID: 0, Node: 0, GPUs: []int{0}, Jobs: []int{0, 1}, CoreUtil: 50, MemPeak: 95}
+	for i, c := range []struct {
+		name        string
+		seen        []gavel.Key
+		wantDecided int
+	}{
+		{"first", []gavel.Key{kA, kB}, 1},
+		{"B next to B: kept", []gavel.Key{kB, kB}, 1},
+		{"A, B and B: kept", []gavel.Key{kA, kB, kB}, 1},
+		{"the set's own A and B: anew", []gavel.Key{kB, kA}, 2},
+		{"A, B and the job's A: anew", []gavel.Key{kA, kA, kB}, 3},
+	} {
+		f := make([]float64, len(c.seen))
+		for k := range f {
+			f[k] = 0.5 + 0.1*float64(i)
+		}
+		st := &policy.ColocState{Nodes: 8, GPUsPerNode: 1, GPUMemGiB: 16, Power: pw, Tracked: true, Changed: []int{1},
+			Jobs: []*policy.ColocView{view(0, kA, 0, policy.NoDeadline, 40), view(1, kB, 0, policy.NoDeadline, 10),
+				view(2, kA, 1, policy.NoDeadline, 85), view(3+i, kA, -1, policy.NoDeadline, 10)},
+			Sets:     []*policy.ColocSet{set0, {ID: 1, Node: 1, GPUs: []int{0}, Jobs: []int{2}, CoreUtil: 85, MemPeak: 20}},
+			FreeGPUs: [][]int{nil, nil, {0}, {0}, {0}, {0}, {0}, {0}},
+			Observed: []policy.ColocObservation{{Set: 7, Jobs: []int{5, 6, 7}[:len(c.seen)], Keys: c.seen, Factors: f}}}
+		d := p.ScheduleColoc(st)
+		if len(d.Actions) != 1 || d.Actions[0].Kind != policy.ColocStart || p.Bounds.Decided != c.wantDecided {
+			t.Fatalf("%s: actions %+v, bound %+v: want a start and %d verdicts decided", c.name, d.Actions, p.Bounds, c.wantDecided)
+		}
+	}
+}
