@@ -317,6 +317,11 @@ func (g *GPU) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, err
 // ReservedGPUs are the GPUs WattschedGPU's Reserve picked for pod in the
 // cycle of state (nil before Reserve, or for a pod without GPUs). The
 // shadow (k8s/shadow) reads the GPUs a profile would have given a pod.
-func ReservedGPUs(state fwk.CycleState, pod *v1.Pod) []int {
-	return demand(state, pod).gpus
+func ReservedGPUs(state fwk.CycleState, _ *v1.Pod) []int {
+	if d, err := state.Read(cycleKey); err == nil {
+		if cd, ok := d.(*cycleData); ok {
+			return cd.gpus
+		}
+	}
+	return nil
 }

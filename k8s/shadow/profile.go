@@ -3,7 +3,6 @@ package shadow
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -20,33 +19,19 @@ import (
 )
 
 // snapshotLister is the framework's view of the cluster: the snapshot of
-// the cycle being run (set before each cycle). The plugins read nodes and
-// pods from it exactly as they read kube-scheduler's snapshot.
+// the cycle being run (set before each cycle, which runs on the caller's
+// goroutine). The plugins read nodes and pods from it exactly as they
+// read kube-scheduler's snapshot. Embedding the interface promotes
+// whatever methods the Kubernetes minor's SharedLister has.
 type snapshotLister struct {
-	mu   sync.Mutex
-	snap *cache.Snapshot
+	fwk.SharedLister
 }
 
-func (l *snapshotLister) set(s *cache.Snapshot) {
-	l.mu.Lock()
-	l.snap = s
-	l.mu.Unlock()
+func newSnapshotLister() *snapshotLister {
+	return &snapshotLister{SharedLister: cache.NewEmptySnapshot()}
 }
 
-func (l *snapshotLister) cur() *cache.Snapshot {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.snap == nil {
-		return cache.NewEmptySnapshot()
-	}
-	return l.snap
-}
-
-// NodeInfos implements framework.SharedLister.
-func (l *snapshotLister) NodeInfos() framework.NodeInfoLister { return l.cur().NodeInfos() }
-
-// StorageInfos implements framework.SharedLister.
-func (l *snapshotLister) StorageInfos() framework.StorageInfoLister { return l.cur().StorageInfos() }
+func (l *snapshotLister) set(s *cache.Snapshot) { l.SharedLister = s }
 
 // profile is one KubeSchedulerProfile's framework, built as kube-scheduler
 // builds it (the in-tree registry plus wattsched's plugins.Registry), over
@@ -60,12 +45,12 @@ type profile struct {
 // newProfile builds p's framework. The client is kube-scheduler's handle
 // to the API; the shadow never calls the plugins that write (PreBind,
 // Bind, Permit, PostBind).
-func newProfile(ctx context.Context, p *schedulerapi.KubeSchedulerProfile, cs clientset.Interface, f informers.SharedInformerFactory, rec events.EventRecorder) (*profile, error) {
+func newProfile(ctx context.Context, p *schedulerapi.KubeSchedulerProfile, cs clientset.Interface, f informers.SharedInformerFactory, rec events.EventRecorderLogger) (*profile, error) {
 	registry := intree.NewInTreeRegistry()
 	if err := registry.Merge(plugins.Registry()); err != nil {
 		return nil, err
 	}
-	l := &snapshotLister{}
+	l := newSnapshotLister()
 	fw, err := frameworkruntime.NewFramework(ctx, registry, p,
 		frameworkruntime.WithSnapshotSharedLister(l), frameworkruntime.WithClientSet(cs),
 		frameworkruntime.WithInformerFactory(f), frameworkruntime.WithEventRecorder(rec))

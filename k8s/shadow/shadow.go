@@ -123,7 +123,7 @@ type Shadow struct {
 	factory  informers.SharedInformerFactory
 	nodes    corelisters.NodeLister
 	profiles []*profile
-	rec      events.EventRecorder
+	rec      events.EventRecorderLogger
 	bc       events.EventBroadcaster
 	cat      *hw.Catalog
 	start    time.Time
