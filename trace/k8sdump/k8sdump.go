@@ -53,6 +53,17 @@ type object struct {
 		InitContainers []container  `json:"initContainers"`
 		Tolerations    []Toleration `json:"tolerations"` // a pod's
 		Taints         []Taint      `json:"taints"`      // a node's
+		// SchedulingGroup names a pod's gang (Workload API; podgroup.go).
+		SchedulingGroup *struct {
+			PodGroupName *string `json:"podGroupName"`
+		} `json:"schedulingGroup"`
+		// A PodGroup's minimum: Coscheduling's, or the Workload API's.
+		MinMember        int `json:"minMember"`
+		SchedulingPolicy *struct {
+			Gang *struct {
+				MinCount int `json:"minCount"`
+			} `json:"gang"`
+		} `json:"schedulingPolicy"`
 	} `json:"spec"`
 	Status struct {
 		Allocatable       map[string]string `json:"allocatable"`
@@ -99,6 +110,11 @@ type Pod struct {
 	// otherGPU are the GPU-like resources it requests that wattsched does
 	// not model (left out).
 	otherGPU []string
+	// Gang is the gang job the pod is one pod of, "namespace/name" of its
+	// PodGroup ("" for a pod of its own), and GangSize the number of the
+	// gang's pods the dump keeps (podgroup.go).
+	Gang     string
+	GangSize int
 }
 
 // Skipped is a pod left out of the import, and why.
@@ -285,6 +301,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("%s pod %s: %s", item, name, w))
 		}
 		p.Placement = item
+		p.Gang = gangOf(o)
 		if why != "" {
 			d.System = append(d.System, SystemPod{Item: item, Pod: name, Node: p.Node, Why: why, Phase: p.Phase, Demand: p.Demand})
 			continue
@@ -293,6 +310,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 	}
 	if len(d.Nodes) == 0 {
 		return nil, fmt.Errorf("%s: no Node items (kubectl get nodes,pods -A -o json)", file)
+	}
+	if err := d.gangs(l.Items, file, opt.Strict); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(d.Nodes, func(a, b int) bool { return d.Nodes[a].Name < d.Nodes[b].Name })
 	d.reserve()
@@ -786,7 +806,12 @@ func (d *Dump) Files(source string, unknownGPUs []string) map[string][]byte {
 		fmt.Fprintf(&nb, "%s,%d,%d,%d,%s\n", csvField(n.Name), n.CPUMilli, n.MemMiB, n.GPUs, csvField(n.GPUModel))
 	}
 	var pb strings.Builder
-	pb.WriteString("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n")
+	pb.WriteString("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time")
+	gangs := slices.ContainsFunc(d.Pods, func(p Pod) bool { return p.Gang != "" })
+	if gangs {
+		pb.WriteString(",reference_gpu,workload,gang,gang_size")
+	}
+	pb.WriteString("\n")
 	var t0 time.Time
 	for i, p := range d.Pods {
 		if i == 0 || p.Created.Before(t0) {
@@ -808,8 +833,13 @@ func (d *Dump) Files(source string, unknownGPUs []string) map[string][]byte {
 		case p.Phase != "Failed":
 			e = max(c, snap)
 		}
-		fmt.Fprintf(&pb, "%s,%d,%d,%d,%d,%s,,%s,%d,%d,%s\n", csvField(p.Name), p.Demand.CPUMilli, p.Demand.MemMiB, p.Demand.GPUCount, p.Demand.GPUMilli,
+		fmt.Fprintf(&pb, "%s,%d,%d,%d,%d,%s,,%s,%d,%d,%s", csvField(p.Name), p.Demand.CPUMilli, p.Demand.MemMiB, p.Demand.GPUCount, p.Demand.GPUMilli,
 			csvField(strings.Join(p.Demand.GPUSpec, "|")), csvField(p.Phase), c, e, sched)
+		if gangs {
+			g, n := gangColumns(p)
+			fmt.Fprintf(&pb, ",,,%s,%s", g, n)
+		}
+		pb.WriteString("\n")
 	}
 	dur := d.Durations()
 	mode := "mode: inflation\ntarget: 1.0\n"
