@@ -34,7 +34,8 @@ func TestPodLargerThanAnyNode(t *testing.T) {
 
 // gangDump has two gangs: ml/pg by Coscheduling's label (PodGroup
 // minMember 3, two pods in the dump) and ml/wl by the Workload API's
-// spec.schedulingGroup (two pods), beside a pod of its own.
+// spec.schedulingGroup (two pods), and ml/job/workers/0 by 1.35's
+// spec.workloadRef (one pod), beside a pod of its own.
 const gangDump = `{"apiVersion": "v1", "kind": "List", "items": [
  {"kind": "Node", "metadata": {"name": "gpu-a", "labels": {"nvidia.com/gpu.product": "Tesla-T4"}},
   "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "nvidia.com/gpu": "4"}}},
@@ -49,12 +50,14 @@ const gangDump = `{"apiVersion": "v1", "kind": "List", "items": [
   "spec": {"schedulingGroup": {"podGroupName": "wl"}, "containers": [{"resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Pending"}},
  {"kind": "Pod", "metadata": {"name": "wl-1", "namespace": "ml", "creationTimestamp": "2026-11-20T10:00:03Z"},
   "spec": {"schedulingGroup": {"podGroupName": "wl"}, "containers": [{"resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Pending"}},
+ {"kind": "Pod", "metadata": {"name": "w135", "namespace": "ml", "creationTimestamp": "2026-11-20T10:00:03Z"},
+  "spec": {"workloadRef": {"name": "job", "podGroup": "workers", "podGroupReplicaKey": "0"}, "containers": [{"resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Pending"}},
  {"kind": "Pod", "metadata": {"name": "solo", "namespace": "ml", "creationTimestamp": "2026-11-20T10:00:04Z"},
   "spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}, "status": {"phase": "Pending"}}
 ]}`
 
 // Pods of a PodGroup (the Coscheduling label or the Workload API's
-// schedulingGroup) are imported as gang pods, gang_size the pods kept; a
+// schedulingGroup or workloadRef) are imported as gang pods, gang_size the pods kept; a
 // PodGroup asking for more pods than the dump keeps is a warning (an
 // error with Strict), and pods.csv carries the gang columns, which the
 // openb reader reads back as gangs.
@@ -67,7 +70,7 @@ func TestImportGangs(t *testing.T) {
 	for _, p := range d.Pods {
 		got = append(got, fmt.Sprintf("%s:%s:%d", p.Name, p.Gang, p.GangSize))
 	}
-	want := []string{"ml/pg-0:ml/pg:2", "ml/pg-1:ml/pg:2", "ml/wl-0:ml/wl:2", "ml/wl-1:ml/wl:2", "ml/solo::0"}
+	want := []string{"ml/pg-0:ml/pg:2", "ml/pg-1:ml/pg:2", "ml/wl-0:ml/wl:2", "ml/w135:ml/job/workers/0:1", "ml/wl-1:ml/wl:2", "ml/solo::0"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("gangs (-want +got):\n%s", diff)
 	}

@@ -57,6 +57,11 @@ type object struct {
 		SchedulingGroup *struct {
 			PodGroupName *string `json:"podGroupName"`
 		} `json:"schedulingGroup"`
+		WorkloadRef *struct {
+			Name               string `json:"name"`
+			PodGroup           string `json:"podGroup"`
+			PodGroupReplicaKey string `json:"podGroupReplicaKey"`
+		} `json:"workloadRef"`
 		// A PodGroup's minimum: Coscheduling's, or the Workload API's.
 		MinMember        int `json:"minMember"`
 		SchedulingPolicy *struct {

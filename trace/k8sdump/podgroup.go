@@ -12,10 +12,19 @@ const LabelPodGroup = "scheduling.x-k8s.io/pod-group"
 
 // gangOf is the gang o (a pod) belongs to, "namespace/name", or "": the
 // Workload API's spec.schedulingGroup.podGroupName (Kubernetes 1.36 and
-// later), else the Coscheduling label.
+// later), or its spec.workloadRef (1.35: the Workload's name, the pod
+// group within it and the replica key, "namespace/workload/group[/key]"),
+// else the Coscheduling label.
 func gangOf(o object) string {
 	if g := o.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil && *g.PodGroupName != "" {
 		return o.Metadata.Namespace + "/" + *g.PodGroupName
+	}
+	if w := o.Spec.WorkloadRef; w != nil && w.Name != "" {
+		g := o.Metadata.Namespace + "/" + w.Name + "/" + w.PodGroup
+		if w.PodGroupReplicaKey != "" {
+			g += "/" + w.PodGroupReplicaKey
+		}
+		return g
 	}
 	if g := o.Metadata.Labels[LabelPodGroup]; g != "" {
 		return o.Metadata.Namespace + "/" + g
