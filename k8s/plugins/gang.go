@@ -207,24 +207,32 @@ func (b *Budget) gangPreFilter(state fwk.CycleState, pod *v1.Pod, g string, ns [
 		sum += w
 	}
 	what := fmt.Sprintf("power budget: gang %s: its %d pods", g, len(ms))
+	idle := make([]*cluster.Node, len(ns))
+	var idleW hw.Watts
+	for i, n := range ns {
+		idle[i] = n.IdleCopy()
+		idleW += b.gate.Model.NodePower(idle[i]).Total()
+	}
 	if !ok {
+		// A gang that no tentative placement fits into its domains even
+		// on an idle cluster must not wait: it would hold every pod
+		// behind it for ever.
+		if _, _, never, fits := b.planGang(tasks, idle, dom.idleTentative(b)); !fits && never != "" {
+			b.drop(pod.UID)
+			budgetDecisions.WithLabelValues("rejected", "never_fits").Inc()
+			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, what+" do not fit as a whole even on an idle cluster: "+never+": the gang can never be admitted")
+		}
 		b.wait(pod)
 		budgetDecisions.WithLabelValues("waiting", "over_domain_limit").Inc()
 		return fwk.NewStatus(fwk.Unschedulable, what+" do not fit as a whole: "+bind)
 	}
 	if hold, _ := b.gate.Hold(total, sum); hold {
-		idle := make([]*cluster.Node, len(ns))
-		var idleW hw.Watts
-		for i, n := range ns {
-			idle[i] = n.IdleCopy()
-			idleW += b.gate.Model.NodePower(idle[i]).Total()
-		}
 		_, idleInc, _, fits := b.planGang(tasks, idle, nil)
 		var least hw.Watts
 		for _, w := range idleInc {
 			least += w
 		}
-		if !fits || !b.gate.Limit.Allows(idleW+least) {
+		if fits && !b.gate.Limit.Allows(idleW+least) {
 			b.drop(pod.UID)
 			budgetDecisions.WithLabelValues("rejected", "never_fits").Inc()
 			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("%s would add at least %.0f W even on an idle cluster (%.0f W), over the budget of %.0f W: the gang can never be admitted",
@@ -259,6 +267,16 @@ type tentativeDomains struct {
 
 func (c *domainCycle) tentative() domainChecker {
 	return &tentativeDomains{c: c, load: c.load.Clone()}
+}
+
+// idleTentative is tentative over the domains with every node idle (the
+// power model's idle power of each node in a domain).
+func (c *domainCycle) idleTentative(b *Budget) domainChecker {
+	l := c.d.NewLoad()
+	for i, n := range c.nodes {
+		l.Add(i, b.gate.Model.NodePower(n.IdleCopy()).Total())
+	}
+	return &tentativeDomains{c: c, load: l}
 }
 
 func (t *tentativeDomains) fits(node string, inc hw.Watts) (bool, string) {

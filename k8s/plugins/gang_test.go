@@ -163,21 +163,35 @@ func TestBudgetGangHoldsAndReleases(t *testing.T) {
 // A gang must fit within the power domains as a whole too, and the
 // refusal names the gang and the domain. Nodes a (rack r1) and b (rack
 // r2) idle at 35 W, racks limited to 250 W, the cluster budget never
-// binds. g-0 goes on a (+165 W: 200 W), g-1 not on a (+60 W: 260 W) but
-// on b (+165 W: 200 W), g-2 on neither (+60 W on each: 260 W). Each
-// member alone would take its rack to 200 W only.
+// binds; a pod alone on an idle node takes its rack to 200 W.
+//
+// Idle cluster, gang of three: g-0 goes on a (+165 W: 200 W), g-1 not on
+// a (+60 W: 260 W) but on b (200 W), g-2 on neither (260 W each): the
+// cluster is idle, so the gang can never fit and is refused for good.
+//
+// With "run" on b (rack r2 at 200 W), a gang of two: g-0 on a (200 W;
+// +60 W on b would be 260 W), g-1 on neither (260 W each): it waits, as on
+// an idle cluster it would fit (a and b).
 func TestBudgetGangWithinDomains(t *testing.T) {
-	e, _ := gangEnvWith(t, []*v1.Node{racked("a", "r1", ""), racked("b", "r2", "")},
-		BudgetArgs{BudgetWatts: 1e5, Domains: racks(250, nil)}, gang3()...)
+	nodes := []*v1.Node{racked("a", "r1", ""), racked("b", "r2", "")}
+	args := BudgetArgs{BudgetWatts: 1e5, Domains: racks(250, nil)}
+	e, _ := gangEnvWith(t, nodes, args, gang3()...)
 	_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), gang3()[0])
-	want := "power budget: gang default/g: its 3 pods do not fit as a whole: power domain wattsched.io/rack=r1 (rack) cannot take 60 W more on node a within its limit of 250 W"
-	if st.Code() != fwk.Unschedulable || st.Message() != want {
-		t.Fatalf("g-0: %v %q, want %q", st.Code(), st.Message(), want)
+	want := "power budget: gang default/g: its 3 pods do not fit as a whole even on an idle cluster: power domain wattsched.io/rack=r1 (rack) cannot take 60 W more on node a within its limit of 250 W: the gang can never be admitted"
+	if st.Code() != fwk.UnschedulableAndUnresolvable || st.Message() != want {
+		t.Fatalf("gang of three: %v %q, want %q", st.Code(), st.Message(), want)
 	}
-	// Two members fit: the gang of two is admitted.
 	two := gang3()[:2]
-	e, _ = gangEnvWith(t, []*v1.Node{racked("a", "r1", ""), racked("b", "r2", "")},
-		BudgetArgs{BudgetWatts: 1e5, Domains: racks(250, nil)}, two...)
+	nodes = []*v1.Node{racked("a", "r1", ""), racked("b", "r2", "")}
+	e, _ = gangEnvWith(t, nodes, args, append(two, runningOnB())...)
+	_, st, _ = e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), two[0])
+	want = "power budget: gang default/g: its 2 pods do not fit as a whole: power domain wattsched.io/rack=r1 (rack) cannot take 60 W more on node a within its limit of 250 W"
+	if st.Code() != fwk.Unschedulable || st.Message() != want {
+		t.Fatalf("gang of two beside run: %v %q, want %q", st.Code(), st.Message(), want)
+	}
+	// Without run, the gang of two is admitted.
+	nodes = []*v1.Node{racked("a", "r1", ""), racked("b", "r2", "")}
+	e, _ = gangEnvWith(t, nodes, args, two...)
 	if _, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), two[0]); !st.IsSuccess() {
 		t.Fatalf("gang of two: %v", st)
 	}
