@@ -60,7 +60,7 @@ func BenchmarkBudgetPreFilter(b *testing.B) {
 			factory := NewBudget
 			if mode == "measured" {
 				args.Measured = &MeasuredArgs{Config: prom.Config{URL: srv.URL}}
-				factory = func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+				factory = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 					return newBudget(ctx, obj, h, func(MeasuredArgs) (statusMeter, error) { return warmMeter{m}, nil })
 				}
 			}

@@ -20,7 +20,6 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -77,7 +76,7 @@ type Budget struct {
 	// for a reason other than being admitted, the pods behind it get no
 	// other event to retry on (updates of unscheduled pods requeue only
 	// the pod itself).
-	act framework.PodActivator
+	act fwk.PodActivator
 
 	mu      sync.Mutex
 	waiting []waiter
@@ -146,24 +145,24 @@ type waiter struct {
 }
 
 var (
-	_ framework.PreFilterPlugin   = (*Budget)(nil)
-	_ framework.FilterPlugin      = (*Budget)(nil)
-	_ framework.EnqueueExtensions = (*Budget)(nil)
+	_ fwk.PreFilterPlugin   = (*Budget)(nil)
+	_ fwk.FilterPlugin      = (*Budget)(nil)
+	_ fwk.EnqueueExtensions = (*Budget)(nil)
 )
 
 // NewBudget is the plugin factory.
-func NewBudget(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func NewBudget(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return newBudget(ctx, obj, h, promMeter)
 }
 
 // budgetWith is a factory whose measured mode reads meter (tests).
 func budgetWith(meter meterFor) frameworkruntime.PluginFactory {
-	return func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		return newBudget(ctx, obj, h, meter)
 	}
 }
 
-func newBudget(ctx context.Context, obj runtime.Object, h framework.Handle, meter meterFor) (framework.Plugin, error) {
+func newBudget(ctx context.Context, obj runtime.Object, h fwk.Handle, meter meterFor) (fwk.Plugin, error) {
 	var a BudgetArgs
 	if err := decode(obj, &a); err != nil {
 		return nil, fmt.Errorf("%s args: %w", BudgetName, err)
@@ -224,7 +223,7 @@ func newBudget(ctx context.Context, obj runtime.Object, h framework.Handle, mete
 	return b, nil
 }
 
-// Name implements framework.Plugin.
+// Name implements fwk.Plugin.
 func (b *Budget) Name() string { return BudgetName }
 
 const budgetKey fwk.StateKey = "wattsched.io/budget"
@@ -363,7 +362,7 @@ func (b *Budget) stale(w waiter) bool {
 }
 
 // PreFilter implements the admission gate.
-func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
+func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	cd := demand(state, pod)
 	if cd.err != nil {
 		b.drop(pod.UID) // a pod that cannot be read never holds others back
@@ -653,8 +652,8 @@ func (*nodeCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	}
 }
 
-// PreFilterExtensions implements framework.PreFilterPlugin.
-func (b *Budget) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+// PreFilterExtensions implements fwk.PreFilterPlugin.
+func (b *Budget) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // Filter rejects nodes where the pod would break the budget.
 func (b *Budget) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
@@ -755,7 +754,7 @@ func (b *Budget) increase(d *job.Demand, n *cluster.Node, cd *cycleData) (hw.Wat
 	return b.gate.Increase(d, n, gpus), true
 }
 
-// EventsToRegister implements framework.EnqueueExtensions: power frees up
+// EventsToRegister implements fwk.EnqueueExtensions: power frees up
 // when a pod leaves; a pod placed or a node changed can also change the
 // estimate or the order.
 func (b *Budget) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/wattsched/wattsched/hw"
 	"github.com/wattsched/wattsched/k8s/gpushare"
@@ -32,7 +32,7 @@ type idleCheck struct {
 // runs once, at start: nodes added later are not checked (the
 // wattsched_estimated_cluster_power_watts metric follows them). Nil
 // without an informer factory (unit tests of other plugins).
-func startIdleCheck(ctx context.Context, h framework.Handle, s *shared, budget hw.Watts) *idleCheck {
+func startIdleCheck(ctx context.Context, h fwk.Handle, s *shared, budget hw.Watts) *idleCheck {
 	f := h.SharedInformerFactory()
 	if f == nil {
 		return nil

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
+	fwk "k8s.io/kube-scheduler/framework"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 
 	"github.com/wattsched/wattsched/hw"
@@ -58,7 +58,7 @@ func TestBudgetWarnsBelowIdleAtStart(t *testing.T) {
 		}
 		var b *Budget
 		plugins := append(gpuPlugin(GPUArgs{}),
-			tf.RegisterPluginAsExtensions(BudgetName, func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+			tf.RegisterPluginAsExtensions(BudgetName, func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 				p, err := NewBudget(ctx, obj, h)
 				b, _ = p.(*Budget)
 				return p, err

@@ -327,7 +327,7 @@ func TestBudgetCountsChangedNodes(t *testing.T) {
 	nodes := []*v1.Node{gpuNode("a", "T4", 2, 32000), gpuNode("b", "V100M16", 8, 96000), gpuNode("c", "T4", 4, 64000)}
 	var b *Budget
 	plugins := append(gpuPlugin(GPUArgs{}),
-		tf.RegisterPluginAsExtensions(BudgetName, func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		tf.RegisterPluginAsExtensions(BudgetName, func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			p, err := NewBudget(ctx, obj, h)
 			b, _ = p.(*Budget)
 			return p, err

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/k8s/gpushare"
 )
@@ -74,12 +73,12 @@ type normScores map[string]int64
 
 func (n normScores) Clone() fwk.StateData { return n }
 
-var _ framework.PreBindPlugin = (*Score)(nil)
+var _ fwk.PreBindPlugin = (*Score)(nil)
 
 func (p *Score) normKey() fwk.StateKey { return p.key + "/normalised" }
 
 // keepNormalised records the normalised scores for PreBind (explain only).
-func (p *Score) keepNormalised(state fwk.CycleState, scores framework.NodeScoreList) {
+func (p *Score) keepNormalised(state fwk.CycleState, scores fwk.NodeScoreList) {
 	if !p.explain {
 		return
 	}
@@ -90,9 +89,9 @@ func (p *Score) keepNormalised(state fwk.CycleState, scores framework.NodeScoreL
 	state.Write(p.normKey(), m)
 }
 
-// PreBindPreFlight implements framework.PreBindPlugin: nothing to do
-// unless explain is on.
-func (p *Score) PreBindPreFlight(context.Context, fwk.CycleState, *v1.Pod, string) *fwk.Status {
+// preBindPreFlight is PreBindPreFlight's status (prebind*.go: the
+// adapter per minor): nothing to do unless explain is on.
+func (p *Score) preBindPreFlight(context.Context, fwk.CycleState, *v1.Pod, string) *fwk.Status {
 	if !p.explain {
 		return fwk.NewStatus(fwk.Skip)
 	}

@@ -150,7 +150,7 @@ func TestScoreArgsStrict(t *testing.T) {
 	} {
 		for _, pl := range []struct {
 			name string
-			f    func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error)
+			f    func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error)
 		}{{PWRName, NewPWR}, {FGDName, NewFGD}, {BestFitName, NewBestFit}} {
 			_, err := tf.NewFramework(context.Background(), []tf.RegisterPluginFunc{
 				tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),

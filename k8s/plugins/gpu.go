@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -93,7 +92,7 @@ type GPUArgs struct {
 // API server sets node and annotation in one write). Otherwise PreBind
 // patches the pod before the binder runs.
 type GPU struct {
-	h framework.Handle
+	h fwk.Handle
 	s *shared
 
 	bindOnce sync.Once
@@ -104,16 +103,16 @@ type GPU struct {
 }
 
 var (
-	_ framework.PreFilterPlugin   = (*GPU)(nil)
-	_ framework.FilterPlugin      = (*GPU)(nil)
-	_ framework.ReservePlugin     = (*GPU)(nil)
-	_ framework.PreBindPlugin     = (*GPU)(nil)
-	_ framework.BindPlugin        = (*GPU)(nil)
-	_ framework.EnqueueExtensions = (*GPU)(nil)
+	_ fwk.PreFilterPlugin   = (*GPU)(nil)
+	_ fwk.FilterPlugin      = (*GPU)(nil)
+	_ fwk.ReservePlugin     = (*GPU)(nil)
+	_ fwk.PreBindPlugin     = (*GPU)(nil)
+	_ fwk.BindPlugin        = (*GPU)(nil)
+	_ fwk.EnqueueExtensions = (*GPU)(nil)
 )
 
 // NewGPU is the plugin factory.
-func NewGPU(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func NewGPU(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	var a GPUArgs
 	if err := decode(obj, &a); err != nil {
 		return nil, fmt.Errorf("%s args: %w", GPUName, err)
@@ -167,12 +166,12 @@ func NewGPU(_ context.Context, obj runtime.Object, h framework.Handle) (framewor
 	return &GPU{h: h, s: s}, nil
 }
 
-// Name implements framework.Plugin.
+// Name implements fwk.Plugin.
 func (g *GPU) Name() string { return GPUName }
 
 // PreFilter reads the pod's demand; a malformed request makes the pod
 // unschedulable with the reason.
-func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*framework.PreFilterResult, *fwk.Status) {
+func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	g.s.resetStates(len(nodes))
 	g.s.observe(nodes)
 	if cd := demand(state, pod); cd.err != nil {
@@ -181,9 +180,9 @@ func (g *GPU) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, no
 	return nil, nil
 }
 
-// PreFilterExtensions implements framework.PreFilterPlugin: Filter rebuilds
+// PreFilterExtensions implements fwk.PreFilterPlugin: Filter rebuilds
 // a node whose NodeInfo changed, so preemption's what-ifs need nothing here.
-func (g *GPU) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+func (g *GPU) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // Filter admits nodes where the pod fits (cluster.Fits, as in the core).
 func (g *GPU) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
@@ -261,8 +260,9 @@ func (g *GPU) binds() bool {
 	return g.isBinder
 }
 
-// PreBindPreFlight implements framework.PreBindPlugin.
-func (g *GPU) PreBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
+// preBindPreFlight is PreBindPreFlight's status (prebind*.go: the
+// adapter per minor): skip unless another plugin binds a GPU pod.
+func (g *GPU) preBindPreFlight(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
 	if cd := demand(state, pod); cd.gpus == nil || g.binds() {
 		return fwk.NewStatus(fwk.Skip)
 	}
@@ -302,7 +302,7 @@ func (g *GPU) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeN
 	return nil
 }
 
-// EventsToRegister implements framework.EnqueueExtensions: a pod rejected
+// EventsToRegister implements fwk.EnqueueExtensions: a pod rejected
 // for lack of room may fit after a pod leaves or a node changes.
 func (g *GPU) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 
@@ -127,7 +128,7 @@ func TestBudgetMeasuredWithPrometheus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	fns := append(gpuPlugin(GPUArgs{}),
-		tf.RegisterPluginAsExtensions(BudgetName, func(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		tf.RegisterPluginAsExtensions(BudgetName, func(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			return newBudget(ctx, obj, h, promMeter)
 		}, "PreFilter", "Filter"),
 		withArgs(BudgetName, BudgetArgs{BudgetWatts: 300, Measured: &MeasuredArgs{Config: prom.Config{URL: srv.URL}, RefreshSeconds: 0.2}}))
@@ -299,7 +300,7 @@ func TestBudgetMeasuredGarbageFallsBack(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			t.Cleanup(cancel)
 			fns := append(gpuPlugin(GPUArgs{}),
-				tf.RegisterPluginAsExtensions(BudgetName, func(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+				tf.RegisterPluginAsExtensions(BudgetName, func(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 					return newBudget(ctx, obj, h, promMeter)
 				}, "PreFilter", "Filter"),
 				withArgs(BudgetName, BudgetArgs{BudgetWatts: 300, Measured: &MeasuredArgs{Config: prom.Config{URL: tc.url, TimeoutSeconds: 0.2}, RefreshSeconds: 0.05}}))

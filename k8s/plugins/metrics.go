@@ -10,7 +10,6 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/power"
 )
@@ -60,7 +59,7 @@ var seenSeq atomic.Uint64
 
 // profileName is the profile's scheduler name, when the handle is the
 // profile's framework (it is in kube-scheduler).
-func profileName(h framework.Handle) string {
+func profileName(h fwk.Handle) string {
 	if f, ok := h.(interface{ ProfileName() string }); ok {
 		return f.ProfileName()
 	}
@@ -163,7 +162,7 @@ type pluginScore struct {
 }
 
 // keepScores keeps this cycle's normalised scores, for chosen.
-func (p *Score) keepScores(scores framework.NodeScoreList) {
+func (p *Score) keepScores(scores fwk.NodeScoreList) {
 	p.last = append(p.last[:0], scores...)
 	p.lastCycle = p.cycle
 }
@@ -220,7 +219,7 @@ func (g *GPU) scores(name string) bool {
 	return g.scoreSet[name]
 }
 
-var _ framework.PostBindPlugin = (*GPU)(nil)
+var _ fwk.PostBindPlugin = (*GPU)(nil)
 
 // PostBind counts the bound pod for each of the profile's score plugins.
 func (g *GPU) PostBind(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ string) {

@@ -372,7 +372,7 @@ func scoresMatch(t *testing.T, selector string, fns []tf.RegisterPluginFunc, ws 
 func TestBindOrPreBind(t *testing.T) {
 	for _, first := range []bool{true, false} {
 		var g *GPU
-		capture := func(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+		capture := func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			p, err := NewGPU(ctx, obj, h)
 			g, _ = p.(*GPU)
 			return p, err

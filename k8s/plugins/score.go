@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -57,7 +56,7 @@ type Score struct {
 	// explain (argument explain: true) makes PreBind write the pod's
 	// ExplainAnnotation; h is the handle it patches the pod through.
 	explain bool
-	h       framework.Handle
+	h       fwk.Handle
 
 	// cycle numbers PreScore calls; stamp[id] == cycle when val[id] is
 	// this cycle's score of state id.
@@ -68,15 +67,15 @@ type Score struct {
 	norm []int64
 	// last are the normalised scores of cycle lastCycle, read at the
 	// GPU plugin's Reserve for the metrics (metrics.go).
-	last      framework.NodeScoreList
+	last      fwk.NodeScoreList
 	lastCycle uint64
 	// mu serialises the scorer outside PreScore (Score's fallback).
 	mu sync.Mutex
 }
 
 var (
-	_ framework.PreScorePlugin = (*Score)(nil)
-	_ framework.ScorePlugin    = (*Score)(nil)
+	_ fwk.PreScorePlugin = (*Score)(nil)
+	_ fwk.ScorePlugin    = (*Score)(nil)
 )
 
 // rawScores are the raw scores by node name, kept for explain only.
@@ -92,7 +91,7 @@ type scoreCycle struct {
 
 func (c *scoreCycle) Clone() fwk.StateData { return c }
 
-// Name implements framework.Plugin.
+// Name implements fwk.Plugin.
 func (p *Score) Name() string { return p.name }
 
 // PreScore scores every state the feasible nodes are in.
@@ -161,11 +160,11 @@ func (p *Score) Score(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni f
 	return p.scorer.Score(&cd.task, e.n), nil
 }
 
-// ScoreExtensions implements framework.ScorePlugin.
-func (p *Score) ScoreExtensions() framework.ScoreExtensions { return p }
+// ScoreExtensions implements fwk.ScorePlugin.
+func (p *Score) ScoreExtensions() fwk.ScoreExtensions { return p }
 
 // NormalizeScore applies the core scorer's normalisation, if it has one.
-func (p *Score) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *fwk.Status {
+func (p *Score) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	nz, ok := p.scorer.(policy.Normalizer)
 	if !ok {
 		p.keepNormalised(state, scores)
@@ -186,7 +185,7 @@ func (p *Score) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Po
 	return nil
 }
 
-func newScore(name string, h framework.Handle, sc policy.Scorer, explain bool) *Score {
+func newScore(name string, h fwk.Handle, sc policy.Scorer, explain bool) *Score {
 	p := &Score{name: name, scorer: sc, s: sharedState(h), key: fwk.StateKey("wattsched.io/score/" + name), explain: explain, h: h}
 	p.s.mu.Lock()
 	p.s.scorers = append(p.s.scorers, p)
@@ -207,7 +206,7 @@ func scoreArgs(name string, obj runtime.Object) (ScoreArgs, error) {
 
 // NewPWR is the PWR score plugin's factory (pwr-fgd Algorithm 1, with the
 // PWR estimated power model).
-func NewPWR(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func NewPWR(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	a, err := scoreArgs(PWRName, obj)
 	if err != nil {
 		return nil, err
@@ -225,7 +224,7 @@ func NewPWR(_ context.Context, obj runtime.Object, h framework.Handle) (framewor
 // extraCatalogFile), reading a pod's workload class and reference GPU
 // from its wattsched.io/workload and wattsched.io/reference-gpu
 // annotations. Its GPUs are PWR's: pair it with gpuSelector: pwr.
-func NewEnergy(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func NewEnergy(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	a, err := scoreArgs(EnergyName, obj)
 	if err != nil {
 		return nil, err
@@ -300,7 +299,7 @@ func (*energyScorer) TaskReads() policy.TaskFields {
 
 // NewFGD is the FGD score plugin's factory; its arguments are WorkloadArgs
 // and explain (ScoreArgs).
-func NewFGD(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	var a fgdArgs
 	if err := decode(obj, &a); err != nil {
 		return nil, fmt.Errorf("%s args: %w", FGDName, err)
@@ -313,7 +312,7 @@ func NewFGD(_ context.Context, obj runtime.Object, h framework.Handle) (framewor
 }
 
 func simple[P policy.Scorer](name string, mk func() (P, error)) frameworkruntime.PluginFactory {
-	return func(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	return func(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		a, err := scoreArgs(name, obj)
 		if err != nil {
 			return nil, err

@@ -26,7 +26,6 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wattsched/wattsched/cluster"
@@ -94,12 +93,12 @@ type nodeEntry struct {
 
 var (
 	sharedMu  sync.Mutex
-	sharedFor = map[framework.Handle]*shared{}
+	sharedFor = map[fwk.Handle]*shared{}
 )
 
 // sharedState returns the profile's shared state, creating it (and its pod
 // event handler) on first use.
-func sharedState(h framework.Handle) *shared {
+func sharedState(h fwk.Handle) *shared {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if s := sharedFor[h]; s != nil {

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 
@@ -108,7 +109,7 @@ func TestStateScoresMatchScorers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := &counting{Scorer: newScorer()}
 			var plugin *Score
-			factory := func(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+			factory := func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 				plugin = newScore(name, h, c, false)
 				return plugin, nil
 			}

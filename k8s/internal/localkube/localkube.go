@@ -156,7 +156,7 @@ func StartScheduler(cs clientset.Interface, rc *rest.Config, configFile string) 
 		return nil, fmt.Errorf("scheduler configuration %s: %w", configFile, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	factory := scheduler.NewInformerFactory(cs, 0)
+	factory := informerFactory(cs)
 	bc := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
 	bc.StartRecordingToSink(ctx.Done())
 	sched, err := scheduler.New(ctx, cs, factory, nil, profile.NewRecorderFactory(bc),
