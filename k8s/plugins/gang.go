@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/hw"
@@ -71,7 +70,7 @@ type gangShare struct {
 	w    hw.Watts
 }
 
-var _ framework.ReservePlugin = (*Budget)(nil)
+var _ fwk.ReservePlugin = (*Budget)(nil)
 
 const gangPlanKey fwk.StateKey = "wattsched.io/gang-plan"
 
