@@ -27,8 +27,11 @@ import (
 const LabelPodGroup = "scheduling.x-k8s.io/pod-group"
 
 // gangOf is the gang pod belongs to, "namespace/name", or "" for a pod of
-// its own.
+// its own: the Workload API's PodGroup (1.36 and later), else the label.
 func gangOf(p *v1.Pod) string {
+	if g := podGroupName(p); g != "" {
+		return p.Namespace + "/" + g
+	}
 	if g := p.Labels[LabelPodGroup]; g != "" {
 		return p.Namespace + "/" + g
 	}
@@ -139,14 +142,19 @@ func (b *Budget) gangMembers(pod *v1.Pod) []*v1.Pod {
 	if b.pods == nil {
 		return out
 	}
-	ps, err := b.pods.Pods(pod.Namespace).List(labels.SelectorFromSet(labels.Set{LabelPodGroup: pod.Labels[LabelPodGroup]}))
+	sel := labels.Everything() // the Workload API names the group in the spec
+	if podGroupName(pod) == "" {
+		sel = labels.SelectorFromSet(labels.Set{LabelPodGroup: pod.Labels[LabelPodGroup]})
+	}
+	ps, err := b.pods.Pods(pod.Namespace).List(sel)
 	if err != nil {
 		return out
 	}
+	g := gangOf(pod)
 	b.s.mu.RLock()
 	for _, p := range ps {
 		_, reserved := b.s.pending[p.UID]
-		if p.UID != pod.UID && p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !reserved {
+		if p.UID != pod.UID && gangOf(p) == g && p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !reserved {
 			out = append(out, p)
 		}
 	}
