@@ -80,6 +80,9 @@ type Budget struct {
 
 	mu      sync.Mutex
 	waiting []waiter
+	// gangs is the power held for gangs whose first member was reserved
+	// and whose other members are not yet (gang.go); guarded by mu.
+	gangs map[string]*gangHold
 
 	// meter is the gate's Meter in measured mode (nil: estimates only).
 	meter *watchedMeter
@@ -134,6 +137,7 @@ type waiter struct {
 	uid       types.UID
 	at        int64 // creation time, Unix nanoseconds
 	name      string
+	gang      string // gangOf the pod, "" for a pod of its own
 	namespace string
 	pod       string
 	gen       int64             // spec generation when it started waiting
@@ -197,6 +201,7 @@ func newBudget(ctx context.Context, obj runtime.Object, h fwk.Handle, meter mete
 					obj = t.Obj
 				}
 				if p, ok := obj.(*v1.Pod); ok {
+					b.forgetMember(p.UID)
 					b.drop(p.UID)
 				}
 			},
@@ -309,7 +314,7 @@ func (b *Budget) wait(pod *v1.Pod) waiter {
 		found = found || w.uid == pod.UID
 	}
 	if !found {
-		b.waiting = append(b.waiting, waiter{uid: pod.UID, at: pod.CreationTimestamp.UnixNano(), name: pod.Namespace + "/" + pod.Name,
+		b.waiting = append(b.waiting, waiter{uid: pod.UID, at: pod.CreationTimestamp.UnixNano(), name: pod.Namespace + "/" + pod.Name, gang: gangOf(pod),
 			namespace: pod.Namespace, pod: pod.Name, gen: pod.Generation, ann: maps.Clone(pod.Annotations)})
 		sort.SliceStable(b.waiting, func(i, j int) bool {
 			if b.waiting[i].at != b.waiting[j].at {
@@ -364,12 +369,18 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		budgetDecisions.WithLabelValues("rejected", "unreadable").Inc()
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, cd.err.Error())
 	}
-	if h, ok := b.head(); ok && h.uid != pod.UID {
+	// A gang's members are behind no one once its power is held, nor
+	// behind a member of their own gang (gang.go).
+	g := gangOf(pod)
+	if h, ok := b.head(); ok && h.uid != pod.UID && (g == "" || h.gang != g) && !b.holding(g) {
 		b.wait(pod)
 		budgetDecisions.WithLabelValues("waiting", "behind_older_pod").Inc()
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("power budget: waiting behind %s, which waits for power", h.name))
 	}
 	est, total := b.count(nodes)
+	// Power held for gangs' members not yet placed counts as placed.
+	heldW, heldBy := b.held(pod.UID)
+	total += heldW
 	lastDecision.publish(b)
 	b.cycle++
 	if k := b.s.numStates(); len(b.stamp) < k {
@@ -378,7 +389,7 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	}
 	bd := &budgetData{clusterW: total, cycle: b.cycle, epoch: b.memoEpoch}
 	if b.dom != nil {
-		dc, err := b.buildDomains()
+		dc, err := b.buildDomains(heldBy)
 		if err != nil {
 			// A topology that cannot be bound holds no one back: every
 			// pod gets the error until the nodes' labels change.
@@ -391,6 +402,13 @@ func (b *Budget) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	clusterPower.Set(float64(est))
 	gateClusterPower.Set(float64(total))
 	budgetHeadroom.Set(float64(b.gate.Limit.Headroom(total)))
+	if g != "" && !b.holding(g) {
+		// The first member of a gang: the gang's power as a whole.
+		ns, _ := b.modelled()
+		if st := b.gangPreFilter(state, pod, g, ns, total, bd.dom); st != nil {
+			return nil, st
+		}
+	}
 	d := &cd.task.Demand
 	// With domains, the shortcuts over the cluster's headroom do not
 	// apply: every node's exact increase is needed for its domains.

@@ -96,10 +96,10 @@ type domainCycle struct {
 	outside map[string]string
 }
 
-// buildDomains binds the topology to the nodes PreFilter just counted.
-// An error is a topology that cannot be bound (a domain whose limit is
+// buildDomains binds the topology to the nodes PreFilter just counted,
+// with the power held for gangs on each node (held, by node name). An error is a topology that cannot be bound (a domain whose limit is
 // below its nodes' idle power, a label value under two parents).
-func (b *Budget) buildDomains() (*domainCycle, error) {
+func (b *Budget) buildDomains(held map[string]hw.Watts) (*domainCycle, error) {
 	type nodeIn struct {
 		name    string
 		labels  map[string]string
@@ -165,7 +165,7 @@ func (b *Budget) buildDomains() (*domainCycle, error) {
 		c.nodes = append(c.nodes, n.n)
 		names = append(names, n.name)
 		idle = append(idle, b.gate.Model.NodePower(n.n.IdleCopy()).Total())
-		counted = append(counted, n.counted)
+		counted = append(counted, n.counted+held[n.name])
 	}
 	if len(topo.Domains) == 0 {
 		c.d = &power.Domains{}

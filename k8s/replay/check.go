@@ -46,6 +46,10 @@ func Check(s *scenario.Scenario, in *tasks.Inputs, factor float64) error {
 		return bad("catalog/hardware", "set: the scheduler plugins use the built-in catalog")
 	case s.Trace.ReferenceGPU != "":
 		return bad("trace.reference_gpu", "%q: job speed by GPU model changes a pod's duration after it is placed; kwok's delay is fixed at creation", s.Trace.ReferenceGPU)
+	case s.Gangs.HeadOfLine():
+		return bad("gangs.backfill", "false: kube-scheduler keeps scheduling other pods while a gang waits (backfill)")
+	case s.Gangs != nil && s.Gangs.GroupBy != "":
+		return bad("gangs.group_by", "%q: the plugins do not pack a gang by node group", s.Gangs.GroupBy)
 	case len(s.Policies) == 0:
 		return bad("policies", "none")
 	case !(factor >= 1 && factor <= 1e7) || math.IsNaN(factor):

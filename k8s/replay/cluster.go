@@ -3,8 +3,10 @@ package replay
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/wattsched/wattsched/cluster"
 	"github.com/wattsched/wattsched/job"
 	"github.com/wattsched/wattsched/k8s/internal/localkube"
+	"github.com/wattsched/wattsched/k8s/plugins"
 )
 
 // Namespace holds the replay's pods.
@@ -88,5 +91,30 @@ func podObject(t *job.Task, name, schedulerName string, runFor time.Duration) *v
 	p.Annotations[AnnRunFor] = runFor.String()
 	p.Annotations["replay.wattsched.io/task"] = strconv.Itoa(int(t.ID))
 	p.Spec.RestartPolicy = v1.RestartPolicyNever
+	if t.Gang != "" {
+		p.Labels = map[string]string{plugins.LabelPodGroup: gangLabel(t.Gang)}
+	}
 	return p
+}
+
+// gangLabel is gang name g as a label value: characters other than
+// letters, digits, '-', '_' and '.' become '-', and a name that is then
+// longer than 63 characters, empty or not starting and ending with a
+// letter or digit is shortened to a prefix and its FNV-1a hash, so that
+// two gangs never share a label.
+func gangLabel(g string) string {
+	b := []byte(g)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	s := string(b)
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if s == g && len(s) <= 63 && alnum(s[0]) && alnum(s[len(s)-1]) {
+		return s
+	}
+	h := fnv.New64a()
+	h.Write([]byte(g))
+	return fmt.Sprintf("g%.40s-%016x", strings.Trim(s, "-_."), h.Sum64())
 }

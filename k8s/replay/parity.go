@@ -46,6 +46,11 @@ const (
 	ReasonPlugin = "plugin"
 	// ReasonStarted: the pod started in one run and not in the other.
 	ReasonStarted = "started"
+	// ReasonGangPartial: the pod is one of a gang that kube-scheduler
+	// bound in part (a scheduler without a gang mechanism binds each pod
+	// on its own); the accounting, as the simulator, starts a gang only
+	// whole, so the gang's pods did not start in the observed run.
+	ReasonGangPartial = "gang_partial"
 	// ReasonUnknown: the state kube-scheduler saw could not be rebuilt
 	// from this process's watch (it saw a pod finish after a bind that
 	// reused its resources).
@@ -98,6 +103,8 @@ type Parity struct {
 	// retries pods.
 	LongerWaits int     `json:"waits_beyond_latency"`
 	Factor      float64 `json:"time_factor"`
+	// Gangs is what happened to the gang jobs (nil without gangs).
+	Gangs *GangParity `json:"gangs,omitempty"`
 }
 
 // Compare builds the parity of one policy: simRun is the simulator's run,
@@ -118,14 +125,21 @@ func Compare(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, ps *sc
 	}
 	var lat []float64
 	var simWait, k8sWait float64
+	gs := gangsOf(in.Pods)
+	gp, partial := gangParity(in, pr)
+	p.Gangs = gp
 	for k := range in.Pods {
 		t := &in.Pods[k]
 		st, kt := sr.Tasks[simT[t.ID]], kr.Tasks[k8sT[t.ID]]
 		ob := pr.Pods[k]
 		sn, kn := nodeName(in, st.Node), nodeName(in, kt.Node)
 		if (st.Start >= 0) != (kt.Start >= 0) {
-			p.Reasons[ReasonStarted]++
-			p.Diffs = append(p.Diffs, PodDiff{Task: t.Name, SimNode: sn, K8sNode: kn, Reason: ReasonStarted})
+			why := ReasonStarted
+			if partial[t.Gang] {
+				why = ReasonGangPartial
+			}
+			p.Reasons[why]++
+			p.Diffs = append(p.Diffs, PodDiff{Task: t.Name, SimNode: sn, K8sNode: kn, Reason: why})
 			continue
 		}
 		if st.Start < 0 {
@@ -134,8 +148,8 @@ func Compare(env *experiment.Env, s *scenario.Scenario, in *tasks.Inputs, ps *sc
 		p.Placed++
 		simWait += float64(st.Start-st.Submit) / 1000
 		k8sWait += float64(kt.Start-kt.Submit) / 1000
-		created := pr.Start.Add(time.Duration(float64(t.Submit) / factor * float64(time.Millisecond)))
-		if l := float64(ob.Bound.Sub(created)) / float64(time.Millisecond); st.Start == st.Submit && l <= 1000 {
+		created := pr.Start.Add(time.Duration(float64(gs.createAt(t)) / factor * float64(time.Millisecond)))
+		if l := float64(ob.Bound.Sub(created)) / float64(time.Millisecond); st.Start == gs.createAt(t) && l <= 1000 {
 			lat = append(lat, l)
 		} else {
 			p.LongerWaits++
@@ -216,7 +230,7 @@ func created(in *tasks.Inputs, pr *PolicyRun, k int, factor float64) time.Time {
 	if c := pr.Pods[k].Created; !c.IsZero() {
 		return c
 	}
-	return pr.Start.Add(time.Duration(float64(in.Pods[k].Submit) / factor * float64(time.Millisecond)))
+	return pr.Start.Add(time.Duration(float64(gangsOf(in.Pods).createAt(&in.Pods[k])) / factor * float64(time.Millisecond)))
 }
 
 // snapshotStates are the pods to add to stateAt(k) for the snapshots
@@ -314,6 +328,10 @@ func (p *Parity) Text() string {
 	fmt.Fprintf(&b, "  bind latency (wall clock, pods that started at once in the simulator): median %.0f ms, max %.0f ms = %.0f s and %.0f s simulated\n",
 		p.BindLatencyP50MS, p.BindLatencyMaxMS, p.BindLatencyP50MS*p.Factor/1000, p.BindLatencyMaxMS*p.Factor/1000)
 	fmt.Fprintf(&b, "  pods waiting beyond that latency (queueing, kube-scheduler's 1 s backoff, retry order): %d\n", p.LongerWaits)
+	if g := p.Gangs; g != nil {
+		fmt.Fprintf(&b, "  gangs: %d, bound whole %d (first to last bind at most %.0f ms apart), bound in part %d, not bound %d\n",
+			g.Gangs, g.Whole, g.BindSpreadMaxMS, g.Partial, g.None)
+	}
 	keys := make([]string, 0, len(p.Reasons))
 	for r := range p.Reasons {
 		keys = append(keys, r)
@@ -326,10 +344,11 @@ func (p *Parity) Text() string {
 }
 
 var reasonText = map[string]string{
-	ReasonTie:      "kube-scheduler's node is one of the core's equally best nodes on the state it saw; it breaks ties at random, the simulator by node index",
-	ReasonState:    "on the state kube-scheduler saw the core picks the same node; the simulator's state differed (earlier ties, start and finish times)",
-	ReasonSnapshot: "not among the core's best nodes on the state the watch saw at the bind, but among them on a snapshot kube-scheduler may have scored: finishes it had not yet seen, binds of pods queued ahead that the watch saw later",
-	ReasonPlugin:   "not among the core's best nodes on any state kube-scheduler may have seen: kube-scheduler's own filters or queueing",
-	ReasonStarted:  "started in one run only",
-	ReasonUnknown:  "the state kube-scheduler saw could not be rebuilt from the watch's event times",
+	ReasonTie:         "kube-scheduler's node is one of the core's equally best nodes on the state it saw; it breaks ties at random, the simulator by node index",
+	ReasonState:       "on the state kube-scheduler saw the core picks the same node; the simulator's state differed (earlier ties, start and finish times)",
+	ReasonSnapshot:    "not among the core's best nodes on the state the watch saw at the bind, but among them on a snapshot kube-scheduler may have scored: finishes it had not yet seen, binds of pods queued ahead that the watch saw later",
+	ReasonPlugin:      "not among the core's best nodes on any state kube-scheduler may have seen: kube-scheduler's own filters or queueing",
+	ReasonStarted:     "started in one run only",
+	ReasonGangPartial: "a pod of a gang kube-scheduler bound in part (no gang mechanism in the scheduler): a gang starts only whole, so it did not start in the observed run",
+	ReasonUnknown:     "the state kube-scheduler saw could not be rebuilt from the watch's event times",
 }

@@ -162,7 +162,8 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 	for k := range order {
 		order[k] = k
 	}
-	sort.SliceStable(order, func(a, b int) bool { return in.Pods[order[a]].Submit < in.Pods[order[b]].Submit })
+	gs := gangsOf(in.Pods)
+	sort.SliceStable(order, func(a, b int) bool { return gs.createAt(&in.Pods[order[a]]) < gs.createAt(&in.Pods[order[b]]) })
 	sched := schedulerName(i)
 	if o.DefaultScheduler {
 		sched = v1.DefaultSchedulerName
@@ -173,11 +174,11 @@ func RunPolicy(tb testing.TB, s *scenario.Scenario, in *tasks.Inputs, i int, o O
 	o.logf("policy %s: %d pods on %d kwok nodes, time x%g", s.Policies[i].Name, len(in.Pods), len(in.Nodes), o.Factor)
 	for _, k := range order {
 		t := &in.Pods[k]
-		at := start.Add(time.Duration(float64(t.Submit) / o.Factor * float64(time.Millisecond)))
+		at := start.Add(time.Duration(float64(gs.createAt(t)) / o.Factor * float64(time.Millisecond)))
 		if d := time.Until(at); d > 0 {
 			time.Sleep(d)
 		}
-		runFor := time.Duration(t.Work / o.Factor * float64(time.Second))
+		runFor := time.Duration(gs.runFor(t) / o.Factor * float64(time.Second))
 		w.creating(k)
 		if _, err := cs.CoreV1().Pods(Namespace).Create(ctx, podObject(t, podName(k), sched, runFor), metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("pod %s (%s): %w", podName(k), t.Name, err)
@@ -360,16 +361,18 @@ type fixed struct {
 }
 
 func (f *fixed) Schedule(st *policy.State) []policy.Action {
-	var out []policy.Action
-	for _, t := range st.Queue {
+	// take places t on its observed node and GPUs if they are free,
+	// holding them for the tasks behind it in this call.
+	take := func(t *job.Task) (policy.Start, bool) {
 		p := f.at[t.ID]
 		if p == nil {
-			continue
+			return policy.Start{}, false
 		}
 		n := st.Cluster.Nodes[p.Node]
 		if ok, _ := cluster.Fits(&t.Demand, n); !ok {
-			continue
+			return policy.Start{}, false
 		}
+<<<<<<< HEAD
 		gpus := p.GPUs
 		if gpus == nil && t.GPUCount > 0 {
 			if gpus = cluster.BestFitGPUs(&t.Demand, n); gpus == nil {
@@ -378,24 +381,39 @@ func (f *fixed) Schedule(st *policy.State) []policy.Action {
 		}
 		free := true
 		for _, g := range gpus {
+=======
+		for _, g := range p.GPUs {
+>>>>>>> k8s-gangs
 			if t.Shared() && n.GPUFree[g] < t.GPUMilli || !t.Shared() && n.GPUFree[g] != job.MilliPerGPU {
-				free = false
+				return policy.Start{}, false
 			}
 		}
+<<<<<<< HEAD
 		if !free {
 			continue
 		}
 		out = append(out, policy.Start{Task: t.ID, Node: p.Node, GPUs: gpus})
 		// Hold the resources for the tasks behind it in this call.
 		_ = st.Cluster.Allocate(t, p.Node, gpus)
+=======
+		_ = st.Cluster.Allocate(t, p.Node, p.GPUs)
+		return policy.Start{Task: t.ID, Node: p.Node, GPUs: p.GPUs}, true
+>>>>>>> k8s-gangs
 	}
-	for _, a := range out {
-		s := a.(policy.Start)
-		for _, t := range st.Queue {
-			if t.ID == s.Task {
-				_ = st.Cluster.Release(t)
-			}
+	release := func(t *job.Task) { _ = st.Cluster.Release(t) }
+	var out []policy.Action
+	var taken []*job.Task
+	for _, t := range st.Queue {
+		if t.Gang != "" {
+			continue // started whole below
 		}
+		if s, ok := take(t); ok {
+			out, taken = append(out, s), append(taken, t)
+		}
+	}
+	out, taken = startGangs(st.Queue, take, release, out, taken)
+	for _, t := range taken {
+		release(t)
 	}
 	return out
 }

@@ -150,8 +150,10 @@ func TestRefused(t *testing.T) {
 		edit func(string) string
 		want string
 	}{
-		"power_down":  {func(s string) string { return s + "power_down: {idle_after_s: 600, wake_s: 60, off_w: 10}\n" }, "power_down"},
-		"power_limit": {func(s string) string { return s + "power_limit: {watts: 5000}\n" }, "power_limit"},
+		"power_down":   {func(s string) string { return s + "power_down: {idle_after_s: 600, wake_s: 60, off_w: 10}\n" }, "power_down"},
+		"power_limit":  {func(s string) string { return s + "power_limit: {watts: 5000}\n" }, "power_limit"},
+		"head_of_line": {func(s string) string { return s + "gangs: {backfill: false}\n" }, "gangs.backfill"},
+		"group_by":     {func(s string) string { return s + "gangs: {group_by: gpu_model}\n" }, "gangs.group_by"},
 		"scorer": {func(s string) string {
 			return strings.Replace(s, "{policy: pwr, weight: 200}", "{policy: eaco, weight: 200}", 1)
 		}, "has no kube-scheduler plugin"},

@@ -63,6 +63,22 @@ type object struct {
 		Spec      json.RawMessage `json:"spec"`      // a ResourceClaimTemplate's
 		Driver    string          `json:"driver"`    // a ResourceSlice's
 		Pool      json.RawMessage `json:"pool"`      // a ResourceSlice's
+		// SchedulingGroup names a pod's gang (Workload API; podgroup.go).
+		SchedulingGroup *struct {
+			PodGroupName *string `json:"podGroupName"`
+		} `json:"schedulingGroup"`
+		WorkloadRef *struct {
+			Name               string `json:"name"`
+			PodGroup           string `json:"podGroup"`
+			PodGroupReplicaKey string `json:"podGroupReplicaKey"`
+		} `json:"workloadRef"`
+		// A PodGroup's minimum: Coscheduling's, or the Workload API's.
+		MinMember        int `json:"minMember"`
+		SchedulingPolicy *struct {
+			Gang *struct {
+				MinCount int `json:"minCount"`
+			} `json:"gang"`
+		} `json:"schedulingPolicy"`
 	} `json:"spec"`
 	Status struct {
 		Allocatable map[string]string `json:"allocatable"`
@@ -117,6 +133,11 @@ type Pod struct {
 	// otherGPU are the GPU-like resources it requests that wattsched does
 	// not model (left out).
 	otherGPU []string
+	// Gang is the gang job the pod is one pod of, "namespace/name" of its
+	// PodGroup ("" for a pod of its own), and GangSize the number of the
+	// gang's pods the dump keeps (podgroup.go).
+	Gang     string
+	GangSize int
 }
 
 // Skipped is a pod left out of the import, and why.
@@ -330,6 +351,7 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("%s pod %s: %s", item, name, w))
 		}
 		p.Placement = item
+		p.Gang = gangOf(o)
 		if why != "" {
 			d.System = append(d.System, SystemPod{Item: item, Pod: name, Node: p.Node, Why: why, Phase: p.Phase, Demand: p.Demand})
 			continue
@@ -338,6 +360,9 @@ func ReadWith(r io.Reader, file string, opt Options) (*Dump, error) {
 	}
 	if len(d.Nodes) == 0 {
 		return nil, fmt.Errorf("%s: no Node items (kubectl get nodes,pods -A -o json)", file)
+	}
+	if err := d.gangs(l.Items, file, opt.Strict); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(d.Nodes, func(a, b int) bool { return d.Nodes[a].Name < d.Nodes[b].Name })
 	d.reserve()
@@ -851,10 +876,14 @@ func (d *Dump) Files(source string, unknownGPUs []string) map[string][]byte {
 	}
 	var pb strings.Builder
 	migPods := slices.ContainsFunc(d.Pods, func(p Pod) bool { return p.Demand.MIG() })
+	gangs := slices.ContainsFunc(d.Pods, func(p Pod) bool { return p.Gang != "" })
 	pb.WriteString("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time")
-	if migPods {
-		// reference_gpu, workload, gang and gang_size empty.
+	switch {
+	case migPods:
+		// reference_gpu and workload empty.
 		pb.WriteString(",reference_gpu,workload,gang,gang_size,mig_profile")
+	case gangs:
+		pb.WriteString(",reference_gpu,workload,gang,gang_size")
 	}
 	pb.WriteString("\n")
 	var t0 time.Time
@@ -880,8 +909,13 @@ func (d *Dump) Files(source string, unknownGPUs []string) map[string][]byte {
 		}
 		fmt.Fprintf(&pb, "%s,%d,%d,%d,%d,%s,,%s,%d,%d,%s", csvField(p.Name), p.Demand.CPUMilli, p.Demand.MemMiB, p.Demand.GPUCount, p.Demand.GPUMilli,
 			csvField(strings.Join(p.Demand.GPUSpec, "|")), csvField(p.Phase), c, e, sched)
-		if migPods {
-			fmt.Fprintf(&pb, ",,,,,%s", csvField(p.Demand.MIGProfile))
+		switch {
+		case migPods:
+			g, n := gangColumns(p)
+			fmt.Fprintf(&pb, ",,,%s,%s,%s", g, n, csvField(p.Demand.MIGProfile))
+		case gangs:
+			g, n := gangColumns(p)
+			fmt.Fprintf(&pb, ",,,%s,%s", g, n)
 		}
 		pb.WriteString("\n")
 	}

@@ -186,6 +186,8 @@ func profilePlugins(t testing.TB, cfg *schedconfig.KubeSchedulerConfiguration, n
 			set = p.Plugins.Score
 		case "bind":
 			set = p.Plugins.Bind
+		case "reserve":
+			set = p.Plugins.Reserve
 		default:
 			t.Fatalf("extension point %s", point)
 		}
@@ -401,7 +403,7 @@ func TestRenderBudget(t *testing.T) {
 	objs := objects(t, files)
 	cfg, _ := schedulerConfig(t, objs)
 	for _, profile := range []string{"wattsched-pwr-fgd-budget", "wattsched-pwr-measured"} {
-		for _, point := range []string{"preFilter", "filter"} {
+		for _, point := range []string{"preFilter", "filter", "reserve"} {
 			if !slices.Contains(profilePlugins(t, cfg, profile, point), "PowerBudget") {
 				t.Errorf("%s: no PowerBudget at %s", profile, point)
 			}
