@@ -372,33 +372,20 @@ func (f *fixed) Schedule(st *policy.State) []policy.Action {
 		if ok, _ := cluster.Fits(&t.Demand, n); !ok {
 			return policy.Start{}, false
 		}
-<<<<<<< HEAD
 		gpus := p.GPUs
 		if gpus == nil && t.GPUCount > 0 {
 			if gpus = cluster.BestFitGPUs(&t.Demand, n); gpus == nil {
-				continue
+				return policy.Start{}, false
 			}
 		}
-		free := true
 		for _, g := range gpus {
-=======
-		for _, g := range p.GPUs {
->>>>>>> k8s-gangs
 			if t.Shared() && n.GPUFree[g] < t.GPUMilli || !t.Shared() && n.GPUFree[g] != job.MilliPerGPU {
 				return policy.Start{}, false
 			}
 		}
-<<<<<<< HEAD
-		if !free {
-			continue
-		}
-		out = append(out, policy.Start{Task: t.ID, Node: p.Node, GPUs: gpus})
 		// Hold the resources for the tasks behind it in this call.
 		_ = st.Cluster.Allocate(t, p.Node, gpus)
-=======
-		_ = st.Cluster.Allocate(t, p.Node, p.GPUs)
-		return policy.Start{Task: t.ID, Node: p.Node, GPUs: p.GPUs}, true
->>>>>>> k8s-gangs
+		return policy.Start{Task: t.ID, Node: p.Node, GPUs: gpus}, true
 	}
 	release := func(t *job.Task) { _ = st.Cluster.Release(t) }
 	var out []policy.Action
