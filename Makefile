@@ -31,6 +31,7 @@ setup:
 	@command -v $(GO) >/dev/null || { echo "Go toolchain not found (expected /usr/local/go/bin/go)"; exit 1; }
 	$(GO) mod download
 	cd k8s && $(GO) mod download
+	cd k8s && for m in $(K8S_OLDER); do $(GO) mod download -modfile=go.k8s$$(echo $$m | tr -d .).mod || exit 1; done
 	cd nvmlagent && $(GO) mod download
 	@$(MAKE) --no-print-directory highs
 
@@ -59,23 +60,41 @@ env:
 	@echo 'export GOFLAGS="$(GOFLAGS)"'
 	@$(if $(PKG_CONFIG),echo 'export PKG_CONFIG=$(PKG_CONFIG)')
 
+# Kubernetes minors (docs/kubernetes.md#supported-kubernetes-minors). The
+# newest, the development target, is k8s/go.mod; each older one has a module
+# file of its own, k8s/go.k8s1NN.mod and .sum, used with -modfile, and a
+# build tag k8s1NN that selects the plugins' adapters where the scheduler
+# framework's API differs (k8s/plugins/*_k8s1NN.go). K8S_FLAGS_<minor> are
+# the go flags of a minor (none for the newest).
+K8S_NEWEST := 1.37
+K8S_OLDER := 1.35 1.36
+K8S_MINORS := $(K8S_OLDER) $(K8S_NEWEST)
+k8s_tag = k8s$(subst .,,$(1))
+k8s_modfile = $(if $(filter $(K8S_NEWEST),$(1)),go.mod,go.$(call k8s_tag,$(1)).mod)
+k8s_flags = $(if $(filter $(K8S_NEWEST),$(1)),,-modfile=$(call k8s_modfile,$(1)) -tags=highs,$(call k8s_tag,$(1)))
+# The integration smoke test each older minor runs on a real API server of
+# that minor: kube-scheduler with wattsched's plugins places 300 openb pods
+# exactly as the core's Placer (PWR+FGD) does.
+K8S_SMOKE := ^TestParity$$/^0.2\*PWR\+0.8\*FGD$$
+
 # Version stamps. VERSION is internal/cli's Version (what every result
 # records and `wattsched version` prints); COMMIT the commit; REVISION it, with -dirty
 # when the work tree has changes; BUILD_DATE the commit's time in UTC (not the
 # clock, so that two builds of one commit are identical); K8S_VERSION the
-# k8s.io/kubernetes version k8s/go.mod pins. The binaries below are the ones
-# the images carry: -trimpath, static where they can be.
+# k8s.io/kubernetes version k8s/go.mod pins (the newest minor's), and
+# k8s_version of a minor the one its module file pins. The binaries below
+# are the ones the images carry: -trimpath, static where they can be.
 VERSION := $(shell sed -n 's/^[[:space:]]*\(const[[:space:]]\{1,\}\)\{0,1\}Version[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\2/p' internal/cli/*.go | head -n 1)
 COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
 REVISION := $(COMMIT)$(shell [ -z "$$(git status --porcelain 2>/dev/null)" ] || echo -dirty)
 BUILD_DATE := $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
-K8S_VERSION := $(shell sed -n 's/^[[:space:]]*k8s.io\/kubernetes[[:space:]]\{1,\}\(v[0-9][^[:space:]]*\).*/\1/p' k8s/go.mod | head -n 1)
-K8S_MAJOR := $(word 1,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION))))
-K8S_MINOR := $(word 2,$(subst ., ,$(patsubst v%,%,$(K8S_VERSION))))
+k8s_version = $(shell sed -n 's/^[[:space:]]*k8s.io\/kubernetes[[:space:]]\{1,\}\(v[0-9][^[:space:]]*\).*/\1/p' k8s/$(call k8s_modfile,$(1)) | head -n 1)
+K8S_VERSION := $(call k8s_version,$(K8S_NEWEST))
 KV := k8s.io/component-base/version
 VERSION_LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION)
-K8S_LDFLAGS := $(VERSION_LDFLAGS) -X $(KV).gitVersion=$(K8S_VERSION) -X $(KV).gitMajor=$(K8S_MAJOR) \
-  -X $(KV).gitMinor=$(K8S_MINOR) -X $(KV).gitCommit=$(COMMIT) \
+# kube-scheduler's stamps for minor $(1): its k8s.io/kubernetes version.
+k8s_ldflags = $(VERSION_LDFLAGS) -X $(KV).gitVersion=$(call k8s_version,$(1)) -X $(KV).gitMajor=$(word 1,$(subst ., ,$(1))) \
+  -X $(KV).gitMinor=$(word 2,$(subst ., ,$(1))) -X $(KV).gitCommit=$(COMMIT) \
   -X $(KV).gitTreeState=$(if $(findstring -dirty,$(REVISION)),dirty,clean) -X $(KV).buildDate=$(BUILD_DATE)
 
 # wattsched links HiGHS (C++) through cgo: linked statically (glibc's static
@@ -88,10 +107,13 @@ build: setup
 	$(GO) build -trimpath -buildvcs=true -tags highs,netgo,osusergo -ldflags '-s -w -linkmode external -extldflags "-static"' \
 	  -o bin/wattsched ./cmd/wattsched
 
-# kube-scheduler 1.34 with wattsched's plugins (module k8s/), without cgo:
-# a static binary.
+# kube-scheduler with wattsched's plugins (module k8s/), without cgo (static
+# binaries), one per supported minor: bin/kube-scheduler-k8s1.NN, and
+# bin/kube-scheduler, the newest minor's.
 kube-scheduler: setup
-	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(K8S_LDFLAGS)' -o ../bin/kube-scheduler ./cmd/kube-scheduler
+	$(foreach m,$(K8S_MINORS),(cd k8s && CGO_ENABLED=0 $(GO) build $(call k8s_flags,$(m)) -trimpath \
+	  -ldflags '-s -w $(call k8s_ldflags,$(m))' -o ../bin/kube-scheduler-k8s$(m) ./cmd/kube-scheduler) && ) true
+	cp bin/kube-scheduler-k8s$(K8S_NEWEST) bin/kube-scheduler
 
 # wattsched-shadow (module k8s/): wattsched's profiles in shadow mode beside
 # a cluster's own scheduler, binding nothing (docs/kubernetes.md#try-it-first-in-shadow-mode).
@@ -119,7 +141,9 @@ nvml-agent: setup
 # OCI images of the four binaries, built without a container engine by
 # tools/imagebuild (go-containerregistry) on a base layer made here: an OCI
 # layout per image (build/images/NAME/) and a tarball (build/images/NAME.tar)
-# that `docker load` and `crane push` read. Names: $(REGISTRY)/NAME:v$(VERSION).
+# that `docker load` and `crane push` read. Names: $(REGISTRY)/NAME:v$(VERSION),
+# kube-scheduler one per minor: $(REGISTRY)/kube-scheduler:v$(VERSION)-k8s1.NN
+# (build/images/kube-scheduler-k8s1.NN/).
 # docs/kubernetes.md#images-and-releases says what is in them and how to push.
 REGISTRY ?= ghcr.io/wattsched
 SOURCE_URL ?= https://github.com/wattsched/wattsched
@@ -130,8 +154,8 @@ images: build kube-scheduler nvml-agent shadow
 	  cd tools/imagebuild && $(GO) run . -o ../../build/images -registry $(REGISTRY) -version $(VERSION) \
 	    -revision $(REVISION) -created $(BUILD_DATE) -source $(SOURCE_URL) -ca-certs $(CA_CERTS) \
 	    -license ../../LICENSE -highs-license "$$highs/external/LICENSE" \
-	    -wattsched ../../bin/wattsched -kube-scheduler ../../bin/kube-scheduler -nvml-agent ../../bin/wattsched-nvml-agent \
-	    -shadow ../../bin/wattsched-shadow
+	    -wattsched ../../bin/wattsched $(foreach m,$(K8S_MINORS),-kube-scheduler $(m)=../../bin/kube-scheduler-k8s$(m)) \
+	    -nvml-agent ../../bin/wattsched-nvml-agent -shadow ../../bin/wattsched-shadow
 
 # The images' test: unpacks each image of build/images, checks its
 # configuration and files, and runs the binary it carries.
@@ -150,7 +174,10 @@ gavel-compare: build
 
 # Every test: vet, formatting, unit/property/golden tests, full-trace
 # reproductions and fuzz seeds; then the Kubernetes module's unit tests and
-# its integration tests against a real kube-apiserver (embedded etcd); then
+# its integration tests against a real kube-apiserver (embedded etcd) on the
+# newest minor, and for each older minor the module vetted (every package
+# and test built against it) and the integration smoke test on an API
+# server of that minor; then
 # the NVML agent's (its real-GPU test skips without an NVIDIA driver); then
 # the three binaries and their images are built and the images tested.
 test: setup prometheus chromium zsh
@@ -159,6 +186,8 @@ test: setup prometheus chromium zsh
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	cd k8s && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(foreach m,$(K8S_OLDER),(cd k8s && $(GO) vet $(call k8s_flags,$(m)) ./... && \
+	  $(GO) test $(call k8s_flags,$(m)) -count=1 -run '$(K8S_SMOKE)' ./test/integration/) && ) true
 	cd nvmlagent && $(NVML_CGO) $(GO) vet ./... && $(NVML_CGO) $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory images-test
 

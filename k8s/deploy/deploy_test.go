@@ -38,14 +38,14 @@ func TestManifestsDecode(t *testing.T) {
 			kinds[gvk.Kind]++
 			if j, ok := obj.(*batchv1.Job); ok {
 				checkSweepJob(t, f, j)
-				checkImage(t, f, j.Spec.Template.Spec.Containers, "wattsched")
+				checkImage(t, f, j.Spec.Template.Spec.Containers, "wattsched", "")
 			}
 			if d, ok := obj.(*appsv1.DaemonSet); ok {
 				checkAgent(t, f, d)
-				checkImage(t, f, d.Spec.Template.Spec.Containers, "wattsched-nvml-agent")
+				checkImage(t, f, d.Spec.Template.Spec.Containers, "wattsched-nvml-agent", "")
 			}
 			if d, ok := obj.(*appsv1.Deployment); ok {
-				checkImage(t, f, d.Spec.Template.Spec.Containers, "kube-scheduler")
+				checkImage(t, f, d.Spec.Template.Spec.Containers, "kube-scheduler", "-k8s"+newestMinor(t))
 			}
 			if p, ok := obj.(*v1.Pod); ok {
 				if _, err := gpushare.Demand(p); err != nil {
@@ -94,10 +94,11 @@ var sweepShards int
 
 // checkImage: the containers run the image `make images` builds for this
 // version of wattsched (internal/cli's Version), so that a release that
-// changes the version changes the manifests with it.
-func checkImage(t *testing.T, f string, cs []v1.Container, name string) {
+// changes the version changes the manifests with it; suffix is the
+// kube-scheduler image's minor (-k8s1.NN).
+func checkImage(t *testing.T, f string, cs []v1.Container, name, suffix string) {
 	t.Helper()
-	want := "ghcr.io/wattsched/" + name + ":v" + cliVersion(t)
+	want := "ghcr.io/wattsched/" + name + ":v" + cliVersion(t) + suffix
 	for _, c := range cs {
 		if c.Image != want {
 			t.Errorf("%s: container %s runs %q, want %q", f, c.Name, c.Image, want)
@@ -164,4 +165,19 @@ func TestAlertRulesCheck(t *testing.T) {
 	if !strings.Contains(string(out), "SUCCESS: 3 rules found") {
 		t.Errorf("promtool: %s", out)
 	}
+}
+
+// newestMinor: the Kubernetes minor k8s/go.mod pins (the newest supported;
+// the manifests run its kube-scheduler image).
+func newestMinor(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes\s+v(1\.[0-9]+)\.`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("k8s/go.mod pins no k8s.io/kubernetes")
+	}
+	return string(m[1])
 }

@@ -34,17 +34,21 @@ var imagesDir = flag.String("images", "../../build/images", "the folder make ima
 // the test runs as root, else straight from the unpacked tree (the agent
 // through the image's own dynamic loader and libraries).
 func TestImages(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(*imagesDir, "kube-scheduler", "index.json")); err != nil {
-		t.Fatalf("no images in %s (%v): run make images first (make images-test does)", *imagesDir, err)
-	}
 	version := sourceVersion(t)
-	k8sVersion := k8sVersion(t)
 	source := "https://" + moduleLine(t, "../../go.mod")
-	for _, c := range []struct {
-		name  string
-		check func(t *testing.T, root string, run func(args ...string) (string, error), labels map[string]string)
-	}{
-		{"kube-scheduler", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
+	type imageCase struct {
+		name   string // the repository's last element and the binary's name
+		suffix string // the tag's, after vVERSION (and the layout folder's, after name)
+		check  func(t *testing.T, root string, run func(args ...string) (string, error), labels map[string]string)
+	}
+	// One kube-scheduler image per Kubernetes minor the k8s module
+	// supports (k8s/go.mod and k8s/go.k8s1NN.mod), each running its minor.
+	var cases []imageCase
+	// The shadow is built on the newest minor (k8s/go.mod).
+	newest := k8sVersions(t)[len(k8sVersions(t))-1]
+	for _, mv := range k8sVersions(t) {
+		minor, k8sVersion := mv[0], mv[1]
+		cases = append(cases, imageCase{"kube-scheduler", "-k8s" + minor, func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
 			assertStatic(t, root, "kube-scheduler")
 			out, err := run("--version")
 			if err != nil {
@@ -55,8 +59,13 @@ func TestImages(t *testing.T) {
 			if len(lines) != 2 || !strings.HasPrefix(lines[0], want) || lines[1] != "Kubernetes "+k8sVersion {
 				t.Errorf("--version printed %q, want %q... then %q", out, want, "Kubernetes "+k8sVersion)
 			}
-		}},
-		{"wattsched", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
+		}})
+	}
+	if _, err := os.Stat(filepath.Join(*imagesDir, "kube-scheduler"+cases[0].suffix, "index.json")); err != nil {
+		t.Fatalf("no images in %s (%v): run make images first (make images-test does)", *imagesDir, err)
+	}
+	for _, c := range append(cases, []imageCase{
+		{"wattsched", "", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
 			assertStatic(t, root, "wattsched")
 			out, err := run("--version")
 			if err != nil || !strings.HasPrefix(out, "wattsched "+version+" ") {
@@ -102,30 +111,30 @@ func TestImages(t *testing.T) {
 				t.Errorf("CE-DLA run wrote no summary naming it: %v", err)
 			}
 		}},
-		{"wattsched-nvml-agent", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
+		{"wattsched-nvml-agent", "", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
 			out, err := run("--version")
 			want := "wattsched " + version + " wattsched-nvml-agent (revision " + labels["org.opencontainers.image.revision"] + ", github.com/NVIDIA/go-nvml v"
 			if err != nil || !strings.HasPrefix(out, want) {
 				t.Errorf("--version: %v, printed %q, want %q...", err, out, want)
 			}
 		}},
-		{"wattsched-shadow", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
+		{"wattsched-shadow", "", func(t *testing.T, root string, run func(...string) (string, error), labels map[string]string) {
 			assertStatic(t, root, "wattsched-shadow")
 			out, err := run("-version")
-			want := "wattsched " + version + " wattsched-shadow (revision " + labels["org.opencontainers.image.revision"] + ", k8s.io/kubernetes " + k8sVersion + ", go"
+			want := "wattsched " + version + " wattsched-shadow (revision " + labels["org.opencontainers.image.revision"] + ", k8s.io/kubernetes " + newest[1] + ", go"
 			if err != nil || !strings.HasPrefix(out, want) {
 				t.Errorf("-version: %v, printed %q, want %q...", err, out, want)
 			}
 		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			img, ref := layoutImage(t, filepath.Join(*imagesDir, c.name))
-			if want := "/" + c.name + ":v" + version; !strings.HasSuffix(ref, want) {
+	}...) {
+		t.Run(c.name+c.suffix, func(t *testing.T) {
+			img, ref := layoutImage(t, filepath.Join(*imagesDir, c.name+c.suffix))
+			if want := "/" + c.name + ":v" + version + c.suffix; !strings.HasSuffix(ref, want) {
 				t.Errorf("image name %q, want REGISTRY%s", ref, want)
 			}
 			// The tarball holds the same configuration and layers (its
 			// manifest is Docker's format, so its digest differs).
-			tb, err := tarball.ImageFromPath(filepath.Join(*imagesDir, c.name+".tar"), nil)
+			tb, err := tarball.ImageFromPath(filepath.Join(*imagesDir, c.name+c.suffix+".tar"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,18 +397,39 @@ func sourceVersion(t *testing.T) string {
 	return ""
 }
 
-// k8sVersion: the k8s.io/kubernetes version k8s/go.mod requires.
-func k8sVersion(t *testing.T) string {
+// k8sVersions: per Kubernetes minor the k8s module supports, the minor
+// and the k8s.io/kubernetes version its module file requires (k8s/go.mod,
+// the newest, and k8s/go.k8s1NN.mod for each older one), oldest first.
+func k8sVersions(t *testing.T) [][2]string {
 	t.Helper()
-	b, err := os.ReadFile("../../k8s/go.mod")
+	files, err := filepath.Glob("../../k8s/go.k8s1*.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes\s+(v\S+)`).FindSubmatch(b)
-	if m == nil {
-		t.Fatal("k8s/go.mod requires no k8s.io/kubernetes")
+	var out [][2]string
+	for _, f := range append(files, "../../k8s/go.mod") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes\s+(v(1\.[0-9]+)\.\S+)`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s requires no k8s.io/kubernetes", f)
+		}
+		out = append(out, [2]string{string(m[2]), string(m[1])})
 	}
-	return string(m[1])
+	slices.SortFunc(out, func(a, b [2]string) int { return semverMinor(a[0]) - semverMinor(b[0]) })
+	return out
+}
+
+// semverMinor: 37 for "1.37".
+func semverMinor(minor string) int {
+	_, m, _ := strings.Cut(minor, ".")
+	n := 0
+	for _, c := range m {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 func moduleLine(t *testing.T, gomod string) string {

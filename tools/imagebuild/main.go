@@ -11,10 +11,13 @@
 //
 //	imagebuild -o DIR -registry REG -version V -revision R -created T -source URL
 //	  -ca-certs FILE -license FILE -highs-license FILE
-//	  -wattsched BIN -kube-scheduler BIN -nvml-agent BIN -shadow BIN
+//	  -wattsched BIN -kube-scheduler MINOR=BIN... -nvml-agent BIN -shadow BIN
 //
 // DIR gets, per image, an OCI layout NAME/ and a tarball NAME.tar of the
-// image tagged REG/NAME:vV. This module is separate from wattsched's core so
+// image tagged REG/NAME:vV. kube-scheduler is one image per Kubernetes
+// minor (-kube-scheduler once per minor, e.g. 1.37=bin/kube-scheduler-k8s1.37):
+// REG/kube-scheduler:vV-k8sMINOR, in kube-scheduler-k8sMINOR/ and
+// kube-scheduler-k8sMINOR.tar. This module is separate from wattsched's core so
 // that the core needs neither go-containerregistry nor its dependencies.
 package main
 
@@ -54,7 +57,8 @@ const (
 
 // spec is one image.
 type spec struct {
-	name        string
+	name        string // the repository's last element
+	tagSuffix   string // after vVERSION: -k8sMINOR for kube-scheduler
 	description string
 	bin         string // path of the binary on this machine
 	static      bool   // refuse a dynamically linked binary
@@ -73,10 +77,39 @@ type file struct {
 }
 
 type options struct {
-	out, registry, version, revision, source    string
-	created                                     time.Time
-	caCerts, license, highsLicense              string
-	wattsched, kubeScheduler, nvmlAgent, shadow string
+	out, registry, version, revision, source string
+	created                                  time.Time
+	caCerts, license, highsLicense           string
+	wattsched, nvmlAgent, shadow             string
+	kubeSchedulers                           minorBins
+}
+
+// minorBins is the repeated -kube-scheduler MINOR=BIN flag: a binary per
+// Kubernetes minor, in the order given.
+type minorBins []minorBin
+
+type minorBin struct{ minor, bin string }
+
+func (m *minorBins) String() string {
+	var parts []string
+	for _, b := range *m {
+		parts = append(parts, b.minor+"="+b.bin)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (m *minorBins) Set(v string) error {
+	minor, bin, ok := strings.Cut(v, "=")
+	if !ok || !regexp.MustCompile(`^1\.[0-9]+$`).MatchString(minor) || bin == "" {
+		return fmt.Errorf("%q: want MINOR=BIN, e.g. 1.37=bin/kube-scheduler-k8s1.37", v)
+	}
+	for _, b := range *m {
+		if b.minor == minor {
+			return fmt.Errorf("minor %s given twice", minor)
+		}
+	}
+	*m = append(*m, minorBin{minor, bin})
+	return nil
 }
 
 func main() {
@@ -101,7 +134,7 @@ func run(args []string, stderr io.Writer) error {
 	fs.StringVar(&o.license, "license", "", "wattsched's LICENSE file")
 	fs.StringVar(&o.highsLicense, "highs-license", "", "the licence notices of the HiGHS library linked into wattsched")
 	fs.StringVar(&o.wattsched, "wattsched", "", "the wattsched binary (static, with HiGHS)")
-	fs.StringVar(&o.kubeScheduler, "kube-scheduler", "", "the kube-scheduler binary with wattsched's plugins (static)")
+	fs.Var(&o.kubeSchedulers, "kube-scheduler", "MINOR=BIN: the kube-scheduler binary with wattsched's plugins (static) for Kubernetes MINOR; once per minor")
 	fs.StringVar(&o.nvmlAgent, "nvml-agent", "", "the wattsched-nvml-agent binary (dynamic: it loads libnvidia-ml)")
 	fs.StringVar(&o.shadow, "shadow", "", "the wattsched-shadow binary (static)")
 	if err := fs.Parse(args); err != nil {
@@ -112,7 +145,7 @@ func run(args []string, stderr io.Writer) error {
 	}
 	for _, f := range []struct{ name, v string }{{"o", o.out}, {"registry", o.registry}, {"version", o.version}, {"revision", o.revision},
 		{"created", created}, {"source", o.source}, {"ca-certs", o.caCerts}, {"license", o.license}, {"highs-license", o.highsLicense},
-		{"wattsched", o.wattsched}, {"kube-scheduler", o.kubeScheduler}, {"nvml-agent", o.nvmlAgent}, {"shadow", o.shadow}} {
+		{"wattsched", o.wattsched}, {"kube-scheduler", o.kubeSchedulers.String()}, {"nvml-agent", o.nvmlAgent}, {"shadow", o.shadow}} {
 		if f.v == "" {
 			return fmt.Errorf("-%s is required", f.name)
 		}
@@ -145,13 +178,17 @@ func build(o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	specs := []spec{
-		{name: "kube-scheduler", description: "kube-scheduler with wattsched's scheduling plugins", bin: o.kubeScheduler, static: true, licenses: "Apache-2.0"},
+	var specs []spec
+	for _, k := range o.kubeSchedulers {
+		specs = append(specs, spec{name: "kube-scheduler", tagSuffix: "-k8s" + k.minor, bin: k.bin, static: true, licenses: "Apache-2.0",
+			description: "kube-scheduler " + k.minor + " with wattsched's scheduling plugins"})
+	}
+	specs = append(specs, []spec{
 		{name: "wattsched", description: "wattsched CLI with the HiGHS solver, for sweep Jobs", bin: o.wattsched, static: true, licenses: "Apache-2.0 AND MIT",
 			extra: []file{{path: "/usr/share/doc/highs/LICENSE", mode: 0o644, data: highs}}},
 		{name: "wattsched-nvml-agent", description: "GPU power from NVML in the DCGM exporter's metric names", bin: o.nvmlAgent, licenses: "Apache-2.0 AND LGPL-2.1-or-later"},
 		{name: "wattsched-shadow", description: "wattsched's profiles in shadow mode beside a cluster's scheduler, binding nothing", bin: o.shadow, static: true, licenses: "Apache-2.0"},
-	}
+	}...)
 	base, err := baseFiles(o.caCerts, license)
 	if err != nil {
 		return err
@@ -165,19 +202,20 @@ func build(o options, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 	for _, s := range specs {
+		dir := s.name + s.tagSuffix // kube-scheduler-k8s1.37, wattsched, ...
 		img, err := image(s, base, o)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+			return fmt.Errorf("%s: %w", dir, err)
 		}
-		ref, err := name.NewTag(o.registry + "/" + s.name + ":v" + o.version)
+		ref, err := name.NewTag(o.registry + "/" + s.name + ":v" + o.version + s.tagSuffix)
 		if err != nil {
-			return fmt.Errorf("%s: image name: %w", s.name, err)
+			return fmt.Errorf("%s: image name: %w", dir, err)
 		}
-		if err := writeLayout(filepath.Join(tmp, s.name), img, ref); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+		if err := writeLayout(filepath.Join(tmp, dir), img, ref); err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
 		}
-		if err := tarball.WriteToFile(filepath.Join(tmp, s.name+".tar"), ref, img); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+		if err := tarball.WriteToFile(filepath.Join(tmp, dir+".tar"), ref, img); err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
 		}
 		d, err := img.Digest()
 		if err != nil {

@@ -17,7 +17,7 @@ func TestBadInput(t *testing.T) {
 	good := func() map[string]string {
 		return map[string]string{"o": out, "registry": "example.com/w", "version": "1.2.3", "revision": strings.Repeat("a", 40),
 			"created": "2026-01-02T03:04:05Z", "source": "https://example.com/w", "ca-certs": "/dev/null", "license": "/dev/null",
-			"highs-license": "/dev/null", "wattsched": "/bin/sh", "kube-scheduler": "/bin/sh", "nvml-agent": "/bin/sh", "shadow": "/bin/sh"}
+			"highs-license": "/dev/null", "wattsched": "/bin/sh", "kube-scheduler": "1.37=/bin/sh", "nvml-agent": "/bin/sh", "shadow": "/bin/sh"}
 	}
 	args := func(m map[string]string) []string {
 		var a []string
@@ -40,7 +40,10 @@ func TestBadInput(t *testing.T) {
 		{map[string]string{"created": "yesterday"}, `-created "yesterday"`},
 		{map[string]string{"source": "github.com/w"}, "want an https URL"},
 		{map[string]string{"ca-certs": "/dev/null"}, "no PEM certificate"},
-		{map[string]string{"ca-certs": certs, "kube-scheduler": "/nonexistent/kube-scheduler"}, "/nonexistent/kube-scheduler"},
+		{map[string]string{"ca-certs": certs, "kube-scheduler": "1.37=/nonexistent/kube-scheduler"}, "/nonexistent/kube-scheduler"},
+		// One image per minor: the binary must say which minor it is for.
+		{map[string]string{"ca-certs": certs, "kube-scheduler": "/bin/sh"}, "want MINOR=BIN"},
+		{map[string]string{"ca-certs": certs, "kube-scheduler": "v1.37=/bin/sh"}, "want MINOR=BIN"},
 		// /bin/sh is dynamically linked: refused where the image has no libc.
 		{map[string]string{"ca-certs": certs}, "/bin/sh is dynamically linked"},
 	} {
@@ -58,6 +61,17 @@ func TestBadInput(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(dir, ".images-*")); len(left) > 0 {
 			t.Fatalf("%v: left %v", c.set, left)
 		}
+	}
+}
+
+// A minor given twice is refused (two images of one tag).
+func TestKubeSchedulerMinorTwice(t *testing.T) {
+	var m minorBins
+	if err := m.Set("1.37=a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Set("1.37=b"); err == nil || !strings.Contains(err.Error(), "minor 1.37 given twice") {
+		t.Errorf("error %v, want minor 1.37 given twice", err)
 	}
 }
 
@@ -87,12 +101,12 @@ func TestReproducible(t *testing.T) {
 		t.Helper()
 		err := run([]string{"-o", filepath.Join(dir, out), "-registry", "example.com/w", "-version", "1.2.3", "-revision", strings.Repeat("b", 40),
 			"-created", created, "-source", "https://example.com/w", "-ca-certs", certs, "-license", certs, "-highs-license", certs,
-			"-wattsched", static, "-kube-scheduler", static, "-nvml-agent", static, "-shadow", static}, io.Discard)
+			"-wattsched", static, "-kube-scheduler", "1.36=" + static, "-kube-scheduler", "1.37=" + static, "-nvml-agent", static, "-shadow", static}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var all []byte
-		for _, name := range []string{"kube-scheduler", "wattsched", "wattsched-nvml-agent", "wattsched-shadow"} {
+		for _, name := range []string{"kube-scheduler-k8s1.36", "kube-scheduler-k8s1.37", "wattsched", "wattsched-nvml-agent", "wattsched-shadow"} {
 			b, err := os.ReadFile(filepath.Join(dir, out, name, "index.json"))
 			if err != nil {
 				t.Fatal(err)
@@ -102,6 +116,12 @@ func TestReproducible(t *testing.T) {
 		return string(all)
 	}
 	a, b := index("a", "2026-01-02T03:04:05Z"), index("b", "2026-01-02T03:04:05Z")
+	// One kube-scheduler image per minor, tagged vVERSION-k8sMINOR.
+	for _, minor := range []string{"1.36", "1.37"} {
+		if want := `"example.com/w/kube-scheduler:v1.2.3-k8s` + minor + `"`; !strings.Contains(a, want) {
+			t.Errorf("no image named %s in the layouts:\n%s", want, a)
+		}
+	}
 	if a != b {
 		t.Errorf("two builds differ:\n%s\n%s", a, b)
 	}

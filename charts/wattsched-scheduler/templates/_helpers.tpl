@@ -79,6 +79,37 @@ popularityThreshold: {{ . }}
 {{- end }}
 {{- end }}
 
+{{/* The Kubernetes minors this chart has a kube-scheduler image for, oldest
+first: the k8s module's supported minors (the Makefile's K8S_MINORS; a test
+checks that the two agree). kube-scheduler must be of the API server's minor
+(it may not be newer, and the chart runs no older one). */}}
+{{- define "wattsched.supportedMinors" -}}1.35 1.36 1.37{{- end }}
+
+{{/* The cluster's minor, MAJOR.MINOR, from .Capabilities.KubeVersion's
+version (managed clusters report minors like "37+" and versions like
+v1.37.2-gke.100: the version's first two numbers are the minor). */}}
+{{- define "wattsched.kubeMinor" -}}
+{{- regexFind "^[0-9]+\\.[0-9]+" (trimPrefix "v" .Capabilities.KubeVersion.Version) }}
+{{- end }}
+
+{{/* The cluster's minor when the chart supports it; else the render fails
+with the supported minors named. */}}
+{{- define "wattsched.checkedKubeMinor" -}}
+{{- $minor := include "wattsched.kubeMinor" . }}
+{{- $supported := splitList " " (include "wattsched.supportedMinors" .) }}
+{{- if not (has $minor $supported) }}
+{{- fail (printf "Kubernetes %s is not supported: this chart runs kube-scheduler %s (one image per minor; kube-scheduler must be of the API server's minor)" .Capabilities.KubeVersion.Version (join ", " $supported)) }}
+{{- end }}
+{{- $minor }}
+{{- end }}
+
+{{/* The kube-scheduler image for the cluster's minor: REPOSITORY:vAPPVERSION-k8sMINOR
+(the tags `make images` gives), or image.tag where set. */}}
+{{- define "wattsched.schedulerImage" -}}
+{{- $minor := include "wattsched.checkedKubeMinor" . }}
+{{- printf "%s:%s" .Values.image.repository (default (printf "v%s-k8s%s" .Chart.AppVersion $minor) .Values.image.tag) }}
+{{- end }}
+
 {{/* The image reference. */}}
 {{- define "wattsched.image" -}}
 {{- printf "%s:%s" .repository (default (printf "v%s" .appVersion) .tag) }}

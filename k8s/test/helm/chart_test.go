@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -68,8 +69,10 @@ func ciValues(t testing.TB) map[string]any {
 	return v.AsMap()
 }
 
-// render renders the chart as `helm template` does (values coalesced with
-// the chart's, checked against values.schema.json): file name -> text.
+// render renders the chart as `helm template --kube-version` does for a
+// cluster of the Kubernetes version these tests are built against (values
+// coalesced with the chart's, checked against values.schema.json): file
+// name -> text.
 func render(vals map[string]any) (map[string]string, error) {
 	ch, err := loader.Load(chartDir())
 	if err != nil {
@@ -79,15 +82,52 @@ func render(vals map[string]any) (map[string]string, error) {
 }
 
 func renderChart(ch *chart.Chart, vals map[string]any) (map[string]string, error) {
+	return renderChartAt(ch, vals, builtKubeVersion())
+}
+
+// renderChartAt renders for a cluster whose API server reports
+// kubeVersion (.Capabilities.KubeVersion, as helm install reads it from
+// the server: the version as given, and a minor such as "37+" where the
+// version has a provider's suffix, as GKE and EKS report).
+func renderChartAt(ch *chart.Chart, vals map[string]any, kubeVersion string) (map[string]string, error) {
 	cvals, err := chartutil.CoalesceValues(ch, vals)
 	if err != nil {
 		return nil, err
 	}
-	rv, err := chartutil.ToRenderValues(ch, cvals, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, nil)
+	kv, err := chartutil.ParseKubeVersion(kubeVersion)
+	if err != nil {
+		return nil, err
+	}
+	kv.Version = "v" + strings.TrimPrefix(kubeVersion, "v")
+	if strings.Contains(kubeVersion, "-") {
+		kv.Minor += "+"
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	rv, err := chartutil.ToRenderValues(ch, cvals, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, caps)
 	if err != nil {
 		return nil, err
 	}
 	return engine.Render(ch, rv)
+}
+
+// builtKubeVersion: the k8s.io/kubernetes version this test binary is
+// built with (k8s/go.mod's, or an older minor's module file), so that the
+// chart is rendered for the API server of that version the tests start.
+// It is in the path of the module's source files the binary records
+// (.../k8s.io/kubernetes@v1.37.2/...).
+func builtKubeVersion() string {
+	file, _ := runtime.FuncForPC(reflect.ValueOf(scheduleroptions.LoadConfigFromFile).Pointer()).FileLine(0)
+	m := regexp.MustCompile(`k8s\.io/kubernetes@(v1\.[0-9]+\.[0-9]+)/`).FindStringSubmatch(filepath.ToSlash(file))
+	if m == nil {
+		panic("no k8s.io/kubernetes version in " + file)
+	}
+	return m[1]
+}
+
+// builtMinor: "1.37" for v1.37.2.
+func builtMinor() string {
+	return regexp.MustCompile(`^v(1\.[0-9]+)\.`).FindStringSubmatch(builtKubeVersion())[1]
 }
 
 // objects are the rendered manifests' objects, in file then document order.
@@ -231,7 +271,7 @@ func pluginArgs(t testing.TB, cfg *schedconfig.KubeSchedulerConfiguration, profi
 
 func TestLint(t *testing.T) {
 	for name, vals := range map[string]map[string]any{"default values": nil, "ci/budget-values.yaml": ciValues(t)} {
-		l := lint.All(chartDir(), vals, namespace, false)
+		l := lint.AllWithKubeVersion(chartDir(), vals, namespace, mustKubeVersion(t, builtKubeVersion()))
 		for _, m := range l.Messages {
 			t.Logf("%s: %s", name, m)
 			if m.Severity > support.InfoSev {
@@ -240,10 +280,19 @@ func TestLint(t *testing.T) {
 		}
 	}
 	// The linter reports bad values as an error too.
-	l := lint.All(chartDir(), map[string]any{"replicaCount": -1}, namespace, false)
+	l := lint.AllWithKubeVersion(chartDir(), map[string]any{"replicaCount": -1}, namespace, mustKubeVersion(t, builtKubeVersion()))
 	if l.HighestSeverity != support.ErrorSev {
 		t.Errorf("lint of replicaCount -1: highest severity %d, want error; %v", l.HighestSeverity, l.Messages)
 	}
+}
+
+func mustKubeVersion(t testing.TB, v string) *chartutil.KubeVersion {
+	t.Helper()
+	kv, err := chartutil.ParseKubeVersion(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }
 
 // The default installation: two replicas with leader election on a Lease
@@ -274,18 +323,20 @@ func TestRenderDefaults(t *testing.T) {
 		t.Errorf("replicas %d, want 2", *d.Spec.Replicas)
 	}
 	c := d.Spec.Template.Spec.Containers[0]
-	if c.Image != "ghcr.io/wattsched/kube-scheduler:v0.1.0" {
-		t.Errorf("image %s: want the chart's appVersion as the tag", c.Image)
+	if want := "ghcr.io/wattsched/kube-scheduler:v0.1.0-k8s" + builtMinor(); c.Image != want {
+		t.Errorf("image %s: want %s (the chart's appVersion and the cluster's minor)", c.Image, want)
 	}
 	// The chart runs the image the plain manifests name (k8s/deploy, whose
-	// tags a test ties to the wattsched version): a release that moves one
-	// moves both.
+	// tags a test ties to the wattsched version) on the newest minor's
+	// cluster: a release that moves one moves both.
 	manifest, err := os.ReadFile(filepath.Join("..", "..", "deploy", "scheduler.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := regexp.MustCompile(`(?m)^\s*image:\s*(\S+)`).FindSubmatch(manifest); m == nil || string(m[1]) != c.Image {
-		t.Errorf("chart image %s, k8s/deploy/scheduler.yaml names %q", c.Image, m)
+	minors := moduleMinors(t)
+	newest := minors[len(minors)-1]
+	if m := regexp.MustCompile(`(?m)^\s*image:\s*(\S+)`).FindSubmatch(manifest); m == nil || string(m[1]) != "ghcr.io/wattsched/kube-scheduler:v0.1.0-k8s"+newest[0] {
+		t.Errorf("k8s/deploy/scheduler.yaml names %q, want the chart's image for Kubernetes %s", m, newest[1])
 	}
 	if !slices.Contains(c.Args, "--config=/etc/wattsched/config/scheduler-config.yaml") || slices.Contains(c.Args, "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics") {
 		t.Errorf("args %v", c.Args)
@@ -722,4 +773,113 @@ func TestRenderBudgetDomains(t *testing.T) {
 	if _, err := render(vals(bad)); err == nil || !strings.Contains(err.Error(), "/profiles/0/powerBudget/domains/levels/0/limitWatts") {
 		t.Errorf("limitWatts 0: %v, want an error naming it", err)
 	}
+}
+
+// moduleMinors: per Kubernetes minor the k8s module supports, oldest
+// first, the minor and the k8s.io/kubernetes version its module file pins
+// (k8s/go.k8s1NN.mod for the older minors, k8s/go.mod for the newest).
+func moduleMinors(t testing.TB) [][2]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot(), "k8s", "go.k8s1*.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][2]string
+	for _, f := range append(files, filepath.Join(repoRoot(), "k8s", "go.mod")) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes\s+(v(1\.([0-9]+))\.\S+)`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s pins no k8s.io/kubernetes", f)
+		}
+		out = append(out, [2]string{string(m[2]), string(m[1])})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return len(out[i][0]) < len(out[j][0]) || len(out[i][0]) == len(out[j][0]) && out[i][0] < out[j][0]
+	})
+	return out
+}
+
+// The chart runs the kube-scheduler image of the cluster's minor, for each
+// minor the k8s module supports (the Makefile builds the same list), and
+// refuses a cluster of any other minor with a message naming the
+// supported ones; Chart.yaml's kubeVersion admits exactly those minors.
+func TestImagePerKubernetesMinor(t *testing.T) {
+	ch, err := loader.Load(chartDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	minors := moduleMinors(t)
+	var names []string
+	for _, m := range minors {
+		names = append(names, m[0])
+	}
+	// The Makefile builds (and CI tests) the same minors.
+	mk, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := regexp.MustCompile(`(?m)^K8S_NEWEST := (\S+)$`).FindSubmatch(mk)
+	older := regexp.MustCompile(`(?m)^K8S_OLDER := (.*)$`).FindSubmatch(mk)
+	if newest == nil || older == nil || strings.Join(append(strings.Fields(string(older[1])), string(newest[1])), " ") != strings.Join(names, " ") {
+		t.Errorf("Makefile K8S_OLDER/K8S_NEWEST %q %q, the module files' minors %v", older, newest, names)
+	}
+	image := func(t *testing.T, files map[string]string) string {
+		t.Helper()
+		var d appsv1.Deployment
+		typed(t, find(objects(t, files), "Deployment", fullname), &d)
+		return d.Spec.Template.Spec.Containers[0].Image
+	}
+	for _, m := range minors {
+		// The version the module pins, and a managed cluster's spelling
+		// of the same minor (GKE reports minor "NN+" and a suffixed version).
+		for _, v := range []string{m[1], m[1] + "-gke.1200"} {
+			t.Run(v, func(t *testing.T) {
+				files, err := renderChartAt(ch, nil, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := image(t, files), "ghcr.io/wattsched/kube-scheduler:v0.1.0-k8s"+m[0]; got != want {
+					t.Errorf("image %s, want %s", got, want)
+				}
+				if !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, v) {
+					t.Errorf("Chart.yaml's kubeVersion %q refuses %s", ch.Metadata.KubeVersion, v)
+				}
+			})
+		}
+	}
+	// image.tag, where set, is used as it is.
+	files, err := renderChartAt(ch, map[string]any{"image": map[string]any{"tag": "dev"}}, minors[0][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := image(t, files); got != "ghcr.io/wattsched/kube-scheduler:dev" {
+		t.Errorf("image.tag dev: image %s", got)
+	}
+	// The minor below the oldest and the one above the newest.
+	below, above := minorBeside(t, minors[0][0], -1), minorBeside(t, minors[len(minors)-1][0], +1)
+	for _, v := range []string{"v" + below + ".13", "v" + above + ".0", "v" + above + ".1-eks.3"} {
+		t.Run(v, func(t *testing.T) {
+			_, err := renderChartAt(ch, nil, v)
+			want := "Kubernetes " + v + " is not supported: this chart runs kube-scheduler " + strings.Join(names, ", ")
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("render for %s: error %v, want %q", v, err, want)
+			}
+			if chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, v) {
+				t.Errorf("Chart.yaml's kubeVersion %q admits %s", ch.Metadata.KubeVersion, v)
+			}
+		})
+	}
+}
+
+// minorBeside: "1.34" for ("1.35", -1).
+func minorBeside(t testing.TB, minor string, d int) string {
+	t.Helper()
+	var major, n int
+	if _, err := fmt.Sscanf(minor, "%d.%d", &major, &n); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%d.%d", major, n+d)
 }
