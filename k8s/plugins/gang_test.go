@@ -93,18 +93,6 @@ func gang3() []*v1.Pod {
 	return []*v1.Pod{member("g-0", "g", 10), member("g-1", "g", 11), member("g-2", "g", 12)}
 }
 
-// workloadGang3 is gang3 named by the Workload API's
-// spec.schedulingGroup instead of the label.
-func workloadGang3() []*v1.Pod {
-	ps := gang3()
-	for _, p := range ps {
-		p.Labels = nil
-		name := "g"
-		p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &name}
-	}
-	return ps
-}
-
 // A gang of three pods (one T4 and 1 vCPU each) is admitted only if its
 // whole power fits. With "run" on b (b 200 W, a 35 W: 235 W), the
 // tentative placement (pods by name, each on its cheapest node, ties by
@@ -123,7 +111,7 @@ func TestBudgetGangAsAWhole(t *testing.T) {
 		{500, fwk.Unschedulable, "power budget: gang default/g: its 3 pods need at least 285 W in all: cluster power 235 W + 285 W exceeds the budget of 500 W"},
 		{450, fwk.UnschedulableAndUnresolvable, "power budget: gang default/g: its 3 pods would add at least 390 W even on an idle cluster (70 W), over the budget of 450 W: the gang can never be admitted"},
 	} {
-		for _, pods := range [][]*v1.Pod{gang3(), workloadGang3()} {
+		for _, pods := range gangVariants3() {
 			e, _ := gangEnv(t, tc.watts, true, pods...)
 			_, st, _ := e.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), pods[0])
 			if st.Code() != tc.code || st.Message() != tc.msg {

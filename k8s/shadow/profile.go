@@ -8,12 +8,16 @@ import (
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	intree "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
 	"github.com/wattsched/wattsched/k8s/plugins"
 )
@@ -51,9 +55,18 @@ func newProfile(ctx context.Context, p *schedulerapi.KubeSchedulerProfile, cs cl
 		return nil, err
 	}
 	l := newSnapshotLister()
+	// The DynamicResources plugin reads claims, slices and device classes
+	// through a DRA manager, as kube-scheduler builds it (scheduler.New):
+	// without one it fails on every pod from 1.37 (extended resources).
+	claims := assumecache.NewAssumeCache(klog.FromContext(ctx), f.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	tracker, err := resourceslicetracker.StartTracker(ctx, resourceslicetracker.Options{SliceInformer: f.Resource().V1().ResourceSlices(), KubeClient: cs})
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: resource slice tracker: %w", p.SchedulerName, err)
+	}
 	fw, err := frameworkruntime.NewFramework(ctx, registry, p,
 		frameworkruntime.WithSnapshotSharedLister(l), frameworkruntime.WithClientSet(cs),
-		frameworkruntime.WithInformerFactory(f), frameworkruntime.WithEventRecorder(rec))
+		frameworkruntime.WithInformerFactory(f), frameworkruntime.WithEventRecorder(rec),
+		frameworkruntime.WithSharedDRAManager(dynamicresources.NewDRAManager(ctx, claims, tracker, f)))
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", p.SchedulerName, err)
 	}
