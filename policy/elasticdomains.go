@@ -212,7 +212,7 @@ func (g *ElasticDomainGuard) repair(st *ElasticState, d ElasticDecision) Elastic
 				load.Add(ns.Node, nodePower(ns.Node))
 			}
 		}
-		if place, after, ok := g.relocate(st, a, on, used, nodePower, load, pred); ok {
+		if place, after, ok := g.relocate(st, a, on, used, load, pred); ok {
 			moved := *a
 			moved.Nodes = place
 			for _, ns := range place {
@@ -284,7 +284,7 @@ func (g *ElasticDomainGuard) yieldsBefore(views map[int]*ElasticView, stays func
 // the lowest-numbered node with room whose domains and the cluster limit
 // hold the change), with the cluster's predicted power after it, or
 // reports false; pred is the predicted power without a.
-func (g *ElasticDomainGuard) relocate(st *ElasticState, a *ElasticAlloc, on []bool, used []int, nodePower func(int) hw.Watts, load *power.DomainLoad, pred hw.Watts) ([]NodeShare, hw.Watts, bool) {
+func (g *ElasticDomainGuard) relocate(st *ElasticState, a *ElasticAlloc, on []bool, used []int, load *power.DomainLoad, pred hw.Watts) ([]NodeShare, hw.Watts, bool) {
 	pred += a.Pred
 	shares := make([]int, 0, len(a.Nodes))
 	n := 0
@@ -302,9 +302,14 @@ func (g *ElasticDomainGuard) relocate(st *ElasticState, a *ElasticAlloc, on []bo
 			if st.GPUsPerNode-used[node] < s || slices.ContainsFunc(place, func(ns NodeShare) bool { return ns.Node == node }) {
 				continue
 			}
-			// The node's power with s more GPUs busy at w each.
-			after := idleGPUs(used[node]+s, st.GPUsPerNode, st.IdleGPU) + (nodePower(node) - idleOf(on[node], used[node], st.GPUsPerNode, st.IdleGPU)) + w*hw.Watts(s)
-			delta := after - nodePower(node)
+			// s more GPUs busy at w each, taken from idle ones (or from an
+			// off node, which is powered on with its other GPUs idle).
+			delta := w * hw.Watts(s)
+			if on[node] {
+				delta -= hw.Watts(s) * st.IdleGPU
+			} else {
+				delta += hw.Watts(st.GPUsPerNode-used[node]-s) * st.IdleGPU
+			}
 			dpred := -hw.Watts(s) * st.IdleGPU
 			if !on[node] {
 				dpred += hw.Watts(st.GPUsPerNode) * st.IdleGPU
@@ -327,17 +332,6 @@ func (g *ElasticDomainGuard) relocate(st *ElasticState, a *ElasticAlloc, on []bo
 	}
 	slices.SortFunc(place, func(x, y NodeShare) int { return x.Node - y.Node })
 	return place, pred, true
-}
-
-// idleGPUs is a powered node's idle-GPU power with busy GPUs in use.
-func idleGPUs(busy, gpn int, idle hw.Watts) hw.Watts { return hw.Watts(gpn-busy) * idle }
-
-// idleOf is a node's idle-GPU power (none when powered off).
-func idleOf(on bool, busy, gpn int, idle hw.Watts) hw.Watts {
-	if !on {
-		return 0
-	}
-	return hw.Watts(gpn-busy) * idle
 }
 
 func allOn(on []bool) bool {

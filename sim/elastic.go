@@ -189,8 +189,8 @@ func RunElastic(jobs []policy.ElasticJob, truth ElasticTruth, s policy.ElasticSc
 		}
 		e.dpredW, e.dactW = o.Domains.NewLoad(), o.Domains.NewLoad()
 		e.dpred, e.dact = power.NewStats(e.dpredW), power.NewStats(e.dactW)
-		e.nodeW = make([]hw.Watts, o.Nodes)
-		e.loadNodes(e.dpredW, make([]int, o.Nodes))
+		e.nodeW, e.busy = make([]hw.Watts, o.Nodes), make([]int, o.Nodes)
+		e.loadNodes(e.dpredW, e.busy)
 		if err := e.settled(); err != nil {
 			return nil, err
 		}
@@ -252,10 +252,11 @@ type elasticEngine struct {
 	allocOf []int
 	// Power domains (nil without): each domain's predicted power (set at
 	// every decision) and actual power (at every step), their records,
-	// and per-node scratch.
+	// and per-node scratch (power, GPUs in use).
 	dpredW, dactW *power.DomainLoad
 	dpred, dact   *power.DomainStats
 	nodeW         []hw.Watts
+	busy          []int
 }
 
 // powers returns the cluster's actual power split into jobs and idle GPUs.
@@ -418,11 +419,7 @@ func (e *elasticEngine) settled() error {
 		// Actual power per node: each running job's draw spread over its
 		// nodes by GPUs, and the idle GPUs of powered nodes.
 		clear(e.nodeW)
-		busy := e.used[:0]
-		if cap(busy) < e.o.Nodes {
-			busy = make([]int, e.o.Nodes)
-		}
-		busy = busy[:e.o.Nodes]
+		busy := e.busy
 		clear(busy)
 		for _, j := range e.active {
 			if !j.running {
@@ -434,7 +431,6 @@ func (e *elasticEngine) settled() error {
 				busy[ns.Node] += ns.GPUs
 			}
 		}
-		e.used = busy
 		e.loadNodes(e.dactW, busy)
 		now := e.k.Now().Seconds()
 		e.dpred.Observe(now)
