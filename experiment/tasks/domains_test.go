@@ -207,22 +207,9 @@ func TestTopologyNodeColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := tasks.RunReplay(testEnv(), s, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tasks.ReplayResults("test", s, in, runs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum struct {
-		Policies []tasks.ReplaySummary `json:"policies"`
-	}
-	if err := json.Unmarshal(res.Files["summary.json"], &sum); err != nil {
-		t.Fatal(err)
-	}
+	_, sum := replaySummary(t, s, in)
 	// n1, n2 in r1 by the column; n3 in r2; n4 in r2 by members over its column's r1.
-	if d := sum.Policies[0].Domains; len(d) != 2 || d[0].Nodes != 2 || d[1].Nodes != 2 {
+	if d := sum[0].Domains; len(d) != 2 || d[0].Nodes != 2 || d[1].Nodes != 2 {
 		t.Fatalf("domains %+v, want r1 and r2 with 2 nodes each", d)
 	}
 	bad := strings.Replace(nodes, "n3,64000,262144,1,V100M32,r2", "n3,64000,262144,1,V100M32,r9", 1)
@@ -271,10 +258,7 @@ func TestGangsInRacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := tasks.RunReplay(testEnv(), s, in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs, sum := replaySummary(t, s, in)
 	r := runs[0].Result
 	node := map[string]string{}
 	for _, x := range r.Tasks {
@@ -293,6 +277,24 @@ func TestGangsInRacks(t *testing.T) {
 	if tk[2].Start != tk[0].End || tk[3].Start != tk[2].Start || rackOf("h0") != "r2" || rackOf("h1") != "r2" {
 		t.Errorf("gang h: starts %v %v on nodes %s %s, want both at g's end %v, in r2", tk[2].Start, tk[3].Start, node["h0"], node["h1"], tk[0].End)
 	}
+	for _, d := range sum[0].Domains {
+		if !power.Limit(d.LimitW).AllowsRecomputed(hw.Watts(d.PeakW)) {
+			t.Errorf("rack %s: peak %v W above its %v W limit", d.Name, d.PeakW, d.LimitW)
+		}
+	}
+	if _, err := scenario.Parse([]byte("name: x\nmode: replay\ntrace: {pods: default}\ngangs: {group_by: domain}\npolicies:\n  - {name: A, scorers: [{policy: fgd, weight: 1}]}\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "neither the scenario nor a variant has a topology") {
+		t.Errorf("group_by domain without a topology: %v", err)
+	}
+}
+
+// replaySummary replays s under the test environment and returns its runs
+// and summary.json's policies.
+func replaySummary(t *testing.T, s *scenario.Scenario, in *tasks.Inputs) ([]*tasks.ReplayRun, []tasks.ReplaySummary) {
+	t.Helper()
+	runs, err := tasks.RunReplay(testEnv(), s, in)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := tasks.ReplayResults("test", s, in, runs)
 	if err != nil {
 		t.Fatal(err)
@@ -303,12 +305,5 @@ func TestGangsInRacks(t *testing.T) {
 	if err := json.Unmarshal(res.Files["summary.json"], &sum); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range sum.Policies[0].Domains {
-		if !power.Limit(d.LimitW).AllowsRecomputed(hw.Watts(d.PeakW)) {
-			t.Errorf("rack %s: peak %v W above its %v W limit", d.Name, d.PeakW, d.LimitW)
-		}
-	}
-	if _, err := scenario.Parse([]byte("name: x\nmode: replay\ntrace: {pods: default}\ngangs: {group_by: domain}\npolicies:\n  - {name: A, scorers: [{policy: fgd, weight: 1}]}\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "neither the scenario nor a variant has a topology") {
-		t.Errorf("group_by domain without a topology: %v", err)
-	}
+	return runs, sum.Policies
 }
